@@ -1,0 +1,2 @@
+//! The `skitter` command line (being built).
+fn main() {}

@@ -1,0 +1,110 @@
+//! The frontier: the crawl's seen set, its queue, and per-host politeness slots.
+//!
+//! The scheduler only talks to the [`Frontier`] trait, so the in-memory frontier
+//! here, a crash-safe on-disk one and a Redis one shared by many workers can slot in
+//! without touching the scheduler or the fetcher. Politeness (at most N in flight
+//! per host, a minimum gap between request starts, back-off) lives behind the same
+//! trait because, for a shared frontier, "claim a URL of a host whose slot is free"
+//! has to be one atomic step.
+//!
+//! Work is claimed with a [`Lease`] and acknowledged with [`Frontier::complete`]:
+//! the crawl is over when [`Frontier::claim`] answers [`Claim::Exhausted`], i.e. no
+//! URL is queued and no lease is outstanding.
+
+mod host;
+mod memory;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+pub use host::{HostKey, HostPolicy};
+pub use memory::MemoryFrontier;
+
+/// One URL waiting to be fetched, with what the crawl knows about how it got there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// The normalised URL.
+    pub url: Url,
+    /// Link distance from the roots.
+    pub depth: u32,
+    /// Redirect hops this chain may still take.
+    pub redirects_left: u32,
+    /// The page it was found on (absent for roots).
+    pub parent: Option<Url>,
+}
+
+/// A claimed request. It must be handed back through [`Frontier::complete`].
+#[derive(Debug)]
+pub struct Lease {
+    /// Identifies the lease to the frontier that issued it.
+    pub id: u64,
+    /// What to fetch.
+    pub request: Request,
+}
+
+/// The answer to [`Frontier::claim`].
+#[derive(Debug)]
+pub enum Claim {
+    /// Fetch this now; its host slot is taken.
+    Ready(Lease),
+    /// Work remains but none may start now (politeness, or all of it leased).
+    /// Ask again after at most this long, or sooner when a lease completes or
+    /// URLs are offered; `None` means "only when something changes".
+    Wait(Option<Duration>),
+    /// Nothing is queued and no lease is outstanding: the crawl is over.
+    Exhausted,
+}
+
+/// What a completed fetch tells the frontier about its host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostFeedback {
+    /// The host asked us to slow down (429, 503, `Retry-After`): start nothing
+    /// more on it for this long, and lower its concurrency.
+    pub back_off: Option<Duration>,
+}
+
+/// Counts for progress lines and the report's `Todo:`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontierCounts {
+    /// URLs waiting in the queue.
+    pub queued: u64,
+    /// Leases outstanding (URLs being fetched).
+    pub leased: u64,
+    /// Distinct URLs ever offered (the seen set's size).
+    pub seen: u64,
+}
+
+/// A frontier operation failed; the crawl cannot go on safely.
+#[derive(Debug, thiserror::Error)]
+pub enum FrontierError {
+    /// The backing store failed.
+    #[error("frontier storage failed: {0}")]
+    Storage(String),
+    /// A lease the frontier does not know was completed.
+    #[error("unknown lease {0}")]
+    UnknownLease(u64),
+}
+
+/// The seen set, queue and per-host politeness of one crawl.
+#[async_trait]
+pub trait Frontier: Send + Sync {
+    /// Offers URLs to the crawl. Each URL not seen before is queued; the rest are
+    /// dropped. Returns how many were new.
+    async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError>;
+
+    /// Claims the next URL that may be fetched now, taking its host's slot.
+    async fn claim(&self) -> Result<Claim, FrontierError>;
+
+    /// Hands a lease back once its outcome is recorded, releasing the host slot.
+    async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError>;
+
+    /// Sets a host's minimum gap between request starts (e.g. robots `Crawl-delay`),
+    /// when it is larger than the configured delay.
+    async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError>;
+
+    /// Current counts.
+    async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
+}

@@ -1,0 +1,209 @@
+//! The per-URL record: what happened when skitter tried one URL.
+//!
+//! A failed page is data, not an error: every URL the crawl touches ends as exactly
+//! one [`PageRecord`] (fetched, redirected, failed, or skipped before fetching), and
+//! the report, the sinks and the library's outcome stream all consume these records.
+//! The fields extend the baseline crawler's `FetchStatistic` (`url, next_url, status,
+//! exception, size, content_type, encoding, num_urls, num_new_urls`) with depth,
+//! elapsed time, attempts and an error kind.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// How a URL ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeKind {
+    /// A 2xx HTML page that was parsed for links.
+    Html,
+    /// A 2xx response of any other type.
+    Other,
+    /// A 3xx redirect (its target is in `next_url` when it had a usable one).
+    Redirect,
+    /// A response with an error status (4xx, 5xx, or an unfollowable 3xx).
+    HttpError,
+    /// No usable response after all attempts (transport error, timeout, too large…).
+    Failed,
+    /// Never fetched: a rule or limit said no (see `skip`).
+    Skipped,
+}
+
+/// Why a fetch failed; the suffix of the report's `fail_<kind>` counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The TCP or TLS connection could not be made.
+    Connect,
+    /// A connect, read or total timeout expired.
+    Timeout,
+    /// The host name did not resolve.
+    Dns,
+    /// TLS handshake or certificate failure.
+    Tls,
+    /// The connection broke while reading the body, or the body was malformed.
+    Body,
+    /// The body exceeded the configured maximum size.
+    BodyTooLarge,
+    /// The body's content coding (gzip, br, zstd, deflate) could not be decoded.
+    Decode,
+    /// A redirect response without a usable `Location` header.
+    BadRedirect,
+    /// The redirect chain exceeded `max_redirect` hops.
+    TooManyRedirects,
+    /// The server answered with something that is not valid HTTP.
+    Protocol,
+    /// Any other transport error.
+    Other,
+}
+
+impl ErrorKind {
+    /// The stable snake_case name used in counters, JSON and the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Dns => "dns",
+            ErrorKind::Tls => "tls",
+            ErrorKind::Body => "body",
+            ErrorKind::BodyTooLarge => "body_too_large",
+            ErrorKind::Decode => "decode",
+            ErrorKind::BadRedirect => "bad_redirect",
+            ErrorKind::TooManyRedirects => "too_many_redirects",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::Other => "other",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a discovered URL was not fetched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    /// Outside the host scope of the roots.
+    Scope,
+    /// Not `http` or `https`.
+    Scheme,
+    /// Matched an `--exclude` pattern, or no `--include` pattern.
+    Exclude,
+    /// The URL could not be parsed.
+    Malformed,
+    /// Disallowed by the origin's robots.txt.
+    Robots,
+    /// A crawler-trap rule (URL too long, repeated segments, too many variants…).
+    Trap,
+    /// A crawl limit (depth, pages, time, per-host) was reached.
+    Limit,
+}
+
+impl SkipReason {
+    /// The stable snake_case name used in counters, JSON and the report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Scope => "scope",
+            SkipReason::Scheme => "scheme",
+            SkipReason::Exclude => "exclude",
+            SkipReason::Malformed => "malformed",
+            SkipReason::Robots => "robots",
+            SkipReason::Trap => "trap",
+            SkipReason::Limit => "limit",
+        }
+    }
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure with its kind and a human-readable message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FetchFailure {
+    /// The category, stable across versions.
+    pub kind: ErrorKind,
+    /// The full cause chain, for people.
+    pub message: String,
+}
+
+/// The record of one URL: the baseline's nine fields plus skitter's extras.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageRecord {
+    /// The normalised URL that was requested.
+    pub url: Url,
+    /// For redirects, the normalised target.
+    pub next_url: Option<Url>,
+    /// The HTTP status of the last attempt, when a response arrived.
+    pub status: Option<u16>,
+    /// The failure, for `Failed` outcomes and redirects without a usable target.
+    pub error: Option<FetchFailure>,
+    /// Body bytes as received (after transfer decoding, before content decoding).
+    pub size: u64,
+    /// The media type of the response (`text/html`), lowercased, without parameters.
+    pub content_type: Option<String>,
+    /// The charset the body was decoded with (HTML) or declared with (others).
+    pub encoding: Option<String>,
+    /// Links found on the page (`a`/`area` hrefs, plus more with resources on).
+    pub num_urls: usize,
+    /// Of those, how many were new to the crawl and queued.
+    pub num_new_urls: usize,
+    /// Link distance from the roots (roots are 0; a redirect keeps its source's depth).
+    pub depth: u32,
+    /// Wall time from the first attempt's start to the end of the last.
+    #[serde(with = "duration_ms")]
+    pub elapsed: Duration,
+    /// Attempts made (1 when the first succeeded; 0 for skipped URLs).
+    pub attempts: u32,
+    /// The page this URL was found on (absent for roots).
+    pub parent: Option<Url>,
+    /// How it ended.
+    pub kind: OutcomeKind,
+    /// Why it was skipped, for `Skipped` outcomes.
+    pub skip: Option<SkipReason>,
+}
+
+impl PageRecord {
+    /// A record for a URL that was not fetched.
+    pub fn skipped(url: Url, reason: SkipReason, depth: u32, parent: Option<Url>) -> Self {
+        PageRecord {
+            url,
+            next_url: None,
+            status: None,
+            error: None,
+            size: 0,
+            content_type: None,
+            encoding: None,
+            num_urls: 0,
+            num_new_urls: 0,
+            depth,
+            elapsed: Duration::ZERO,
+            attempts: 0,
+            parent,
+            kind: OutcomeKind::Skipped,
+            skip: Some(reason),
+        }
+    }
+}
+
+/// Serialises a `Duration` as whole milliseconds, as the JSON outputs document.
+mod duration_ms {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_millis(u64::deserialize(d)?))
+    }
+}

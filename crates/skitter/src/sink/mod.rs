@@ -1,0 +1,87 @@
+//! Sinks: where each finished URL's outcome goes.
+//!
+//! The crawler hands every [`Page`] to every sink, one page at a time, in the order
+//! pages finish, from a single task fed by a bounded channel: a slow sink slows the
+//! crawl down, it never loses a page. A sink that fails stops the crawl with its
+//! error (an output that cannot be written is not something to crawl on past).
+
+mod channel;
+
+use std::net::SocketAddr;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use serde::Serialize;
+
+use crate::outcome::PageRecord;
+
+pub use channel::ChannelSink;
+
+/// The bytes of one HTTP exchange, for sinks that archive (WARC) or save (mirror).
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    /// The request head as sent: request line and headers, CRLF-terminated.
+    pub request_head: Bytes,
+    /// The response head: status line and headers, CRLF-terminated. Rebuilt from
+    /// the parsed response, since the HTTP client does not expose the raw bytes.
+    pub response_head: Bytes,
+    /// The body as received on the wire: after transfer decoding (chunking), before
+    /// content decoding (gzip, br…). Empty when nothing needed it.
+    pub body: Bytes,
+    /// The body after content decoding, when it was decoded (HTML pages).
+    pub decoded_body: Option<Bytes>,
+    /// The peer's address, when known.
+    pub remote_addr: Option<SocketAddr>,
+    /// `HTTP/1.1` or `HTTP/2`.
+    pub http_version: &'static str,
+    /// When the request was sent (UTC).
+    pub started: chrono::DateTime<chrono::Utc>,
+}
+
+/// One finished URL: its record, and its exchange when a sink asked for bodies.
+#[derive(Clone, Debug)]
+pub struct Page {
+    /// What happened.
+    pub record: PageRecord,
+    /// The bytes exchanged, for responses (absent for failures and skips, and
+    /// when no sink keeps bodies).
+    pub exchange: Option<Exchange>,
+}
+
+/// What a sink wrote, for the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SinkSummary {
+    /// The sink's name (`warc`, `jsonl`, `mirror`…).
+    pub name: String,
+    /// Files it wrote.
+    pub files: Vec<String>,
+    /// Bytes it wrote.
+    pub bytes: u64,
+    /// Records (or files) it wrote.
+    pub records: u64,
+}
+
+/// A sink failed; the crawl stops.
+#[derive(Debug, thiserror::Error)]
+#[error("{sink}: {message}")]
+pub struct SinkError {
+    /// Which sink.
+    pub sink: String,
+    /// What went wrong, with the path or record involved.
+    pub message: String,
+}
+
+/// A consumer of finished pages.
+#[async_trait]
+pub trait Sink: Send {
+    /// Whether this sink needs the exchange bytes (bodies are only kept if one does).
+    fn wants_bodies(&self) -> bool {
+        false
+    }
+
+    /// Takes one finished page.
+    async fn record(&mut self, page: &Page) -> Result<(), SinkError>;
+
+    /// Flushes and closes; called once, after the last page.
+    async fn finish(&mut self) -> Result<SinkSummary, SinkError>;
+}
