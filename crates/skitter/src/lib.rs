@@ -5,6 +5,8 @@
 //! [`sink`]s and link extraction → back to [`scope`].
 #![deny(missing_docs)]
 
+pub mod fetch;
 pub mod frontier;
 pub mod outcome;
+pub mod retry;
 pub mod sink;

@@ -252,7 +252,11 @@ mod tests {
     async fn dedups_and_exhausts() {
         let f = MemoryFrontier::new(unlimited());
         let n = f
-            .offer(vec![req("http://a/1"), req("http://a/1"), req("http://a/2")])
+            .offer(vec![
+                req("http://a/1"),
+                req("http://a/1"),
+                req("http://a/2"),
+            ])
             .await
             .unwrap();
         assert_eq!(n, 2);
@@ -272,9 +276,13 @@ mod tests {
             max_in_flight: 1,
             ..HostPolicy::default()
         });
-        f.offer(vec![req("http://slow/1"), req("http://slow/2"), req("http://fast/1")])
-            .await
-            .unwrap();
+        f.offer(vec![
+            req("http://slow/1"),
+            req("http://slow/2"),
+            req("http://fast/1"),
+        ])
+        .await
+        .unwrap();
         let a = take(&f).await;
         let b = take(&f).await;
         assert_eq!(a.request.url.host_str(), Some("slow"));
@@ -291,7 +299,9 @@ mod tests {
             delay: Duration::from_secs(5),
             jitter: Duration::ZERO,
         });
-        f.offer(vec![req("http://a/1"), req("http://a/2")]).await.unwrap();
+        f.offer(vec![req("http://a/1"), req("http://a/2")])
+            .await
+            .unwrap();
         let _l = take(&f).await;
         match f.claim().await.unwrap() {
             Claim::Wait(Some(d)) => assert!(d > Duration::from_secs(4)),

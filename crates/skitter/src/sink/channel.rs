@@ -19,7 +19,13 @@ impl ChannelSink {
     /// A sink and the receiver of its records; `capacity` bounds the backlog.
     pub fn new(capacity: usize) -> (ChannelSink, mpsc::Receiver<PageRecord>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (ChannelSink { tx: Some(tx), sent: 0 }, rx)
+        (
+            ChannelSink {
+                tx: Some(tx),
+                sent: 0,
+            },
+            rx,
+        )
     }
 }
 

@@ -1,0 +1,162 @@
+//! Content decoding (gzip, deflate, br, zstd) of bodies that were kept as received.
+//!
+//! skitter asks for compressed bodies itself and decodes them here, rather than
+//! letting the HTTP client do it, so that archives keep the exact bytes that came
+//! over the wire while the link extractor sees the decoded page. Decoding stops at
+//! the body-size cap, so a small compressed "bomb" cannot expand without bound.
+
+use std::io::Read;
+
+/// The `Accept-Encoding` value that matches what [`decode`] understands.
+pub const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
+
+/// Why a body could not be decoded.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The coding is not one skitter knows.
+    #[error("unsupported content coding {0:?}")]
+    Unsupported(String),
+    /// The compressed data is corrupt.
+    #[error("corrupt {coding} body: {source}")]
+    Corrupt {
+        /// The coding that failed.
+        coding: String,
+        /// The decoder's error.
+        source: std::io::Error,
+    },
+    /// The decoded body is larger than the cap.
+    #[error("decoded body exceeds {0} bytes")]
+    TooLarge(u64),
+}
+
+/// Decodes `raw` per a `Content-Encoding` header value (codings applied in order,
+/// so they are undone in reverse), producing at most `max` bytes.
+pub fn decode(
+    content_encoding: Option<&str>,
+    raw: &[u8],
+    max: u64,
+) -> Result<Vec<u8>, DecodeError> {
+    let codings: Vec<String> = content_encoding
+        .unwrap_or("")
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty() && c != "identity")
+        .collect();
+    let mut data = raw.to_vec();
+    for coding in codings.iter().rev() {
+        data = decode_one(coding, &data, max)?;
+    }
+    Ok(data)
+}
+
+fn decode_one(coding: &str, data: &[u8], max: u64) -> Result<Vec<u8>, DecodeError> {
+    let corrupt = |source| DecodeError::Corrupt {
+        coding: coding.to_string(),
+        source,
+    };
+    match coding {
+        "gzip" | "x-gzip" => {
+            read_capped(flate2::read::MultiGzDecoder::new(data), max).map_err(corrupt)?
+        }
+        "deflate" => {
+            // Servers disagree on whether "deflate" means zlib-wrapped or raw
+            // deflate (RFC 9110 says zlib); accept both, as browsers do.
+            match read_capped(flate2::read::ZlibDecoder::new(data), max) {
+                Ok(result) => result,
+                Err(_) => {
+                    read_capped(flate2::read::DeflateDecoder::new(data), max).map_err(corrupt)?
+                }
+            }
+        }
+        "br" => {
+            read_capped(brotli_decompressor::Decompressor::new(data, 4096), max).map_err(corrupt)?
+        }
+        "zstd" => {
+            let decoder = zstd::stream::read::Decoder::new(data).map_err(corrupt)?;
+            read_capped(decoder, max).map_err(corrupt)?
+        }
+        other => Err(DecodeError::Unsupported(other.to_string())),
+    }
+}
+
+/// Reads everything, or fails once more than `max` bytes come out.
+fn read_capped<R: Read>(reader: R, max: u64) -> std::io::Result<Result<Vec<u8>, DecodeError>> {
+    let mut out = Vec::new();
+    reader.take(max.saturating_add(1)).read_to_end(&mut out)?;
+    if out.len() as u64 > max {
+        return Ok(Err(DecodeError::TooLarge(max)));
+    }
+    Ok(Ok(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn decodes_each_coding() {
+        let text = b"<a href=/x>hello</a>".repeat(10);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(&text).unwrap();
+        let zlib = z.finish().unwrap();
+        let mut d = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        d.write_all(&text).unwrap();
+        let raw_deflate = d.finish().unwrap();
+        let zstd = zstd::encode_all(&text[..], 1).unwrap();
+        let cases: Vec<(Option<&str>, Vec<u8>)> = vec![
+            (None, text.clone()),
+            (Some("identity"), text.clone()),
+            (Some("gzip"), gzip(&text)),
+            (Some("X-Gzip"), gzip(&text)),
+            (Some("deflate"), zlib),
+            (Some("deflate"), raw_deflate),
+            (Some("zstd"), zstd),
+            (Some("gzip, gzip"), gzip(&gzip(&text))),
+        ];
+        for (coding, body) in cases {
+            assert_eq!(decode(coding, &body, 1 << 20).unwrap(), text, "{coding:?}");
+        }
+    }
+
+    #[test]
+    fn brotli_round_trip() {
+        let text = b"hello hello hello".to_vec();
+        let mut br = Vec::new();
+        {
+            let mut w = brotli::CompressorWriter::new(&mut br, 4096, 5, 22);
+            w.write_all(&text).unwrap();
+        }
+        assert_eq!(decode(Some("br"), &br, 100).unwrap(), text);
+    }
+
+    #[test]
+    fn bomb_stops_at_cap() {
+        let zeros = vec![0u8; 1 << 20];
+        let bomb = gzip(&zeros);
+        assert!(bomb.len() < 10_000);
+        assert!(matches!(
+            decode(Some("gzip"), &bomb, 1000),
+            Err(DecodeError::TooLarge(1000))
+        ));
+    }
+
+    #[test]
+    fn corrupt_and_unknown_are_errors() {
+        assert!(matches!(
+            decode(Some("gzip"), b"not gzip", 100),
+            Err(DecodeError::Corrupt { .. })
+        ));
+        assert!(matches!(
+            decode(Some("compress"), b"x", 100),
+            Err(DecodeError::Unsupported(_))
+        ));
+    }
+}
