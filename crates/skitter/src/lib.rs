@@ -10,3 +10,4 @@ pub mod frontier;
 pub mod outcome;
 pub mod retry;
 pub mod sink;
+pub mod report;
