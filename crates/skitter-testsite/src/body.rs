@@ -34,7 +34,10 @@ enum Kind {
     /// large download costs no large allocation.
     Repeat { chunk: Bytes, remaining: u64 },
     /// `head`, then nothing until the site shuts down.
-    Stall { head: Option<Bytes>, until: Pin<Box<WaitForCancellationFutureOwned>> },
+    Stall {
+        head: Option<Bytes>,
+        until: Pin<Box<WaitForCancellationFutureOwned>>,
+    },
     /// `head`, one yield (so hyper flushes it), then an error that drops the
     /// connection short of its announced `Content-Length`.
     Truncate { head: Option<Bytes>, yielded: bool },
@@ -52,19 +55,31 @@ impl SiteBody {
     }
 
     pub(crate) fn repeat(chunk: Bytes, len: u64) -> Self {
-        Self::of(Kind::Repeat { chunk, remaining: len })
+        Self::of(Kind::Repeat {
+            chunk,
+            remaining: len,
+        })
     }
 
     pub(crate) fn stall(head: Bytes, until: WaitForCancellationFutureOwned) -> Self {
-        Self::of(Kind::Stall { head: Some(head), until: Box::pin(until) })
+        Self::of(Kind::Stall {
+            head: Some(head),
+            until: Box::pin(until),
+        })
     }
 
     pub(crate) fn truncate(head: Bytes) -> Self {
-        Self::of(Kind::Truncate { head: Some(head), yielded: false })
+        Self::of(Kind::Truncate {
+            head: Some(head),
+            yielded: false,
+        })
     }
 
     fn of(kind: Kind) -> Self {
-        SiteBody { kind, in_flight: None }
+        SiteBody {
+            kind,
+            in_flight: None,
+        }
     }
 
     /// Keeps `guard` alive until the body is finished or dropped.
@@ -93,7 +108,10 @@ impl SiteBody {
             }
             Kind::Stall { head, until } => match head.take() {
                 Some(head) => Poll::Ready(Some(Ok(head))),
-                None => until.as_mut().poll(cx).map(|()| Some(Err(Aborted("shutdown")))),
+                None => until
+                    .as_mut()
+                    .poll(cx)
+                    .map(|()| Some(Err(Aborted("shutdown")))),
             },
             Kind::Truncate { head, yielded } => match head.take() {
                 Some(head) => Poll::Ready(Some(Ok(head))),

@@ -66,7 +66,10 @@ impl SiteConfig {
     pub(crate) fn with_origin(&self, origin: &str) -> SiteConfig {
         let fill = |s: &String| s.replace(ORIGIN_PLACEHOLDER, origin);
         SiteConfig {
-            robots_txt: self.robots_txt.as_ref().map(|(code, body)| (*code, fill(body))),
+            robots_txt: self
+                .robots_txt
+                .as_ref()
+                .map(|(code, body)| (*code, fill(body))),
             sitemap_xml: self.sitemap_xml.as_ref().map(fill),
             extra_root_links: self.extra_root_links.iter().map(fill).collect(),
             ..self.clone()

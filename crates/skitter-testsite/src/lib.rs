@@ -65,8 +65,16 @@ impl TestSite {
             TcpListener::from_std(std_listener)?
         };
         let site = server::site(&config, addr);
-        let task = runtime.spawn(server::run(Arc::clone(&site), listener, std::future::pending()));
-        Ok(RunningSite { site, addr, task: Some(task) })
+        let task = runtime.spawn(server::run(
+            Arc::clone(&site),
+            listener,
+            std::future::pending(),
+        ));
+        Ok(RunningSite {
+            site,
+            addr,
+            task: Some(task),
+        })
     }
 }
 
@@ -120,6 +128,8 @@ impl Drop for RunningSite {
 
 impl std::fmt::Debug for RunningSite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunningSite").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("RunningSite")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }

@@ -54,7 +54,10 @@ pub(crate) fn spellings(origin: &str, t: usize) -> Vec<String> {
         format!("./{t}"),
         format!("../p/{t}"),
         format!("{origin}/p/{t}#frag"),
-        format!("HTTP://127.0.0.1:{}/p/{t}", origin.rsplit(':').next().unwrap_or("")),
+        format!(
+            "HTTP://127.0.0.1:{}/p/{t}",
+            origin.rsplit(':').next().unwrap_or("")
+        ),
         format!("{origin}/p/{encoded}"),
         format!("//{}/p/{t}", origin.trim_start_matches("http://")),
         format!("{origin}/p/{t}"),
@@ -112,15 +115,25 @@ pub(crate) fn page(config: &SiteConfig, origin: &str, i: usize) -> Option<String
         return None;
     }
     let mut out = String::with_capacity(config.page_size.max(512) + 512);
-    let _ = write!(out, "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n");
-    let _ = write!(out, "<title>Page {i}</title>\n</head>\n<body>\n<h1>Page {i}</h1>\n");
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
+    );
+    let _ = write!(
+        out,
+        "<title>Page {i}</title>\n</head>\n<body>\n<h1>Page {i}</h1>\n"
+    );
     for c in children(config, i) {
         let _ = writeln!(out, "<a href=\"/p/{c}\">Page {c}</a>");
     }
     // Back-links: all already linked by the time this page is found.
     link(&mut out, "/", "Home");
     if i > 0 {
-        let _ = writeln!(out, "<a href=\"/p/{}\">Parent</a>", (i - 1) / fanout(config));
+        let _ = writeln!(
+            out,
+            "<a href=\"/p/{}\">Parent</a>",
+            (i - 1) / fanout(config)
+        );
         link(&mut out, "/p/0", "First page");
     }
     if let Some(t) = spelled_target(config, i) {
@@ -138,11 +151,18 @@ mod tests {
     use super::*;
 
     fn hrefs(html: &str) -> Vec<&str> {
-        html.split("href=\"").skip(1).filter_map(|s| s.split('"').next()).collect()
+        html.split("href=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect()
     }
 
     fn config(pages: usize, fanout: usize) -> SiteConfig {
-        SiteConfig { pages, fanout, ..SiteConfig::default() }
+        SiteConfig {
+            pages,
+            fanout,
+            ..SiteConfig::default()
+        }
     }
 
     #[test]
@@ -156,7 +176,11 @@ mod tests {
             (0, 10, 0, 0..0),
         ];
         for (pages, fanout, i, want) in cases {
-            assert_eq!(children(&config(pages, fanout), i), want, "pages={pages} fanout={fanout} i={i}");
+            assert_eq!(
+                children(&config(pages, fanout), i),
+                want,
+                "pages={pages} fanout={fanout} i={i}"
+            );
         }
     }
 
@@ -171,13 +195,21 @@ mod tests {
                 }
             }
             assert_eq!(parents[0], 0);
-            assert!(parents[1..].iter().all(|&n| n == 1), "pages={pages} fanout={fanout}");
+            assert!(
+                parents[1..].iter().all(|&n| n == 1),
+                "pages={pages} fanout={fanout}"
+            );
         }
     }
 
     #[test]
     fn pages_are_padded_to_size_and_link_their_children() {
-        let cfg = SiteConfig { pages: 30, fanout: 3, page_size: 2000, ..SiteConfig::default() };
+        let cfg = SiteConfig {
+            pages: 30,
+            fanout: 3,
+            page_size: 2000,
+            ..SiteConfig::default()
+        };
         let html = page(&cfg, "http://127.0.0.1:9", 2).unwrap();
         assert_eq!(html.len(), 2000);
         assert_eq!(hrefs(&html), ["/p/7", "/p/8", "/p/9", "/", "/p/0", "/p/0"]);
@@ -186,7 +218,10 @@ mod tests {
 
     #[test]
     fn small_page_size_is_a_minimum_not_a_cut() {
-        let cfg = SiteConfig { page_size: 10, ..SiteConfig::default() };
+        let cfg = SiteConfig {
+            page_size: 10,
+            ..SiteConfig::default()
+        };
         let html = page(&cfg, "http://127.0.0.1:9", 1).unwrap();
         assert!(html.ends_with(TAIL) && html.len() > 10);
     }
@@ -196,7 +231,13 @@ mod tests {
         let cfg = config(100, 10);
         let html = page(&cfg, "http://127.0.0.1:9", 50).unwrap();
         let links = hrefs(&html);
-        for want in ["/p/57", "57", "../p/57", "http://127.0.0.1:9/p/%35%37", "//127.0.0.1:9/p/57"] {
+        for want in [
+            "/p/57",
+            "57",
+            "../p/57",
+            "http://127.0.0.1:9/p/%35%37",
+            "//127.0.0.1:9/p/57",
+        ] {
             assert!(links.contains(&want), "{want} missing from {links:?}");
         }
         assert!(links.contains(&"HTTP://127.0.0.1:9/p/57"));

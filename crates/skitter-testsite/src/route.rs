@@ -9,7 +9,9 @@ use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use hyper::body::Incoming;
-use hyper::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY};
+use hyper::header::{
+    ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY,
+};
 use hyper::{HeaderMap, Request, Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
@@ -41,7 +43,9 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<SiteBody>, Aborted> {
     let uri = req.uri();
-    let (count, in_flight) = site.counters.arrive(uri.path_and_query().map_or("/", |pq| pq.as_str()));
+    let (count, in_flight) = site
+        .counters
+        .arrive(uri.path_and_query().map_or("/", |pq| pq.as_str()));
     if !site.config.latency.is_zero() {
         tokio::select! {
             () = tokio::time::sleep(site.config.latency) => {}
@@ -79,8 +83,11 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
             .as_ref()
             .map(|body| reply(StatusCode::OK, Some("application/xml"), body.clone())),
         _ => match path.strip_prefix("/p/").and_then(page_index) {
-            Some(i) => page::page(config, &site.origin, i).map(|html| reply(StatusCode::OK, Some(HTML), html)),
-            None => special::route(path, count, &site.shutdown).or_else(|| trap::route(path, query)),
+            Some(i) => page::page(config, &site.origin, i)
+                .map(|html| reply(StatusCode::OK, Some(HTML), html)),
+            None => {
+                special::route(path, count, &site.shutdown).or_else(|| trap::route(path, query))
+            }
         },
     };
     found.unwrap_or_else(|| reply(StatusCode::NOT_FOUND, Some(HTML), "<h1>Not found</h1>"))
@@ -89,22 +96,32 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
 /// Parses a page index written canonically: digits only, no leading zero,
 /// so `/p/07` and `/p/+7` are different, missing URLs.
 fn page_index(s: &str) -> Option<usize> {
-    let canonical = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let canonical =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     canonical.then(|| s.parse().ok()).flatten()
 }
 
 /// A response with the given status, optional content type and whole body.
-pub(crate) fn reply(status: StatusCode, content_type: Option<&'static str>, body: impl Into<Bytes>) -> Response<SiteBody> {
+pub(crate) fn reply(
+    status: StatusCode,
+    content_type: Option<&'static str>,
+    body: impl Into<Bytes>,
+) -> Response<SiteBody> {
     let mut resp = Response::new(SiteBody::full(body));
     *resp.status_mut() = status;
     if let Some(ct) = content_type {
-        resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ct));
+        resp.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(ct));
     }
     resp
 }
 
 /// Adds a header; values that are not valid header bytes are left out.
-pub(crate) fn with_header(mut resp: Response<SiteBody>, name: HeaderName, value: &str) -> Response<SiteBody> {
+pub(crate) fn with_header(
+    mut resp: Response<SiteBody>,
+    name: HeaderName,
+    value: &str,
+) -> Response<SiteBody> {
     if let Ok(value) = HeaderValue::from_str(value) {
         resp.headers_mut().insert(name, value);
     }
@@ -113,11 +130,15 @@ pub(crate) fn with_header(mut resp: Response<SiteBody>, name: HeaderName, value:
 
 /// Gzips a successful whole-buffer HTML response when the client accepts it.
 fn gzip(resp: &mut Response<SiteBody>, req_headers: &HeaderMap) {
-    let is_html = resp.headers().get(CONTENT_TYPE).is_some_and(|ct| ct.as_bytes().starts_with(b"text/html"));
+    let is_html = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|ct| ct.as_bytes().starts_with(b"text/html"));
     if resp.status() != StatusCode::OK || !is_html {
         return;
     }
-    resp.headers_mut().insert(VARY, HeaderValue::from_static("accept-encoding"));
+    resp.headers_mut()
+        .insert(VARY, HeaderValue::from_static("accept-encoding"));
     let accepted = req_headers
         .get_all(ACCEPT_ENCODING)
         .iter()
@@ -125,13 +146,17 @@ fn gzip(resp: &mut Response<SiteBody>, req_headers: &HeaderMap) {
     let Some(plain) = resp.body().full_bytes().filter(|_| accepted) else {
         return;
     };
-    let mut encoder = GzEncoder::new(Vec::with_capacity(plain.len() / 2 + 64), Compression::fast());
+    let mut encoder = GzEncoder::new(
+        Vec::with_capacity(plain.len() / 2 + 64),
+        Compression::fast(),
+    );
     if encoder.write_all(plain).is_err() {
         return;
     }
     if let Ok(zipped) = encoder.finish() {
         *resp.body_mut() = SiteBody::full(zipped);
-        resp.headers_mut().insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        resp.headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     }
 }
 
@@ -144,7 +169,11 @@ pub(crate) fn accepts_gzip(value: &str) -> bool {
         let mut parts = item.split(';');
         let name = parts.next().unwrap_or("").trim();
         let q = parts
-            .filter_map(|p| p.trim().strip_prefix("q=").or_else(|| p.trim().strip_prefix("Q=")))
+            .filter_map(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .or_else(|| p.trim().strip_prefix("Q="))
+            })
             .find_map(|q| q.trim().parse::<f32>().ok())
             .unwrap_or(1.0);
         if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
@@ -181,7 +210,16 @@ mod tests {
 
     #[test]
     fn page_index_table() {
-        let cases = [("0", Some(0)), ("7", Some(7)), ("123", Some(123)), ("07", None), ("+7", None), ("", None), ("7a", None), ("99999999999999999999999", None)];
+        let cases = [
+            ("0", Some(0)),
+            ("7", Some(7)),
+            ("123", Some(123)),
+            ("07", None),
+            ("+7", None),
+            ("", None),
+            ("7a", None),
+            ("99999999999999999999999", None),
+        ];
         for (s, want) in cases {
             assert_eq!(page_index(s), want, "{s:?}");
         }

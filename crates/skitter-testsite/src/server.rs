@@ -70,7 +70,11 @@ pub async fn serve(
 }
 
 /// Accepts connections until `shutdown` completes or the site's token is cancelled.
-pub(crate) async fn run(site: Arc<Site>, listener: TcpListener, shutdown: impl Future<Output = ()>) {
+pub(crate) async fn run(
+    site: Arc<Site>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) {
     let tracker = TaskTracker::new();
     let builder = auto::Builder::new(TrackedExecutor(tracker.clone()));
     tokio::pin!(shutdown);

@@ -59,7 +59,8 @@ const LOGO_PNG: &[u8] = &[
     0x42, 0x60, 0x82,
 ];
 
-const STYLE_CSS: &str = "@import \"/asset/extra.css\";\nbody { background: url(/asset/logo.png); }\n";
+const STYLE_CSS: &str =
+    "@import \"/asset/extra.css\";\nbody { background: url(/asset/logo.png); }\n";
 const EXTRA_CSS: &str = "h1 { color: #333; }\n";
 
 const BAD_UTF8: &[u8] = b"<!DOCTYPE html>\n<html><head><title>Bad UTF-8</title></head><body>\n\
@@ -83,7 +84,11 @@ const OFFSITE: &str = "<!DOCTYPE html>\n<html><head><title>Offsite links</title>
 
 /// Answers a special path, or `None` if `path` is not one. `count` is how
 /// many requests `path` has had, this one included.
-pub(crate) fn route(path: &str, count: u64, shutdown: &CancellationToken) -> Option<Response<SiteBody>> {
+pub(crate) fn route(
+    path: &str,
+    count: u64,
+    shutdown: &CancellationToken,
+) -> Option<Response<SiteBody>> {
     if let Some(rest) = path.strip_prefix("/r/") {
         return redirect(rest);
     }
@@ -92,18 +97,41 @@ pub(crate) fn route(path: &str, count: u64, shutdown: &CancellationToken) -> Opt
         "/specials" => reply(StatusCode::OK, Some(HTML), index()),
         "/missing" => reply(StatusCode::NOT_FOUND, Some(HTML), "<h1>Missing</h1>"),
         "/gone" => reply(StatusCode::GONE, Some(HTML), "<h1>Gone</h1>"),
-        "/error" => reply(StatusCode::INTERNAL_SERVER_ERROR, Some(HTML), "<h1>Error</h1>"),
-        "/flaky" if count == 1 => reply(StatusCode::SERVICE_UNAVAILABLE, Some(HTML), "<h1>Try again</h1>"),
-        "/flaky" => ok_html(b"<!DOCTYPE html>\n<html><body><h1>Flaky, now fine</h1></body></html>\n"),
+        "/error" => reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Some(HTML),
+            "<h1>Error</h1>",
+        ),
+        "/flaky" if count == 1 => reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some(HTML),
+            "<h1>Try again</h1>",
+        ),
+        "/flaky" => {
+            ok_html(b"<!DOCTYPE html>\n<html><body><h1>Flaky, now fine</h1></body></html>\n")
+        }
         "/ratelimited" if count == 1 => with_header(
-            reply(StatusCode::TOO_MANY_REQUESTS, Some(HTML), "<h1>Slow down</h1>"),
+            reply(
+                StatusCode::TOO_MANY_REQUESTS,
+                Some(HTML),
+                "<h1>Slow down</h1>",
+            ),
             RETRY_AFTER,
             "1",
         ),
-        "/ratelimited" => ok_html(b"<!DOCTYPE html>\n<html><body><h1>Rate limit over</h1></body></html>\n"),
-        "/asset/logo.png" => reply(StatusCode::OK, Some("image/png"), Bytes::from_static(LOGO_PNG)),
+        "/ratelimited" => {
+            ok_html(b"<!DOCTYPE html>\n<html><body><h1>Rate limit over</h1></body></html>\n")
+        }
+        "/asset/logo.png" => reply(
+            StatusCode::OK,
+            Some("image/png"),
+            Bytes::from_static(LOGO_PNG),
+        ),
         "/asset/big.bin" => {
-            let mut resp = Response::new(SiteBody::repeat(Bytes::from_static(&BIG_CHUNK), BIG_BIN_LEN));
+            let mut resp = Response::new(SiteBody::repeat(
+                Bytes::from_static(&BIG_CHUNK),
+                BIG_BIN_LEN,
+            ));
             let octets = HeaderValue::from_static("application/octet-stream");
             resp.headers_mut().insert(CONTENT_TYPE, octets);
             resp
@@ -111,18 +139,25 @@ pub(crate) fn route(path: &str, count: u64, shutdown: &CancellationToken) -> Opt
         "/asset/style.css" => reply(StatusCode::OK, Some("text/css"), STYLE_CSS),
         "/asset/extra.css" => reply(StatusCode::OK, Some("text/css"), EXTRA_CSS),
         "/badutf8" => ok_html(BAD_UTF8),
-        "/latin1" => reply(StatusCode::OK, Some("text/html; charset=iso-8859-1"), LATIN1),
+        "/latin1" => reply(
+            StatusCode::OK,
+            Some("text/html; charset=iso-8859-1"),
+            LATIN1,
+        ),
         "/nocontenttype" => reply(StatusCode::OK, None, NO_CONTENT_TYPE),
         "/slowbody" => {
             let head = Bytes::from_static(b"<!DOCTYPE html>\n<html><body><p>Slow");
             let mut resp = Response::new(SiteBody::stall(head, shutdown.clone().cancelled_owned()));
-            resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(HTML));
+            resp.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(HTML));
             resp
         }
         "/truncated" => {
             let mut resp = Response::new(SiteBody::truncate(Bytes::from_static(b"<!DOCTYPE ")));
-            resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(HTML));
-            resp.headers_mut().insert(CONTENT_LENGTH, HeaderValue::from_static("1000"));
+            resp.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(HTML));
+            resp.headers_mut()
+                .insert(CONTENT_LENGTH, HeaderValue::from_static("1000"));
             resp
         }
         "/links/malformed" => reply(StatusCode::OK, Some(HTML), MALFORMED_LINKS),
@@ -136,7 +171,11 @@ pub(crate) fn route(path: &str, count: u64, shutdown: &CancellationToken) -> Opt
 fn redirect(rest: &str) -> Option<Response<SiteBody>> {
     let to = |code: u16, location: &str| {
         let status = StatusCode::from_u16(code).unwrap_or(StatusCode::FOUND);
-        with_header(reply(status, Some(HTML), "<h1>Moved</h1>"), LOCATION, location)
+        with_header(
+            reply(status, Some(HTML), "<h1>Moved</h1>"),
+            LOCATION,
+            location,
+        )
     };
     Some(match rest {
         "301" | "302" | "303" | "307" | "308" => to(rest.parse().unwrap_or(302), "/p/1"),
@@ -157,7 +196,8 @@ fn redirect(rest: &str) -> Option<Response<SiteBody>> {
 
 /// Digits without a leading zero, so each number has exactly one URL.
 pub(crate) fn canonical_u32(s: &str) -> Option<u32> {
-    let canonical = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    let canonical =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     canonical.then(|| s.parse().ok()).flatten()
 }
 

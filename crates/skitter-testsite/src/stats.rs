@@ -93,7 +93,11 @@ impl Counters {
         for shard in self.shards.iter() {
             paths.extend(lock(shard).iter().map(|(p, n)| (p.clone(), *n)));
         }
-        let starts = self.starts.as_ref().map(|s| lock(s).clone()).unwrap_or_default();
+        let starts = self
+            .starts
+            .as_ref()
+            .map(|s| lock(s).clone())
+            .unwrap_or_default();
         Stats {
             total_requests: self.total.load(Ordering::Relaxed),
             in_flight_peak: self.in_flight_peak.load(Ordering::Relaxed),
