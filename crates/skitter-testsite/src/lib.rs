@@ -111,10 +111,10 @@ impl RunningSite {
     /// connection and waits until the server task has finished.
     pub async fn shutdown(mut self) {
         self.site.shutdown.cancel();
-        if let Some(task) = self.task.take() {
-            if let Err(err) = task.await {
-                tracing::warn!(%err, "test site: server task failed");
-            }
+        if let Some(task) = self.task.take()
+            && let Err(err) = task.await
+        {
+            tracing::warn!(%err, "test site: server task failed");
         }
     }
 }

@@ -38,7 +38,7 @@ pub(crate) fn children(config: &SiteConfig, i: usize) -> Range<usize> {
 
 /// The page that `/p/{i}` links in many spellings (all the same URL).
 pub(crate) fn spelled_target(config: &SiteConfig, i: usize) -> Option<usize> {
-    (i % SPELLINGS_EVERY == 0 && config.pages > 0).then(|| (i + 7) % config.pages)
+    (i.is_multiple_of(SPELLINGS_EVERY) && config.pages > 0).then(|| (i + 7) % config.pages)
 }
 
 /// Hrefs that all resolve, against `{origin}/p/{i}`, to `{origin}/p/{t}`.

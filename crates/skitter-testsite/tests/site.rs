@@ -32,14 +32,12 @@ async fn a_breadth_first_crawl_fetches_every_page_once() {
         }
         // Only the canonical spelling; the site's other spellings are for the crawler's normaliser.
         for link in hrefs(&got.text()) {
-            if link == "/"
+            let canonical = link == "/"
                 || link
                     .strip_prefix("/p/")
-                    .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            {
-                if seen.insert(link.clone()) {
-                    queue.push_back(link);
-                }
+                    .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
+            if canonical && seen.insert(link.clone()) {
+                queue.push_back(link);
             }
         }
     }
