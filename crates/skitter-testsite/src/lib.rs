@@ -1,14 +1,135 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! A local HTTP test site for skitter's tests, benchmarks and `skitter bench`.
+//!
+//! It serves a generated site (`/` → `/p/0` → a tree of `/p/{i}` pages) plus
+//! optional special cases and crawler traps, over HTTP/1.1 and h2c, and
+//! counts every request so tests can assert what a crawler fetched, how often
+//! and how concurrently. Pages are rendered on the fly, so it stays far from
+//! being the bottleneck of a crawl.
+//!
+//! ```
+//! use skitter_testsite::{SiteConfig, TestSite};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let site = TestSite::start(SiteConfig { pages: 5, ..SiteConfig::default() })?;
+//! assert!(site.url("/p/3").starts_with("http://127.0.0.1:"));
+//! // ... crawl site.url("/") ...
+//! let stats = site.stats();
+//! assert_eq!(stats.page_paths().len(), 6); // `/` and five pages
+//! assert_eq!(stats.total_requests, 0);
+//! site.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod body;
+mod config;
+mod page;
+mod route;
+mod server;
+mod special;
+mod stats;
+mod trap;
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+pub use config::{ORIGIN_PLACEHOLDER, SiteConfig};
+pub use server::serve;
+pub use special::{BIG_BIN_LEN, SPECIALS};
+pub use stats::{MAX_RECORDED_STARTS, Stats};
+
+use route::Site;
+
+/// Starts test sites; see [`TestSite::start`].
+#[derive(Debug)]
+pub struct TestSite;
+
+impl TestSite {
+    /// Binds `127.0.0.1:0` and serves `config` on the current tokio runtime
+    /// until the returned [`RunningSite`] is shut down or dropped.
+    ///
+    /// Fails if binding fails or if called outside a tokio runtime.
+    pub fn start(config: SiteConfig) -> io::Result<RunningSite> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+        let std_listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+        let listener = {
+            let _entered = runtime.enter();
+            TcpListener::from_std(std_listener)?
+        };
+        let site = server::site(&config, addr);
+        let task = runtime.spawn(server::run(
+            Arc::clone(&site),
+            listener,
+            std::future::pending(),
+        ));
+        Ok(RunningSite {
+            site,
+            addr,
+            task: Some(task),
+        })
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A test site serving in the background; stops when shut down or dropped.
+pub struct RunningSite {
+    site: Arc<Site>,
+    addr: SocketAddr,
+    task: Option<JoinHandle<()>>,
+}
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+impl RunningSite {
+    /// The address the site listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn origin(&self) -> &str {
+        &self.site.origin
+    }
+
+    /// The absolute URL of `path`, e.g. `url("/p/3")` is `http://127.0.0.1:PORT/p/3`.
+    pub fn url(&self, path: &str) -> String {
+        let slash = if path.starts_with('/') { "" } else { "/" };
+        format!("{}{slash}{path}", self.site.origin)
+    }
+
+    /// A snapshot of the request counters.
+    pub fn stats(&self) -> Stats {
+        self.site.counters.snapshot(self.site.config.pages)
+    }
+
+    /// Stops accepting, ends hanging and stalled responses, closes every
+    /// connection and waits until the server task has finished.
+    pub async fn shutdown(mut self) {
+        self.site.shutdown.cancel();
+        if let Some(task) = self.task.take()
+            && let Err(err) = task.await
+        {
+            tracing::warn!(%err, "test site: server task failed");
+        }
+    }
+}
+
+impl Drop for RunningSite {
+    fn drop(&mut self) {
+        // The server task sees the token and winds itself down.
+        self.site.shutdown.cancel();
+    }
+}
+
+impl std::fmt::Debug for RunningSite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningSite")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }

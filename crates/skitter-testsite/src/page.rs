@@ -1,0 +1,260 @@
+//! The generated site: `/` and the pages `/p/{i}`, rendered on the fly.
+//!
+//! Pages form a tree of the configured fanout rooted at `/p/0`, so every page
+//! is reachable from `/`; back-links to already-linked pages and, on some
+//! pages, one URL in many spellings make deduplication matter. Rendering is a
+//! few formatted writes into one pre-sized buffer: no cache, no lock.
+
+use std::fmt::Write;
+use std::ops::Range;
+
+use crate::config::SiteConfig;
+
+/// Text that pads pages to `page_size`; ASCII, so any cut is valid UTF-8.
+const FILLER: &str = "The quick brown fox jumps over the lazy dog while skitter \
+    counts every request it makes. Pack my box with five dozen liquor jugs. \
+    Sphinx of black quartz, judge my vow. How vexingly quick daft zebras jump. ";
+
+/// Pages whose index is a multiple of this link one page in many spellings.
+pub(crate) const SPELLINGS_EVERY: usize = 50;
+
+/// Closes the padding paragraph and the document.
+const TAIL: &str = "</p>\n</body>\n</html>\n";
+
+/// The site links from `/` to the traps, when they are on.
+pub(crate) const TRAP_ENTRIES: [&str; 3] = ["/cal/2024/1", "/loop/a/", "/session?sid=0"];
+
+/// A fanout of 0 would leave every page but `/p/0` unreachable.
+fn fanout(config: &SiteConfig) -> usize {
+    config.fanout.max(1)
+}
+
+/// Indexes of page `i`'s children in the tree.
+pub(crate) fn children(config: &SiteConfig, i: usize) -> Range<usize> {
+    let f = fanout(config);
+    let first = i.saturating_mul(f).saturating_add(1).min(config.pages);
+    first..first.saturating_add(f).min(config.pages)
+}
+
+/// The page that `/p/{i}` links in many spellings (all the same URL).
+pub(crate) fn spelled_target(config: &SiteConfig, i: usize) -> Option<usize> {
+    (i.is_multiple_of(SPELLINGS_EVERY) && config.pages > 0).then(|| (i + 7) % config.pages)
+}
+
+/// Hrefs that all resolve, against `{origin}/p/{i}`, to `{origin}/p/{t}`.
+/// (`/P/{t}` is deliberately absent: it is a different URL.)
+pub(crate) fn spellings(origin: &str, t: usize) -> Vec<String> {
+    // %3X is the digit X; decoding unreserved characters is safe (RFC 3986 6.2.2.2).
+    let encoded: String = t.to_string().chars().map(|d| format!("%3{d}")).collect();
+    vec![
+        format!("/p/{t}"),
+        format!("/p/./{t}"),
+        format!("/x/../p/{t}"),
+        format!("{t}"),
+        format!("./{t}"),
+        format!("../p/{t}"),
+        format!("{origin}/p/{t}#frag"),
+        format!(
+            "HTTP://127.0.0.1:{}/p/{t}",
+            origin.rsplit(':').next().unwrap_or("")
+        ),
+        format!("{origin}/p/{encoded}"),
+        format!("//{}/p/{t}", origin.trim_start_matches("http://")),
+        format!("{origin}/p/{t}"),
+    ]
+}
+
+fn start(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n"
+    );
+}
+
+fn link(out: &mut String, href: &str, text: impl std::fmt::Display) {
+    let _ = writeln!(out, "<a href=\"{href}\">{text}</a>");
+}
+
+/// Pads `out` with filler up to `size` bytes, tail included, then closes it.
+fn finish(out: &mut String, size: usize) {
+    out.push_str("<p>");
+    let target = size.saturating_sub(TAIL.len());
+    while out.len() < target {
+        let n = (target - out.len()).min(FILLER.len());
+        out.push_str(&FILLER[..n]);
+    }
+    out.push_str(TAIL);
+}
+
+/// The HTML of `/`.
+pub(crate) fn root(config: &SiteConfig) -> String {
+    let mut out = String::with_capacity(1024);
+    start(&mut out, "skitter test site");
+    if config.pages > 0 {
+        link(&mut out, "/p/0", "First page");
+    }
+    for extra in &config.extra_root_links {
+        link(&mut out, extra, "Elsewhere");
+    }
+    if config.specials {
+        link(&mut out, "/specials", "Special cases");
+    }
+    if config.traps {
+        for trap in TRAP_ENTRIES {
+            link(&mut out, trap, "Trap");
+        }
+    }
+    finish(&mut out, 0);
+    out
+}
+
+/// The HTML of `/p/{i}`, or `None` past the last page.
+pub(crate) fn page(config: &SiteConfig, origin: &str, i: usize) -> Option<String> {
+    if i >= config.pages {
+        return None;
+    }
+    let mut out = String::with_capacity(config.page_size.max(512) + 512);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
+    );
+    let _ = write!(
+        out,
+        "<title>Page {i}</title>\n</head>\n<body>\n<h1>Page {i}</h1>\n"
+    );
+    for c in children(config, i) {
+        let _ = writeln!(out, "<a href=\"/p/{c}\">Page {c}</a>");
+    }
+    // Back-links: all already linked by the time this page is found.
+    link(&mut out, "/", "Home");
+    if i > 0 {
+        let _ = writeln!(
+            out,
+            "<a href=\"/p/{}\">Parent</a>",
+            (i - 1) / fanout(config)
+        );
+        link(&mut out, "/p/0", "First page");
+    }
+    if let Some(t) = spelled_target(config, i) {
+        for href in spellings(origin, t) {
+            link(&mut out, &href, "Same page");
+        }
+        let _ = writeln!(out, "<a href=\"/P/{t}\">Not the same page</a>");
+    }
+    finish(&mut out, config.page_size);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hrefs(html: &str) -> Vec<&str> {
+        html.split("href=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect()
+    }
+
+    fn config(pages: usize, fanout: usize) -> SiteConfig {
+        SiteConfig {
+            pages,
+            fanout,
+            ..SiteConfig::default()
+        }
+    }
+
+    #[test]
+    fn children_form_a_tree() {
+        let cases = [
+            (100, 10, 0, 1..11),
+            (100, 10, 9, 91..100),
+            (100, 10, 10, 100..100),
+            (5, 0, 2, 3..4),
+            (3, 10, 0, 1..3),
+            (0, 10, 0, 0..0),
+        ];
+        for (pages, fanout, i, want) in cases {
+            assert_eq!(
+                children(&config(pages, fanout), i),
+                want,
+                "pages={pages} fanout={fanout} i={i}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_page_has_exactly_one_tree_parent() {
+        for (pages, fanout) in [(100, 10), (37, 3), (10, 1), (1, 5)] {
+            let cfg = config(pages, fanout);
+            let mut parents = vec![0; pages];
+            for i in 0..pages {
+                for c in children(&cfg, i) {
+                    parents[c] += 1;
+                }
+            }
+            assert_eq!(parents[0], 0);
+            assert!(
+                parents[1..].iter().all(|&n| n == 1),
+                "pages={pages} fanout={fanout}"
+            );
+        }
+    }
+
+    #[test]
+    fn pages_are_padded_to_size_and_link_their_children() {
+        let cfg = SiteConfig {
+            pages: 30,
+            fanout: 3,
+            page_size: 2000,
+            ..SiteConfig::default()
+        };
+        let html = page(&cfg, "http://127.0.0.1:9", 2).unwrap();
+        assert_eq!(html.len(), 2000);
+        assert_eq!(hrefs(&html), ["/p/7", "/p/8", "/p/9", "/", "/p/0", "/p/0"]);
+        assert!(page(&cfg, "http://127.0.0.1:9", 30).is_none());
+    }
+
+    #[test]
+    fn small_page_size_is_a_minimum_not_a_cut() {
+        let cfg = SiteConfig {
+            page_size: 10,
+            ..SiteConfig::default()
+        };
+        let html = page(&cfg, "http://127.0.0.1:9", 1).unwrap();
+        assert!(html.ends_with(TAIL) && html.len() > 10);
+    }
+
+    #[test]
+    fn spelled_pages_link_one_target_many_ways() {
+        let cfg = config(100, 10);
+        let html = page(&cfg, "http://127.0.0.1:9", 50).unwrap();
+        let links = hrefs(&html);
+        for want in [
+            "/p/57",
+            "57",
+            "../p/57",
+            "http://127.0.0.1:9/p/%35%37",
+            "//127.0.0.1:9/p/57",
+        ] {
+            assert!(links.contains(&want), "{want} missing from {links:?}");
+        }
+        assert!(links.contains(&"HTTP://127.0.0.1:9/p/57"));
+        assert!(links.contains(&"/P/57"));
+        assert_eq!(spelled_target(&cfg, 51), None);
+    }
+
+    #[test]
+    fn root_links_depend_on_config() {
+        let mut cfg = config(3, 2);
+        assert_eq!(hrefs(&root(&cfg)), ["/p/0"]);
+        cfg.specials = true;
+        cfg.traps = true;
+        cfg.extra_root_links = vec!["http://127.0.0.1:1/".into()];
+        let html = root(&cfg);
+        let want = ["/p/0", "http://127.0.0.1:1/", "/specials"];
+        assert_eq!(hrefs(&html)[..3], want);
+        assert_eq!(hrefs(&html)[3..], TRAP_ENTRIES);
+    }
+}

@@ -1,0 +1,227 @@
+//! Request handling: count the request, wait the configured latency, pick
+//! the page for the path, gzip it if asked, and attach the in-flight guard.
+
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use hyper::body::Incoming;
+use hyper::header::{
+    ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY,
+};
+use hyper::{HeaderMap, Request, Response, StatusCode};
+use tokio_util::sync::CancellationToken;
+
+use crate::body::{Aborted, SiteBody};
+use crate::config::SiteConfig;
+use crate::stats::Counters;
+use crate::{page, special, trap};
+
+/// How long `/hang` waits before it finally answers (shutdown ends it sooner).
+const HANG: Duration = Duration::from_secs(3600);
+
+/// `text/html; charset=utf-8`, the type of every generated page.
+pub(crate) const HTML: &str = "text/html; charset=utf-8";
+
+/// Everything a request handler needs, shared by all connections.
+pub(crate) struct Site {
+    /// The configuration, with the origin placeholder filled in.
+    pub(crate) config: SiteConfig,
+    /// `http://127.0.0.1:PORT`.
+    pub(crate) origin: String,
+    pub(crate) counters: Arc<Counters>,
+    /// Cancelled when the site shuts down: ends hangs, stalls and latency waits.
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// Serves one request.
+pub(crate) async fn handle(
+    site: Arc<Site>,
+    req: Request<Incoming>,
+) -> Result<Response<SiteBody>, Aborted> {
+    let uri = req.uri();
+    let (count, in_flight) = site
+        .counters
+        .arrive(uri.path_and_query().map_or("/", |pq| pq.as_str()));
+    if !site.config.latency.is_zero() {
+        tokio::select! {
+            () = tokio::time::sleep(site.config.latency) => {}
+            () = site.shutdown.cancelled() => return Err(Aborted("shutdown")),
+        }
+    }
+    let mut resp = match uri.path() {
+        "/hang" => hang(&site.shutdown).await?,
+        path => route(&site, path, uri.query(), count),
+    };
+    if site.config.gzip {
+        gzip(&mut resp, req.headers());
+    }
+    resp.body_mut().hold(in_flight);
+    Ok(resp)
+}
+
+async fn hang(shutdown: &CancellationToken) -> Result<Response<SiteBody>, Aborted> {
+    tokio::select! {
+        () = tokio::time::sleep(HANG) => Ok(reply(StatusCode::OK, Some(HTML), "<p>finally</p>")),
+        () = shutdown.cancelled() => Err(Aborted("shutdown")),
+    }
+}
+
+fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<SiteBody> {
+    let config = &site.config;
+    let found = match path {
+        "/" => Some(reply(StatusCode::OK, Some(HTML), page::root(config))),
+        "/robots.txt" => config.robots_txt.as_ref().map(|(code, body)| {
+            let status = StatusCode::from_u16(*code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            reply(status, Some("text/plain; charset=utf-8"), body.clone())
+        }),
+        "/sitemap.xml" => config
+            .sitemap_xml
+            .as_ref()
+            .map(|body| reply(StatusCode::OK, Some("application/xml"), body.clone())),
+        _ => match path.strip_prefix("/p/").and_then(page_index) {
+            Some(i) => page::page(config, &site.origin, i)
+                .map(|html| reply(StatusCode::OK, Some(HTML), html)),
+            None => {
+                special::route(path, count, &site.shutdown).or_else(|| trap::route(path, query))
+            }
+        },
+    };
+    found.unwrap_or_else(|| reply(StatusCode::NOT_FOUND, Some(HTML), "<h1>Not found</h1>"))
+}
+
+/// Parses a page index written canonically: digits only, no leading zero,
+/// so `/p/07` and `/p/+7` are different, missing URLs.
+fn page_index(s: &str) -> Option<usize> {
+    let canonical =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    canonical.then(|| s.parse().ok()).flatten()
+}
+
+/// A response with the given status, optional content type and whole body.
+pub(crate) fn reply(
+    status: StatusCode,
+    content_type: Option<&'static str>,
+    body: impl Into<Bytes>,
+) -> Response<SiteBody> {
+    let mut resp = Response::new(SiteBody::full(body));
+    *resp.status_mut() = status;
+    if let Some(ct) = content_type {
+        resp.headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static(ct));
+    }
+    resp
+}
+
+/// Adds a header; values that are not valid header bytes are left out.
+pub(crate) fn with_header(
+    mut resp: Response<SiteBody>,
+    name: HeaderName,
+    value: &str,
+) -> Response<SiteBody> {
+    if let Ok(value) = HeaderValue::from_str(value) {
+        resp.headers_mut().insert(name, value);
+    }
+    resp
+}
+
+/// Gzips a successful whole-buffer HTML response when the client accepts it.
+fn gzip(resp: &mut Response<SiteBody>, req_headers: &HeaderMap) {
+    let is_html = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .is_some_and(|ct| ct.as_bytes().starts_with(b"text/html"));
+    if resp.status() != StatusCode::OK || !is_html {
+        return;
+    }
+    resp.headers_mut()
+        .insert(VARY, HeaderValue::from_static("accept-encoding"));
+    let accepted = req_headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .any(|v| v.to_str().is_ok_and(accepts_gzip));
+    let Some(plain) = resp.body().full_bytes().filter(|_| accepted) else {
+        return;
+    };
+    let mut encoder = GzEncoder::new(
+        Vec::with_capacity(plain.len() / 2 + 64),
+        Compression::fast(),
+    );
+    if encoder.write_all(plain).is_err() {
+        return;
+    }
+    if let Ok(zipped) = encoder.finish() {
+        *resp.body_mut() = SiteBody::full(zipped);
+        resp.headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    }
+}
+
+/// Whether an `Accept-Encoding` value allows gzip: listed (or `*`) with a
+/// non-zero quality, and not refused by name.
+pub(crate) fn accepts_gzip(value: &str) -> bool {
+    let mut gzip = None;
+    let mut star = None;
+    for item in value.split(',') {
+        let mut parts = item.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let q = parts
+            .filter_map(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .or_else(|| p.trim().strip_prefix("Q="))
+            })
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
+            gzip = Some(q > 0.0);
+        } else if name == "*" {
+            star = Some(q > 0.0);
+        }
+    }
+    gzip.or(star).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_encoding_table() {
+        let cases = [
+            ("gzip", true),
+            ("GZip", true),
+            ("deflate, gzip;q=0.5", true),
+            ("gzip;q=0", false),
+            ("gzip; q=0.0, *", false),
+            ("br, *", true),
+            ("*;q=0", false),
+            ("identity", false),
+            ("", false),
+            ("x-gzip", true),
+        ];
+        for (value, want) in cases {
+            assert_eq!(accepts_gzip(value), want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn page_index_table() {
+        let cases = [
+            ("0", Some(0)),
+            ("7", Some(7)),
+            ("123", Some(123)),
+            ("07", None),
+            ("+7", None),
+            ("", None),
+            ("7a", None),
+            ("99999999999999999999999", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(page_index(s), want, "{s:?}");
+        }
+    }
+}
