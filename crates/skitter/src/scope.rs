@@ -152,3 +152,199 @@ impl HostKey {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::urlnorm::parse_root;
+
+    fn scope(roots: &[&str], mode: ScopeMode) -> Scope {
+        let roots: Vec<Url> = roots
+            .iter()
+            .map(|r| parse_root(r).unwrap_or_else(|e| panic!("{e}")))
+            .collect();
+        Scope::new(&roots, mode)
+    }
+
+    /// (roots, candidate, allowed) checked under one mode.
+    fn check(mode: ScopeMode, cases: &[(&[&str], &str, bool)]) {
+        for (roots, candidate, want) in cases {
+            let url = Url::parse(candidate).unwrap_or_else(|e| panic!("{candidate}: {e}"));
+            let got = scope(roots, mode).allows(&url);
+            assert_eq!(got, *want, "{mode:?} roots {roots:?} allows {candidate}");
+        }
+    }
+
+    #[test]
+    fn default_mode_is_strict() {
+        assert_eq!(ScopeMode::default(), ScopeMode::Strict);
+        assert_eq!(scope(&["example.com"], ScopeMode::default()).mode(), ScopeMode::Strict);
+    }
+
+    #[test]
+    fn strict_hosts() {
+        let ex: &[&str] = &["https://example.com/docs/"];
+        let www: &[&str] = &["http://www.example.com"];
+        check(
+            ScopeMode::Strict,
+            &[
+                (ex, "https://example.com/anything", true),
+                (ex, "https://EXAMPLE.com/", true),
+                (ex, "https://example.com./", true),
+                (ex, "https://www.example.com/", true),
+                (www, "http://example.com/", true),
+                (www, "http://www.example.com/", true),
+                (www, "http://WWW.Example.COM/", true),
+                (ex, "https://www.www.example.com/", false),
+                (ex, "https://blog.example.com/", false),
+                (ex, "https://example.org/", false),
+                (ex, "https://notexample.com/", false),
+                (ex, "https://example.com.evil.test/", false),
+                (ex, "https://user:pw@example.com/", true),
+                // Several roots: any one may admit the URL.
+                (&["a.test", "b.test"], "http://b.test/x", true),
+                (&["a.test", "b.test"], "http://c.test/x", false),
+                // IDN roots compare in punycode.
+                (&["bücher.example"], "http://xn--bcher-kva.example/", true),
+            ],
+        );
+    }
+
+    #[test]
+    fn only_http_and_https() {
+        let ex: &[&str] = &["example.com"];
+        for mode in [ScopeMode::Strict, ScopeMode::Lenient] {
+            check(
+                mode,
+                &[
+                    (ex, "http://example.com/", true),
+                    (ex, "https://example.com/", true),
+                    (ex, "ftp://example.com/", false),
+                    (ex, "ws://example.com/", false),
+                    (ex, "mailto:me@example.com", false),
+                    (ex, "file:///example.com", false),
+                ],
+            );
+        }
+        let roots = [Url::parse("ftp://example.com/").expect("valid")];
+        let ftp_only = Scope::new(&roots, ScopeMode::Strict);
+        assert!(!ftp_only.allows(&Url::parse("http://example.com/").expect("valid")));
+        assert!(!Scope::new(&[], ScopeMode::Lenient).allows(&roots[0]));
+    }
+
+    #[test]
+    fn ip_literals_match_exactly() {
+        let v4: &[&str] = &["127.0.0.1:8080"];
+        let v6: &[&str] = &["http://[::1]:8080/"];
+        for mode in [ScopeMode::Strict, ScopeMode::Lenient] {
+            check(
+                mode,
+                &[
+                    (v4, "http://127.0.0.1:8080/a", true),
+                    (v4, "http://0x7f.0.0.1:8080/a", true),
+                    (v4, "http://127.0.0.2:8080/a", false),
+                    (v4, "http://127.0.0.1.nip.test:8080/", false),
+                    (v4, "http://localhost:8080/", false),
+                    (v4, "http://[::ffff:127.0.0.1]:8080/", false),
+                    (v6, "http://[0:0::1]:8080/", true),
+                    (v6, "http://[::2]:8080/", false),
+                    (v6, "http://127.0.0.1:8080/", false),
+                ],
+            );
+        }
+    }
+
+    #[test]
+    fn ports() {
+        let default: &[&str] = &["http://h.test/"];
+        let explicit: &[&str] = &["http://h.test:8080/"];
+        let loopback: &[&str] = &["127.0.0.1:8080"];
+        for mode in [ScopeMode::Strict, ScopeMode::Lenient] {
+            check(
+                mode,
+                &[
+                    (default, "http://h.test/", true),
+                    (default, "https://h.test/", true),
+                    (default, "http://h.test:80/", true),
+                    (default, "https://h.test:443/", true),
+                    (default, "http://h.test:8080/", false),
+                    (default, "http://h.test:443/", false),
+                    (default, "https://h.test:80/", false),
+                    (explicit, "http://h.test:8080/", true),
+                    (explicit, "https://h.test:8080/", true),
+                    (explicit, "http://h.test/", false),
+                    (explicit, "https://h.test/", false),
+                    (explicit, "http://h.test:9090/", false),
+                    (loopback, "http://127.0.0.1:9090/", false),
+                    (loopback, "http://127.0.0.1/", false),
+                    // A root on the *other* scheme's default port names it explicitly.
+                    (&["http://h.test:443/"], "https://h.test/", true),
+                    (&["http://h.test:443/"], "http://h.test/", false),
+                ],
+            );
+        }
+    }
+
+    #[test]
+    fn lenient_uses_registrable_domain() {
+        let uk: &[&str] = &["a.example.co.uk"];
+        let com: &[&str] = &["https://www.example.com/"];
+        let gh: &[&str] = &["alice.github.io"];
+        check(
+            ScopeMode::Lenient,
+            &[
+                (uk, "http://b.example.co.uk/", true),
+                (uk, "http://example.co.uk/", true),
+                (uk, "http://deep.er.example.co.uk/", true),
+                (uk, "http://other.co.uk/", false),
+                (uk, "http://co.uk/", false),
+                (com, "https://example.com/", true),
+                (com, "https://api.example.com/", true),
+                (com, "https://example.com./", true),
+                (com, "https://example.org/", false),
+                (com, "https://example.com.evil.test/", false),
+                // The private section makes github.io users separate sites.
+                (gh, "http://alice.github.io/", true),
+                (gh, "http://www.alice.github.io/", true),
+                (gh, "http://bob.github.io/", false),
+                (gh, "http://github.io/", false),
+                // IDN suffixes are looked up in punycode.
+                (&["a.пример.рф"], "http://b.xn--e1afmkfd.xn--p1ai/", true),
+            ],
+        );
+    }
+
+    #[test]
+    fn lenient_falls_back_to_strict_without_registrable_domain() {
+        let local: &[&str] = &["localhost:3000"];
+        let suffix: &[&str] = &["co.uk"];
+        let gh: &[&str] = &["github.io"];
+        check(
+            ScopeMode::Lenient,
+            &[
+                (local, "http://localhost:3000/", true),
+                (local, "http://www.localhost:3000/", true),
+                (local, "http://app.localhost:3000/", false),
+                (suffix, "http://co.uk/", true),
+                (suffix, "http://example.co.uk/", false),
+                (suffix, "http://other.co.uk/", false),
+                (gh, "http://github.io/", true),
+                (gh, "http://www.github.io/", true),
+                (gh, "http://alice.github.io/", false),
+            ],
+        );
+    }
+
+    #[test]
+    fn strict_is_narrower_than_lenient() {
+        let uk: &[&str] = &["a.example.co.uk"];
+        check(
+            ScopeMode::Strict,
+            &[
+                (uk, "http://a.example.co.uk/", true),
+                (uk, "http://b.example.co.uk/", false),
+                (uk, "http://example.co.uk/", false),
+            ],
+        );
+    }
+}
