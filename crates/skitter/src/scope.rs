@@ -178,7 +178,10 @@ mod tests {
     #[test]
     fn default_mode_is_strict() {
         assert_eq!(ScopeMode::default(), ScopeMode::Strict);
-        assert_eq!(scope(&["example.com"], ScopeMode::default()).mode(), ScopeMode::Strict);
+        assert_eq!(
+            scope(&["example.com"], ScopeMode::default()).mode(),
+            ScopeMode::Strict
+        );
     }
 
     #[test]

@@ -185,7 +185,12 @@ fn normalize_escapes(s: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         let escape = (bytes[i] == b'%')
-            .then(|| Some((hex_value(*bytes.get(i + 1)?)?, hex_value(*bytes.get(i + 2)?)?)))
+            .then(|| {
+                Some((
+                    hex_value(*bytes.get(i + 1)?)?,
+                    hex_value(*bytes.get(i + 2)?)?,
+                ))
+            })
             .flatten();
         let Some((hi, lo)) = escape else {
             i += 1;
@@ -217,7 +222,9 @@ fn is_unreserved(byte: u8) -> bool {
 }
 
 fn hex_value(byte: u8) -> Option<u8> {
-    char::from(byte).to_digit(16).and_then(|d| u8::try_from(d).ok())
+    char::from(byte)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 #[cfg(test)]
@@ -341,9 +348,17 @@ mod tests {
 
     #[test]
     fn resolve_reports_bad_input() {
-        for raw in ["http://[bad/", "http://a b.test/", "https://x:99999/", "http://"] {
+        for raw in [
+            "http://[bad/",
+            "http://a b.test/",
+            "https://x:99999/",
+            "http://",
+        ] {
             let err = resolve(raw, &base()).expect_err(raw);
-            assert!(matches!(err, UrlError::Unresolvable { .. }), "{raw:?}: {err:?}");
+            assert!(
+                matches!(err, UrlError::Unresolvable { .. }),
+                "{raw:?}: {err:?}"
+            );
             assert_eq!(err.input(), raw);
             assert!(err.to_string().contains(&format!("{raw:?}")), "{err}");
         }
@@ -359,7 +374,10 @@ mod tests {
             ("[::1]:9000", "http://[::1]:9000/"),
             ("Example.COM:80/Docs#top", "http://example.com/Docs"),
             ("https://example.com", "https://example.com/"),
-            ("HTTPS://example.com:443/%7euser", "https://example.com/~user"),
+            (
+                "HTTPS://example.com:443/%7euser",
+                "https://example.com/~user",
+            ),
             (" example.com\n", "http://example.com/"),
         ];
         for (arg, want) in cases {
