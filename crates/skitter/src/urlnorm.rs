@@ -184,19 +184,10 @@ fn normalize_escapes(s: &str) -> Option<String> {
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let escape = (bytes[i] == b'%')
-            .then(|| {
-                Some((
-                    hex_value(*bytes.get(i + 1)?)?,
-                    hex_value(*bytes.get(i + 2)?)?,
-                ))
-            })
-            .flatten();
-        let Some((hi, lo)) = escape else {
+        let Some(decoded) = escape_at(bytes, i) else {
             i += 1;
             continue;
         };
-        let decoded = hi << 4 | lo;
         let replacement = if is_unreserved(decoded) {
             char::from(decoded).to_string()
         } else {
@@ -219,6 +210,14 @@ fn normalize_escapes(s: &str) -> Option<String> {
 /// RFC 3986 §2.3: ALPHA / DIGIT / "-" / "." / "_" / "~".
 fn is_unreserved(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~')
+}
+
+/// The byte encoded by a well-formed `%XX` escape starting at `i`, if there is one.
+fn escape_at(bytes: &[u8], i: usize) -> Option<u8> {
+    match bytes.get(i..i + 3)? {
+        [b'%', hi, lo] => Some(hex_value(*hi)? << 4 | hex_value(*lo)?),
+        _ => None,
+    }
 }
 
 fn hex_value(byte: u8) -> Option<u8> {
