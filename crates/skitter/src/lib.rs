@@ -8,6 +8,8 @@
 pub mod fetch;
 pub mod frontier;
 pub mod outcome;
-pub mod retry;
-pub mod sink;
 pub mod report;
+pub mod retry;
+pub mod scope;
+pub mod sink;
+pub mod urlnorm;
