@@ -67,6 +67,7 @@ struct State {
     found: Vec<Found>,
     base_href: Option<String>,
     style_text: String,
+    noscript_text: String,
 }
 
 impl State {
@@ -146,6 +147,10 @@ fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
         .append_element_content_handler(element!("meta[http-equiv][content]", |el| {
             on_meta(el, &mut state.borrow_mut());
             Ok(())
+        }))
+        .append_element_content_handler(text!("noscript", |chunk| {
+            on_noscript_text(chunk, state, mode);
+            Ok(())
         }));
     if mode == ExtractMode::Resources {
         settings = add_resource_handlers(settings, state);
@@ -209,6 +214,18 @@ fn is_connection_hint(el: &Element) -> bool {
     })
 }
 
+/// `lol_html` parses as a browser with scripting on, so `<noscript>` content
+/// arrives as raw text; a crawler runs no scripts and sees it as markup, so
+/// it gets its own pass once complete. The state is not borrowed during that
+/// pass: its handlers borrow it themselves.
+fn on_noscript_text(chunk: &TextChunk, state: &RefCell<State>, mode: ExtractMode) {
+    state.borrow_mut().noscript_text.push_str(chunk.as_str());
+    if chunk.last_in_text_node() {
+        let markup = std::mem::take(&mut state.borrow_mut().noscript_text);
+        run_rewriter(&markup, state, mode);
+    }
+}
+
 /// Collects `<style>` text, which arrives in chunks, and scans it at its end.
 /// It is raw text: no entity decoding applies.
 fn on_style_text(chunk: &TextChunk, state: &mut State) {
@@ -218,3 +235,7 @@ fn on_style_text(chunk: &TextChunk, state: &mut State) {
         css::scan(&css_text, |raw, construct| state.push(raw, LinkKind::Resource, "style", construct));
     }
 }
+
+#[cfg(test)]
+#[path = "html_tests.rs"]
+mod tests;
