@@ -108,9 +108,16 @@ impl Link {
 /// decoded except before `=` or an alphanumeric, …).
 ///
 /// `lol_html` hands out attribute values exactly as written, so every value
-/// this module reads goes through here. Borrowed when nothing needed decoding.
+/// this module reads goes through here. It also leaves NUL characters in
+/// place, which the HTML tokenizer replaces with U+FFFD; that is done here
+/// too. Borrowed when nothing needed decoding.
 pub fn decode_attribute(raw: &str) -> Cow<'_, str> {
-    htmlize::unescape_attribute(raw)
+    let decoded = htmlize::unescape_attribute(raw);
+    if decoded.contains('\0') {
+        Cow::Owned(decoded.replace('\0', "\u{FFFD}"))
+    } else {
+        decoded
+    }
 }
 
 /// Strips the ASCII whitespace HTML allows around URL-valued attributes.
@@ -133,6 +140,7 @@ mod tests {
             ("&notit;", "&notit;"),
             ("&#0;", "\u{fffd}"),
             ("&#x80;", "\u{20ac}"), // windows-1252 remapping of C1 controls
+            ("a\0b", "a\u{fffd}b"),
         ];
         for (input, want) in cases {
             assert_eq!(decode_attribute(input), want, "input {input:?}");
