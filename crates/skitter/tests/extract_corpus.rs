@@ -23,21 +23,66 @@ const ATTRS: &str = include_str!("corpora/html_attr_decoding_cases.jsonl");
 
 /// Cases where skitter's rules differ from the recording project's, by id.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    ("lychee-000", "lychee skips links inside <pre>/<code> (\"verbatim\"); a link in <pre> is still a link to a crawler"),
-    ("lychee-001", "include_verbatim: lychee also finds bare URLs in text; skitter reads markup only"),
-    ("lychee-003", "lychee skips links inside <pre>; skitter does not"),
-    ("lychee-004", "lychee drops rel=nofollow anchors; nofollow is a ranking hint, skitter keeps them"),
-    ("lychee-005", "lychee drops rel=nofollow anchors; skitter keeps them"),
-    ("lychee-007", "lychee drops disabled stylesheets; skitter keeps them (scripts can enable them)"),
-    ("lychee-010", "lychee drops a mailto-less e-mail address; skitter returns the href, a relative URL"),
-    ("lychee-011", "lychee takes `v2@1.5x.png` for an e-mail address; to skitter it is a relative image URL"),
-    ("lychee-019", "lychee takes `/@global/global.css` for an e-mail address; to skitter it is a stylesheet"),
-    ("lychee-021", "lychee skips links inside <pre>; skitter does not"),
-    ("lychee-022", "include_verbatim: lychee also finds bare URLs in text; skitter reads markup only"),
-    ("lychee-023", "lychee drops rel=nofollow anchors (comma-separated rel); skitter keeps them"),
-    ("lychee-024", "lychee takes `v2@1.5x.png` for an e-mail address; to skitter it is a relative image URL"),
-    ("lychee-029", "lychee reads href/src/cite on any element; skitter reads the attributes of known elements only"),
-    ("scrapy-004", "Scrapy drops links ending in non-HTML extensions (.jpg); skitter leaves filtering to scope"),
+    (
+        "lychee-000",
+        "lychee skips links inside <pre>/<code> (\"verbatim\"); a link in <pre> is still a link to a crawler",
+    ),
+    (
+        "lychee-001",
+        "include_verbatim: lychee also finds bare URLs in text; skitter reads markup only",
+    ),
+    (
+        "lychee-003",
+        "lychee skips links inside <pre>; skitter does not",
+    ),
+    (
+        "lychee-004",
+        "lychee drops rel=nofollow anchors; nofollow is a ranking hint, skitter keeps them",
+    ),
+    (
+        "lychee-005",
+        "lychee drops rel=nofollow anchors; skitter keeps them",
+    ),
+    (
+        "lychee-007",
+        "lychee drops disabled stylesheets; skitter keeps them (scripts can enable them)",
+    ),
+    (
+        "lychee-010",
+        "lychee drops a mailto-less e-mail address; skitter returns the href, a relative URL",
+    ),
+    (
+        "lychee-011",
+        "lychee takes `v2@1.5x.png` for an e-mail address; to skitter it is a relative image URL",
+    ),
+    (
+        "lychee-019",
+        "lychee takes `/@global/global.css` for an e-mail address; to skitter it is a stylesheet",
+    ),
+    (
+        "lychee-021",
+        "lychee skips links inside <pre>; skitter does not",
+    ),
+    (
+        "lychee-022",
+        "include_verbatim: lychee also finds bare URLs in text; skitter reads markup only",
+    ),
+    (
+        "lychee-023",
+        "lychee drops rel=nofollow anchors (comma-separated rel); skitter keeps them",
+    ),
+    (
+        "lychee-024",
+        "lychee takes `v2@1.5x.png` for an e-mail address; to skitter it is a relative image URL",
+    ),
+    (
+        "lychee-029",
+        "lychee reads href/src/cite on any element; skitter reads the attributes of known elements only",
+    ),
+    (
+        "scrapy-004",
+        "Scrapy drops links ending in non-HTML extensions (.jpg); skitter leaves filtering to scope",
+    ),
 ];
 
 /// Scrapy extractor options skitter has no equivalent of (custom tag/attribute
@@ -63,7 +108,9 @@ enum Group {
 fn group(case: &Value) -> Group {
     let source = case["source"].as_str().unwrap_or_default();
     let resolution = case["semantics"]["resolution"].as_str().unwrap_or_default();
-    let has_options = case["extractor_options"].as_object().is_some_and(|o| !o.is_empty());
+    let has_options = case["extractor_options"]
+        .as_object()
+        .is_some_and(|o| !o.is_empty());
     match source {
         "lychee" if resolution.starts_with("absolute") => Group::LycheeAbsolute,
         "lychee" => Group::LycheeRaw,
@@ -73,8 +120,13 @@ fn group(case: &Value) -> Group {
     }
 }
 
-static CASES: LazyLock<Vec<Value>> =
-    LazyLock::new(|| LINKS.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect());
+static CASES: LazyLock<Vec<Value>> = LazyLock::new(|| {
+    LINKS
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+});
 
 /// Runs skitter on a links case, with the case's bytes, charset and base.
 fn run(case: &Value, mode: ExtractMode) -> HtmlDocument {
@@ -83,35 +135,56 @@ fn run(case: &Value, mode: ExtractMode) -> HtmlDocument {
         None => case["html"].as_str().unwrap().as_bytes().to_vec(),
     };
     // lychee and html5lib cases have no page URL; any base works for raw values.
-    let page = Url::parse(case["base_url"].as_str().unwrap_or("http://corpus.invalid/page")).unwrap();
+    let page = Url::parse(
+        case["base_url"]
+            .as_str()
+            .unwrap_or("http://corpus.invalid/page"),
+    )
+    .unwrap();
     extract_html(&bytes, case["encoding"].as_str(), &page, mode)
 }
 
 /// What skitter produced and what the case expects, in the group's comparison.
 fn compare(case: &Value, group: Group) -> (Vec<String>, Vec<String>) {
-    let expected: Vec<String> =
-        case["expected_links"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_owned()).collect();
-    let (mode, got): (_, Box<dyn Fn(&HtmlDocument) -> Vec<String>>) = match group {
-        Group::LycheeRaw => (ExtractMode::Resources, Box::new(|d| d.links.iter().map(|l| l.raw.clone()).collect())),
-        Group::LycheeAbsolute => (
-            ExtractMode::Resources,
-            Box::new(|d| d.links.iter().filter(|l| Url::parse(&l.raw).is_ok()).map(|l| l.raw.clone()).collect()),
-        ),
-        Group::ScrapyDefault => (
-            ExtractMode::Pages,
-            Box::new(|d| d.links.iter().filter_map(|l| l.url.as_ref().ok()).map(|u| u.to_string()).collect()),
-        ),
-        Group::Html5lib => (ExtractMode::Resources, Box::new(|d| d.links.iter().map(|l| l.raw.clone()).collect())),
+    let expected: Vec<String> = case["expected_links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    let mode = match group {
+        Group::ScrapyDefault => ExtractMode::Pages,
+        _ => ExtractMode::Resources,
+    };
+    let doc = run(case, mode);
+    let links = doc.links.iter();
+    let mut got: Vec<String> = match group {
+        Group::LycheeRaw | Group::Html5lib => links.map(|l| l.raw.clone()).collect(),
+        Group::LycheeAbsolute => links
+            .filter(|l| Url::parse(&l.raw).is_ok())
+            .map(|l| l.raw.clone())
+            .collect(),
+        Group::ScrapyDefault => links
+            .filter_map(|l| l.url.as_ref().ok())
+            .map(Url::to_string)
+            .collect(),
         Group::ScrapyCustom => unreachable!("not run"),
     };
-    let mut got = got(&run(case, mode));
     let mut expected = expected;
     if group == Group::LycheeRaw {
         got.sort();
         expected.sort();
     } else {
-        got = got.into_iter().collect::<BTreeSet<_>>().into_iter().collect();
-        expected = expected.into_iter().collect::<BTreeSet<_>>().into_iter().collect();
+        got = got
+            .into_iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        expected = expected
+            .into_iter()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
     }
     (got, expected)
 }
@@ -133,16 +206,31 @@ fn links_corpus() {
             (true, None) => passed += 1,
             (false, Some(reason)) => {
                 differ_as_listed += 1;
-                println!("differs by design: {id}: {reason}\n  expected {expected:?}\n  got      {got:?}");
+                println!(
+                    "differs by design: {id}: {reason}\n  expected {expected:?}\n  got      {got:?}"
+                );
             }
-            (true, Some(reason)) => problems.push(format!("{id}: listed as differing ({reason}) but now agrees")),
-            (false, None) => problems.push(format!("{id} ({group:?}):\n  expected {expected:?}\n  got      {got:?}")),
+            (true, Some(reason)) => problems.push(format!(
+                "{id}: listed as differing ({reason}) but now agrees"
+            )),
+            (false, None) => problems.push(format!(
+                "{id} ({group:?}):\n  expected {expected:?}\n  got      {got:?}"
+            )),
         }
     }
-    println!("links corpus: {passed} agree, {differ_as_listed} differ by design, {skipped} not run");
+    println!(
+        "links corpus: {passed} agree, {differ_as_listed} differ by design, {skipped} not run"
+    );
     println!("note: {SCRAPY_SKIP_NOTE}");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!((passed, differ_as_listed, skipped), (PASSING_LINK_CASES, KNOWN_DIFFERENCES.len(), SKIPPED_LINK_CASES));
+    assert_eq!(
+        (passed, differ_as_listed, skipped),
+        (
+            PASSING_LINK_CASES,
+            KNOWN_DIFFERENCES.len(),
+            SKIPPED_LINK_CASES
+        )
+    );
 }
 
 /// Pinned so that a regression (or an unnoticed change in the corpus) shows.
@@ -155,7 +243,12 @@ fn srcset_corpus() {
     for line in SRCSET.lines().filter(|l| !l.trim().is_empty()) {
         let case: Value = serde_json::from_str(line).unwrap();
         let input = case["srcset"].as_str().unwrap();
-        let expected: Vec<&str> = case["expected_urls"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let expected: Vec<&str> = case["expected_urls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
         assert_eq!(parse_srcset(input), expected, "{}: {input:?}", case["test"]);
         count += 1;
     }
@@ -172,19 +265,25 @@ type StartTag = (String, BTreeMap<String, String>);
 fn start_tags(html: &str) -> Vec<StartTag> {
     use lol_html::{HtmlRewriter, Settings, element};
     let mut tags = Vec::new();
-    let settings = Settings::new().with_strict(false).append_element_content_handler(element!("*", |el| {
-        let mut attributes = BTreeMap::new();
-        for attr in el.attributes() {
-            attributes.entry(attr.name()).or_insert_with(|| decode_attribute(&attr.value()).into_owned());
-        }
-        // The corpus records only start tags that have attributes.
-        if !attributes.is_empty() {
-            tags.push((el.tag_name(), attributes));
-        }
-        Ok(())
-    }));
+    let settings = Settings::new()
+        .with_strict(false)
+        .append_element_content_handler(element!("*", |el| {
+            let mut attributes = BTreeMap::new();
+            for attr in el.attributes() {
+                attributes
+                    .entry(attr.name())
+                    .or_insert_with(|| decode_attribute(&attr.value()).into_owned());
+            }
+            // The corpus records only start tags that have attributes.
+            if !attributes.is_empty() {
+                tags.push((el.tag_name(), attributes));
+            }
+            Ok(())
+        }));
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    let result = rewriter.write(html.as_bytes()).and_then(|()| rewriter.end());
+    let result = rewriter
+        .write(html.as_bytes())
+        .and_then(|()| rewriter.end());
     result.map(|()| tags).unwrap_or_default()
 }
 
@@ -193,7 +292,10 @@ fn expected_tags(case: &Value) -> Vec<StartTag> {
     tags.iter()
         .map(|t| {
             let attrs = t["attributes"].as_object().unwrap();
-            let attrs = attrs.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())).collect();
+            let attrs = attrs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+                .collect();
             (t["element"].as_str().unwrap().to_owned(), attrs)
         })
         .collect()
@@ -210,10 +312,16 @@ fn html_attr_decoding_corpus() {
             agree += 1;
         } else if same_values(&got, &expected) {
             values_only += 1;
-            println!("names differ: {} {:?}\n  expected {expected:?}\n  got      {got:?}", case["description"], case["html"]);
+            println!(
+                "names differ: {} {:?}\n  expected {expected:?}\n  got      {got:?}",
+                case["description"], case["html"]
+            );
         } else {
             names_differ += 1;
-            println!("differs: {} {:?}\n  expected {expected:?}\n  got      {got:?}", case["description"], case["html"]);
+            println!(
+                "differs: {} {:?}\n  expected {expected:?}\n  got      {got:?}",
+                case["description"], case["html"]
+            );
         }
     }
     println!(
@@ -230,7 +338,16 @@ fn html_attr_decoding_corpus() {
 /// problems (skitter's) apart from tokenizer naming quirks (lol_html's).
 fn same_values(got: &[StartTag], expected: &[StartTag]) -> bool {
     let values = |tags: &[StartTag]| -> Vec<Vec<String>> {
-        tags.iter().map(|(_, attrs)| attrs.values().cloned().collect::<BTreeSet<_>>().into_iter().collect()).collect()
+        tags.iter()
+            .map(|(_, attrs)| {
+                attrs
+                    .values()
+                    .cloned()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect()
+            })
+            .collect()
     };
     values(got) == values(expected)
 }
@@ -249,7 +366,10 @@ fn base64_decode(input: &str) -> Vec<u8> {
     let digits: Vec<u8> = input.bytes().filter(|&c| c != b'=').map(value).collect();
     let mut out = Vec::with_capacity(digits.len() * 3 / 4);
     for chunk in digits.chunks(4) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &d)| n | u32::from(d) << (18 - 6 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &d)| n | u32::from(d) << (18 - 6 * i));
         out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
     }
     out

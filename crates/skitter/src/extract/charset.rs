@@ -37,8 +37,8 @@ pub fn decode_html<'a>(
 
 /// Picks the encoding when there is no BOM: header, then meta prescan, then UTF-8.
 fn choose_without_bom(body: &[u8], content_type_charset: Option<&str>) -> &'static Encoding {
-    let declared = content_type_charset
-        .and_then(|label| Encoding::for_label(label.trim().as_bytes()));
+    let declared =
+        content_type_charset.and_then(|label| Encoding::for_label(label.trim().as_bytes()));
     declared
         .or_else(|| prescan_meta(&body[..body.len().min(PRESCAN_LIMIT)]))
         .unwrap_or(UTF_8)
@@ -122,7 +122,10 @@ fn next_attribute(tag: &[u8], mut pos: usize) -> Option<(&[u8], &[u8], usize)> {
     let (value, next) = match tag.get(pos) {
         Some(&quote @ (b'"' | b'\'')) => {
             let start = pos + 1;
-            let end = tag[start..].iter().position(|&b| b == quote).map_or(tag.len(), |i| start + i);
+            let end = tag[start..]
+                .iter()
+                .position(|&b| b == quote)
+                .map_or(tag.len(), |i| start + i);
             (&tag[start..end], (end + 1).min(tag.len()))
         }
         _ => {
@@ -161,7 +164,10 @@ fn charset_from_content(content: &[u8]) -> Option<&'static Encoding> {
             }
             _ => {
                 let rest = &content[i..];
-                let end = rest.iter().position(|&b| is_space(b) || b == b';').unwrap_or(rest.len());
+                let end = rest
+                    .iter()
+                    .position(|&b| is_space(b) || b == b';')
+                    .unwrap_or(rest.len());
                 &rest[..end]
             }
         };
@@ -194,7 +200,9 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 fn find_ignore_case(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w.eq_ignore_ascii_case(needle))
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]
@@ -208,20 +216,41 @@ mod tests {
             (b"<p>plain", Some("iso-8859-1"), "windows-1252"),
             (b"<p>plain", Some(" Shift_JIS "), "Shift_JIS"),
             (b"<p>plain", Some("no-such-charset"), "UTF-8"),
-            (b"\xEF\xBB\xBF<meta charset=koi8-r>", Some("latin1"), "UTF-8"),
+            (
+                b"\xEF\xBB\xBF<meta charset=koi8-r>",
+                Some("latin1"),
+                "UTF-8",
+            ),
             (b"\xFF\xFE<\0p\0", Some("latin1"), "UTF-16LE"),
             (b"<meta charset=koi8-r>", None, "KOI8-R"),
             (b"<META CHARSET='windows-1251'>", None, "windows-1251"),
             (b"<meta charset=koi8-r>", Some("gbk"), "GBK"),
-            (b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=euc-jp\">", None, "EUC-JP"),
-            (b"<meta content='text/html;charset=\"big5\"' http-equiv=content-type>", None, "Big5"),
+            (
+                b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=euc-jp\">",
+                None,
+                "EUC-JP",
+            ),
+            (
+                b"<meta content='text/html;charset=\"big5\"' http-equiv=content-type>",
+                None,
+                "Big5",
+            ),
             (b"<meta content='text/html; charset=big5'>", None, "UTF-8"), // no http-equiv
-            (b"<!-- <meta charset=koi8-r> --><meta charset=iso-8859-2>", None, "ISO-8859-2"),
+            (
+                b"<!-- <meta charset=koi8-r> --><meta charset=iso-8859-2>",
+                None,
+                "ISO-8859-2",
+            ),
             (b"<meta charset=utf-16le>", None, "UTF-8"),
         ];
         for (body, header, want) in cases {
             let (_, encoding, _) = decode_html(body, header);
-            assert_eq!(encoding.name(), want, "body {:?} header {header:?}", String::from_utf8_lossy(body));
+            assert_eq!(
+                encoding.name(),
+                want,
+                "body {:?} header {header:?}",
+                String::from_utf8_lossy(body)
+            );
         }
     }
 

@@ -17,7 +17,9 @@ use super::{Link, LinkKind};
 /// [`LinkKind::Resource`], element `""` and attr `"url()"` or `"@import"`.
 pub fn extract_css(css: &str, base: &url::Url) -> Vec<Link> {
     let mut links = Vec::new();
-    scan(css, |raw, attr| links.push(Link::resolve(raw, base, LinkKind::Resource, "", attr)));
+    scan(css, |raw, attr| {
+        links.push(Link::resolve(raw, base, LinkKind::Resource, "", attr))
+    });
     links
 }
 
@@ -56,7 +58,11 @@ pub(super) fn scan(css: &str, mut found: impl FnMut(String, &'static str)) {
 fn emit(value: String, construct: &'static str, found: &mut impl FnMut(String, &'static str)) {
     let trimmed = value.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0C' | '\r'));
     if !trimmed.is_empty() {
-        let raw = if trimmed.len() == value.len() { value } else { trimmed.to_owned() };
+        let raw = if trimmed.len() == value.len() {
+            value
+        } else {
+            trimmed.to_owned()
+        };
         found(raw, construct);
     }
 }
@@ -131,8 +137,14 @@ fn read_escape(s: &str) -> (Option<char>, usize) {
     let hex_len = s.bytes().take(6).take_while(u8::is_ascii_hexdigit).count();
     if hex_len > 0 {
         let code = u32::from_str_radix(&s[..hex_len], 16).unwrap_or(0);
-        let c = char::from_u32(code).filter(|&c| c != '\0').unwrap_or('\u{FFFD}');
-        let space = s[hex_len..].chars().next().filter(|c| c.is_ascii_whitespace()).map_or(0, char::len_utf8);
+        let c = char::from_u32(code)
+            .filter(|&c| c != '\0')
+            .unwrap_or('\u{FFFD}');
+        let space = s[hex_len..]
+            .chars()
+            .next()
+            .filter(|c| c.is_ascii_whitespace())
+            .map_or(0, char::len_utf8);
         return (Some(c), hex_len + space);
     }
     match s.chars().next() {
@@ -165,7 +177,9 @@ fn skip_space_and_comments(css: &str, mut pos: usize) -> usize {
 }
 
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
-    s.as_bytes().get(..prefix.len()).is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
 }
 
 #[cfg(test)]
@@ -188,7 +202,10 @@ mod tests {
             ("@IMPORT 'b.css' screen;", &[("b.css", "@import")]),
             ("@import url(c.css);", &[("c.css", "url()")]),
             ("@import /* why */ \"d.css\";", &[("d.css", "@import")]),
-            ("/* url(no.png) */ b{x:url(yes.png)}", &[("yes.png", "url()")]),
+            (
+                "/* url(no.png) */ b{x:url(yes.png)}",
+                &[("yes.png", "url()")],
+            ),
             ("a{content:\"url(no.png)\"}", &[]),
             ("a{b:myurl(no.png)}", &[]),
             ("a{b:url()} c{d:url('')}", &[]),
@@ -197,8 +214,14 @@ mod tests {
             ("a{b:url('q\\'uote.png')}", &[("q'uote.png", "url()")]),
             ("a{b:url(\\41 bc.png)}", &[("Abc.png", "url()")]),
             ("a{b:url('line\\\ncont.png')}", &[("linecont.png", "url()")]),
-            ("a{b:url(data:image/png;base64,AAA=)}", &[("data:image/png;base64,AAA=", "url()")]),
-            ("@font-face{src:url(f.woff2) format('woff2'),url(f.woff)}", &[("f.woff2", "url()"), ("f.woff", "url()")]),
+            (
+                "a{b:url(data:image/png;base64,AAA=)}",
+                &[("data:image/png;base64,AAA=", "url()")],
+            ),
+            (
+                "@font-face{src:url(f.woff2) format('woff2'),url(f.woff)}",
+                &[("f.woff2", "url()"), ("f.woff", "url()")],
+            ),
             ("a{b:url(unterminated", &[("unterminated", "url()")]),
             ("a{b:url('unterminated", &[("unterminated", "url()")]),
             ("/* unterminated comment url(x)", &[]),
@@ -214,8 +237,14 @@ mod tests {
     #[test]
     fn links_resolve_against_the_stylesheet() {
         let base = url::Url::parse("http://example.com/css/site.css").unwrap();
-        let links = extract_css("@import 'print.css'; a{b:url(../img/x.png)} c{d:url(http://[bad/)}", &base);
-        let got: Vec<_> = links.iter().map(|l| (l.attr, l.url.as_ref().map(url::Url::as_str).ok())).collect();
+        let links = extract_css(
+            "@import 'print.css'; a{b:url(../img/x.png)} c{d:url(http://[bad/)}",
+            &base,
+        );
+        let got: Vec<_> = links
+            .iter()
+            .map(|l| (l.attr, l.url.as_ref().map(url::Url::as_str).ok()))
+            .collect();
         assert_eq!(
             got,
             [
@@ -224,6 +253,10 @@ mod tests {
                 ("url()", None),
             ]
         );
-        assert!(links.iter().all(|l| l.kind == LinkKind::Resource && l.element.is_empty()));
+        assert!(
+            links
+                .iter()
+                .all(|l| l.kind == LinkKind::Resource && l.element.is_empty())
+        );
     }
 }

@@ -13,7 +13,9 @@
 /// `url=<target>` (case-insensitive, optionally quoted) or the bare target.
 pub fn refresh_target(value: &str) -> Option<String> {
     let s = value.trim_start_matches(is_space);
-    let delay_len = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let delay_len = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
     if delay_len == 0 {
         return None;
     }
@@ -22,7 +24,10 @@ pub fn refresh_target(value: &str) -> Option<String> {
         return None;
     }
     let s = s.trim_start_matches(is_space);
-    let s = s.strip_prefix([';', ',']).unwrap_or(s).trim_start_matches(is_space);
+    let s = s
+        .strip_prefix([';', ','])
+        .unwrap_or(s)
+        .trim_start_matches(is_space);
     let target = strip_url_equals(s).unwrap_or(s);
     let target = match target.chars().next() {
         Some(quote @ ('"' | '\'')) => {
@@ -56,7 +61,9 @@ pub fn link_header_targets(value: &str) -> Vec<String> {
     let mut rest = value;
     while let Some(open) = rest.find('<') {
         let after_open = &rest[open + 1..];
-        let Some(close) = after_open.find('>') else { break };
+        let Some(close) = after_open.find('>') else {
+            break;
+        };
         let target = after_open[..close].trim_matches(is_space);
         let (params, next) = split_params(&after_open[close + 1..]);
         if !is_connection_hint(params) {
@@ -87,12 +94,17 @@ fn split_params(s: &str) -> (&str, &str) {
 /// True when the `rel` parameter names a connection hint.
 fn is_connection_hint(params: &str) -> bool {
     params.split(';').any(|param| {
-        let Some((name, value)) = param.split_once('=') else { return false };
+        let Some((name, value)) = param.split_once('=') else {
+            return false;
+        };
         name.trim().eq_ignore_ascii_case("rel")
             && value
                 .trim_matches(|c: char| is_space(c) || c == '"')
                 .split_ascii_whitespace()
-                .any(|rel| rel.eq_ignore_ascii_case("preconnect") || rel.eq_ignore_ascii_case("dns-prefetch"))
+                .any(|rel| {
+                    rel.eq_ignore_ascii_case("preconnect")
+                        || rel.eq_ignore_ascii_case("dns-prefetch")
+                })
     })
 }
 
@@ -131,11 +143,20 @@ mod tests {
     fn link_header_target_lists() {
         let cases: &[(&str, &[&str])] = &[
             ("", &[]),
-            ("<https://a.example/style.css>; rel=preload; as=style", &["https://a.example/style.css"]),
+            (
+                "<https://a.example/style.css>; rel=preload; as=style",
+                &["https://a.example/style.css"],
+            ),
             ("</p2>; rel=\"next\", </p0>; rel=\"prev\"", &["/p2", "/p0"]),
             ("</a>; title=\"x, y\"; rel=next, </b>", &["/a", "/b"]),
-            ("<https://cdn.example>; rel=preconnect, </c.js>; rel=modulepreload", &["/c.js"]),
-            ("<https://cdn.example>; rel=\"dns-prefetch preconnect\"", &[]),
+            (
+                "<https://cdn.example>; rel=preconnect, </c.js>; rel=modulepreload",
+                &["/c.js"],
+            ),
+            (
+                "<https://cdn.example>; rel=\"dns-prefetch preconnect\"",
+                &[],
+            ),
             ("< /spaced >; rel=x", &["/spaced"]),
             ("<unterminated; rel=x", &[]),
             ("garbage without brackets", &[]),

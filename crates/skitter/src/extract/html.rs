@@ -13,7 +13,10 @@ use lol_html::html_content::{Element, TextChunk};
 use lol_html::{HtmlRewriter, Settings, element, text};
 use url::Url;
 
-use super::{ExtractMode, Link, LinkKind, css, decode_attribute, decode_html, parse_srcset, refresh_target, trim_html_whitespace};
+use super::{
+    ExtractMode, Link, LinkKind, css, decode_attribute, decode_html, parse_srcset, refresh_target,
+    trim_html_whitespace,
+};
 
 /// The result of [`extract_html`].
 #[derive(Debug, Clone)]
@@ -49,8 +52,8 @@ const RESOURCE_ATTRS: &[(&str, &[&str])] = &[
 /// can name their element with a `&'static str`; others are reported as `"*"`.
 const STYLED_TAGS: &[&str] = &[
     "a", "article", "aside", "body", "button", "div", "footer", "h1", "h2", "h3", "h4", "h5", "h6",
-    "header", "html", "i", "img", "input", "label", "li", "main", "nav", "ol", "p", "section", "span",
-    "table", "td", "th", "tr", "ul",
+    "header", "html", "i", "img", "input", "label", "li", "main", "nav", "ol", "p", "section",
+    "span", "table", "td", "th", "tr", "ul",
 ];
 
 /// A link as found, before the base is known.
@@ -72,12 +75,25 @@ struct State {
 
 impl State {
     fn push(&mut self, raw: String, kind: LinkKind, element: &'static str, attr: &'static str) {
-        self.found.push(Found { raw, kind, element, attr });
+        self.found.push(Found {
+            raw,
+            kind,
+            element,
+            attr,
+        });
     }
 
     /// Records the URL in `attr` of `el`, if present and not blank.
-    fn push_attr(&mut self, el: &Element, kind: LinkKind, element: &'static str, attr: &'static str) {
-        let Some(value) = el.get_attribute(attr) else { return };
+    fn push_attr(
+        &mut self,
+        el: &Element,
+        kind: LinkKind,
+        element: &'static str,
+        attr: &'static str,
+    ) {
+        let Some(value) = el.get_attribute(attr) else {
+            return;
+        };
         let decoded = decode_attribute(&value);
         let raw = trim_html_whitespace(&decoded);
         if raw.is_empty() {
@@ -101,7 +117,12 @@ impl State {
 /// `page_url`) or `page_url`. Which elements are read depends on `mode`; see
 /// the module documentation for what is deliberately left out. Never fails:
 /// malformed markup or bytes yield whatever links can be read.
-pub fn extract_html(body: &[u8], content_type_charset: Option<&str>, page_url: &Url, mode: ExtractMode) -> HtmlDocument {
+pub fn extract_html(
+    body: &[u8],
+    content_type_charset: Option<&str>,
+    page_url: &Url,
+    mode: ExtractMode,
+) -> HtmlDocument {
     let (text, encoding, had_decode_errors) = decode_html(body, content_type_charset);
     let state = RefCell::new(State::default());
     run_rewriter(&text, &state, mode);
@@ -112,7 +133,12 @@ pub fn extract_html(body: &[u8], content_type_charset: Option<&str>, page_url: &
         .into_iter()
         .map(|f| Link::resolve(f.raw, &base, f.kind, f.element, f.attr))
         .collect();
-    HtmlDocument { links, charset: encoding.name(), had_decode_errors, base }
+    HtmlDocument {
+        links,
+        charset: encoding.name(),
+        had_decode_errors,
+        base,
+    }
 }
 
 /// The frozen base URL: `<base href>` resolved against the page, unless it
@@ -129,11 +155,15 @@ fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
     let mut settings = Settings::new().with_strict(false);
     settings = settings
         .append_element_content_handler(element!("a[href]", |el| {
-            state.borrow_mut().push_attr(el, LinkKind::Anchor, "a", "href");
+            state
+                .borrow_mut()
+                .push_attr(el, LinkKind::Anchor, "a", "href");
             Ok(())
         }))
         .append_element_content_handler(element!("area[href]", |el| {
-            state.borrow_mut().push_attr(el, LinkKind::Anchor, "area", "href");
+            state
+                .borrow_mut()
+                .push_attr(el, LinkKind::Anchor, "area", "href");
             Ok(())
         }))
         .append_element_content_handler(element!("base[href]", |el| {
@@ -158,13 +188,19 @@ fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     // Handlers never fail and strict mode is off, so an error here is a
     // lol_html limit; the links found up to that point are still good.
-    if let Err(error) = rewriter.write(text.as_bytes()).and_then(|()| rewriter.end()) {
+    if let Err(error) = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end())
+    {
         tracing::debug!(%error, "HTML link extraction stopped early");
     }
 }
 
 /// Adds the subresource, `style` attribute and `<style>` text handlers.
-fn add_resource_handlers<'h>(mut settings: Settings<'h, 'static>, state: &'h RefCell<State>) -> Settings<'h, 'static> {
+fn add_resource_handlers<'h>(
+    mut settings: Settings<'h, 'static>,
+    state: &'h RefCell<State>,
+) -> Settings<'h, 'static> {
     for &(tag, attrs) in RESOURCE_ATTRS {
         settings = settings.append_element_content_handler(element!(tag, move |el| {
             if tag == "link" && is_connection_hint(el) {
@@ -180,10 +216,16 @@ fn add_resource_handlers<'h>(mut settings: Settings<'h, 'static>, state: &'h Ref
     settings
         .append_element_content_handler(element!("[style]", |el| {
             let tag = el.tag_name();
-            let tag = STYLED_TAGS.iter().copied().find(|&t| t == tag).unwrap_or("*");
+            let tag = STYLED_TAGS
+                .iter()
+                .copied()
+                .find(|&t| t == tag)
+                .unwrap_or("*");
             let value = el.get_attribute("style").unwrap_or_default();
             let mut state = state.borrow_mut();
-            css::scan(&decode_attribute(&value), |raw, _| state.push(raw, LinkKind::Resource, tag, "style"));
+            css::scan(&decode_attribute(&value), |raw, _| {
+                state.push(raw, LinkKind::Resource, tag, "style")
+            });
             Ok(())
         }))
         .append_element_content_handler(text!("style", |chunk| {
@@ -232,7 +274,9 @@ fn on_style_text(chunk: &TextChunk, state: &mut State) {
     state.style_text.push_str(chunk.as_str());
     if chunk.last_in_text_node() {
         let css_text = std::mem::take(&mut state.style_text);
-        css::scan(&css_text, |raw, construct| state.push(raw, LinkKind::Resource, "style", construct));
+        css::scan(&css_text, |raw, construct| {
+            state.push(raw, LinkKind::Resource, "style", construct)
+        });
     }
 }
 

@@ -97,9 +97,21 @@ pub struct Link {
 
 impl Link {
     /// Builds a link by resolving `raw` against `base`.
-    fn resolve(raw: String, base: &url::Url, kind: LinkKind, element: &'static str, attr: &'static str) -> Link {
+    fn resolve(
+        raw: String,
+        base: &url::Url,
+        kind: LinkKind,
+        element: &'static str,
+        attr: &'static str,
+    ) -> Link {
         let url = base.join(&raw).map_err(|e| e.to_string());
-        Link { raw, url, kind, element, attr }
+        Link {
+            raw,
+            url,
+            kind,
+            element,
+            attr,
+        }
     }
 }
 

@@ -22,7 +22,11 @@ pub fn parse_srcset(value: &str) -> Vec<String> {
         if !trimmed.is_empty() {
             urls.push(trimmed.to_owned());
         }
-        rest = if trimmed.len() < url.len() { after } else { skip_descriptors(after) };
+        rest = if trimmed.len() < url.len() {
+            after
+        } else {
+            skip_descriptors(after)
+        };
     }
 }
 
@@ -59,11 +63,17 @@ mod tests {
             ("a.jpg,b.jpg", &["a.jpg,b.jpg"]), // no space: one URL with a comma
             ("a.jpg, b.jpg", &["a.jpg", "b.jpg"]), // trailing comma ends the URL
             ("a.jpg 100w,b.jpg 200w", &["a.jpg", "b.jpg"]),
-            ("/f=webp,w=640/x.jpg 640w, /f=webp,w=750/x.jpg 750w", &["/f=webp,w=640/x.jpg", "/f=webp,w=750/x.jpg"]),
+            (
+                "/f=webp,w=640/x.jpg 640w, /f=webp,w=750/x.jpg 750w",
+                &["/f=webp,w=640/x.jpg", "/f=webp,w=750/x.jpg"],
+            ),
             ("a.jpg (foo, bar) 1x, b.jpg", &["a.jpg", "b.jpg"]),
             ("\ta.jpg\n2x ,\r\nb.jpg", &["a.jpg", "b.jpg"]),
             ("a.jpg bogus descriptor, b.jpg", &["a.jpg", "b.jpg"]),
-            ("data:image/png;base64,iVBOR 1x", &["data:image/png;base64,iVBOR"]),
+            (
+                "data:image/png;base64,iVBOR 1x",
+                &["data:image/png;base64,iVBOR"],
+            ),
             ("a.jpg 1x (unclosed, b.jpg", &["a.jpg"]),
         ];
         for (input, want) in cases {
