@@ -5,6 +5,7 @@
 //! [`sink`]s and link extraction → back to [`scope`].
 #![deny(missing_docs)]
 
+pub mod extract;
 pub mod fetch;
 pub mod frontier;
 pub mod outcome;

@@ -1,0 +1,285 @@
+//! HTML link extraction: one streaming `lol_html` pass over the decoded text.
+//!
+//! There is no DOM: `lol_html` tokenizes with just enough tree awareness to
+//! know raw-text elements (`<script>`, `<style>`, `<textarea>`…) and foreign
+//! content, which is all link discovery needs. Handlers only record raw
+//! values; resolution happens once at the end, because `<base href>` applies
+//! to links that appear before it. Attribute values from `lol_html` are as
+//! written, so they are entity-decoded with [`decode_attribute`].
+
+use std::cell::RefCell;
+
+use lol_html::html_content::{Element, TextChunk};
+use lol_html::{HtmlRewriter, Settings, element, text};
+use url::Url;
+
+use super::{
+    ExtractMode, Link, LinkKind, css, decode_attribute, decode_html, parse_srcset, refresh_target,
+    trim_html_whitespace,
+};
+
+/// The result of [`extract_html`].
+#[derive(Debug, Clone)]
+pub struct HtmlDocument {
+    /// Links in document order (a `<style>` element's links at its end).
+    pub links: Vec<Link>,
+    /// Name of the encoding the body was decoded with (`"UTF-8"`, `"windows-1252"`, …).
+    pub charset: &'static str,
+    /// True when some bytes were malformed in that encoding and became U+FFFD.
+    pub had_decode_errors: bool,
+    /// The base links were resolved against: the first `<base href>` resolved
+    /// against the page URL, or the page URL itself.
+    pub base: Url,
+}
+
+/// Subresource elements read in [`ExtractMode::Resources`] and the attributes
+/// that hold their URLs. `srcset` values hold several URLs.
+const RESOURCE_ATTRS: &[(&str, &[&str])] = &[
+    ("img", &["src", "srcset"]),
+    ("source", &["src", "srcset"]),
+    ("link", &["href"]),
+    ("script", &["src"]),
+    ("iframe", &["src"]),
+    ("frame", &["src"]),
+    ("video", &["src", "poster"]),
+    ("audio", &["src"]),
+    ("track", &["src"]),
+    ("embed", &["src"]),
+    ("object", &["data"]),
+];
+
+/// Element names a `style` attribute commonly sits on, so that links from it
+/// can name their element with a `&'static str`; others are reported as `"*"`.
+const STYLED_TAGS: &[&str] = &[
+    "a", "article", "aside", "body", "button", "div", "footer", "h1", "h2", "h3", "h4", "h5", "h6",
+    "header", "html", "i", "img", "input", "label", "li", "main", "nav", "ol", "p", "section",
+    "span", "table", "td", "th", "tr", "ul",
+];
+
+/// A link as found, before the base is known.
+struct Found {
+    raw: String,
+    kind: LinkKind,
+    element: &'static str,
+    attr: &'static str,
+}
+
+/// What the handlers collect during the pass.
+#[derive(Default)]
+struct State {
+    found: Vec<Found>,
+    base_href: Option<String>,
+    style_text: String,
+    noscript_text: String,
+}
+
+impl State {
+    fn push(&mut self, raw: String, kind: LinkKind, element: &'static str, attr: &'static str) {
+        self.found.push(Found {
+            raw,
+            kind,
+            element,
+            attr,
+        });
+    }
+
+    /// Records the URL in `attr` of `el`, if present and not blank.
+    fn push_attr(
+        &mut self,
+        el: &Element,
+        kind: LinkKind,
+        element: &'static str,
+        attr: &'static str,
+    ) {
+        let Some(value) = el.get_attribute(attr) else {
+            return;
+        };
+        let decoded = decode_attribute(&value);
+        let raw = trim_html_whitespace(&decoded);
+        if raw.is_empty() {
+            return;
+        }
+        if attr == "srcset" {
+            for candidate in parse_srcset(raw) {
+                self.push(candidate, kind, element, attr);
+            }
+        } else {
+            self.push(raw.to_owned(), kind, element, attr);
+        }
+    }
+}
+
+/// Extracts the links of an HTML document.
+///
+/// `body` is decoded with [`decode_html`] (so `content_type_charset` is the
+/// `charset` parameter of the response's `Content-Type`, if any); links are
+/// resolved against the first `<base href>` (itself resolved against
+/// `page_url`) or `page_url`. Which elements are read depends on `mode`; see
+/// the module documentation for what is deliberately left out. Never fails:
+/// malformed markup or bytes yield whatever links can be read.
+pub fn extract_html(
+    body: &[u8],
+    content_type_charset: Option<&str>,
+    page_url: &Url,
+    mode: ExtractMode,
+) -> HtmlDocument {
+    let (text, encoding, had_decode_errors) = decode_html(body, content_type_charset);
+    let state = RefCell::new(State::default());
+    run_rewriter(&text, &state, mode);
+    let state = state.into_inner();
+    let base = document_base(page_url, state.base_href.as_deref());
+    let links = state
+        .found
+        .into_iter()
+        .map(|f| Link::resolve(f.raw, &base, f.kind, f.element, f.attr))
+        .collect();
+    HtmlDocument {
+        links,
+        charset: encoding.name(),
+        had_decode_errors,
+        base,
+    }
+}
+
+/// The frozen base URL: `<base href>` resolved against the page, unless it
+/// does not parse or is a `data:`/`javascript:` URL, which the standard ignores.
+fn document_base(page_url: &Url, base_href: Option<&str>) -> Url {
+    base_href
+        .and_then(|href| page_url.join(href).ok())
+        .filter(|base| !matches!(base.scheme(), "data" | "javascript"))
+        .unwrap_or_else(|| page_url.clone())
+}
+
+/// Streams `text` through `lol_html` with the handlers for `mode`.
+fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
+    let mut settings = Settings::new().with_strict(false);
+    settings = settings
+        .append_element_content_handler(element!("a[href]", |el| {
+            state
+                .borrow_mut()
+                .push_attr(el, LinkKind::Anchor, "a", "href");
+            Ok(())
+        }))
+        .append_element_content_handler(element!("area[href]", |el| {
+            state
+                .borrow_mut()
+                .push_attr(el, LinkKind::Anchor, "area", "href");
+            Ok(())
+        }))
+        .append_element_content_handler(element!("base[href]", |el| {
+            let mut state = state.borrow_mut();
+            if state.base_href.is_none() {
+                let href = el.get_attribute("href").unwrap_or_default();
+                state.base_href = Some(trim_html_whitespace(&decode_attribute(&href)).to_owned());
+            }
+            Ok(())
+        }))
+        .append_element_content_handler(element!("meta[http-equiv][content]", |el| {
+            on_meta(el, &mut state.borrow_mut());
+            Ok(())
+        }))
+        .append_element_content_handler(text!("noscript", |chunk| {
+            on_noscript_text(chunk, state, mode);
+            Ok(())
+        }));
+    if mode == ExtractMode::Resources {
+        settings = add_resource_handlers(settings, state);
+    }
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    // Handlers never fail and strict mode is off, so an error here is a
+    // lol_html limit; the links found up to that point are still good.
+    if let Err(error) = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end())
+    {
+        tracing::debug!(%error, "HTML link extraction stopped early");
+    }
+}
+
+/// Adds the subresource, `style` attribute and `<style>` text handlers.
+fn add_resource_handlers<'h>(
+    mut settings: Settings<'h, 'static>,
+    state: &'h RefCell<State>,
+) -> Settings<'h, 'static> {
+    for &(tag, attrs) in RESOURCE_ATTRS {
+        settings = settings.append_element_content_handler(element!(tag, move |el| {
+            if tag == "link" && is_connection_hint(el) {
+                return Ok(());
+            }
+            let mut state = state.borrow_mut();
+            for &attr in attrs {
+                state.push_attr(el, LinkKind::Resource, tag, attr);
+            }
+            Ok(())
+        }));
+    }
+    settings
+        .append_element_content_handler(element!("[style]", |el| {
+            let tag = el.tag_name();
+            let tag = STYLED_TAGS
+                .iter()
+                .copied()
+                .find(|&t| t == tag)
+                .unwrap_or("*");
+            let value = el.get_attribute("style").unwrap_or_default();
+            let mut state = state.borrow_mut();
+            css::scan(&decode_attribute(&value), |raw, _| {
+                state.push(raw, LinkKind::Resource, tag, "style")
+            });
+            Ok(())
+        }))
+        .append_element_content_handler(text!("style", |chunk| {
+            on_style_text(chunk, &mut state.borrow_mut());
+            Ok(())
+        }))
+}
+
+/// `<meta http-equiv=refresh content="5; url=…">` is a navigation.
+fn on_meta(el: &Element, state: &mut State) {
+    let is_refresh = el
+        .get_attribute("http-equiv")
+        .is_some_and(|v| trim_html_whitespace(&v).eq_ignore_ascii_case("refresh"));
+    if !is_refresh {
+        return;
+    }
+    let content = el.get_attribute("content").unwrap_or_default();
+    if let Some(target) = refresh_target(&decode_attribute(&content)) {
+        state.push(target, LinkKind::Navigation, "meta", "content");
+    }
+}
+
+/// `<link rel=preconnect|dns-prefetch>` names an origin to warm up, not a resource.
+fn is_connection_hint(el: &Element) -> bool {
+    el.get_attribute("rel").is_some_and(|rel| {
+        rel.split_ascii_whitespace()
+            .any(|r| r.eq_ignore_ascii_case("preconnect") || r.eq_ignore_ascii_case("dns-prefetch"))
+    })
+}
+
+/// `lol_html` parses as a browser with scripting on, so `<noscript>` content
+/// arrives as raw text; a crawler runs no scripts and sees it as markup, so
+/// it gets its own pass once complete. The state is not borrowed during that
+/// pass: its handlers borrow it themselves.
+fn on_noscript_text(chunk: &TextChunk, state: &RefCell<State>, mode: ExtractMode) {
+    state.borrow_mut().noscript_text.push_str(chunk.as_str());
+    if chunk.last_in_text_node() {
+        let markup = std::mem::take(&mut state.borrow_mut().noscript_text);
+        run_rewriter(&markup, state, mode);
+    }
+}
+
+/// Collects `<style>` text, which arrives in chunks, and scans it at its end.
+/// It is raw text: no entity decoding applies.
+fn on_style_text(chunk: &TextChunk, state: &mut State) {
+    state.style_text.push_str(chunk.as_str());
+    if chunk.last_in_text_node() {
+        let css_text = std::mem::take(&mut state.style_text);
+        css::scan(&css_text, |raw, construct| {
+            state.push(raw, LinkKind::Resource, "style", construct)
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "html_tests.rs"]
+mod tests;
