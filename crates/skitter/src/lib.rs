@@ -7,4 +7,6 @@
 
 pub mod frontier;
 pub mod outcome;
+pub mod robots;
 pub mod sink;
+pub mod sitemap;
