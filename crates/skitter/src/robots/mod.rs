@@ -195,7 +195,9 @@ fn limit(body: &[u8]) -> &[u8] {
         return &body[..MAX_BYTES];
     }
     let head = &body[..MAX_BYTES];
-    head.iter().rposition(is_eol).map_or(&[], |end| &head[..end])
+    head.iter()
+        .rposition(is_eol)
+        .map_or(&[], |end| &head[..end])
 }
 
 /// Accumulates groups line by line.
@@ -226,10 +228,10 @@ impl Builder {
                 self.sitemaps
                     .push(String::from_utf8_lossy(value).into_owned());
             }
-        } else if key.eq_ignore_ascii_case(b"crawl-delay") {
-            if let Some(group) = self.current.as_mut() {
-                group.crawl_delay = parse_delay(value).or(group.crawl_delay);
-            }
+        } else if key.eq_ignore_ascii_case(b"crawl-delay")
+            && let Some(group) = self.current.as_mut()
+        {
+            group.crawl_delay = parse_delay(value).or(group.crawl_delay);
         }
     }
 

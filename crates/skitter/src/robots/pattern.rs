@@ -43,7 +43,7 @@ impl Pattern {
     }
 
     /// Whether the pattern matches `path` (a path and query as sent on the wire,
-    /// already normalised with [`normalize_path`]).
+    /// with `%xx` escapes upper-cased, as `Robots` does before matching).
     pub fn matches(&self, path: &str) -> bool {
         let body = if self.anchored {
             &self.escaped[..self.escaped.len() - 1]
@@ -85,12 +85,13 @@ fn is_escape_at(s: &[u8], i: usize) -> bool {
 /// Upper-cases the hex digits of `%xx` escapes in a path so that `%e3` and `%E3`
 /// compare equal; other octets are left alone, because the path is expected to be
 /// exactly what goes on the wire.
-pub fn normalize_path(path: &str) -> Cow<'_, str> {
+pub(crate) fn normalize_path(path: &str) -> Cow<'_, str> {
     let bytes = path.as_bytes();
-    let needs_work =
-        (0..bytes.len()).any(|i| bytes[i] == b'%' && is_escape_at(bytes, i) && {
+    let needs_work = (0..bytes.len()).any(|i| {
+        bytes[i] == b'%' && is_escape_at(bytes, i) && {
             bytes[i + 1].is_ascii_lowercase() || bytes[i + 2].is_ascii_lowercase()
-        });
+        }
+    });
     if !needs_work {
         return Cow::Borrowed(path);
     }

@@ -10,6 +10,7 @@ fn allowed(body: &str, token: &str, path: &str) -> bool {
 #[test]
 fn group_and_line_table() {
     // (robots.txt, token, path, allowed, why)
+    #[rustfmt::skip]
     let cases: &[(&str, &str, &str, bool, &str)] = &[
         ("", "skitter", "/x", true, "empty file"),
         ("User-agent: *\nDisallow: /", "skitter", "/x", false, "global"),
@@ -76,7 +77,8 @@ fn crawl_delay_and_sitemaps() {
     assert_eq!(robots.crawl_delay("bad"), None);
     assert_eq!(robots.crawl_delay("other"), Some(Duration::from_secs(10)));
     assert_eq!(robots.sitemaps(), ["https://a.example/s1.xml", "/s2.xml"]);
-    let separate = Robots::parse(b"User-agent: a\nCrawl-delay: 0.5\nDisallow:\nUser-agent: *\nCrawl-delay: 3");
+    let separate =
+        Robots::parse(b"User-agent: a\nCrawl-delay: 0.5\nDisallow:\nUser-agent: *\nCrawl-delay: 3");
     assert_eq!(separate.crawl_delay("a"), Some(Duration::from_millis(500)));
 }
 

@@ -26,6 +26,7 @@ fn urlset(urls: impl Iterator<Item = String>) -> String {
 #[test]
 fn formats_table() {
     // (body, kind, urls, truncated)
+    #[rustfmt::skip]
     let cases: &[(&str, SitemapKind, &[&str], bool)] = &[
         ("https://a.example/1\r\n\n  https://a.example/2  \n", SitemapKind::Text, &["https://a.example/1", "https://a.example/2"], false),
         ("\u{feff}<urlset><url><loc>/a?x=1&amp;y=2</loc></url></urlset>", SitemapKind::UrlSet, &["/a?x=1&y=2"], false),
@@ -105,16 +106,22 @@ fn at_most_50_000_urls() {
 
 #[test]
 fn gzip_bomb_stops_at_the_limit() {
-    // 60 gzip members of 1 MiB of newlines each: ~60 KiB that inflate to 60 MiB.
-    // Concatenated members are valid gzip, so this is a real bomb, built cheaply.
-    let member = gzip(&vec![b'\n'; 1024 * 1024]);
-    let mut bomb = Vec::new();
-    let mut text = b"https://a.example/first\n".to_vec();
-    text.resize(1024 * 1024, b'\n');
-    bomb.extend(gzip(&text));
+    // 60 gzip members of 1 MiB each: ~60 KiB that inflate to 60 MiB. Concatenated
+    // members are valid gzip, so this is a real bomb, built cheaply. The filler is
+    // XML whitespace inside the root, so the parse sees a document cut off at the
+    // limit and keeps the URL read before it.
+    let mut head = urlset(std::iter::once("https://a.example/first".to_owned()));
+    head.truncate(head.len() - "</urlset>".len());
+    let mut first = head.into_bytes();
+    first.resize(1024 * 1024, b' ');
+    let mut bomb = gzip(&first);
+    let member = gzip(&vec![b' '; 1024 * 1024]);
     for _ in 1..60 {
         bomb.extend_from_slice(&member);
     }
+    bomb.extend(gzip(
+        b"<url><loc>https://a.example/past-the-limit</loc></url></urlset>",
+    ));
     assert!(bomb.len() < 200 * 1024);
     let got = parse_sitemap(&bomb).unwrap();
     assert!(got.truncated);
@@ -122,13 +129,25 @@ fn gzip_bomb_stops_at_the_limit() {
 }
 
 #[test]
-fn oversized_plain_body_is_cut_at_a_line() {
-    let mut body = b"https://a.example/1\n".to_vec();
+fn oversized_plain_body_is_cut() {
+    let mut body = urlset(std::iter::once("https://a.example/1".to_owned())).into_bytes();
+    body.truncate(body.len() - "</urlset>".len());
     body.resize(MAX_BYTES - 5, b' ');
-    body.extend_from_slice(b"\nhttps://a.example/straddles-the-limit\n");
+    body.extend_from_slice(b"<url><loc>https://a.example/2</loc></url></urlset>");
     let got = parse_sitemap(&body).unwrap();
     assert!(got.truncated);
     assert_eq!(got.urls, ["https://a.example/1"]);
+}
+
+#[test]
+fn cut_text_loses_only_its_last_line() {
+    let got = parse_text("/a\n/b\n/partial-ur", true);
+    assert_eq!(
+        (got.urls, got.truncated),
+        (vec!["/a".to_owned(), "/b".to_owned()], false)
+    );
+    assert!(parse_text("/only-a-fragment", true).urls.is_empty());
+    assert_eq!(parse_text("/a\n/b", false).urls, ["/a", "/b"]);
 }
 
 #[test]
@@ -143,6 +162,7 @@ fn entities_are_not_expanded() {
 #[test]
 fn sitemap_scope_table() {
     // (sitemap, target, from robots.txt, allowed)
+    #[rustfmt::skip]
     let cases = [
         ("https://a.example/sitemap.xml", "https://a.example/any/page", false, true),
         ("https://a.example/blog/sitemap.xml", "https://a.example/blog/post", false, true),
@@ -156,6 +176,10 @@ fn sitemap_scope_table() {
     ];
     for (sitemap, target, from_robots, want) in cases {
         let (s, t) = (Url::parse(sitemap).unwrap(), Url::parse(target).unwrap());
-        assert_eq!(sitemap_allows(&s, &t, from_robots), want, "{sitemap} → {target}");
+        assert_eq!(
+            sitemap_allows(&s, &t, from_robots),
+            want,
+            "{sitemap} → {target}"
+        );
     }
 }

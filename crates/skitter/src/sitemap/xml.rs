@@ -199,20 +199,21 @@ impl Walker {
             self.root_open = false;
             return;
         }
-        if self.capture.as_ref().is_some_and(|c| c.depth == depth) {
-            if let Some(capture) = self.capture.take() {
-                let text = capture.text.trim();
-                if capture.is_guid {
-                    self.item_guid = Some(text.to_owned()).filter(|t| !t.is_empty());
-                } else {
-                    self.push(text);
-                }
+        if self.capture.as_ref().is_some_and(|c| c.depth == depth)
+            && let Some(capture) = self.capture.take()
+        {
+            let text = capture.text.trim();
+            if capture.is_guid {
+                self.item_guid = Some(text.to_owned()).filter(|t| !t.is_empty());
+            } else {
+                self.push(text);
             }
         }
-        if self.stack.pop() == Some(Tag::Item) && !self.item_has_link {
-            if let Some(guid) = self.item_guid.take() {
-                self.push(&guid);
-            }
+        if self.stack.pop() == Some(Tag::Item)
+            && !self.item_has_link
+            && let Some(guid) = self.item_guid.take()
+        {
+            self.push(&guid);
         }
     }
 
