@@ -118,3 +118,26 @@ fn path_and_query_table() {
         assert_eq!(path_and_query(&Url::parse(url).unwrap()), want, "{url}");
     }
 }
+
+#[test]
+fn every_prefix_and_garbage_is_handled() {
+    let body = "\u{feff}User-agent: a\r\nDisallow: /%e3%8\nAllow: /*x$\nCrawl-delay: 1e400\n\
+                Sitemap: /s\nUser-agent: *\nDisallow: /ツ*$";
+    for end in 0..=body.len() {
+        let robots = Robots::parse(&body.as_bytes()[..end]);
+        let _ = robots.allowed_path("a", "/%E3%83%84x");
+        let _ = robots.crawl_delay("a");
+    }
+    const ALPHABET: &[u8] = b"user-agent:disallow*$%/# \n\r\xe3\x83\xff";
+    let mut state: u32 = 11;
+    for _ in 0..200 {
+        let bytes: Vec<u8> = (0..256)
+            .map(|_| {
+                state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                ALPHABET[(state >> 16) as usize % ALPHABET.len()]
+            })
+            .collect();
+        let robots = Robots::parse(&bytes);
+        let _ = robots.allowed_path("user", &String::from_utf8_lossy(&bytes));
+    }
+}

@@ -183,3 +183,29 @@ fn sitemap_scope_table() {
         );
     }
 }
+
+#[test]
+fn every_prefix_and_garbage_is_handled() {
+    // Cut-off downloads are the common malformed input: every prefix of a sitemap,
+    // plain and gzipped, must give a result or an error, never a panic.
+    let xml = r#"<?xml version="1.0"?><!DOCTYPE x><urlset><url><loc>/a?b=1&amp;c=&#50;</loc><image:image><image:loc>/i</image:loc></image:image></url><url><loc><![CDATA[/d]]></loc></url></urlset>"#;
+    let gz = gzip(xml.as_bytes());
+    for end in 0..=xml.len() {
+        let _ = parse_sitemap(&xml.as_bytes()[..end]);
+    }
+    for end in 0..=gz.len() {
+        let _ = parse_sitemap(&gz[..end]);
+    }
+    // Deterministic pseudo-random bytes (an LCG), biased towards markup characters.
+    const ALPHABET: &[u8] = b"<>/&;#x:=\"' urlsetloc\n\xff\x1f\x8b";
+    let mut state: u32 = 7;
+    for _ in 0..200 {
+        let body: Vec<u8> = (0..256)
+            .map(|_| {
+                state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                ALPHABET[(state >> 16) as usize % ALPHABET.len()]
+            })
+            .collect();
+        let _ = parse_sitemap(&body);
+    }
+}
