@@ -11,6 +11,8 @@ pub mod frontier;
 pub mod outcome;
 pub mod report;
 pub mod retry;
+pub mod robots;
 pub mod scope;
 pub mod sink;
+pub mod sitemap;
 pub mod urlnorm;
