@@ -1,2 +1,88 @@
-//! The `skitter` command line (being built).
-fn main() {}
+//! The `skitter` command line: a thin layer that turns flags into library builders,
+//! runs them, prints what they return, and picks the exit status.
+//!
+//! Exit statuses: 0 when the job completed (page errors are reported, not fatal),
+//! 1 when `fetch`/`probe` had failures, 2 on bad usage or a fatal error, 130 when
+//! interrupted by Ctrl-C or SIGTERM.
+
+mod bench_cmd;
+mod crawl_cmd;
+mod flags;
+mod signal;
+mod testsite_cmd;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// A fast, polite, crash-safe asynchronous web crawler.
+#[derive(Parser, Debug)]
+#[command(name = "skitter", version, about, long_about = None)]
+struct Cli {
+    /// More logging on stderr (-v: debug, -vv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Crawl from root URLs and print the report.
+    Crawl(Box<crawl_cmd::CrawlArgs>),
+    /// Start the local test site, crawl it, and print pages/s, CPU time and peak memory.
+    Bench(bench_cmd::BenchArgs),
+    /// Serve the local test site (a generated site of interlinked pages) on loopback.
+    Testsite(testsite_cmd::TestsiteArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    let result = runtime.block_on(async {
+        let cancel = signal::cancel_on_signals();
+        match cli.command {
+            Command::Crawl(args) => crawl_cmd::run(*args, cancel).await,
+            Command::Bench(args) => bench_cmd::run(args, cancel).await,
+            Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
+        }
+    });
+    // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
+    runtime.shutdown_background();
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &anyhow::Error) -> ExitCode {
+    let _ = writeln!(std::io::stderr(), "skitter: error: {e:#}");
+    ExitCode::from(2)
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SKITTER_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

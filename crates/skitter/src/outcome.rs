@@ -171,6 +171,15 @@ pub struct PageRecord {
 }
 
 impl PageRecord {
+    /// A blank record for a URL about to be fetched (kind `Failed` until filled in).
+    pub fn new(url: Url, depth: u32, parent: Option<Url>) -> Self {
+        PageRecord {
+            kind: OutcomeKind::Failed,
+            skip: None,
+            ..PageRecord::skipped(url, SkipReason::Limit, depth, parent)
+        }
+    }
+
     /// A record for a URL that was not fetched.
     pub fn skipped(url: Url, reason: SkipReason, depth: u32, parent: Option<Url>) -> Self {
         PageRecord {

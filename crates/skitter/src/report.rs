@@ -62,7 +62,8 @@ impl Tally {
 
     /// Closes the tally into a report.
     pub fn finish(mut self, summary: ReportSummary) -> Report {
-        self.pages.sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
+        self.pages
+            .sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
         Report {
             done: self.pages.len() as u64,
             pages: self.pages,
@@ -170,13 +171,18 @@ impl Report {
         }
         writeln!(w, "Todo: {}", self.todo)?;
         writeln!(w, "Done: {}", self.done)?;
-        writeln!(w, "Date: {} local time", self.date.format("%a %b %e %H:%M:%S %Y"))
+        writeln!(
+            w,
+            "Date: {} local time",
+            self.date.format("%a %b %e %H:%M:%S %Y")
+        )
     }
 
     /// The text report as a string.
     pub fn to_text(&self) -> String {
         let mut out = Vec::new();
-        self.write_text(&mut out).expect("writing to a Vec cannot fail");
+        self.write_text(&mut out)
+            .expect("writing to a Vec cannot fail");
         String::from_utf8_lossy(&out).into_owned()
     }
 
@@ -197,7 +203,9 @@ fn opt(s: &Option<String>) -> &str {
 
 /// One URL's line, in the baseline's shapes.
 fn url_line(p: &PageRecord) -> String {
-    let status = p.status.map_or_else(|| "None".to_string(), |s| s.to_string());
+    let status = p
+        .status
+        .map_or_else(|| "None".to_string(), |s| s.to_string());
     match p.kind {
         OutcomeKind::Failed => {
             let e = p.error.as_ref();
@@ -211,7 +219,10 @@ fn url_line(p: &PageRecord) -> String {
         OutcomeKind::Redirect => {
             let next = p.next_url.as_ref().map_or("None", |u| u.as_str());
             match &p.error {
-                Some(e) => format!("{} {status} redirect {next} (not followed: {})", p.url, e.kind),
+                Some(e) => format!(
+                    "{} {status} redirect {next} (not followed: {})",
+                    p.url, e.kind
+                ),
                 None => format!("{} {status} redirect {next}", p.url),
             }
         }
@@ -325,7 +336,12 @@ mod tests {
             message: "connection refused".into(),
         });
         t.add(&fail);
-        t.add(&PageRecord::skipped(Url::parse("http://h/private").unwrap(), SkipReason::Robots, 1, None));
+        t.add(&PageRecord::skipped(
+            Url::parse("http://h/private").unwrap(),
+            SkipReason::Robots,
+            1,
+            None,
+        ));
         t.finish(ReportSummary {
             todo: 0,
             elapsed: Duration::from_millis(500),

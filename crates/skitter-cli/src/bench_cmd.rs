@@ -1,0 +1,208 @@
+//! `skitter bench`: crawl the local test site and print what it cost — pages/s,
+//! CPU time and peak memory — like `scrapy bench`, but gated on correctness: a
+//! run that did not fetch every page of the site exactly once is reported as
+//! failed, so a fast wrong crawler cannot post a good number.
+//!
+//! The site runs as a child process (`skitter testsite`), so the figures are the
+//! crawler's alone. The open-file limit is raised first, for high `--max-tasks`.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio_util::sync::CancellationToken;
+
+use crate::crawl_cmd::{CrawlArgs, ReportFormat};
+use crate::flags;
+
+/// Options of `skitter bench`.
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Pages on the generated site.
+    #[arg(long, default_value_t = 20_000)]
+    pub pages: usize,
+    /// Links per page.
+    #[arg(long, default_value_t = 10)]
+    pub fanout: usize,
+    /// Bytes of HTML per page.
+    #[arg(long, value_parser = flags::size, default_value = "4096")]
+    pub page_size: u64,
+    /// Delay the site adds before every response, e.g. 50ms.
+    #[arg(long, value_parser = flags::duration, default_value = "0s")]
+    pub latency: Duration,
+    /// Concurrent requests at most.
+    #[arg(long, alias = "max_tasks", default_value_t = 100)]
+    pub max_tasks: usize,
+    /// Requests in flight to the (single-host) site at most [default: --max-tasks,
+    /// so the bench measures the global cap; pass 8 to measure crawl's default].
+    #[arg(long)]
+    pub per_host: Option<usize>,
+    /// Print the figures as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the benchmark; exit status 1 when the crawl was not complete and exact.
+pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    raise_open_file_limit();
+    let (mut child, root) = start_site(&args).await?;
+    let crawl = CrawlArgs::for_bench(
+        root,
+        args.max_tasks,
+        args.per_host.unwrap_or(args.max_tasks),
+    );
+    let crawler = crawl.builder()?.build()?;
+    let cpu_before = cpu_time();
+    let started = Instant::now();
+    let report = crawler.run(cancel).await?;
+    let wall = started.elapsed();
+    let cpu = cpu_time().saturating_sub(cpu_before);
+    let _ = child.kill().await;
+    let expected = args.pages as u64 + 1;
+    let html = report.counters.get("html").copied().unwrap_or(0);
+    let ok = report.completed() && html == expected && report.done == expected;
+    let ideal = ideal_time(args.pages, args.fanout, args.max_tasks, args.latency);
+    let figures = json!({
+        "pages": report.done,
+        "expected_pages": expected,
+        "correct": ok,
+        "wall_secs": wall.as_secs_f64(),
+        "pages_per_sec": report.done as f64 / wall.as_secs_f64(),
+        "cpu_secs": cpu.as_secs_f64(),
+        "peak_rss_mb": peak_rss_bytes().map(|b| b as f64 / 1e6),
+        "max_tasks": args.max_tasks,
+        "latency_ms": args.latency.as_millis() as u64,
+        "ideal_secs": ideal.map(|d| d.as_secs_f64()),
+        "wall_over_ideal": ideal.map(|d| wall.as_secs_f64() / d.as_secs_f64()),
+    });
+    if args.json {
+        println!("{figures}");
+    } else {
+        print_figures(&args, &figures);
+    }
+    if !ok {
+        crate::crawl_cmd::print_report(&report, ReportFormat::None)?;
+        eprintln!(
+            "skitter bench: INCORRECT crawl: {html} HTML pages of {expected} expected, {} records",
+            report.done
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+async fn start_site(args: &BenchArgs) -> anyhow::Result<(Child, String)> {
+    let exe = std::env::current_exe().context("cannot find the skitter executable")?;
+    let mut child = Command::new(exe)
+        .args(["-q", "testsite", "--port", "0"])
+        .arg(format!("--pages={}", args.pages))
+        .arg(format!("--fanout={}", args.fanout))
+        .arg(format!("--page-size={}", args.page_size))
+        .arg(format!("--latency={}ms", args.latency.as_millis()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .context("cannot start the test site")?;
+    let stdout = child
+        .stdout
+        .take()
+        .context("no stdout from the test site")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).await?;
+    let root = line.trim().to_string();
+    if !root.starts_with("http://") {
+        bail!("the test site did not start (printed {root:?})");
+    }
+    Ok((child, root))
+}
+
+fn print_figures(args: &BenchArgs, f: &serde_json::Value) {
+    println!(
+        "skitter bench: {} pages of {} B, fanout {}, latency {:?}, max_tasks {}",
+        f["pages"], args.page_size, args.fanout, args.latency, args.max_tasks
+    );
+    println!("  correct      {}", f["correct"]);
+    println!(
+        "  wall         {:.3} s",
+        f["wall_secs"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "  pages/s      {:.1}",
+        f["pages_per_sec"].as_f64().unwrap_or(0.0)
+    );
+    println!(
+        "  cpu          {:.3} s (crawler process, user+sys)",
+        f["cpu_secs"].as_f64().unwrap_or(0.0)
+    );
+    if let Some(rss) = f["peak_rss_mb"].as_f64() {
+        println!("  peak RSS     {rss:.1} MB (crawler process)");
+    }
+    if let (Some(ideal), Some(ratio)) = (f["ideal_secs"].as_f64(), f["wall_over_ideal"].as_f64()) {
+        println!(
+            "  ideal        {ideal:.3} s (breadth-first rounds x latency); wall/ideal {ratio:.3}"
+        );
+    }
+}
+
+/// The fastest the site allows with `tasks` in flight, when a link is known only
+/// once its page has arrived: the breadth-first levels of the site's tree, each
+/// taking ceil(level / tasks) rounds of one latency.
+fn ideal_time(pages: usize, fanout: usize, tasks: usize, latency: Duration) -> Option<Duration> {
+    if latency.is_zero() {
+        return None;
+    }
+    let fanout = fanout.max(1);
+    let mut rounds = 1u64; // `/`
+    let (mut level_start, mut level_len) = (0usize, 1usize); // `/p/0`
+    while level_start < pages {
+        let len = level_len.min(pages - level_start);
+        rounds += len.div_ceil(tasks.max(1)) as u64;
+        level_start += level_len;
+        level_len *= fanout;
+    }
+    Some(latency * rounds as u32)
+}
+
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes into the struct we pass and reads nothing else.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Peak resident set size (VmHWM) of this process.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn raise_open_file_limit() {
+    if let Ok((_, hard)) = rlimit::Resource::NOFILE.get() {
+        let _ = rlimit::Resource::NOFILE.set(hard, hard);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ideal_counts_breadth_first_rounds() {
+        let ms = Duration::from_millis(10);
+        // `/`, then /p/0, then 10 children with 5 tasks = 2 rounds.
+        assert_eq!(ideal_time(11, 10, 5, ms), Some(ms * 4));
+        assert_eq!(ideal_time(11, 10, 100, ms), Some(ms * 3));
+        assert_eq!(ideal_time(11, 10, 100, Duration::ZERO), None);
+    }
+}

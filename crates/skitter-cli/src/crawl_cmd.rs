@@ -1,0 +1,235 @@
+//! `skitter crawl`: flags → [`skitter::CrawlerBuilder`] in one place, run, print
+//! the report.
+//!
+//! The baseline crawler's options keep their names, defaults and underscore
+//! spellings (`--max_tasks`, `--max_redirect`, `--max_tries`) so its users'
+//! scripts keep working.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use skitter::extract::ExtractMode;
+use skitter::fetch::FetchConfig;
+use skitter::report::StopReason;
+use skitter::retry::RetryPolicy;
+use skitter::scope::ScopeMode;
+use skitter::{Crawler, CrawlerBuilder, Report};
+use tokio_util::sync::CancellationToken;
+
+use crate::flags;
+
+/// How the end-of-crawl report is printed on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// The baseline crawler's text report.
+    Text,
+    /// The same as one JSON document.
+    Json,
+    /// No report.
+    None,
+}
+
+/// Options of `skitter crawl`.
+#[derive(Args, Debug, Clone)]
+pub struct CrawlArgs {
+    /// Root URLs to start from; `http://` is assumed when no scheme is given.
+    #[arg(required = true, value_name = "ROOT")]
+    pub roots: Vec<String>,
+    /// Concurrent requests at most, over all hosts.
+    #[arg(long, alias = "max_tasks", default_value_t = 100, value_name = "N")]
+    pub max_tasks: usize,
+    /// Redirect hops followed per chain.
+    #[arg(long, alias = "max_redirect", default_value_t = 10, value_name = "N")]
+    pub max_redirect: u32,
+    /// Attempts per URL for transient failures (transport errors, 408, 429, 5xx).
+    #[arg(long, alias = "max_tries", default_value_t = 4, value_name = "N")]
+    pub max_tries: u32,
+    /// Skip URLs matching this regex (unanchored, on the absolute URL); repeatable.
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Vec<String>,
+    /// Only follow URLs matching one of these regexes (roots always); repeatable.
+    #[arg(long, value_name = "REGEX")]
+    pub include: Vec<String>,
+    /// Stay on the roots' hosts (with `www.` toggled) and ports [default].
+    #[arg(long, overrides_with = "lenient")]
+    pub strict: bool,
+    /// Allow any host of the roots' registrable domains (Public Suffix List).
+    #[arg(long, overrides_with = "strict")]
+    pub lenient: bool,
+    /// Follow links at most this deep (roots are depth 0) [default: no limit].
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+    /// Also fetch page resources: images, scripts, stylesheets, frames, media,
+    /// CSS url()/@import and Link headers (like wget's page requisites).
+    #[arg(short = 'p', long)]
+    pub resources: bool,
+    /// At most this many requests in flight to one host (host:port).
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub per_host: usize,
+    /// Minimum gap between request starts to one host, e.g. 250ms.
+    #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
+    pub delay: Duration,
+    /// Up to this much random extra gap on top of --delay.
+    #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
+    pub jitter: Duration,
+    /// The User-Agent header [default: skitter/VERSION].
+    #[arg(long, value_name = "STRING")]
+    pub user_agent: Option<String>,
+    /// Time allowed to connect (TCP and TLS).
+    #[arg(long, value_parser = flags::duration, default_value = "10s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
+    /// Longest silence while reading a response.
+    #[arg(long, value_parser = flags::duration, default_value = "30s", value_name = "DURATION")]
+    pub read_timeout: Duration,
+    /// Longest time for one attempt, body included.
+    #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Bodies larger than this are not read (outcome body_too_large), e.g. 10M.
+    #[arg(long, value_parser = flags::size, default_value = "10M", value_name = "SIZE")]
+    pub max_body_size: u64,
+    /// First retry wait; doubles per attempt (with jitter), capped at 30s.
+    #[arg(long, value_parser = flags::duration, default_value = "500ms", value_name = "DURATION")]
+    pub retry_delay: Duration,
+    /// Longest Retry-After honoured; longer ones are cut to this.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    pub max_retry_after: Duration,
+    /// After Ctrl-C, how long in-flight requests may take to finish.
+    #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
+    pub grace: Duration,
+    /// Extra request header 'Name: value'; repeatable.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Send requests through this proxy (http://, https://, socks5://).
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
+    /// Keep a cookie jar for the crawl.
+    #[arg(long)]
+    pub cookies: bool,
+    /// Accept invalid TLS certificates.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Use HTTP/1.1 only (HTTP/2 is used when a server offers it by ALPN).
+    #[arg(long)]
+    pub http1_only: bool,
+    /// Report format on stdout.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+}
+
+impl CrawlArgs {
+    /// The crawl `skitter bench` runs: defaults, except concurrency and a quiet report.
+    pub fn for_bench(root: String, max_tasks: usize, per_host: usize) -> CrawlArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let mut args = Wrapper::parse_from(["skitter", root.as_str()]).args;
+        args.max_tasks = max_tasks;
+        args.per_host = per_host;
+        args.report = ReportFormat::None;
+        args
+    }
+
+    /// Maps the flags onto the library's builder; the only place that does.
+    pub fn builder(&self) -> anyhow::Result<CrawlerBuilder> {
+        let mut fetch = FetchConfig {
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            total_timeout: self.timeout,
+            max_body_size: self.max_body_size,
+            http1_only: self.http1_only,
+            insecure: self.insecure,
+            proxy: self.proxy.clone(),
+            cookies: self.cookies,
+            headers: parse_headers(&self.headers)?,
+            ..FetchConfig::default()
+        };
+        if let Some(ua) = &self.user_agent {
+            fetch.user_agent = ua.clone();
+        }
+        let mut b = Crawler::builder()
+            .roots(self.roots.iter().cloned())
+            .scope_mode(if self.lenient {
+                ScopeMode::Lenient
+            } else {
+                ScopeMode::Strict
+            })
+            .max_tasks(self.max_tasks)
+            .max_redirect(self.max_redirect)
+            .retry_policy(RetryPolicy {
+                max_tries: self.max_tries,
+                base_delay: self.retry_delay,
+                max_retry_after: self.max_retry_after,
+                ..RetryPolicy::default()
+            })
+            .extract_mode(if self.resources {
+                ExtractMode::Resources
+            } else {
+                ExtractMode::Pages
+            })
+            .per_host(self.per_host)
+            .host_delay(self.delay, self.jitter)
+            .grace(self.grace)
+            .fetch_config(fetch);
+        for p in &self.exclude {
+            b = b.exclude(p.clone());
+        }
+        for p in &self.include {
+            b = b.include(p.clone());
+        }
+        if let Some(depth) = self.max_depth {
+            b = b.max_depth(depth);
+        }
+        Ok(b)
+    }
+}
+
+fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|h| {
+            let (name, value) = h
+                .split_once(':')
+                .with_context(|| format!("invalid --header {h:?}: expected 'Name: value'"))?;
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Runs the crawl and prints the report; returns the exit status.
+pub async fn run(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    let crawler = args.builder()?.build()?;
+    tracing::info!(roots = ?crawler.config().roots.iter().map(|u| u.as_str()).collect::<Vec<_>>(), "crawl starting");
+    let report = crawler.run(cancel).await?;
+    print_report(&report, args.report)?;
+    Ok(exit_status(&report))
+}
+
+/// Prints the report on stdout; a closed pipe (`| head`) is not an error.
+pub fn print_report(report: &Report, format: ReportFormat) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let result = match format {
+        ReportFormat::Text => report.write_text(&mut out),
+        ReportFormat::Json => writeln!(out, "{}", report.to_json()),
+        ReportFormat::None => Ok(()),
+    };
+    match result.and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write the report"),
+    }
+}
+
+/// 0 completed, 130 interrupted, 2 fatal; limits count as completing.
+pub fn exit_status(report: &Report) -> u8 {
+    match &report.stopped {
+        None | Some(StopReason::Limit(_)) => 0,
+        Some(StopReason::Interrupted) => 130,
+        Some(StopReason::Fatal(e)) => {
+            eprintln!("skitter: error: {e}");
+            2
+        }
+    }
+}

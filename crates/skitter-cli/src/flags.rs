@@ -1,0 +1,60 @@
+//! Value parsers shared by the subcommands: durations and byte sizes.
+
+use std::time::Duration;
+
+/// Parses `30s`, `500ms`, `2m`, `1h 30m`, or a bare number of seconds (`1.5`).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if let Ok(secs) = s.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(format!("{s:?} is not a non-negative number of seconds"));
+    }
+    humantime::parse_duration(s)
+        .map_err(|e| format!("{s:?} is not a duration like 30s or 500ms: {e}"))
+}
+
+/// Parses `1048576`, `512K`, `10M`, `10MiB`, `1G` (K/M/G are powers of 1024).
+pub fn size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size like 10M or 512K"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => return Err(format!("{s:?}: unknown size unit {unit:?} (use K, M or G)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(duration("-1").is_err());
+        assert!(duration("soon").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("100").unwrap(), 100);
+        assert_eq!(size("512K").unwrap(), 512 * 1024);
+        assert_eq!(size("10MiB").unwrap(), 10 << 20);
+        assert_eq!(size("1g").unwrap(), 1 << 30);
+        assert!(size("10X").is_err());
+        assert!(size("").is_err());
+        assert!(size("99999999999999999999G").is_err());
+    }
+}

@@ -1,0 +1,267 @@
+//! Crawl configuration and the builder that checks it.
+//!
+//! There is one path from settings to a running crawl: [`CrawlerBuilder`] collects
+//! them, `build()` validates everything (roots, patterns, the HTTP client) and
+//! reports the first problem as a typed [`BuildError`], and the resulting
+//! [`Config`] is read-only for the whole crawl.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use regex::Regex;
+use url::Url;
+
+use crate::crawler::Crawler;
+use crate::extract::ExtractMode;
+use crate::fetch::{FetchConfig, FetchSetupError, Fetcher};
+use crate::frontier::{Frontier, HostPolicy, MemoryFrontier};
+use crate::retry::RetryPolicy;
+use crate::scope::{Scope, ScopeMode};
+use crate::sink::Sink;
+use crate::urlnorm::{self, UrlError};
+
+/// The validated settings of one crawl.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Normalised roots, duplicates removed, in the order given.
+    pub roots: Vec<Url>,
+    /// Which hosts the crawl may enter.
+    pub scope: Scope,
+    /// Concurrent fetches at most (the baseline's `max_tasks`, default 100).
+    pub max_tasks: usize,
+    /// Redirect hops per chain (default 10).
+    pub max_redirect: u32,
+    /// Attempts and waits for transient failures.
+    pub retry: RetryPolicy,
+    /// A URL matching any of these is not fetched.
+    pub exclude: Vec<Regex>,
+    /// When non-empty, only URLs matching one of these are fetched (roots always are).
+    pub include: Vec<Regex>,
+    /// Links deeper than this are not followed (`None` = no limit).
+    pub max_depth: Option<u32>,
+    /// Which links to follow.
+    pub extract_mode: ExtractMode,
+    /// Per-host politeness every host starts with.
+    pub host_policy: HostPolicy,
+    /// How long in-flight fetches may run on after a stop is requested (default 5 s).
+    pub grace: Duration,
+    /// Everything about making requests.
+    pub fetch: FetchConfig,
+}
+
+/// A setting was invalid; nothing was started.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// No root URL was given.
+    #[error("no root URL given")]
+    NoRoots,
+    /// A root could not be used.
+    #[error("bad root URL {arg:?}: {source}")]
+    Root {
+        /// The root as given.
+        arg: String,
+        /// Why it was rejected.
+        source: UrlError,
+    },
+    /// An `--exclude`/`--include` pattern is not a valid regex.
+    #[error("bad pattern {pattern:?}: {source}")]
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// The regex error.
+        source: regex::Error,
+    },
+    /// A numeric setting is out of range.
+    #[error("{0}")]
+    Value(String),
+    /// The HTTP client could not be set up.
+    #[error(transparent)]
+    Fetch(#[from] FetchSetupError),
+}
+
+/// Builds a [`Crawler`]: `Crawler::builder().root("example.com").build()?`.
+#[derive(Default)]
+pub struct CrawlerBuilder {
+    roots: Vec<String>,
+    scope_mode: ScopeMode,
+    max_tasks: Option<usize>,
+    max_redirect: Option<u32>,
+    retry: RetryPolicy,
+    exclude: Vec<String>,
+    include: Vec<String>,
+    max_depth: Option<u32>,
+    extract_mode: Option<ExtractMode>,
+    host_policy: HostPolicy,
+    grace: Option<Duration>,
+    fetch: FetchConfig,
+    sinks: Vec<Box<dyn Sink>>,
+    frontier: Option<Arc<dyn Frontier>>,
+}
+
+impl CrawlerBuilder {
+    /// Adds a root URL; `http://` is assumed when it has no scheme.
+    pub fn root(mut self, root: impl Into<String>) -> Self {
+        self.roots.push(root.into());
+        self
+    }
+
+    /// Adds several root URLs.
+    pub fn roots<I: IntoIterator<Item = S>, S: Into<String>>(mut self, roots: I) -> Self {
+        self.roots.extend(roots.into_iter().map(Into::into));
+        self
+    }
+
+    /// Strict (the roots' hosts, `www.` toggled) or lenient (same registrable domain).
+    pub fn scope_mode(mut self, mode: ScopeMode) -> Self {
+        self.scope_mode = mode;
+        self
+    }
+
+    /// Concurrent fetches at most (default 100, at least 1).
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.max_tasks = Some(n);
+        self
+    }
+
+    /// Redirect hops per chain (default 10).
+    pub fn max_redirect(mut self, n: u32) -> Self {
+        self.max_redirect = Some(n);
+        self
+    }
+
+    /// Attempts per URL, the first included (default 4, at least 1).
+    pub fn max_tries(mut self, n: u32) -> Self {
+        self.retry.max_tries = n;
+        self
+    }
+
+    /// The whole retry policy (waits and caps).
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Skips URLs matching this regex (unanchored search on the absolute URL).
+    pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
+        self.exclude.push(pattern.into());
+        self
+    }
+
+    /// Fetches only URLs matching one of the include regexes (roots always are).
+    pub fn include(mut self, pattern: impl Into<String>) -> Self {
+        self.include.push(pattern.into());
+        self
+    }
+
+    /// Follows links at most this deep (roots are depth 0).
+    pub fn max_depth(mut self, depth: u32) -> Self {
+        self.max_depth = Some(depth);
+        self
+    }
+
+    /// Which links to follow (default: pages only).
+    pub fn extract_mode(mut self, mode: ExtractMode) -> Self {
+        self.extract_mode = Some(mode);
+        self
+    }
+
+    /// At most `n` requests in flight to one host (default 8).
+    pub fn per_host(mut self, n: usize) -> Self {
+        self.host_policy.max_in_flight = n;
+        self
+    }
+
+    /// Minimum gap between request starts to one host, plus up to `jitter` more.
+    pub fn host_delay(mut self, delay: Duration, jitter: Duration) -> Self {
+        self.host_policy.delay = delay;
+        self.host_policy.jitter = jitter;
+        self
+    }
+
+    /// How long in-flight fetches may run after a stop is requested (default 5 s).
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = Some(grace);
+        self
+    }
+
+    /// The request settings (timeouts, user agent, body cap, TLS, proxy, headers).
+    pub fn fetch_config(mut self, fetch: FetchConfig) -> Self {
+        self.fetch = fetch;
+        self
+    }
+
+    /// Adds an output; every finished page goes to every sink, in finishing order.
+    pub fn sink(mut self, sink: Box<dyn Sink>) -> Self {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Uses this frontier instead of a fresh in-memory one.
+    pub fn frontier(mut self, frontier: Arc<dyn Frontier>) -> Self {
+        self.frontier = Some(frontier);
+        self
+    }
+
+    /// Validates everything and builds the crawler.
+    pub fn build(self) -> Result<Crawler, BuildError> {
+        let roots = parse_roots(&self.roots)?;
+        let max_tasks = self.max_tasks.unwrap_or(100);
+        if max_tasks == 0 {
+            return Err(BuildError::Value("max_tasks must be at least 1".into()));
+        }
+        if self.retry.max_tries == 0 {
+            return Err(BuildError::Value("max_tries must be at least 1".into()));
+        }
+        if self.host_policy.max_in_flight == 0 {
+            return Err(BuildError::Value("per_host must be at least 1".into()));
+        }
+        let config = Config {
+            scope: Scope::new(&roots, self.scope_mode),
+            roots,
+            max_tasks,
+            max_redirect: self.max_redirect.unwrap_or(10),
+            retry: self.retry,
+            exclude: compile(&self.exclude)?,
+            include: compile(&self.include)?,
+            max_depth: self.max_depth,
+            extract_mode: self.extract_mode.unwrap_or(ExtractMode::Pages),
+            host_policy: self.host_policy,
+            grace: self.grace.unwrap_or(Duration::from_secs(5)),
+            fetch: self.fetch.clone(),
+        };
+        let fetcher = Fetcher::new(self.fetch)?;
+        let frontier = self
+            .frontier
+            .unwrap_or_else(|| Arc::new(MemoryFrontier::new(config.host_policy)));
+        Ok(Crawler::new(config, fetcher, frontier, self.sinks))
+    }
+}
+
+fn parse_roots(args: &[String]) -> Result<Vec<Url>, BuildError> {
+    let mut roots: Vec<Url> = Vec::new();
+    for arg in args {
+        let url = urlnorm::parse_root(arg).map_err(|source| BuildError::Root {
+            arg: arg.clone(),
+            source,
+        })?;
+        if !roots.contains(&url) {
+            roots.push(url);
+        }
+    }
+    if roots.is_empty() {
+        return Err(BuildError::NoRoots);
+    }
+    Ok(roots)
+}
+
+fn compile(patterns: &[String]) -> Result<Vec<Regex>, BuildError> {
+    patterns
+        .iter()
+        .map(|p| {
+            Regex::new(p).map_err(|source| BuildError::Pattern {
+                pattern: p.clone(),
+                source,
+            })
+        })
+        .collect()
+}

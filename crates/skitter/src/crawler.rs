@@ -1,0 +1,226 @@
+//! The crawler: wires the frontier, the scheduler, the fetcher and the sinks
+//! together for one run, and owns its shutdown.
+//!
+//! `run` seeds the frontier with the roots, starts one task that feeds every
+//! finished page to the report tally and the sinks (through a bounded channel),
+//! drives the scheduler until the frontier is exhausted or a stop is requested,
+//! then closes the sinks and builds the [`Report`].
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, CrawlerBuilder};
+use crate::extract::ExtractMode;
+use crate::fetch::{Fetcher, Keep};
+use crate::frontier::{Frontier, FrontierError, Request};
+use crate::gate::LinkSkips;
+use crate::report::{Report, ReportSummary, StopReason, Tally};
+use crate::scheduler;
+use crate::sink::{Page, Sink, SinkSummary};
+
+/// A configured crawl, ready to run. Build one with [`Crawler::builder`].
+pub struct Crawler {
+    config: Config,
+    fetcher: Fetcher,
+    frontier: Arc<dyn Frontier>,
+    sinks: Vec<Box<dyn Sink>>,
+}
+
+/// The crawl could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CrawlError {
+    /// The frontier refused the roots.
+    #[error("cannot seed the frontier: {0}")]
+    Frontier(#[from] FrontierError),
+}
+
+/// Why the crawl must stop early, set once by whoever notices first.
+#[derive(Debug, Default)]
+pub(crate) struct Halt {
+    token: CancellationToken,
+    reason: Mutex<Option<StopReason>>,
+}
+
+impl Halt {
+    /// Stops the crawl because something it depends on failed.
+    pub(crate) fn fail(&self, message: String) {
+        self.set(StopReason::Fatal(message));
+    }
+
+    fn set(&self, reason: StopReason) {
+        let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        slot.get_or_insert(reason);
+        drop(slot);
+        self.token.cancel();
+    }
+
+    fn is_set(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    pub(crate) async fn stopped(&self) {
+        self.token.cancelled().await
+    }
+
+    pub(crate) fn reason(&self) -> StopReason {
+        let slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
+        slot.clone().unwrap_or(StopReason::Interrupted)
+    }
+}
+
+/// What every worker shares.
+pub(crate) struct Ctx {
+    pub(crate) config: Config,
+    pub(crate) fetcher: Fetcher,
+    pub(crate) frontier: Arc<dyn Frontier>,
+    pub(crate) pages: mpsc::Sender<Page>,
+    pub(crate) keep: Keep,
+    pub(crate) link_skips: Arc<LinkSkips>,
+    /// Woken when a lease completes or URLs are offered, so a waiting scheduler
+    /// looks at the frontier again.
+    pub(crate) changed: Notify,
+    pub(crate) halt: Arc<Halt>,
+    /// Aborts in-flight fetches once the grace period is over.
+    pub(crate) hard_stop: CancellationToken,
+}
+
+impl Ctx {
+    /// Offers URLs to the frontier; a frontier failure stops the crawl.
+    pub(crate) async fn offer(&self, requests: Vec<Request>) -> usize {
+        if requests.is_empty() {
+            return 0;
+        }
+        match self.frontier.offer(requests).await {
+            Ok(n) => n,
+            Err(e) => {
+                self.halt.fail(format!("frontier: {e}"));
+                0
+            }
+        }
+    }
+}
+
+impl Crawler {
+    /// Starts configuring a crawl.
+    pub fn builder() -> CrawlerBuilder {
+        CrawlerBuilder::default()
+    }
+
+    pub(crate) fn new(
+        config: Config,
+        fetcher: Fetcher,
+        frontier: Arc<dyn Frontier>,
+        sinks: Vec<Box<dyn Sink>>,
+    ) -> Self {
+        Crawler {
+            config,
+            fetcher,
+            frontier,
+            sinks,
+        }
+    }
+
+    /// The validated configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Crawls until nothing is left or `cancel` fires, then reports. Page failures
+    /// are in the report; a failing output or frontier stops the crawl early with
+    /// [`StopReason::Fatal`] in the report.
+    pub async fn run(self, cancel: CancellationToken) -> Result<Report, CrawlError> {
+        let started = Instant::now();
+        let roots = self.config.roots.iter().map(|url| Request {
+            url: url.clone(),
+            depth: 0,
+            redirects_left: self.config.max_redirect,
+            parent: None,
+        });
+        self.frontier.offer(roots.collect()).await?;
+        let keep = if self.sinks.iter().any(|s| s.wants_bodies()) {
+            Keep::Everything
+        } else if self.config.extract_mode == ExtractMode::Resources {
+            Keep::HtmlAndCss
+        } else {
+            Keep::Html
+        };
+        let halt = Arc::new(Halt::default());
+        let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
+        let sink_task = tokio::spawn(drive_sinks(rx, self.sinks, halt.clone()));
+        let link_skips = Arc::new(LinkSkips::default());
+        let max_tasks = self.config.max_tasks;
+        let ctx = Arc::new(Ctx {
+            config: self.config,
+            fetcher: self.fetcher,
+            frontier: self.frontier.clone(),
+            pages: tx,
+            keep,
+            link_skips: link_skips.clone(),
+            changed: Notify::new(),
+            halt: halt.clone(),
+            hard_stop: CancellationToken::new(),
+        });
+        let watcher = {
+            let halt = halt.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = cancel.cancelled() => halt.set(StopReason::Interrupted),
+                    _ = halt.stopped() => {}
+                }
+            })
+        };
+        let stop = scheduler::run(ctx).await;
+        watcher.abort();
+        let (mut tally, sinks) = sink_task.await.unwrap_or_else(|e| {
+            halt.fail(format!("output task panicked: {e}"));
+            (Tally::default(), Vec::new())
+        });
+        for (key, n) in link_skips.snapshot() {
+            tally.bump(&key, n);
+        }
+        let counts = self.frontier.counts().await.unwrap_or_default();
+        let stopped = (stop.is_some() || halt.is_set()).then(|| halt.reason());
+        Ok(tally.finish(ReportSummary {
+            todo: counts.queued + counts.leased,
+            elapsed: started.elapsed(),
+            max_tasks,
+            stopped,
+            sinks,
+        }))
+    }
+}
+
+/// Feeds every finished page to the tally and the sinks, in finishing order. After
+/// a sink fails, pages are still drained (so workers never block) and tallied.
+async fn drive_sinks(
+    mut rx: mpsc::Receiver<Page>,
+    mut sinks: Vec<Box<dyn Sink>>,
+    halt: Arc<Halt>,
+) -> (Tally, Vec<SinkSummary>) {
+    let mut tally = Tally::default();
+    let mut healthy = true;
+    while let Some(page) = rx.recv().await {
+        tally.add(&page.record);
+        if !healthy {
+            continue;
+        }
+        for sink in sinks.iter_mut() {
+            if let Err(e) = sink.record(&page).await {
+                halt.fail(format!("output {e}"));
+                healthy = false;
+                break;
+            }
+        }
+    }
+    let mut summaries = Vec::new();
+    for sink in sinks.iter_mut() {
+        match sink.finish().await {
+            Ok(summary) => summaries.push(summary),
+            Err(e) => halt.fail(format!("output {e}")),
+        }
+    }
+    (tally, summaries)
+}

@@ -1,0 +1,71 @@
+//! The scheduler: claims work from the frontier under the global `max_tasks` cap
+//! and runs each claim as its own task, until the frontier is exhausted or the
+//! crawl is told to stop.
+//!
+//! Termination is "nothing queued and nothing in flight", which the frontier
+//! reports as [`Claim::Exhausted`]. The per-host limits live in the frontier, so a
+//! host that is busy or waiting never blocks the claim of another host's URL.
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
+
+use crate::crawler::Ctx;
+use crate::frontier::Claim;
+use crate::report::StopReason;
+use crate::worker;
+
+/// Runs the crawl loop; returns why it stopped early, or `None` when it completed.
+pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
+    let tracker = TaskTracker::new();
+    let slots = Arc::new(Semaphore::new(ctx.config.max_tasks));
+    let stop = loop {
+        let permit = tokio::select! {
+            biased;
+            _ = ctx.halt.stopped() => break Some(ctx.halt.reason()),
+            permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+        };
+        let claim = match ctx.frontier.claim().await {
+            Ok(claim) => claim,
+            Err(e) => {
+                ctx.halt.fail(format!("frontier: {e}"));
+                continue;
+            }
+        };
+        match claim {
+            Claim::Ready(lease) => {
+                tracker.spawn(worker::run(ctx.clone(), lease, permit));
+            }
+            Claim::Wait(wait) => {
+                drop(permit);
+                let sleep = async {
+                    match wait {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = ctx.halt.stopped() => {}
+                    _ = ctx.changed.notified() => {}
+                    _ = sleep => {}
+                }
+            }
+            Claim::Exhausted => break None,
+        }
+    };
+    tracker.close();
+    if stop.is_some() {
+        // Let in-flight fetches finish within the grace period, then abort them.
+        tokio::select! {
+            _ = tracker.wait() => {}
+            _ = tokio::time::sleep(ctx.config.grace) => {
+                ctx.hard_stop.cancel();
+                tracker.wait().await;
+            }
+        }
+    } else {
+        tracker.wait().await;
+    }
+    stop
+}

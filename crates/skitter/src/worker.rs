@@ -1,0 +1,259 @@
+//! One claimed URL, start to finish: fetch (with retries), turn the response into a
+//! record, extract and gate its links, offer the new ones to the frontier.
+//!
+//! Links are offered before the lease is completed, so a crash in between can only
+//! cause a refetch, never a lost link.
+
+use std::time::{Instant, SystemTime};
+
+use tokio::sync::OwnedSemaphorePermit;
+use url::Url;
+
+use crate::crawler::Ctx;
+use crate::extract::{self, ExtractMode, Link, LinkKind};
+use crate::fetch::{self, Response};
+use crate::frontier::{HostFeedback, Lease, Request};
+use crate::gate::{self, Admission};
+use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
+use crate::retry::{self, AttemptResult, Verdict};
+use crate::sink::Page;
+use crate::urlnorm;
+
+const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+/// Runs one lease to completion and hands it back; aborted (lease left
+/// outstanding, so it counts as "to do") only when the crawl's grace period ends.
+pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
+    let (page, feedback) = tokio::select! {
+        done = process(&ctx, &lease.request) => done,
+        _ = ctx.hard_stop.cancelled() => return,
+    };
+    if ctx.pages.send(page).await.is_err() {
+        // The sink task only ends early after a fatal error, which already stopped the crawl.
+        return;
+    }
+    if let Err(e) = ctx.frontier.complete(lease, feedback).await {
+        ctx.halt.fail(format!("frontier: {e}"));
+    }
+    ctx.changed.notify_one();
+}
+
+async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
+    let started = Instant::now();
+    let (attempts, result, feedback) = fetch_with_retries(ctx, &req.url).await;
+    let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
+    record.attempts = attempts;
+    let exchange = match result {
+        Err(failure) => {
+            record.kind = OutcomeKind::Failed;
+            record.error = Some(failure);
+            None
+        }
+        Ok(mut resp) => {
+            record.status = Some(resp.status);
+            record.size = resp.size;
+            record.content_type = resp.media_type.clone();
+            record.encoding = resp.charset.clone();
+            let exchange = resp.exchange.take();
+            let decoded = handle_response(ctx, req, &resp, &mut record).await;
+            exchange.map(|mut x| {
+                x.decoded_body = decoded;
+                x
+            })
+        }
+    };
+    record.elapsed = started.elapsed();
+    (Page { record, exchange }, feedback)
+}
+
+/// Attempts the fetch until it succeeds, fails for good, or runs out of tries.
+async fn fetch_with_retries(
+    ctx: &Ctx,
+    url: &Url,
+) -> (u32, Result<Response, FetchFailure>, HostFeedback) {
+    let mut feedback = HostFeedback::default();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let result = ctx.fetcher.get(url, ctx.keep).await;
+        let verdict_input = match &result {
+            Ok(resp) => {
+                let retry_after = resp
+                    .header("retry-after")
+                    .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
+                if matches!(resp.status, 429 | 503) {
+                    feedback.back_off = Some(ctx.config.retry.wait(attempt, retry_after));
+                }
+                AttemptResult::Status(resp.status, retry_after)
+            }
+            Err(failure) => AttemptResult::Failed(failure.kind),
+        };
+        match ctx.config.retry.verdict(attempt, verdict_input) {
+            Verdict::Done => return (attempt, result, feedback),
+            Verdict::Retry(wait) => {
+                tracing::debug!(%url, attempt, ?wait, "retrying");
+                tokio::time::sleep(wait).await;
+            }
+        }
+    }
+}
+
+/// Fills in the record for a response and queues what it links to. Returns the
+/// decoded body of HTML pages (for archiving sinks).
+async fn handle_response(
+    ctx: &Ctx,
+    req: &Request,
+    resp: &Response,
+    record: &mut PageRecord,
+) -> Option<bytes::Bytes> {
+    if REDIRECT_STATUSES.contains(&resp.status) {
+        handle_redirect(ctx, req, resp, record).await;
+        return None;
+    }
+    if !(200..300).contains(&resp.status) {
+        record.kind = OutcomeKind::HttpError;
+        return None;
+    }
+    let mut links = header_links(ctx, resp, &req.url);
+    let mut decoded = None;
+    record.kind = OutcomeKind::Other;
+    if let Some(raw) = resp.body.as_ref() {
+        let encoding = resp.header("content-encoding");
+        match fetch::decode::decode(encoding, raw, ctx.config.fetch.max_body_size) {
+            Err(e) => {
+                record.kind = OutcomeKind::Failed;
+                record.error = Some(FetchFailure {
+                    kind: ErrorKind::Decode,
+                    message: e.to_string(),
+                });
+                return None;
+            }
+            Ok(body) if resp.is_html() => {
+                let doc = extract::extract_html(
+                    &body,
+                    resp.charset.as_deref(),
+                    &req.url,
+                    ctx.config.extract_mode,
+                );
+                record.kind = OutcomeKind::Html;
+                record.encoding = Some(doc.charset.to_ascii_lowercase());
+                links.extend(doc.links);
+                decoded = Some(bytes::Bytes::from(body));
+            }
+            Ok(body) if resp.media_type.as_deref() == Some("text/css") => {
+                links.extend(extract::extract_css(
+                    &String::from_utf8_lossy(&body),
+                    &req.url,
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+    let (found, new) = offer_links(ctx, req, links).await;
+    record.num_urls = found;
+    record.num_new_urls = new;
+    decoded
+}
+
+/// Links carried by headers: `Refresh` always (it is navigation), `Link` with
+/// resources on.
+fn header_links(ctx: &Ctx, resp: &Response, base: &Url) -> Vec<Link> {
+    let mut raws: Vec<(String, LinkKind)> = Vec::new();
+    if let Some(target) = resp.header("refresh").and_then(extract::refresh_target) {
+        raws.push((target, LinkKind::Navigation));
+    }
+    if ctx.config.extract_mode == ExtractMode::Resources {
+        for value in resp.headers.get_all("link") {
+            if let Ok(v) = value.to_str() {
+                raws.extend(
+                    extract::link_header_targets(v)
+                        .into_iter()
+                        .map(|t| (t, LinkKind::Resource)),
+                );
+            }
+        }
+    }
+    raws.into_iter()
+        .map(|(raw, kind)| Link {
+            url: base.join(raw.trim()).map_err(|e| e.to_string()),
+            raw,
+            kind,
+            element: "header",
+            attr: if kind == LinkKind::Navigation {
+                "refresh"
+            } else {
+                "link"
+            },
+        })
+        .collect()
+}
+
+/// Gates the page's links and offers the admitted ones; returns (distinct admitted
+/// links, how many of them were new to the crawl).
+async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usize) {
+    let depth = req.depth + 1;
+    let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
+    for link in links {
+        match gate::admit(&ctx.config, link.url, depth) {
+            Admission::Admit(url) => {
+                if !admitted.contains(&url) {
+                    admitted.push(url);
+                }
+            }
+            Admission::Skip(reason) => ctx.link_skips.count(reason),
+        }
+    }
+    let found = admitted.len();
+    let requests = admitted
+        .into_iter()
+        .map(|url| Request {
+            url,
+            depth,
+            redirects_left: ctx.config.max_redirect,
+            parent: Some(req.url.clone()),
+        })
+        .collect();
+    (found, ctx.offer(requests).await)
+}
+
+async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut PageRecord) {
+    let bad = |message: String| FetchFailure {
+        kind: ErrorKind::BadRedirect,
+        message,
+    };
+    let target = match resp.location() {
+        None => Err(bad("redirect without a Location header".into())),
+        Some(loc) => urlnorm::resolve(loc, &req.url)
+            .map_err(|e| bad(format!("unusable Location {loc:?}: {e}"))),
+    };
+    let target = match target {
+        Ok(t) => t,
+        Err(failure) => {
+            record.kind = OutcomeKind::HttpError;
+            record.error = Some(failure);
+            return;
+        }
+    };
+    record.kind = OutcomeKind::Redirect;
+    record.next_url = Some(target.clone());
+    if req.redirects_left == 0 {
+        record.error = Some(FetchFailure {
+            kind: ErrorKind::TooManyRedirects,
+            message: format!("more than {} redirects", ctx.config.max_redirect),
+        });
+        return;
+    }
+    record.num_urls = 1;
+    match gate::admit(&ctx.config, Ok(target), req.depth) {
+        Admission::Admit(url) => {
+            let next = Request {
+                url,
+                depth: req.depth,
+                redirects_left: req.redirects_left - 1,
+                parent: Some(req.url.clone()),
+            };
+            record.num_new_urls = ctx.offer(vec![next]).await;
+        }
+        Admission::Skip(reason) => ctx.link_skips.count(reason),
+    }
+}

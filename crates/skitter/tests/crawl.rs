@@ -1,0 +1,408 @@
+//! End-to-end crawls of the local test site, one test per promise of the core
+//! crawl: every page once, the concurrency cap, normalisation, redirects, retries,
+//! scope, extraction, body limits, nothing hangs, and stopping.
+
+use std::time::Duration;
+
+use skitter::outcome::{ErrorKind, OutcomeKind, PageRecord};
+use skitter::report::StopReason;
+use skitter::retry::RetryPolicy;
+use skitter::{Crawler, CrawlerBuilder, Report};
+use skitter_testsite::{RunningSite, SiteConfig, TestSite};
+use tokio_util::sync::CancellationToken;
+
+/// Quick retries and short timeouts, so failure cases stay fast.
+fn quick(site: &RunningSite) -> CrawlerBuilder {
+    let fetch = skitter::fetch::FetchConfig {
+        connect_timeout: Duration::from_secs(2),
+        read_timeout: Duration::from_millis(500),
+        total_timeout: Duration::from_secs(3),
+        ..Default::default()
+    };
+    Crawler::builder()
+        .fetch_config(fetch)
+        .root(site.url("/"))
+        .max_tasks(20)
+        .per_host(20)
+        .retry_policy(RetryPolicy {
+            max_tries: 3,
+            base_delay: Duration::from_millis(5),
+            max_delay: Duration::from_millis(20),
+            max_retry_after: Duration::from_millis(50),
+        })
+}
+
+async fn crawl(b: CrawlerBuilder) -> Report {
+    b.build()
+        .expect("valid config")
+        .run(CancellationToken::new())
+        .await
+        .expect("crawl runs")
+}
+
+fn record<'a>(report: &'a Report, site: &RunningSite, path: &str) -> &'a PageRecord {
+    let url = site.url(path);
+    report
+        .pages
+        .iter()
+        .find(|p| p.url.as_str() == url)
+        .unwrap_or_else(|| panic!("no record for {url}"))
+}
+
+#[tokio::test]
+async fn fetches_every_page_exactly_once_and_ends() {
+    let site = TestSite::start(SiteConfig {
+        pages: 300,
+        fanout: 7,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site)).await;
+    let stats = site.stats();
+    for path in stats.page_paths() {
+        assert_eq!(stats.requests(&path), 1, "{path} fetched once");
+    }
+    assert!(report.completed());
+    assert_eq!(report.todo, 0);
+    assert_eq!(report.counters["html"], 301);
+    // The only other requests: the upper-case spellings, distinct URLs, once each.
+    let others: Vec<_> = stats
+        .paths()
+        .iter()
+        .filter(|(p, _)| !p.starts_with("/p/") && *p != "/")
+        .collect();
+    assert!(!others.is_empty());
+    for (path, n) in &others {
+        assert!(path.starts_with("/P/"), "unexpected fetch of {path}");
+        assert_eq!(**n, 1, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn never_more_than_max_tasks_in_flight() {
+    let site = TestSite::start(SiteConfig {
+        pages: 80,
+        latency: Duration::from_millis(20),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site).max_tasks(4).per_host(100)).await;
+    let peak = site.stats().in_flight_peak;
+    assert!(report.completed());
+    assert!(peak <= 4, "peak {peak} exceeds max_tasks 4");
+    assert!(peak >= 2, "peak {peak}: the crawl never ran concurrently");
+}
+
+#[tokio::test]
+async fn per_host_cap_holds_below_max_tasks() {
+    let site = TestSite::start(SiteConfig {
+        pages: 60,
+        latency: Duration::from_millis(10),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    crawl(quick(&site).max_tasks(50).per_host(3)).await;
+    assert!(site.stats().in_flight_peak <= 3);
+}
+
+#[tokio::test]
+async fn many_spellings_are_one_fetch_but_case_differs() {
+    let site = TestSite::start(SiteConfig {
+        pages: 60,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site)).await;
+    let stats = site.stats();
+    assert_eq!(stats.requests("/p/7"), 1);
+    // `/P/7` is a different URL (paths are case-sensitive): fetched, and a 404.
+    assert_eq!(stats.requests("/P/7"), 1);
+    assert_eq!(record(&report, &site, "/P/7").status, Some(404));
+}
+
+#[tokio::test]
+async fn redirects_are_followed_through_scope_and_seen_set() {
+    let site = TestSite::start(SiteConfig {
+        pages: 20,
+        specials: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site).max_redirect(5)).await;
+    let stats = site.stats();
+    for code in [301, 302, 303, 307, 308] {
+        let r = record(&report, &site, &format!("/r/{code}"));
+        assert_eq!(r.kind, OutcomeKind::Redirect, "{code}");
+        assert_eq!(r.next_url.as_ref().map(|u| u.path()), Some("/p/1"));
+    }
+    assert_eq!(
+        stats.requests("/p/1"),
+        1,
+        "five redirects to one place are one fetch"
+    );
+    assert_eq!(stats.requests("/p/2"), 1, "a short chain reaches its end");
+    // A chain longer than max_redirect stops with a recorded outcome.
+    let long = report.pages.iter().filter(|p| {
+        p.error
+            .as_ref()
+            .is_some_and(|e| e.kind == ErrorKind::TooManyRedirects)
+    });
+    assert_eq!(long.count(), 1);
+    // Loops end: each side fetched once.
+    assert_eq!(stats.requests("/r/loop/a"), 1);
+    assert_eq!(stats.requests("/r/loop/b"), 1);
+    for path in ["/r/nolocation", "/r/badlocation"] {
+        let r = record(&report, &site, path);
+        assert_eq!(
+            r.error.as_ref().map(|e| e.kind),
+            Some(ErrorKind::BadRedirect),
+            "{path}"
+        );
+    }
+    // The off-site target is recorded as the redirect's next_url but never fetched.
+    assert!(
+        report
+            .pages
+            .iter()
+            .all(|p| p.url.host_str() == Some("127.0.0.1"))
+    );
+    assert!(report.counters["links_skipped_scope"] >= 1);
+    assert!(report.completed());
+}
+
+#[tokio::test]
+async fn transient_failures_are_retried_others_recorded() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        specials: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site)).await;
+    let stats = site.stats();
+    assert_eq!(stats.requests("/flaky"), 2);
+    assert_eq!(record(&report, &site, "/flaky").status, Some(200));
+    assert_eq!(record(&report, &site, "/flaky").attempts, 2);
+    assert_eq!(stats.requests("/ratelimited"), 2);
+    assert_eq!(record(&report, &site, "/ratelimited").status, Some(200));
+    assert_eq!(stats.requests("/error"), 3, "500 retried up to max_tries");
+    assert_eq!(record(&report, &site, "/error").status, Some(500));
+    assert_eq!(
+        stats.requests("/missing"),
+        1,
+        "404 is an answer, not retried"
+    );
+    assert_eq!(stats.requests("/gone"), 1);
+    assert!(report.counters["status_404"] >= 1);
+}
+
+#[tokio::test]
+async fn scope_respects_the_port() {
+    let other = TestSite::start(SiteConfig {
+        pages: 3,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let site = TestSite::start(SiteConfig {
+        pages: 3,
+        extra_root_links: vec![other.url("/")],
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site)).await;
+    assert_eq!(
+        other.stats().total_requests,
+        0,
+        "another port is another site"
+    );
+    assert!(report.counters["links_skipped_scope"] >= 1);
+    // Both roots given: both crawled.
+    let both = crawl(quick(&site).root(other.url("/"))).await;
+    assert_eq!(other.stats().requests("/p/2"), 1);
+    assert!(both.completed());
+}
+
+#[tokio::test]
+async fn malformed_and_non_http_links_are_counted_not_followed() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        specials: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site)).await;
+    assert_eq!(site.stats().requests("/p/4"), 1);
+    assert!(report.counters["links_skipped_malformed"] >= 1);
+    assert!(
+        report.counters["links_skipped_scheme"] >= 4,
+        "mailto, javascript, tel, data"
+    );
+    let page = record(&report, &site, "/links/malformed");
+    assert_eq!(page.kind, OutcomeKind::Html);
+}
+
+#[tokio::test]
+async fn broken_servers_become_outcomes_and_the_crawl_ends() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        specials: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let mut fetch = skitter::fetch::FetchConfig {
+        read_timeout: Duration::from_millis(300),
+        total_timeout: Duration::from_secs(2),
+        max_body_size: 1024 * 1024,
+        ..Default::default()
+    };
+    fetch.connect_timeout = Duration::from_secs(2);
+    let report = crawl(quick(&site).max_tries(1).fetch_config(fetch)).await;
+    assert!(report.completed());
+    let kind = |path| record(&report, &site, path).error.as_ref().map(|e| e.kind);
+    assert_eq!(kind("/hang"), Some(ErrorKind::Timeout));
+    assert!(matches!(
+        kind("/slowbody"),
+        Some(ErrorKind::Timeout | ErrorKind::Body)
+    ));
+    assert!(matches!(kind("/truncated"), Some(ErrorKind::Body)));
+    assert_eq!(kind("/asset/big.bin"), Some(ErrorKind::BodyTooLarge));
+    // Undecodable bytes never fail a page: its link is still followed.
+    assert_eq!(record(&report, &site, "/badutf8").kind, OutcomeKind::Html);
+    assert_eq!(site.stats().requests("/p/3"), 1);
+    assert_eq!(
+        record(&report, &site, "/latin1").encoding.as_deref(),
+        Some("windows-1252")
+    );
+    assert_eq!(
+        record(&report, &site, "/nocontenttype").kind,
+        OutcomeKind::Other
+    );
+}
+
+#[tokio::test]
+async fn unreachable_host_is_a_failed_outcome() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let report = crawl(
+        Crawler::builder()
+            .root(format!("127.0.0.1:{port}"))
+            .retry_policy(RetryPolicy {
+                max_tries: 2,
+                base_delay: Duration::from_millis(1),
+                ..Default::default()
+            }),
+    )
+    .await;
+    assert_eq!(report.pages.len(), 1);
+    assert_eq!(report.pages[0].kind, OutcomeKind::Failed);
+    assert_eq!(report.pages[0].attempts, 2);
+    assert_eq!(report.counters["fail_connect"], 1);
+}
+
+#[tokio::test]
+async fn include_and_exclude_patterns() {
+    let site = TestSite::start(SiteConfig {
+        pages: 40,
+        fanout: 3,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site).exclude("/p/1$").include("/p/")).await;
+    let stats = site.stats();
+    assert_eq!(stats.requests("/p/1"), 0);
+    assert_eq!(stats.requests("/p/4"), 0, "only reachable through /p/1");
+    assert_eq!(stats.requests("/p/2"), 1);
+    assert!(report.counters["links_skipped_exclude"] >= 1);
+}
+
+#[tokio::test]
+async fn max_depth_limits_the_crawl() {
+    let site = TestSite::start(SiteConfig {
+        pages: 200,
+        fanout: 3,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site).max_depth(2)).await;
+    // `/` is depth 0, `/p/0` depth 1, its children /p/1..3 depth 2.
+    assert_eq!(site.stats().requests("/p/3"), 1);
+    assert_eq!(site.stats().requests("/p/4"), 0);
+    assert!(report.pages.iter().all(|p| p.depth <= 2));
+    assert!(report.counters["links_skipped_limit"] >= 1);
+}
+
+#[tokio::test]
+async fn cancelling_stops_new_fetches_and_still_reports() {
+    let site = TestSite::start(SiteConfig {
+        pages: 500,
+        fanout: 5,
+        latency: Duration::from_millis(30),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let cancel = CancellationToken::new();
+    let crawler = quick(&site).max_tasks(5).build().unwrap();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stopper.cancel();
+    });
+    let report = crawler.run(cancel).await.unwrap();
+    assert_eq!(report.stopped, Some(StopReason::Interrupted));
+    assert!(report.todo > 0);
+    assert!(report.done > 0 && report.done < 501);
+    let fetched = site.stats().total_requests;
+    assert!(fetched < 501, "stopped early ({fetched} requests)");
+}
+
+#[tokio::test]
+async fn outcomes_stream_to_a_channel_sink() {
+    let site = TestSite::start(SiteConfig {
+        pages: 30,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let (sink, mut rx) = skitter::sink::ChannelSink::new(4);
+    let collector = tokio::spawn(async move {
+        let mut n = 0;
+        while rx.recv().await.is_some() {
+            n += 1;
+        }
+        n
+    });
+    let report = crawl(quick(&site).sink(Box::new(sink))).await;
+    assert_eq!(collector.await.unwrap(), report.done);
+}
+
+#[tokio::test]
+async fn gzip_pages_are_decoded_for_extraction() {
+    let site = TestSite::start(SiteConfig {
+        pages: 30,
+        gzip: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl(quick(&site)).await;
+    assert_eq!(report.counters["html"], 31);
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    assert!(matches!(
+        Crawler::builder().build(),
+        Err(skitter::BuildError::NoRoots)
+    ));
+    assert!(matches!(
+        Crawler::builder().root("ftp://x/").build(),
+        Err(skitter::BuildError::Root { .. })
+    ));
+    assert!(matches!(
+        Crawler::builder().root("x.test").exclude("(").build(),
+        Err(skitter::BuildError::Pattern { .. })
+    ));
+    assert!(matches!(
+        Crawler::builder().root("x.test").max_tasks(0).build(),
+        Err(skitter::BuildError::Value(_))
+    ));
+}
