@@ -10,8 +10,23 @@ use skitter::sink::{Exchange, JsonlSink, Page, Sink};
 use url::Url;
 
 const PAGE_FIELDS: &[&str] = &[
-    "type", "url", "final_url", "status", "content_type", "charset", "size", "digest", "depth",
-    "parent", "elapsed_ms", "attempts", "retries", "kind", "error_kind", "error", "links_found",
+    "type",
+    "url",
+    "final_url",
+    "status",
+    "content_type",
+    "charset",
+    "size",
+    "digest",
+    "depth",
+    "parent",
+    "elapsed_ms",
+    "attempts",
+    "retries",
+    "kind",
+    "error_kind",
+    "error",
+    "links_found",
     "links_new",
 ];
 const SKIP_FIELDS: &[&str] = &["type", "url", "reason", "depth", "parent"];
@@ -54,12 +69,29 @@ fn pages() -> Vec<Page> {
         started: chrono::Utc::now(),
     };
     vec![
-        Page { record: html, exchange: Some(exchange) },
-        Page { record: redirect, exchange: None },
-        Page { record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)), exchange: None },
-        Page { record: failed, exchange: None },
         Page {
-            record: PageRecord::skipped(url("http://o/"), SkipReason::Robots, 1, Some(url("http://h/a"))),
+            record: html,
+            exchange: Some(exchange),
+        },
+        Page {
+            record: redirect,
+            exchange: None,
+        },
+        Page {
+            record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)),
+            exchange: None,
+        },
+        Page {
+            record: failed,
+            exchange: None,
+        },
+        Page {
+            record: PageRecord::skipped(
+                url("http://o/"),
+                SkipReason::Robots,
+                1,
+                Some(url("http://h/a")),
+            ),
             exchange: None,
         },
     ]
@@ -82,7 +114,10 @@ async fn every_line_parses_with_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.jsonl");
     let mut sink = JsonlSink::create(&path).unwrap();
-    assert!(!sink.wants_bodies(), "JSONL needs no bodies; digests come when others ask");
+    assert!(
+        !sink.wants_bodies(),
+        "JSONL needs no bodies; digests come when others ask"
+    );
     for p in pages() {
         sink.record(&p).await.unwrap();
     }
@@ -91,25 +126,67 @@ async fn every_line_parses_with_the_schema() {
     assert_eq!((summary.name.as_str(), summary.records), ("jsonl", 5));
     assert_eq!(summary.bytes, text.len() as u64);
     assert!(text.ends_with('\n'));
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 5);
     for v in &lines[..4] {
         assert_eq!(keys(v), sorted(PAGE_FIELDS), "{v}");
-        assert_eq!((v["type"].as_str(), v["depth"].as_u64()), (Some("page"), Some(2)));
-        assert_eq!((v["attempts"].as_u64(), v["retries"].as_u64()), (Some(3), Some(2)));
-        assert_eq!((v["elapsed_ms"].as_u64(), v["parent"].as_str()), (Some(1234), Some("http://h/")));
+        assert_eq!(
+            (v["type"].as_str(), v["depth"].as_u64()),
+            (Some("page"), Some(2))
+        );
+        assert_eq!(
+            (v["attempts"].as_u64(), v["retries"].as_u64()),
+            (Some(3), Some(2))
+        );
+        assert_eq!(
+            (v["elapsed_ms"].as_u64(), v["parent"].as_str()),
+            (Some(1234), Some("http://h/"))
+        );
     }
-    let [html, redirect, not_found, failed, skip] = &lines[..] else { unreachable!() };
-    assert_eq!(html["digest"], "VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5", "sha1(\"abc\") in base32");
+    let [html, redirect, not_found, failed, skip] = &lines[..] else {
+        unreachable!()
+    };
     assert_eq!(
-        (&html["kind"], &html["status"], &html["content_type"], &html["charset"]),
-        (&json!("html"), &json!(200), &json!("text/html"), &json!("utf-8"))
+        html["digest"], "VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5",
+        "sha1(\"abc\") in base32"
     );
-    assert_eq!((&html["links_found"], &html["links_new"], &html["size"]), (&json!(7), &json!(4), &json!(3)));
-    assert_eq!((&redirect["kind"], &redirect["final_url"]), (&json!("redirect"), &json!("http://h/new")));
-    assert_eq!((&redirect["digest"], &html["final_url"]), (&Value::Null, &Value::Null));
-    assert_eq!((&not_found["kind"], &not_found["status"]), (&json!("http_error"), &json!(404)));
-    assert_eq!((&failed["error_kind"], &failed["status"]), (&json!("timeout"), &Value::Null));
+    assert_eq!(
+        (
+            &html["kind"],
+            &html["status"],
+            &html["content_type"],
+            &html["charset"]
+        ),
+        (
+            &json!("html"),
+            &json!(200),
+            &json!("text/html"),
+            &json!("utf-8")
+        )
+    );
+    assert_eq!(
+        (&html["links_found"], &html["links_new"], &html["size"]),
+        (&json!(7), &json!(4), &json!(3))
+    );
+    assert_eq!(
+        (&redirect["kind"], &redirect["final_url"]),
+        (&json!("redirect"), &json!("http://h/new"))
+    );
+    assert_eq!(
+        (&redirect["digest"], &html["final_url"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(
+        (&not_found["kind"], &not_found["status"]),
+        (&json!("http_error"), &json!(404))
+    );
+    assert_eq!(
+        (&failed["error_kind"], &failed["status"]),
+        (&json!("timeout"), &Value::Null)
+    );
     assert_eq!(failed["error"], "read timed out\nafter 30s \"twice\"");
     assert_eq!(failed["url"], "http://h/%E6%97%A5%E6%9C%AC");
     assert_eq!(keys(skip), sorted(SKIP_FIELDS));
@@ -132,13 +209,18 @@ async fn lines_reach_the_file_whole_before_finish() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.is_empty() && text.ends_with('\n'));
     assert_eq!(text.lines().count() % 64, 0);
-    assert!(text.lines().all(|l| serde_json::from_str::<Value>(l).is_ok()));
+    assert!(
+        text.lines()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok())
+    );
     sink.finish().await.unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 200);
 }
 
 #[test]
 fn create_fails_on_a_bad_path() {
-    let err = JsonlSink::create("/nonexistent-dir-skitter/x.jsonl").err().unwrap();
+    let err = JsonlSink::create("/nonexistent-dir-skitter/x.jsonl")
+        .err()
+        .unwrap();
     assert_eq!(err.sink, "jsonl");
 }

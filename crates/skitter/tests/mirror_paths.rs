@@ -24,11 +24,18 @@ fn rel(url: &str, media: Option<&str>) -> String {
 fn assert_safe(dir: &Path, path: &Path) {
     let rel = path.strip_prefix(dir).expect("under the mirror dir");
     for c in rel.components() {
-        let Component::Normal(name) = c else { panic!("{path:?}: {c:?}") };
+        let Component::Normal(name) = c else {
+            panic!("{path:?}: {c:?}")
+        };
         let name = name.to_str().unwrap();
         assert!(!name.is_empty() && name.len() <= 200, "{path:?}");
         assert!(!name.ends_with(['.', ' ']), "{path:?}");
-        assert!(!name.chars().any(|c| c.is_control() || "/\\:*?\"<>|".contains(c)), "{path:?}");
+        assert!(
+            !name
+                .chars()
+                .any(|c| c.is_control() || "/\\:*?\"<>|".contains(c)),
+            "{path:?}"
+        );
     }
 }
 
@@ -38,28 +45,80 @@ fn naming_table() {
     let cases: &[(&str, Option<&str>, &str)] = &[
         ("http://example.com/", HTML, "example.com/index.html"),
         ("http://example.com", HTML, "example.com/index.html"),
-        ("http://example.com/a/b/", HTML, "example.com/a/b/index.html"),
-        ("http://example.com/dir/", None, "example.com/dir/index.html"),
-        ("http://example.com/api/", Some("application/json"), "example.com/api/index.json"),
+        (
+            "http://example.com/a/b/",
+            HTML,
+            "example.com/a/b/index.html",
+        ),
+        (
+            "http://example.com/dir/",
+            None,
+            "example.com/dir/index.html",
+        ),
+        (
+            "http://example.com/api/",
+            Some("application/json"),
+            "example.com/api/index.json",
+        ),
         ("http://example.com/page", HTML, "example.com/page.html"),
-        ("http://example.com/page.html", HTML, "example.com/page.html"),
+        (
+            "http://example.com/page.html",
+            HTML,
+            "example.com/page.html",
+        ),
         ("http://example.com/page.HTM", HTML, "example.com/page.HTM"),
-        ("http://example.com/index.php", HTML, "example.com/index.php.html"),
+        (
+            "http://example.com/index.php",
+            HTML,
+            "example.com/index.php.html",
+        ),
         ("http://example.com/s.css", css, "example.com/s.css"),
         ("http://example.com/style", css, "example.com/style.css"),
-        ("http://example.com/app.js?v=2", Some("text/javascript"), "example.com/app.js%3Fv=2.js"),
-        ("http://example.com/page?a=1&b=2", HTML, "example.com/page%3Fa=1&b=2.html"),
-        ("http://example.com/?p=1", HTML, "example.com/index%3Fp=1.html"),
-        ("http://example.com/q?a=%2F..%2F", HTML, "example.com/q%3Fa=%2F..%2F.html"),
-        ("http://example.com/img", Some("image/png"), "example.com/img.png"),
-        ("http://example.com/img.gif", Some("image/png"), "example.com/img.gif"),
+        (
+            "http://example.com/app.js?v=2",
+            Some("text/javascript"),
+            "example.com/app.js%3Fv=2.js",
+        ),
+        (
+            "http://example.com/page?a=1&b=2",
+            HTML,
+            "example.com/page%3Fa=1&b=2.html",
+        ),
+        (
+            "http://example.com/?p=1",
+            HTML,
+            "example.com/index%3Fp=1.html",
+        ),
+        (
+            "http://example.com/q?a=%2F..%2F",
+            HTML,
+            "example.com/q%3Fa=%2F..%2F.html",
+        ),
+        (
+            "http://example.com/img",
+            Some("image/png"),
+            "example.com/img.png",
+        ),
+        (
+            "http://example.com/img.gif",
+            Some("image/png"),
+            "example.com/img.gif",
+        ),
         ("http://example.com/data", None, "example.com/data"),
         ("http://example.com/f%20g", None, "example.com/f g"),
-        ("http://example.com/caf%C3%A9", HTML, "example.com/café.html"),
+        (
+            "http://example.com/caf%C3%A9",
+            HTML,
+            "example.com/café.html",
+        ),
         ("http://example.com/日本", HTML, "example.com/日本.html"),
         ("http://127.0.0.1:8080/x", HTML, "127.0.0.1_8080/x.html"),
         ("https://example.com:443/x", HTML, "example.com/x.html"),
-        ("http://my_host.example/", HTML, "my%5Fhost.example/index.html"),
+        (
+            "http://my_host.example/",
+            HTML,
+            "my%5Fhost.example/index.html",
+        ),
         ("http://[::1]:8080/", HTML, "[%3A%3A1]_8080/index.html"),
     ];
     for (url, media, want) in cases {
@@ -168,17 +227,61 @@ async fn mirror(convert_links: bool) -> tempfile::TempDir {
     assert!(sink.wants_bodies());
     let css = gzip(b"body{background:url(img.png)} @import '/sub/';");
     let pages = [
-        page(&format!("{H}/"), 200, HTML, "content-type: text/html\r\n", INDEX.as_bytes()),
+        page(
+            &format!("{H}/"),
+            200,
+            HTML,
+            "content-type: text/html\r\n",
+            INDEX.as_bytes(),
+        ),
         page(&format!("{H}/a"), 200, HTML, "", b"<a href=../>up</a>"),
         page(&format!("{H}/a?x=1&y=2"), 200, HTML, "", b"q"),
-        page(&format!("{H}/sub/"), 200, HTML, "", b"<a href='../'>home</a><a href=/style.css>s</a>"),
-        page(&format!("{H}/style.css"), 200, Some("text/css"), "Content-Encoding: gzip\r\n", &css),
-        page(&format!("{H}/img.png"), 200, Some("image/png"), "", b"\x89PNG\r\n"),
+        page(
+            &format!("{H}/sub/"),
+            200,
+            HTML,
+            "",
+            b"<a href='../'>home</a><a href=/style.css>s</a>",
+        ),
+        page(
+            &format!("{H}/style.css"),
+            200,
+            Some("text/css"),
+            "Content-Encoding: gzip\r\n",
+            &css,
+        ),
+        page(
+            &format!("{H}/img.png"),
+            200,
+            Some("image/png"),
+            "",
+            b"\x89PNG\r\n",
+        ),
         redirect(&format!("{H}/old"), &format!("{H}/a")),
         page(&format!("{H}/missing"), 404, HTML, "", b"gone"),
-        page(&format!("{H}/data.json"), 200, Some("application/json"), "", b"{}"),
-        page(&format!("{H}/data.json/more"), 200, Some("application/json"), "", b"[]"),
-        Page { record: PageRecord::skipped(Url::parse(&format!("{H}/s")).unwrap(), SkipReason::Robots, 1, None), exchange: None },
+        page(
+            &format!("{H}/data.json"),
+            200,
+            Some("application/json"),
+            "",
+            b"{}",
+        ),
+        page(
+            &format!("{H}/data.json/more"),
+            200,
+            Some("application/json"),
+            "",
+            b"[]",
+        ),
+        Page {
+            record: PageRecord::skipped(
+                Url::parse(&format!("{H}/s")).unwrap(),
+                SkipReason::Robots,
+                1,
+                None,
+            ),
+            exchange: None,
+        },
     ];
     for p in &pages {
         sink.record(p).await.unwrap();
@@ -197,8 +300,15 @@ fn read(dir: &Path, rel: &str) -> String {
 async fn saves_decoded_bodies_and_resolves_clashes() {
     let dir = mirror(false).await;
     let d = dir.path();
-    assert_eq!(read(d, "index.html"), INDEX, "no conversion without the option");
-    assert_eq!(read(d, "style.css"), "body{background:url(img.png)} @import '/sub/';");
+    assert_eq!(
+        read(d, "index.html"),
+        INDEX,
+        "no conversion without the option"
+    );
+    assert_eq!(
+        read(d, "style.css"),
+        "body{background:url(img.png)} @import '/sub/';"
+    );
     assert_eq!(read(d, "a%3Fx=1&y=2.html"), "q");
     // `/data.json` was a file until `/data.json/more` needed the directory.
     assert_eq!(read(d, "data.json/index.json"), "{}");
@@ -230,18 +340,34 @@ async fn convert_links_points_at_saved_files() {
     }
     assert!(read(d, "a.html").contains(r#"href="index.html""#));
     let sub = read(d, "sub/index.html");
-    assert!(sub.contains(r#"href="../index.html""#) && sub.contains(r#"href="../style.css""#), "{sub}");
+    assert!(
+        sub.contains(r#"href="../index.html""#) && sub.contains(r#"href="../style.css""#),
+        "{sub}"
+    );
     let css = read(d, "style.css");
-    assert_eq!(css, r#"body{background:url("img.png")} @import "sub/index.html";"#);
+    assert_eq!(
+        css,
+        r#"body{background:url("img.png")} @import "sub/index.html";"#
+    );
 }
 
 #[tokio::test]
 async fn base_href_is_honoured_then_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sink = MirrorSink::create(dir.path(), MirrorOptions { convert_links: true }).unwrap();
+    let mut sink = MirrorSink::create(
+        dir.path(),
+        MirrorOptions {
+            convert_links: true,
+        },
+    )
+    .unwrap();
     let html = br#"<head><base href="/docs/"></head><a href="p">p</a>"#;
-    sink.record(&page(&format!("{H}/"), 200, HTML, "", html)).await.unwrap();
-    sink.record(&page(&format!("{H}/docs/p"), 200, HTML, "", b"p")).await.unwrap();
+    sink.record(&page(&format!("{H}/"), 200, HTML, "", html))
+        .await
+        .unwrap();
+    sink.record(&page(&format!("{H}/docs/p"), 200, HTML, "", b"p"))
+        .await
+        .unwrap();
     sink.finish().await.unwrap();
     let index = read(dir.path(), "index.html");
     assert!(index.contains(r#"<a href="docs/p.html">"#), "{index}");
@@ -251,6 +377,8 @@ async fn base_href_is_honoured_then_removed() {
 #[test]
 fn create_fails_when_the_directory_cannot_be_made() {
     let file = tempfile::NamedTempFile::new().unwrap();
-    let err = MirrorSink::create(file.path().join("sub"), MirrorOptions::default()).err().unwrap();
+    let err = MirrorSink::create(file.path().join("sub"), MirrorOptions::default())
+        .err()
+        .unwrap();
     assert_eq!(err.sink, "mirror");
 }

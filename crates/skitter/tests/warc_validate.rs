@@ -49,7 +49,10 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
     };
     let mut rec = record(&url, kind, Some(status), mime);
     rec.size = body.len() as u64;
-    let head = format!("HTTP/1.1 {status} X\r\n{headers}content-length: {}\r\n\r\n", body.len());
+    let head = format!(
+        "HTTP/1.1 {status} X\r\n{headers}content-length: {}\r\n\r\n",
+        body.len()
+    );
     Page {
         record: rec,
         exchange: Some(Exchange {
@@ -70,23 +73,66 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
 /// body, and a failure and a skip (which must not become records).
 fn pages() -> Vec<Page> {
     let html = b"<html><body><a href=/a>a</a></body></html>".to_vec();
-    let binary: Vec<u8> = (0..=255u8).chain(b"\r\n\r\nWARC/1.1\r\n".iter().copied()).collect();
-    let mut gz = page("/gz", 200, "HTTP/1.1", "content-type: text/html\r\ncontent-encoding: gzip\r\n", gzip(&html));
+    let binary: Vec<u8> = (0..=255u8)
+        .chain(b"\r\n\r\nWARC/1.1\r\n".iter().copied())
+        .collect();
+    let mut gz = page(
+        "/gz",
+        200,
+        "HTTP/1.1",
+        "content-type: text/html\r\ncontent-encoding: gzip\r\n",
+        gzip(&html),
+    );
     if let Some(ex) = gz.exchange.as_mut() {
         ex.decoded_body = Some(Bytes::from(html.clone()));
     }
     let mut failed = record(&format!("{HOST}/down"), OutcomeKind::Failed, None, None);
-    failed.error = Some(FetchFailure { kind: ErrorKind::Timeout, message: "timed out".into() });
+    failed.error = Some(FetchFailure {
+        kind: ErrorKind::Timeout,
+        message: "timed out".into(),
+    });
     vec![
-        page("/", 200, "HTTP/1.1", "content-type: text/html\r\ntransfer-encoding: chunked\r\n", html.clone()),
-        page("/h2", 200, "HTTP/2", "content-type: text/html\r\n", html.clone()),
+        page(
+            "/",
+            200,
+            "HTTP/1.1",
+            "content-type: text/html\r\ntransfer-encoding: chunked\r\n",
+            html.clone(),
+        ),
+        page(
+            "/h2",
+            200,
+            "HTTP/2",
+            "content-type: text/html\r\n",
+            html.clone(),
+        ),
         gz,
         page("/old", 301, "HTTP/1.1", "location: /\r\n", Vec::new()),
-        page("/missing", 404, "HTTP/1.1", "content-type: text/plain\r\n", b"not found".to_vec()),
-        page("/bin?x=1", 200, "HTTP/2", "content-type: application/octet-stream\r\n", binary),
-        Page { record: failed, exchange: None },
+        page(
+            "/missing",
+            404,
+            "HTTP/1.1",
+            "content-type: text/plain\r\n",
+            b"not found".to_vec(),
+        ),
+        page(
+            "/bin?x=1",
+            200,
+            "HTTP/2",
+            "content-type: application/octet-stream\r\n",
+            binary,
+        ),
         Page {
-            record: PageRecord::skipped(Url::parse(&format!("{HOST}/no")).unwrap(), SkipReason::Robots, 1, None),
+            record: failed,
+            exchange: None,
+        },
+        Page {
+            record: PageRecord::skipped(
+                Url::parse(&format!("{HOST}/no")).unwrap(),
+                SkipReason::Robots,
+                1,
+                None,
+            ),
             exchange: None,
         },
     ]
@@ -124,7 +170,9 @@ struct Rec {
 
 impl Rec {
     fn get(&self, name: &str) -> &str {
-        self.fields.get(&name.to_ascii_lowercase()).map_or("", String::as_str)
+        self.fields
+            .get(&name.to_ascii_lowercase())
+            .map_or("", String::as_str)
     }
 }
 
@@ -137,7 +185,10 @@ fn parse(mut data: &[u8]) -> Vec<Rec> {
     let mut out = Vec::new();
     while !data.is_empty() {
         assert!(data.starts_with(b"WARC/1.1\r\n"), "version line");
-        let end = data.windows(4).position(|w| w == b"\r\n\r\n").expect("end of header");
+        let end = data
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("end of header");
         let head = std::str::from_utf8(&data[10..end]).expect("UTF-8 header");
         let fields: HashMap<String, String> = head
             .split("\r\n")
@@ -146,7 +197,11 @@ fn parse(mut data: &[u8]) -> Vec<Rec> {
             .collect();
         let len: usize = fields["content-length"].parse().unwrap();
         let block = data[end + 4..end + 4 + len].to_vec();
-        assert_eq!(&data[end + 4 + len..end + 8 + len], b"\r\n\r\n", "record trailer");
+        assert_eq!(
+            &data[end + 4 + len..end + 8 + len],
+            b"\r\n\r\n",
+            "record trailer"
+        );
         data = &data[end + 8 + len..];
         let rec = Rec { fields, block };
         assert_eq!(rec.get("WARC-Block-Digest"), sha1_b32(&rec.block));
@@ -159,7 +214,9 @@ fn read_warc(path: &Path) -> Vec<u8> {
     let raw = std::fs::read(path).unwrap();
     if path.to_string_lossy().ends_with(".gz") {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&raw[..]).read_to_end(&mut out).unwrap();
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap();
         out
     } else {
         raw
@@ -173,13 +230,23 @@ fn check_file(path: &Path) -> Vec<String> {
     let info = &recs[0];
     assert_eq!(info.get("WARC-Type"), "warcinfo");
     let text = String::from_utf8_lossy(&info.block);
-    for want in ["software: skitter-test/1", "format: WARC File Format 1.1", "conformsTo: ", "robots: obey"] {
+    for want in [
+        "software: skitter-test/1",
+        "format: WARC File Format 1.1",
+        "conformsTo: ",
+        "robots: obey",
+    ] {
         assert!(text.contains(want), "warcinfo lacks {want:?}: {text}");
     }
     let mut urls = Vec::new();
     for pair in recs[1..].chunks(2) {
-        let [req, resp] = pair else { panic!("unpaired record") };
-        assert_eq!((req.get("WARC-Type"), resp.get("WARC-Type")), ("request", "response"));
+        let [req, resp] = pair else {
+            panic!("unpaired record")
+        };
+        assert_eq!(
+            (req.get("WARC-Type"), resp.get("WARC-Type")),
+            ("request", "response")
+        );
         assert_eq!(req.get("WARC-Concurrent-To"), resp.get("WARC-Record-ID"));
         assert_eq!(resp.get("WARC-Concurrent-To"), req.get("WARC-Record-ID"));
         for r in [req, resp] {
@@ -187,16 +254,34 @@ fn check_file(path: &Path) -> Vec<String> {
             assert_eq!(r.get("WARC-IP-Address"), "127.0.0.1");
             assert!(r.get("WARC-Record-ID").starts_with("<urn:uuid:"));
         }
-        let split = resp.block.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-        assert_eq!(resp.get("WARC-Payload-Digest"), sha1_b32(&resp.block[split..]));
+        let split = resp
+            .block
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap()
+            + 4;
+        assert_eq!(
+            resp.get("WARC-Payload-Digest"),
+            sha1_b32(&resp.block[split..])
+        );
         let head = String::from_utf8_lossy(&resp.block[..split]).to_ascii_lowercase();
-        assert!(!head.contains("\ntransfer-encoding:"), "de-chunked body labelled chunked");
+        assert!(
+            !head.contains("\ntransfer-encoding:"),
+            "de-chunked body labelled chunked"
+        );
         let url = resp.get("WARC-Target-URI");
         let h2 = url.ends_with("/h2") || url.contains("/bin");
-        assert_eq!(resp.get("WARC-Protocol"), if h2 { "h2" } else { "http/1.1" }, "{url}");
+        assert_eq!(
+            resp.get("WARC-Protocol"),
+            if h2 { "h2" } else { "http/1.1" },
+            "{url}"
+        );
         if url.ends_with("/gz") {
             // The body is archived as received: still gzip, matching its header.
-            assert!(head.contains("content-encoding: gzip") && resp.block[split..].starts_with(&[0x1f, 0x8b]));
+            assert!(
+                head.contains("content-encoding: gzip")
+                    && resp.block[split..].starts_with(&[0x1f, 0x8b])
+            );
         }
         urls.push(url.to_string());
     }
@@ -220,7 +305,10 @@ async fn plain_and_gzip_files_read_back() {
 async fn rotation_starts_each_file_with_warcinfo_and_keeps_pairs_together() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("rot.warc.gz");
-    let opts = WarcOptions { max_size: Some(1), ..options() };
+    let opts = WarcOptions {
+        max_size: Some(1),
+        ..options()
+    };
     let summary = write(&base, opts).await;
     assert_eq!(summary.files.len(), 6, "{:?}", summary.files);
     let mut urls = BTreeSet::new();
@@ -231,7 +319,10 @@ async fn rotation_starts_each_file_with_warcinfo_and_keeps_pairs_together() {
         urls.extend(got);
     }
     assert_eq!(urls, expected_urls());
-    assert!(!base.exists(), "unnumbered file written alongside numbered ones");
+    assert!(
+        !base.exists(),
+        "unnumbered file written alongside numbered ones"
+    );
 }
 
 #[tokio::test]
@@ -239,7 +330,14 @@ async fn cdx_index_is_sorted_and_points_at_gzip_members() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("idx.warc.gz");
     let cdx = dir.path().join("idx.cdxj");
-    let summary = write(&path, WarcOptions { cdx: Some(cdx.clone()), ..options() }).await;
+    let summary = write(
+        &path,
+        WarcOptions {
+            cdx: Some(cdx.clone()),
+            ..options()
+        },
+    )
+    .await;
     assert!(summary.files.contains(&cdx.display().to_string()));
     let text = std::fs::read_to_string(&cdx).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -248,7 +346,11 @@ async fn cdx_index_is_sorted_and_points_at_gzip_members() {
     let raw = std::fs::read(&path).unwrap();
     for line in lines {
         let mut parts = line.splitn(3, ' ');
-        let (key, ts, json) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let (key, ts, json) = (
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+            parts.next().unwrap(),
+        );
         assert!(key.starts_with("127.0.0.1:8080)/"), "{key}");
         assert_eq!(ts.len(), 14);
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
@@ -257,31 +359,43 @@ async fn cdx_index_is_sorted_and_points_at_gzip_members() {
         let length: usize = v["length"].as_str().unwrap().parse().unwrap();
         // The member at offset..offset+length is exactly the response record.
         let mut rec = Vec::new();
-        flate2::read::GzDecoder::new(&raw[offset..offset + length]).read_to_end(&mut rec).unwrap();
+        flate2::read::GzDecoder::new(&raw[offset..offset + length])
+            .read_to_end(&mut rec)
+            .unwrap();
         let parsed = parse(&rec);
         assert_eq!(parsed.len(), 1);
         assert_eq!(parsed[0].get("WARC-Type"), "response");
         assert_eq!(parsed[0].get("WARC-Target-URI"), v["url"].as_str().unwrap());
-        assert_eq!(parsed[0].get("WARC-Payload-Digest"), format!("sha1:{}", v["digest"].as_str().unwrap()));
+        assert_eq!(
+            parsed[0].get("WARC-Payload-Digest"),
+            format!("sha1:{}", v["digest"].as_str().unwrap())
+        );
     }
 }
 
 #[test]
 fn create_fails_on_a_bad_path() {
     let dir = tempfile::tempdir().unwrap();
-    let err = WarcSink::create(dir.path().join("no/such/dir/x.warc"), options()).err().unwrap();
+    let err = WarcSink::create(dir.path().join("no/such/dir/x.warc"), options())
+        .err()
+        .unwrap();
     assert_eq!(err.sink, "warc");
 }
 
 /// The validators' bin dir, or `None` after saying why the test is skipped.
 fn validators() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKITTER_VALIDATORS").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/validators-venv/bin")
-    });
+    let dir = std::env::var_os("SKITTER_VALIDATORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/validators-venv/bin")
+        });
     if dir.join("warcio").is_file() && dir.join("fastwarc").is_file() {
         return Some(dir);
     }
-    let msg = format!("warc validators not installed in {}; run scripts/validators.sh", dir.display());
+    let msg = format!(
+        "warc validators not installed in {}; run scripts/validators.sh",
+        dir.display()
+    );
     if std::env::var_os("CI").is_some() {
         panic!("{msg}");
     }
@@ -292,10 +406,17 @@ fn validators() -> Option<PathBuf> {
 /// `(warcio check passed, fastwarc check passed)`.
 fn check(bin: &Path, file: &Path) -> (bool, bool) {
     let ok = |tool: &str, args: &[&str]| {
-        let out = Command::new(bin.join(tool)).args(args).arg(file).output().unwrap();
+        let out = Command::new(bin.join(tool))
+            .args(args)
+            .arg(file)
+            .output()
+            .unwrap();
         out.status.success()
     };
-    (ok("warcio", &["check"]), ok("fastwarc", &["check", "-q", "-p"]))
+    (
+        ok("warcio", &["check"]),
+        ok("fastwarc", &["check", "-q", "-p"]),
+    )
 }
 
 #[test]
@@ -313,7 +434,11 @@ fn validators_judge_the_corpus_as_recorded() {
         ("bad-version-line.warc", (false, false)),
     ];
     for (name, want) in cases {
-        assert_eq!(check(&bin, &corpus.join(name)), want, "{name}: (warcio, fastwarc)");
+        assert_eq!(
+            check(&bin, &corpus.join(name)),
+            want,
+            "{name}: (warcio, fastwarc)"
+        );
     }
 }
 
@@ -326,16 +451,30 @@ async fn validators_accept_what_skitter_writes() {
         write(&dir.path().join(name), options()).await;
         files.push(dir.path().join(name));
     }
-    let rotated = write(&dir.path().join("r.warc.gz"), WarcOptions { max_size: Some(2000), ..options() }).await;
+    let rotated = write(
+        &dir.path().join("r.warc.gz"),
+        WarcOptions {
+            max_size: Some(2000),
+            ..options()
+        },
+    )
+    .await;
     assert!(rotated.files.len() > 1);
     files.extend(rotated.files.iter().map(PathBuf::from));
     for f in &files {
         assert_eq!(check(&bin, f), (true, true), "{}", f.display());
         // A pass must mean the records were read, not that none were found.
-        let out = Command::new(bin.join("fastwarc")).args(["check", "-p"]).arg(f).output().unwrap();
+        let out = Command::new(bin.join("fastwarc"))
+            .args(["check", "-p"])
+            .arg(f)
+            .output()
+            .unwrap();
         let records = parse(&read_warc(f)).len();
         let said = String::from_utf8_lossy(&out.stdout);
-        assert!(said.contains(&format!("{records} records were verified successfully")), "{said}");
+        assert!(
+            said.contains(&format!("{records} records were verified successfully")),
+            "{said}"
+        );
     }
     for f in &files[..2] {
         let out = Command::new(bin.join("warcio"))

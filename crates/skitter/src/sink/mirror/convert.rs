@@ -71,7 +71,10 @@ impl Links<'_> {
         let Some(saved) = self.find(&abs) else {
             return Some(with_fragment(abs.to_string(), fragment.as_deref()));
         };
-        Some(with_fragment(relative(from, &saved.path), fragment.as_deref()))
+        Some(with_fragment(
+            relative(from, &saved.path),
+            fragment.as_deref(),
+        ))
     }
 
     fn find(&self, url: &Url) -> Option<&Saved> {
@@ -108,11 +111,7 @@ fn relative(from: &Path, to: &Path) -> String {
     };
     let from_dir = names(from.parent().unwrap_or(Path::new("")));
     let to = names(to);
-    let common = from_dir
-        .iter()
-        .zip(&to)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<String> = vec!["..".into(); from_dir.len() - common];
     parts.extend(
         to[common..]
@@ -230,7 +229,10 @@ pub(super) fn rewrite_html(
         .append_element_content_handler(element!("video[poster]", |el| attr(el, "poster")))
         .append_element_content_handler(element!("img[srcset], source[srcset]", |el| {
             if let Some(v) = el.get_attribute("srcset") {
-                el.set_attribute("srcset", &srcset(&decode_entities(&v)).replace('&', "&amp;"))?;
+                el.set_attribute(
+                    "srcset",
+                    &srcset(&decode_entities(&v)).replace('&', "&amp;"),
+                )?;
             }
             Ok(())
         }))
@@ -266,17 +268,28 @@ mod tests {
             ("m/h/index.html", "m/h/a.html", "a.html"),
             ("m/h/d/p.html", "m/h/a.html", "../a.html"),
             ("m/h/p.html", "m/h/d/e/x.css", "d/e/x.css"),
-            ("m/h/p.html", "m/o_81/q%3Fa=1.html", "../o_81/q%253Fa=1.html"),
+            (
+                "m/h/p.html",
+                "m/o_81/q%3Fa=1.html",
+                "../o_81/q%253Fa=1.html",
+            ),
             ("m/h/p.html", "m/h/a b#c.html", "a%20b%23c.html"),
         ];
         for (from, to, want) in cases {
-            assert_eq!(relative(Path::new(from), Path::new(to)), want, "{from} -> {to}");
+            assert_eq!(
+                relative(Path::new(from), Path::new(to)),
+                want,
+                "{from} -> {to}"
+            );
         }
     }
 
     #[test]
     fn entities() {
-        assert_eq!(decode_entities("a?x=1&amp;y=2&#38;z&#x26;&bogus;"), "a?x=1&y=2&z&&bogus;");
+        assert_eq!(
+            decode_entities("a?x=1&amp;y=2&#38;z&#x26;&bogus;"),
+            "a?x=1&y=2&z&&bogus;"
+        );
     }
 
     #[test]

@@ -165,8 +165,10 @@ fn encode_name(raw: &str, escape_underscore: bool) -> String {
     };
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
-            let unsafe_char = matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '%')
-                || c.is_control()
+            let unsafe_char = matches!(
+                c,
+                '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '%'
+            ) || c.is_control()
                 || (escape_underscore && c == '_');
             if unsafe_char {
                 push_hex(&mut out, c.encode_utf8(&mut [0; 4]).as_bytes());

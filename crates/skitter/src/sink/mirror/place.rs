@@ -138,7 +138,10 @@ mod tests {
         assert!(first.moved.is_empty());
         let second = save(r, &r.join("h/data.json/x.html"), b"2").unwrap();
         let moved_to = r.join("h/data.json/index.json");
-        assert_eq!(second.moved, vec![(r.join("h/data.json"), moved_to.clone())]);
+        assert_eq!(
+            second.moved,
+            vec![(r.join("h/data.json"), moved_to.clone())]
+        );
         assert_eq!(fs::read(&moved_to).unwrap(), b"1");
         assert_eq!(fs::read(r.join("h/data.json/x.html")).unwrap(), b"2");
     }

@@ -72,7 +72,10 @@ pub(crate) fn surt(url: &Url) -> String {
     let mut key = match url.host() {
         Some(Host::Domain(d)) => {
             let d = d.to_ascii_lowercase();
-            let d = d.strip_prefix("www.").filter(|r| !r.is_empty()).unwrap_or(&d);
+            let d = d
+                .strip_prefix("www.")
+                .filter(|r| !r.is_empty())
+                .unwrap_or(&d);
             d.trim_end_matches('.')
                 .rsplit('.')
                 .collect::<Vec<_>>()

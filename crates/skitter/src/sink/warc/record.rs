@@ -89,7 +89,8 @@ impl<'a> Record<'a> {
         write!(head, "WARC-Block-Digest: sha1:{block_digest}\r\n")?;
         write!(head, "Content-Length: {length}\r\n\r\n")?;
         if gzip {
-            let mut enc = GzEncoder::new(Vec::with_capacity(length / 2 + 256), Compression::default());
+            let mut enc =
+                GzEncoder::new(Vec::with_capacity(length / 2 + 256), Compression::default());
             self.emit(&head, &mut enc)?;
             enc.finish()
         } else {
@@ -165,11 +166,10 @@ pub(crate) fn exchange_pair(
     .field("WARC-Concurrent-To", &request_id)
     .field("WARC-Payload-Digest", format!("sha1:{payload_digest}"))
     .field("Content-Type", "application/http;msgtype=response");
-    let request = common(
-        Record::new("request", vec![&ex.request_head]).field("WARC-Record-ID", &request_id),
-    )
-    .field("WARC-Concurrent-To", &response_id)
-    .field("Content-Type", "application/http;msgtype=request");
+    let request =
+        common(Record::new("request", vec![&ex.request_head]).field("WARC-Record-ID", &request_id))
+            .field("WARC-Concurrent-To", &response_id)
+            .field("Content-Type", "application/http;msgtype=request");
     Ok(Pair {
         request: request.to_bytes(gzip)?,
         response: response.to_bytes(gzip)?,
