@@ -217,7 +217,7 @@ const INDEX: &str = r##"<html><head><link rel=stylesheet href="/style.css"></hea
 <a href="/a">a</a> <a href="sub/">sub</a> <a href="/old#top">old</a>
 <a href="https://elsewhere.example/x">out</a> <a href="#frag">frag</a>
 <a href="/a?x=1&amp;y=2">q</a> <a href="/missing">404</a> <img src="img.png" srcset="img.png 1x, /big.png 2x">
-<a href="/data.json">data</a><style>p{background:url('/img.png')}</style></body></html>"##;
+<a href="/data.json">data</a><source srcset="/v?a=1&amp;b=2  1x"><style>p{background:url('/img.png')}</style></body></html>"##;
 
 const H: &str = "http://127.0.0.1:8080";
 
@@ -334,6 +334,7 @@ async fn convert_links_points_at_saved_files() {
         r#"href="http://127.0.0.1:8080/missing""#,
         r#"src="img.png" srcset="img.png 1x, http://127.0.0.1:8080/big.png 2x""#,
         r#"href="data.json/index.json""#,
+        r#"srcset="http://127.0.0.1:8080/v?a=1&amp;b=2 1x""#,
         r#"url("img.png")"#,
     ] {
         assert!(index.contains(want), "missing {want} in\n{index}");

@@ -55,14 +55,14 @@ pub(super) struct Links<'a> {
 }
 
 impl Links<'_> {
-    /// The new value for a link found in `from` (a saved file), or `None` to leave
-    /// it alone (empty, fragment-only, or not http(s)).
-    pub(super) fn rewrite(&self, from: &Path, base: &Url, raw: &str) -> Option<String> {
-        let value = decode_entities(raw.trim());
+    /// The new value for a link (already entity-decoded) found in `from` (a saved
+    /// file), or `None` to leave it alone (empty, fragment-only, or not http(s)).
+    pub(super) fn rewrite(&self, from: &Path, base: &Url, value: &str) -> Option<String> {
+        let value = value.trim();
         if value.is_empty() || value.starts_with('#') {
             return None;
         }
-        let mut abs = base.join(&value).ok()?;
+        let mut abs = base.join(value).ok()?;
         if !matches!(abs.scheme(), "http" | "https") {
             return None;
         }
@@ -186,25 +186,10 @@ pub(super) fn rewrite_html(
         .unwrap_or_else(AsciiCompatibleEncoding::utf_8);
     let base = RefCell::new(url.clone());
     let style = RefCell::new(String::new());
-    let rewrite = |raw: &str| links.rewrite(from, &base.borrow(), raw);
-    let attr = |el: &mut Element<'_, '_>, name: &str| {
-        if let Some(new) = el.get_attribute(name).and_then(|v| rewrite(&v)) {
-            el.set_attribute(name, &new.replace('&', "&amp;"))?;
-        }
-        Ok(())
-    };
-    let css = |s: &str| String::from_utf8_lossy(&rewrite_css(s.as_bytes(), &rewrite)).into_owned();
-    let srcset = |s: &str| {
-        s.split(',')
-            .map(|candidate| {
-                let candidate = candidate.trim();
-                let (u, descriptor) = candidate.split_once(' ').unwrap_or((candidate, ""));
-                let u = rewrite(u).unwrap_or_else(|| u.to_string());
-                format!("{u} {descriptor}").trim_end().to_string()
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let rewrite = |value: &str| links.rewrite(from, &base.borrow(), value);
+    let link = |v: &str| rewrite(v);
+    let srcset = |v: &str| Some(rewrite_srcset(v, &rewrite));
+    let css = |v: &str| Some(rewrite_css_str(v, &rewrite));
     let mut out = Vec::with_capacity(html.len());
     let settings = Settings::new()
         .with_encoding(encoding)
@@ -219,34 +204,29 @@ pub(super) fn rewrite_html(
             Ok(())
         }))
         .append_element_content_handler(element!("a[href], area[href], link[href]", |el| {
-            attr(el, "href")
+            edit_attribute(el, "href", &link)
         }))
         .append_element_content_handler(element!(
             "img[src], script[src], iframe[src], frame[src], embed[src], source[src], \
              audio[src], video[src], track[src], input[src]",
-            |el| attr(el, "src")
+            |el| edit_attribute(el, "src", &link)
         ))
-        .append_element_content_handler(element!("video[poster]", |el| attr(el, "poster")))
+        .append_element_content_handler(element!("video[poster]", |el| {
+            edit_attribute(el, "poster", &link)
+        }))
         .append_element_content_handler(element!("img[srcset], source[srcset]", |el| {
-            if let Some(v) = el.get_attribute("srcset") {
-                el.set_attribute(
-                    "srcset",
-                    &srcset(&decode_entities(&v)).replace('&', "&amp;"),
-                )?;
-            }
-            Ok(())
+            edit_attribute(el, "srcset", &srcset)
         }))
         .append_element_content_handler(element!("[style]", |el| {
-            if let Some(v) = el.get_attribute("style") {
-                el.set_attribute("style", &css(&decode_entities(&v)).replace('&', "&amp;"))?;
-            }
-            Ok(())
+            edit_attribute(el, "style", &css)
         }))
         .append_element_content_handler(text!("style", |chunk: &mut TextChunk<'_>| {
+            // Style text arrives in pieces; the rule may span them, so it is
+            // collected and written back whole at the last piece.
             style.borrow_mut().push_str(chunk.as_str());
             if chunk.last_in_text_node() {
                 let text = std::mem::take(&mut *style.borrow_mut());
-                chunk.replace(&css(&text), ContentType::Html);
+                chunk.replace(&rewrite_css_str(&text, &rewrite), ContentType::Html);
             } else {
                 chunk.remove();
             }
@@ -256,6 +236,40 @@ pub(super) fn rewrite_html(
     rewriter.write(html)?;
     rewriter.end()?;
     Ok(out)
+}
+
+/// Replaces attribute `name` with `f` of its (entity-decoded) value, when `f`
+/// gives one. `&` is escaped on the way back, since lol_html does not.
+fn edit_attribute(
+    el: &mut Element<'_, '_>,
+    name: &str,
+    f: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    if let Some(new) = el.get_attribute(name).and_then(|v| f(&decode_entities(&v))) {
+        el.set_attribute(name, &new.replace('&', "&amp;"))?;
+    }
+    Ok(())
+}
+
+/// Rewrites each candidate URL of a `srcset` value, keeping the descriptors.
+fn rewrite_srcset(value: &str, rewrite: &dyn Fn(&str) -> Option<String>) -> String {
+    value
+        .split(',')
+        .map(|candidate| {
+            let candidate = candidate.trim();
+            let (u, descriptor) = candidate
+                .split_once(char::is_whitespace)
+                .unwrap_or((candidate, ""));
+            let u = rewrite(u).unwrap_or_else(|| u.to_string());
+            format!("{u} {}", descriptor.trim()).trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// [`rewrite_css`] for CSS held as text.
+fn rewrite_css_str(css: &str, rewrite: &dyn Fn(&str) -> Option<String>) -> String {
+    String::from_utf8_lossy(&rewrite_css(css.as_bytes(), rewrite)).into_owned()
 }
 
 #[cfg(test)]
@@ -282,6 +296,15 @@ mod tests {
                 "{from} -> {to}"
             );
         }
+    }
+
+    #[test]
+    fn srcset_candidates() {
+        let f = |u: &str| (u == "a.png").then(|| "A".to_string());
+        assert_eq!(
+            rewrite_srcset(" a.png 1x,b.png\t2x , a.png", &f),
+            "A 1x, b.png 2x, A"
+        );
     }
 
     #[test]

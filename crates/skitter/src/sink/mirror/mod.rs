@@ -29,7 +29,7 @@ pub use path::mirror_path;
 
 use super::{Exchange, Page, Sink, SinkError, SinkSummary};
 use crate::fetch::decode;
-use crate::outcome::OutcomeKind;
+use crate::outcome::{OutcomeKind, PageRecord};
 
 /// The largest body saved after content decoding: a guard against compression
 /// bombs, far above any page the fetch size cap lets through uncompressed.
@@ -83,6 +83,29 @@ impl MirrorSink {
             bytes: 0,
         })
     }
+
+    /// Records where a URL was saved (and where earlier files moved), for
+    /// `--convert-links`; without it nothing is kept per page.
+    fn remember(&mut self, r: &PageRecord, placed: place::Placed) {
+        for (from, to) in placed.moved {
+            for s in self.saved.values_mut().filter(|s| s.path == from) {
+                s.path = to.clone();
+            }
+        }
+        let links = match r.content_type.as_deref() {
+            Some("text/html" | "application/xhtml+xml") => Rewrite::Html {
+                charset: r.encoding.clone(),
+            },
+            Some("text/css") => Rewrite::Css,
+            _ => Rewrite::None,
+        };
+        let saved = Saved {
+            path: placed.path,
+            url: r.url.clone(),
+            links,
+        };
+        self.saved.insert(key(&r.url), saved);
+    }
 }
 
 #[async_trait]
@@ -94,7 +117,7 @@ impl Sink for MirrorSink {
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
         let r = &page.record;
         if r.kind == OutcomeKind::Redirect {
-            if let Some(next) = &r.next_url {
+            if let (Some(next), true) = (&r.next_url, self.options.convert_links) {
                 self.redirects.insert(key(&r.url), next.clone());
             }
             return Ok(());
@@ -102,8 +125,7 @@ impl Sink for MirrorSink {
         let (Some(ex), Some(200..=299)) = (&page.exchange, r.status) else {
             return Ok(());
         };
-        let media = r.content_type.clone();
-        let wanted = mirror_path(&self.dir, &r.url, media.as_deref());
+        let wanted = mirror_path(&self.dir, &r.url, r.content_type.as_deref());
         let (dir, ex, url) = (self.dir.clone(), ex.clone(), r.url.clone());
         let saved = tokio::task::spawn_blocking(move || {
             let body = match content(&ex) {
@@ -120,31 +142,13 @@ impl Sink for MirrorSink {
         .await
         .map_err(|e| sink_error(format!("writer task failed: {e}")))?
         .map_err(sink_error)?;
-        let Some((placed, len)) = saved else {
-            return Ok(());
-        };
-        for (from, to) in placed.moved {
-            for s in self.saved.values_mut().filter(|s| s.path == from) {
-                s.path = to.clone();
+        if let Some((placed, len)) = saved {
+            self.files += 1;
+            self.bytes += len;
+            if self.options.convert_links {
+                self.remember(&page.record, placed);
             }
         }
-        let links = match media.as_deref() {
-            Some("text/html" | "application/xhtml+xml") => Rewrite::Html {
-                charset: r.encoding.clone(),
-            },
-            Some("text/css") => Rewrite::Css,
-            _ => Rewrite::None,
-        };
-        self.saved.insert(
-            key(&r.url),
-            Saved {
-                path: placed.path,
-                url: r.url.clone(),
-                links,
-            },
-        );
-        self.files += 1;
-        self.bytes += len;
         Ok(())
     }
 

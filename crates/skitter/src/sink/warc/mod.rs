@@ -293,7 +293,7 @@ fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current,
 
 /// The name of rotated file `n`: the number goes before the WARC suffix.
 /// `crawl.warc.gz` → `crawl-00003.warc.gz`; `out` → `out-00003`.
-pub fn numbered(base: &Path, n: u32) -> PathBuf {
+fn numbered(base: &Path, n: u32) -> PathBuf {
     let name = base
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
