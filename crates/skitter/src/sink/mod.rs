@@ -85,3 +85,11 @@ pub trait Sink: Send {
     /// Flushes and closes; called once, after the last page.
     async fn finish(&mut self) -> Result<SinkSummary, SinkError>;
 }
+
+mod jsonl;
+mod mirror;
+mod warc;
+
+pub use jsonl::JsonlSink;
+pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
+pub use warc::{WarcOptions, WarcSink};

@@ -1,0 +1,241 @@
+//! The JSON Lines sink (`--jsonl FILE`, `-` for stdout): one object per finished URL.
+//!
+//! Every line is one complete UTF-8 JSON object ending in `\n`. Lines are built
+//! whole in memory and handed to the file in batches of complete lines (one
+//! `write_all` each, on the blocking pool), at least every [`FLUSH_EVERY`] records,
+//! on every record for stdout, and at `finish`. An interrupted crawl can lose the
+//! last unflushed batch but never leaves a torn line.
+//!
+//! Schema. A URL that was fetched (or tried) is
+//! ```text
+//! {"type":"page","url":…,"final_url":…,"status":…,"content_type":…,"charset":…,
+//!  "size":…,"digest":…,"depth":…,"parent":…,"elapsed_ms":…,"attempts":…,
+//!  "retries":…,"kind":…,"error_kind":…,"error":…,"links_found":…,"links_new":…}
+//! ```
+//! - `final_url`: the redirect target for redirects, else `null`;
+//! - `status`: the HTTP status of the last attempt, `null` when no response came;
+//! - `content_type`: the media type without parameters; `charset`: the charset the
+//!   page was decoded with or declared;
+//! - `size`: body bytes as received; `digest`: base32 SHA-1 of those bytes (as in
+//!   WARC `WARC-Payload-Digest`, without `sha1:`) when the body was kept, else `null`;
+//! - `kind`: `html`, `other`, `redirect`, `http_error` or `failed`;
+//!   `error_kind` (`timeout`, `connect`, `dns`, `tls`, `body`, `body_too_large`,
+//!   `decode`, `bad_redirect`, `too_many_redirects`, `protocol`, `other`) and
+//!   `error` (the message) are `null` unless something failed;
+//! - `retries` is `attempts - 1`; `links_found`/`links_new` count links on the page
+//!   and those new to the crawl.
+//!
+//! A URL that was never fetched is
+//! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
+//! `scope`, `scheme`, `exclude`, `malformed`, `robots`, `trap`, `limit`.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use serde::Serialize;
+
+use super::{Page, Sink, SinkError, SinkSummary};
+use crate::outcome::{OutcomeKind, PageRecord};
+
+/// Records between two writes to a file.
+pub const FLUSH_EVERY: usize = 64;
+
+/// A `page` line.
+#[derive(Serialize)]
+struct PageLine<'a> {
+    r#type: &'static str,
+    url: &'a str,
+    final_url: Option<&'a str>,
+    status: Option<u16>,
+    content_type: Option<&'a str>,
+    charset: Option<&'a str>,
+    size: u64,
+    digest: Option<String>,
+    depth: u32,
+    parent: Option<&'a str>,
+    elapsed_ms: u64,
+    attempts: u32,
+    retries: u32,
+    kind: OutcomeKind,
+    error_kind: Option<&'static str>,
+    error: Option<&'a str>,
+    links_found: usize,
+    links_new: usize,
+}
+
+/// A `skip` line.
+#[derive(Serialize)]
+struct SkipLine<'a> {
+    r#type: &'static str,
+    url: &'a str,
+    reason: Option<&'static str>,
+    depth: u32,
+    parent: Option<&'a str>,
+}
+
+/// Where the lines go.
+enum Output {
+    File(File, PathBuf),
+    Stdout,
+}
+
+impl Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Output::File(f, _) => f.write_all(buf),
+            Output::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(buf)?;
+                out.flush()
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Output::File(_, path) => path.display().to_string(),
+            Output::Stdout => "stdout".into(),
+        }
+    }
+}
+
+/// Writes one JSON line per finished URL; see the module docs for the schema.
+pub struct JsonlSink {
+    /// `None` while a batch is being written, or after a write failed.
+    output: Option<Output>,
+    name: String,
+    pending: Vec<u8>,
+    pending_lines: usize,
+    flush_every: usize,
+    lines: u64,
+    bytes: u64,
+}
+
+impl JsonlSink {
+    /// Writes to `path`, created or truncated now; `-` means stdout.
+    pub fn create(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
+        let path = path.as_ref();
+        if path == Path::new("-") {
+            return Ok(JsonlSink::new(Output::Stdout, 1));
+        }
+        let file = File::create(path)
+            .map_err(|e| sink_error(format!("cannot create {}: {e}", path.display())))?;
+        Ok(JsonlSink::new(
+            Output::File(file, path.to_path_buf()),
+            FLUSH_EVERY,
+        ))
+    }
+
+    fn new(output: Output, flush_every: usize) -> JsonlSink {
+        JsonlSink {
+            name: output.describe(),
+            output: Some(output),
+            pending: Vec::new(),
+            pending_lines: 0,
+            flush_every,
+            lines: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Writes the pending lines with one `write_all`, on the blocking pool.
+    async fn flush(&mut self, sync: bool) -> Result<(), SinkError> {
+        let mut output = self
+            .output
+            .take()
+            .ok_or_else(|| sink_error("an earlier write failed; the output is closed"))?;
+        let buf = std::mem::take(&mut self.pending);
+        let (output, result) = tokio::task::spawn_blocking(move || {
+            let mut result = output.write(&buf);
+            if let (Ok(()), true, Output::File(f, _)) = (&result, sync, &output) {
+                result = f.sync_all();
+            }
+            (output, result.map(|()| buf.len()))
+        })
+        .await
+        .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+        let written = result.map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => sink_error(format!("{} closed (broken pipe)", self.name)),
+            _ => sink_error(format!("cannot write {}: {e}", self.name)),
+        })?;
+        self.output = Some(output);
+        self.bytes += written as u64;
+        self.pending_lines = 0;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Sink for JsonlSink {
+    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+        let digest = page
+            .exchange
+            .as_ref()
+            .map(|ex| super::warc::sha1_base32(&ex.body));
+        let line = to_line(&page.record, digest)
+            .map_err(|e| sink_error(format!("cannot encode {}: {e}", page.record.url)))?;
+        self.pending.extend_from_slice(&line);
+        self.pending_lines += 1;
+        self.lines += 1;
+        if self.pending_lines >= self.flush_every {
+            self.flush(false).await?;
+        }
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+        self.flush(true).await?;
+        Ok(SinkSummary {
+            name: "jsonl".into(),
+            files: vec![self.name.clone()],
+            bytes: self.bytes,
+            records: self.lines,
+        })
+    }
+}
+
+/// One complete line, newline included.
+fn to_line(r: &PageRecord, digest: Option<String>) -> serde_json::Result<Vec<u8>> {
+    let parent = r.parent.as_ref().map(|p| p.as_str());
+    let mut line = if r.kind == OutcomeKind::Skipped {
+        serde_json::to_vec(&SkipLine {
+            r#type: "skip",
+            url: r.url.as_str(),
+            reason: r.skip.map(|s| s.as_str()),
+            depth: r.depth,
+            parent,
+        })?
+    } else {
+        serde_json::to_vec(&PageLine {
+            r#type: "page",
+            url: r.url.as_str(),
+            final_url: r.next_url.as_ref().map(|u| u.as_str()),
+            status: r.status,
+            content_type: r.content_type.as_deref(),
+            charset: r.encoding.as_deref(),
+            size: r.size,
+            digest,
+            depth: r.depth,
+            parent,
+            elapsed_ms: r.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
+            attempts: r.attempts,
+            retries: r.attempts.saturating_sub(1),
+            kind: r.kind,
+            error_kind: r.error.as_ref().map(|e| e.kind.as_str()),
+            error: r.error.as_ref().map(|e| e.message.as_str()),
+            links_found: r.num_urls,
+            links_new: r.num_new_urls,
+        })?
+    };
+    line.push(b'\n');
+    Ok(line)
+}
+
+fn sink_error(message: impl ToString) -> SinkError {
+    SinkError {
+        sink: "jsonl".into(),
+        message: message.to_string(),
+    }
+}

@@ -1,0 +1,182 @@
+//! Putting files into the mirror: whole files only, and file/directory clashes
+//! resolved instead of failing.
+//!
+//! Every file is written to a temporary file in its final directory and renamed
+//! into place, so a reader (or a crash) never sees half a file. Symbolic links in
+//! the mirror are never followed: a link where a directory is needed is treated
+//! like a file in the way.
+//!
+//! Clashes. The naming rules give `/a` (HTML) the file `a.html` and `/a/b` the
+//! directory `a`, so most sites never clash; a clash needs a name used both ways,
+//! such as `/data.json` and `/data.json/x`. Then the file moves into the directory:
+//! - a file `X` stands where a directory is needed: it becomes `X/index.EXT`
+//!   (`EXT` being `X`'s own extension, `index.html` when it has none), and the
+//!   directory is created;
+//! - a directory `X` stands where a file is to be saved: the file is saved as
+//!   `X/index.EXT` the same way.
+//!
+//! Two URLs that map to the same file (`/a` and `/a.html`, both HTML) share it: the
+//! later one wins, as with `wget` without `-nc`.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Where a file was saved, and the files that had to move out of the way.
+#[derive(Debug)]
+pub(super) struct Placed {
+    /// The file written.
+    pub path: PathBuf,
+    /// `(from, to)` for each earlier file moved into a directory of its name.
+    pub moved: Vec<(PathBuf, PathBuf)>,
+}
+
+/// How many directory-in-the-way steps are taken before giving up (each adds a
+/// level; a chain this deep means the tree was not made by skitter).
+const MAX_INDEX_STEPS: usize = 8;
+
+/// Writes `data` at `wanted` (under `root`), resolving clashes as described above.
+pub(super) fn save(root: &Path, wanted: &Path, data: &[u8]) -> io::Result<Placed> {
+    let rel = wanted
+        .strip_prefix(root)
+        .map_err(|_| io::Error::other("mirror path is outside the mirror"))?;
+    let names: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let Some((file_name, dirs)) = names.split_last() else {
+        return Err(io::Error::other("empty mirror path"));
+    };
+    fs::create_dir_all(root)?;
+    let mut here = root.to_path_buf();
+    let mut moved = Vec::new();
+    for name in dirs {
+        here.push(name);
+        if let Some(m) = ensure_dir(&here)? {
+            moved.push(m);
+        }
+    }
+    let mut target = here.join(file_name);
+    let mut steps = 0;
+    while is_real_dir(&target)? {
+        steps += 1;
+        if steps > MAX_INDEX_STEPS {
+            return Err(io::Error::other(format!(
+                "{} is a directory and so are its index files",
+                wanted.display()
+            )));
+        }
+        target = index_in(&target);
+    }
+    write_whole(&target, data)?;
+    Ok(Placed {
+        path: target,
+        moved,
+    })
+}
+
+/// Replaces the file at `path` with `data`, atomically.
+pub(super) fn write_whole(path: &Path, data: &[u8]) -> io::Result<()> {
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".skitter-")
+        .suffix(".tmp")
+        .tempfile_in(parent)?;
+    tmp.write_all(data)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Makes `path` a directory; a file (or link) in the way moves inside it.
+fn ensure_dir(path: &Path) -> io::Result<Option<(PathBuf, PathBuf)>> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => Ok(None),
+        Ok(_) => {
+            let parent = path.parent().unwrap_or(Path::new("."));
+            let aside = tempfile::Builder::new()
+                .prefix(".skitter-")
+                .suffix(".moving")
+                .tempdir_in(parent)?;
+            let held = aside.path().join("file");
+            fs::rename(path, &held)?;
+            fs::create_dir(path)?;
+            let to = index_in(path);
+            fs::rename(&held, &to)?;
+            Ok(Some((path.to_path_buf(), to)))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir(path)?;
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn is_real_dir(path: &Path) -> io::Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(m) => Ok(m.is_dir()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// `X/index.EXT`, with `X`'s extension (`.html` when it has none).
+fn index_in(path: &Path) -> PathBuf {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "html".into());
+    path.join(format!("index.{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_in_the_way_of_a_directory_moves_inside_it() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        let first = save(r, &r.join("h/data.json"), b"1").unwrap();
+        assert!(first.moved.is_empty());
+        let second = save(r, &r.join("h/data.json/x.html"), b"2").unwrap();
+        let moved_to = r.join("h/data.json/index.json");
+        assert_eq!(
+            second.moved,
+            vec![(r.join("h/data.json"), moved_to.clone())]
+        );
+        assert_eq!(fs::read(&moved_to).unwrap(), b"1");
+        assert_eq!(fs::read(r.join("h/data.json/x.html")).unwrap(), b"2");
+    }
+
+    #[test]
+    fn directory_in_the_way_of_a_file_takes_it_as_index() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        save(r, &r.join("h/a/b.html"), b"b").unwrap();
+        let placed = save(r, &r.join("h/a"), b"a").unwrap();
+        assert_eq!(placed.path, r.join("h/a/index.html"));
+        assert_eq!(fs::read(&placed.path).unwrap(), b"a");
+    }
+
+    #[test]
+    fn rewriting_replaces_and_leaves_no_temporary_files() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        save(r, &r.join("h/p.html"), b"old").unwrap();
+        save(r, &r.join("h/p.html"), b"new").unwrap();
+        assert_eq!(fs::read(r.join("h/p.html")).unwrap(), b"new");
+        let names: Vec<_> = fs::read_dir(r.join("h")).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_in_the_mirror_are_not_followed() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let r = root.path();
+        fs::create_dir(r.join("h")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), r.join("h/link")).unwrap();
+        save(r, &r.join("h/link/x.html"), b"x").unwrap();
+        assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert!(r.join("h/link/x.html").is_file());
+    }
+}

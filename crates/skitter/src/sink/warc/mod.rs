@@ -1,0 +1,333 @@
+//! The WARC sink: every response skitter received, archived as WARC 1.1 (ISO 28500).
+//!
+//! Each file starts with a `warcinfo` record (software, format, `conformsTo`, the
+//! crawl options). Each page that has an [`Exchange`](crate::sink::Exchange) adds a
+//! `request` and a `response` record linked by `WARC-Concurrent-To`; redirects and
+//! error pages are archived like any response, while failures and skips (no
+//! exchange) are not. The response block is the response head followed by the body
+//! *as received*, before content decoding, so a `Content-Encoding: gzip` header
+//! still describes the bytes that follow it; `WARC-Payload-Digest` is the SHA-1 of
+//! those bytes. The client de-chunks bodies, so a `Transfer-Encoding` header is
+//! archived as `X-Skitter-Original-Transfer-Encoding`.
+//!
+//! Files: with `gzip` (the default for a path ending in `.gz`) every record is its
+//! own gzip member, so readers can seek to any record. With `max_size`, output
+//! rotates through numbered files: `crawl.warc.gz` becomes `crawl-00000.warc.gz`,
+//! `crawl-00001.warc.gz`, … (the number goes before `.warc.gz`, `.warc` or `.gz`,
+//! else at the end), each starting with its own `warcinfo`. A file is rotated before
+//! a request/response pair that would take it past `max_size`, so pairs never
+//! straddle files; a pair larger than `max_size` gets a file of its own.
+//!
+//! Crash safety: each pair is built fully in memory and written with one
+//! `write_all` on an unbuffered file, so an interrupted crawl leaves whole records;
+//! `finish` fsyncs. All file work runs in `spawn_blocking`, off the async workers.
+
+mod cdx;
+mod record;
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use url::Url;
+
+use super::{Exchange, Page, Sink, SinkError, SinkSummary};
+
+pub(crate) use record::sha1_base32;
+
+/// How to write WARC files.
+#[derive(Clone, Debug, Default)]
+pub struct WarcOptions {
+    /// Rotate to a new numbered file before one would exceed this many bytes.
+    pub max_size: Option<u64>,
+    /// Gzip each record; `None` means "if the path ends in `.gz`".
+    pub gzip: Option<bool>,
+    /// The `software` line of `warcinfo` (e.g. `skitter/0.1.0`).
+    pub software: String,
+    /// Crawl settings recorded in `warcinfo`, one `name: value` line each.
+    pub crawl_options: Vec<(String, String)>,
+    /// Also write a sorted CDXJ index of the response records here.
+    pub cdx: Option<PathBuf>,
+}
+
+/// Archives exchanges as WARC files; see the module docs for the format.
+pub struct WarcSink {
+    /// `None` while a write is in flight on the blocking pool, or after one failed.
+    writer: Option<Writer>,
+}
+
+impl WarcSink {
+    /// Creates the first WARC file (and checks the index path can be written), so a
+    /// bad path fails before the crawl starts.
+    pub fn create(path: impl AsRef<Path>, options: WarcOptions) -> Result<WarcSink, SinkError> {
+        let writer = Writer::open(path.as_ref().to_path_buf(), options).map_err(sink_error)?;
+        Ok(WarcSink {
+            writer: Some(writer),
+        })
+    }
+
+    /// Runs `f` on the writer in the blocking pool and takes the writer back.
+    async fn with_writer<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&mut Writer) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, SinkError> {
+        let mut writer = self
+            .writer
+            .take()
+            .ok_or_else(|| sink_error("an earlier write failed; the archive is closed"))?;
+        let (writer, result) = tokio::task::spawn_blocking(move || {
+            let result = f(&mut writer);
+            (writer, result)
+        })
+        .await
+        .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+        if result.is_ok() {
+            self.writer = Some(writer);
+        }
+        result.map_err(sink_error)
+    }
+}
+
+#[async_trait]
+impl Sink for WarcSink {
+    fn wants_bodies(&self) -> bool {
+        true
+    }
+
+    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+        let Some(exchange) = page.exchange.clone() else {
+            return Ok(());
+        };
+        let job = Job {
+            url: page.record.url.clone(),
+            status: page.record.status,
+            mime: page.record.content_type.clone(),
+            exchange,
+        };
+        self.with_writer(move |w| w.write_page(&job)).await
+    }
+
+    async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+        self.with_writer(Writer::finish).await
+    }
+}
+
+fn sink_error(message: impl ToString) -> SinkError {
+    SinkError {
+        sink: "warc".into(),
+        message: message.to_string(),
+    }
+}
+
+/// What the writer needs from one page (owned, to cross into the blocking pool).
+struct Job {
+    url: Url,
+    status: Option<u16>,
+    mime: Option<String>,
+    exchange: Exchange,
+}
+
+/// The open file being appended to.
+struct Current {
+    file: File,
+    path: PathBuf,
+    name: String,
+    size: u64,
+    /// Size after the `warcinfo` record: a file this size holds no pages yet.
+    empty_size: u64,
+    warcinfo_id: String,
+}
+
+/// The synchronous writer behind [`WarcSink`]; lives on the blocking pool while it
+/// works.
+struct Writer {
+    base: PathBuf,
+    options: WarcOptions,
+    gzip: bool,
+    current: Current,
+    next_index: u32,
+    files: Vec<String>,
+    bytes: u64,
+    records: u64,
+    cdx_lines: Vec<String>,
+}
+
+impl Writer {
+    fn open(base: PathBuf, options: WarcOptions) -> Result<Writer, String> {
+        let gzip = options
+            .gzip
+            .unwrap_or_else(|| base.to_string_lossy().ends_with(".gz"));
+        if let Some(cdx) = &options.cdx {
+            File::create(cdx).map_err(|e| format!("cannot create {}: {e}", cdx.display()))?;
+        }
+        let path = match options.max_size {
+            Some(_) => numbered(&base, 0),
+            None => base.clone(),
+        };
+        let current = new_file(path, &options, gzip)?;
+        Ok(Writer {
+            files: vec![current.path.display().to_string()],
+            bytes: current.size,
+            records: 1,
+            base,
+            options,
+            gzip,
+            current,
+            next_index: 1,
+            cdx_lines: Vec::new(),
+        })
+    }
+
+    fn write_page(&mut self, job: &Job) -> Result<(), String> {
+        let gzip = self.gzip;
+        let build = |warcinfo_id: &str| {
+            record::exchange_pair(&job.url, &job.exchange, warcinfo_id, gzip)
+                .map_err(|e| format!("cannot build records for {}: {e}", job.url))
+        };
+        let mut pair = build(&self.current.warcinfo_id)?;
+        let len = (pair.request.len() + pair.response.len()) as u64;
+        if self.should_rotate(len) {
+            self.rotate()?;
+            // The records name their file's warcinfo, so they are built again.
+            pair = build(&self.current.warcinfo_id)?;
+        }
+        let offset = self.current.size + pair.request.len() as u64;
+        let mut buf = pair.request;
+        buf.extend_from_slice(&pair.response);
+        let cur = &mut self.current;
+        cur.file
+            .write_all(&buf)
+            .and_then(|()| cur.file.flush())
+            .map_err(|e| format!("cannot write {}: {e}", cur.path.display()))?;
+        cur.size += buf.len() as u64;
+        self.bytes += buf.len() as u64;
+        self.records += 2;
+        if self.options.cdx.is_some() {
+            self.cdx_lines.push(cdx::line(&cdx::Entry {
+                url: &job.url,
+                date: job.exchange.started,
+                mime: job.mime.as_deref(),
+                status: job.status,
+                digest: &pair.payload_digest,
+                length: pair.response.len() as u64,
+                offset,
+                filename: &cur.name,
+            }));
+        }
+        Ok(())
+    }
+
+    fn should_rotate(&self, len: u64) -> bool {
+        match self.options.max_size {
+            Some(max) => {
+                self.current.size > self.current.empty_size && self.current.size + len > max
+            }
+            None => false,
+        }
+    }
+
+    fn rotate(&mut self) -> Result<(), String> {
+        sync(&self.current)?;
+        let path = numbered(&self.base, self.next_index);
+        self.next_index += 1;
+        self.current = new_file(path, &self.options, self.gzip)?;
+        self.files.push(self.current.path.display().to_string());
+        self.bytes += self.current.size;
+        self.records += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<SinkSummary, String> {
+        sync(&self.current)?;
+        let mut files = self.files.clone();
+        if let Some(cdx) = &self.options.cdx {
+            let lines = std::mem::take(&mut self.cdx_lines);
+            self.bytes += cdx::write_sorted(cdx, lines)
+                .map_err(|e| format!("cannot write {}: {e}", cdx.display()))?;
+            files.push(cdx.display().to_string());
+        }
+        Ok(SinkSummary {
+            name: "warc".into(),
+            files,
+            bytes: self.bytes,
+            records: self.records,
+        })
+    }
+}
+
+fn sync(cur: &Current) -> Result<(), String> {
+    cur.file
+        .sync_all()
+        .map_err(|e| format!("cannot sync {}: {e}", cur.path.display()))
+}
+
+/// Creates a WARC file and writes its `warcinfo` record.
+fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current, String> {
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let warcinfo_id = record::new_record_id();
+    let info = record::warcinfo(
+        &warcinfo_id,
+        &name,
+        &options.software,
+        &options.crawl_options,
+        gzip,
+    )
+    .map_err(fail)?;
+    let mut file = File::create(&path).map_err(fail)?;
+    file.write_all(&info).map_err(fail)?;
+    let size = info.len() as u64;
+    Ok(Current {
+        file,
+        path,
+        name,
+        size,
+        empty_size: size,
+        warcinfo_id,
+    })
+}
+
+/// The name of rotated file `n`: the number goes before the WARC suffix.
+/// `crawl.warc.gz` → `crawl-00003.warc.gz`; `out` → `out-00003`.
+fn numbered(base: &Path, n: u32) -> PathBuf {
+    let name = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, suffix) = [".warc.gz", ".warc", ".gz"]
+        .iter()
+        .find_map(|s| {
+            name.strip_suffix(s)
+                .filter(|stem| !stem.is_empty())
+                .map(|stem| (stem, *s))
+        })
+        .unwrap_or((name.as_str(), ""));
+    base.with_file_name(format!("{stem}-{n:05}{suffix}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_names() {
+        let cases = [
+            ("out/crawl.warc.gz", "out/crawl-00000.warc.gz"),
+            ("crawl.warc", "crawl-00000.warc"),
+            ("crawl.gz", "crawl-00000.gz"),
+            ("crawl", "crawl-00000"),
+            (".warc", ".warc-00000"),
+        ];
+        for (base, want) in cases {
+            assert_eq!(numbered(Path::new(base), 0), PathBuf::from(want), "{base}");
+        }
+        assert_eq!(
+            numbered(Path::new("a.warc.gz"), 12),
+            PathBuf::from("a-00012.warc.gz")
+        );
+    }
+}

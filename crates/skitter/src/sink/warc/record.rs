@@ -1,0 +1,264 @@
+//! WARC records as bytes: the named fields, the block, the digests, the gzip member.
+//!
+//! Everything here is pure and in memory, so the writer can build a whole record
+//! (or a request/response pair) before touching the file and then write it with one
+//! call: a crash leaves whole records or nothing, never half of one.
+
+use std::io::{self, Write};
+
+use chrono::{DateTime, Utc};
+use data_encoding::BASE32;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use sha1::{Digest, Sha1};
+use url::Url;
+
+use crate::sink::Exchange;
+
+/// The version line of every record skitter writes.
+const VERSION_LINE: &[u8] = b"WARC/1.1\r\n";
+
+/// The specification the `warcinfo` record says the file conforms to.
+pub(crate) const CONFORMS_TO: &str =
+    "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/";
+
+/// The header that replaces `Transfer-Encoding` in archived response heads: the
+/// recorded body is already de-chunked, so a reader that saw `chunked` would try to
+/// de-chunk it again. The original value stays visible under this name.
+const RENAMED_TRANSFER_ENCODING: &[u8] = b"X-Skitter-Original-Transfer-Encoding";
+
+/// `sha1:`-less base32 SHA-1, the digest form of WARC digests and CDX `digest`.
+pub(crate) fn sha1_base32(data: &[u8]) -> String {
+    BASE32.encode(&Sha1::digest(data))
+}
+
+/// A fresh `<urn:uuid:…>` record id.
+pub(crate) fn new_record_id() -> String {
+    format!("<urn:uuid:{}>", uuid::Uuid::new_v4())
+}
+
+/// `WARC-Date` form: UTC, microsecond precision (WARC 1.1 allows fractions).
+pub(crate) fn warc_date(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+/// One record: named fields in order, and a block given as parts (so a large body
+/// is not copied just to be concatenated with its head).
+pub(crate) struct Record<'a> {
+    fields: Vec<(&'static str, String)>,
+    block: Vec<&'a [u8]>,
+}
+
+impl<'a> Record<'a> {
+    /// A record of `kind` with the given block; the other fields follow with
+    /// [`Record::field`], and [`Record::to_bytes`] adds the digest and length.
+    pub(crate) fn new(kind: &str, block: Vec<&'a [u8]>) -> Self {
+        Record {
+            fields: vec![("WARC-Type", kind.to_string())],
+            block,
+        }
+    }
+
+    /// Appends a named field. Values come from URLs and user options; CR, LF and
+    /// other controls are replaced so a value cannot start a new field.
+    pub(crate) fn field(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        let value: String = value
+            .into()
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        self.fields.push((name, value));
+        self
+    }
+
+    /// The record's bytes, one gzip member of its own when `gzip` is set. Adds
+    /// `WARC-Block-Digest` and `Content-Length` from the block.
+    pub(crate) fn to_bytes(&self, gzip: bool) -> io::Result<Vec<u8>> {
+        let mut hasher = Sha1::new();
+        let mut length = 0usize;
+        for part in &self.block {
+            hasher.update(part);
+            length += part.len();
+        }
+        let block_digest = BASE32.encode(&hasher.finalize());
+        let mut head = Vec::with_capacity(512);
+        head.extend_from_slice(VERSION_LINE);
+        for (name, value) in &self.fields {
+            write!(head, "{name}: {value}\r\n")?;
+        }
+        write!(head, "WARC-Block-Digest: sha1:{block_digest}\r\n")?;
+        write!(head, "Content-Length: {length}\r\n\r\n")?;
+        if gzip {
+            let mut enc =
+                GzEncoder::new(Vec::with_capacity(length / 2 + 256), Compression::default());
+            self.emit(&head, &mut enc)?;
+            enc.finish()
+        } else {
+            let mut out = Vec::with_capacity(head.len() + length + 4);
+            self.emit(&head, &mut out)?;
+            Ok(out)
+        }
+    }
+
+    fn emit(&self, head: &[u8], out: &mut impl Write) -> io::Result<()> {
+        out.write_all(head)?;
+        for part in &self.block {
+            out.write_all(part)?;
+        }
+        out.write_all(b"\r\n\r\n")
+    }
+}
+
+/// The `warcinfo` record that starts every file.
+pub(crate) fn warcinfo(
+    id: &str,
+    filename: &str,
+    software: &str,
+    options: &[(String, String)],
+    gzip: bool,
+) -> io::Result<Vec<u8>> {
+    let mut fields = String::new();
+    let mut line = |k: &str, v: &str| {
+        let clean = |s: &str| s.replace(|c: char| c.is_control(), " ");
+        fields.push_str(&format!("{}: {}\r\n", clean(k).replace(':', "_"), clean(v)));
+    };
+    line("software", software);
+    line("format", "WARC File Format 1.1");
+    line("conformsTo", CONFORMS_TO);
+    for (k, v) in options {
+        line(k, v);
+    }
+    Record::new("warcinfo", vec![fields.as_bytes()])
+        .field("WARC-Record-ID", id)
+        .field("WARC-Date", warc_date(Utc::now()))
+        .field("WARC-Filename", filename)
+        .field("Content-Type", "application/warc-fields")
+        .to_bytes(gzip)
+}
+
+/// A request and its response, serialised, with what the CDX line needs.
+pub(crate) struct Pair {
+    /// The request record's bytes.
+    pub request: Vec<u8>,
+    /// The response record's bytes.
+    pub response: Vec<u8>,
+    /// Base32 SHA-1 of the response payload (the raw body).
+    pub payload_digest: String,
+}
+
+/// Builds the `request` and `response` records of one exchange, each pointing at the
+/// other with `WARC-Concurrent-To`.
+pub(crate) fn exchange_pair(
+    url: &Url,
+    ex: &Exchange,
+    warcinfo_id: &str,
+    gzip: bool,
+) -> io::Result<Pair> {
+    let request_id = new_record_id();
+    let response_id = new_record_id();
+    let date = warc_date(ex.started);
+    let head = archived_head(&ex.response_head);
+    let payload_digest = sha1_base32(&ex.body);
+    let common = |r| with_common_fields(r, url, &date, ex, warcinfo_id);
+    let response = common(
+        Record::new("response", vec![&head, &ex.body]).field("WARC-Record-ID", &response_id),
+    )
+    .field("WARC-Concurrent-To", &request_id)
+    .field("WARC-Payload-Digest", format!("sha1:{payload_digest}"))
+    .field("Content-Type", "application/http;msgtype=response");
+    let request =
+        common(Record::new("request", vec![&ex.request_head]).field("WARC-Record-ID", &request_id))
+            .field("WARC-Concurrent-To", &response_id)
+            .field("Content-Type", "application/http;msgtype=request");
+    Ok(Pair {
+        request: request.to_bytes(gzip)?,
+        response: response.to_bytes(gzip)?,
+        payload_digest,
+    })
+}
+
+/// The fields a request and its response share.
+fn with_common_fields<'a>(
+    r: Record<'a>,
+    url: &Url,
+    date: &str,
+    ex: &Exchange,
+    warcinfo_id: &str,
+) -> Record<'a> {
+    let r = r
+        .field("WARC-Target-URI", url.as_str())
+        .field("WARC-Date", date);
+    let r = match ex.remote_addr {
+        Some(addr) => r.field("WARC-IP-Address", addr.ip().to_string()),
+        None => r,
+    };
+    r.field("WARC-Protocol", protocol_id(ex.http_version))
+        .field("WARC-Warcinfo-ID", warcinfo_id)
+}
+
+/// The ALPN-style protocol id the `WARC-Protocol` field uses (`h2`, `http/1.1`).
+fn protocol_id(http_version: &str) -> &'static str {
+    match http_version {
+        "HTTP/2" => "h2",
+        "HTTP/3" => "h3",
+        "HTTP/1.0" => "http/1.0",
+        "HTTP/0.9" => "http/0.9",
+        _ => "http/1.1",
+    }
+}
+
+/// The response head as archived: unchanged, except that a `Transfer-Encoding`
+/// header is renamed (see [`RENAMED_TRANSFER_ENCODING`]).
+fn archived_head(head: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(head.len() + 32);
+    for line in head.split_inclusive(|&b| b == b'\n') {
+        let name_end = line.iter().position(|&b| b == b':');
+        match name_end {
+            Some(i) if line[..i].eq_ignore_ascii_case(b"transfer-encoding") => {
+                out.extend_from_slice(RENAMED_TRANSFER_ENCODING);
+                out.extend_from_slice(&line[i..]);
+            }
+            _ => out.extend_from_slice(line),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_match_the_known_base32_form() {
+        // SHA-1 of the empty string, as wget and warcio write it.
+        assert_eq!(sha1_base32(b""), "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+    }
+
+    #[test]
+    fn renames_transfer_encoding_only() {
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nx-te: 1\r\n\r\n";
+        let got = archived_head(head);
+        assert_eq!(
+            got,
+            b"HTTP/1.1 200 OK\r\nX-Skitter-Original-Transfer-Encoding: chunked\r\nx-te: 1\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn field_values_cannot_inject_fields() {
+        let bytes = Record::new("resource", vec![b"x"])
+            .field("WARC-Target-URI", "http://a/\r\nWARC-Type: evil")
+            .to_bytes(false)
+            .unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let type_lines = text.lines().filter(|l| l.starts_with("WARC-Type")).count();
+        assert_eq!(type_lines, 1, "{text}");
+        assert!(text.contains("Content-Length: 1\r\n\r\nx\r\n\r\n"));
+    }
+
+    #[test]
+    fn protocol_ids() {
+        assert_eq!(protocol_id("HTTP/2"), "h2");
+        assert_eq!(protocol_id("HTTP/1.1"), "http/1.1");
+    }
+}
