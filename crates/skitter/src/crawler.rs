@@ -17,6 +17,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
 use crate::frontier::{Frontier, FrontierError, Request};
 use crate::gate::LinkSkips;
+use crate::progress::Progress;
 use crate::report::{Report, ReportSummary, StopReason, Tally};
 use crate::scheduler;
 use crate::sink::{Page, Sink, SinkSummary};
@@ -27,6 +28,7 @@ pub struct Crawler {
     fetcher: Fetcher,
     frontier: Arc<dyn Frontier>,
     sinks: Vec<Box<dyn Sink>>,
+    progress: Progress,
 }
 
 /// The crawl could not start.
@@ -85,6 +87,7 @@ pub(crate) struct Ctx {
     pub(crate) halt: Arc<Halt>,
     /// Aborts in-flight fetches once the grace period is over.
     pub(crate) hard_stop: CancellationToken,
+    pub(crate) progress: Progress,
 }
 
 impl Ctx {
@@ -94,7 +97,10 @@ impl Ctx {
             return 0;
         }
         match self.frontier.offer(requests).await {
-            Ok(n) => n,
+            Ok(n) => {
+                self.progress.discovered(n);
+                n
+            }
             Err(e) => {
                 self.halt.fail(format!("frontier: {e}"));
                 0
@@ -120,7 +126,13 @@ impl Crawler {
             fetcher,
             frontier,
             sinks,
+            progress: Progress::default(),
         }
+    }
+
+    /// A handle on the live counters, readable while [`Crawler::run`] works.
+    pub fn progress(&self) -> Progress {
+        self.progress.clone()
     }
 
     /// The validated configuration.
@@ -139,7 +151,8 @@ impl Crawler {
             redirects_left: self.config.max_redirect,
             parent: None,
         });
-        self.frontier.offer(roots.collect()).await?;
+        let seeded = self.frontier.offer(roots.collect()).await?;
+        self.progress.discovered(seeded);
         let keep = if self.sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
         } else if self.config.extract_mode == ExtractMode::Resources {
@@ -162,6 +175,7 @@ impl Crawler {
             changed: Notify::new(),
             halt: halt.clone(),
             hard_stop: CancellationToken::new(),
+            progress: self.progress.clone(),
         });
         let watcher = {
             let halt = halt.clone();

@@ -30,6 +30,7 @@ pub mod fetch;
 pub mod frontier;
 mod gate;
 pub mod outcome;
+pub mod progress;
 pub mod report;
 pub mod retry;
 pub mod robots;

@@ -24,10 +24,16 @@ const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
 /// Runs one lease to completion and hands it back; aborted (lease left
 /// outstanding, so it counts as "to do") only when the crawl's grace period ends.
 pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
+    ctx.progress.started();
     let (page, feedback) = tokio::select! {
         done = process(&ctx, &lease.request) => done,
         _ = ctx.hard_stop.cancelled() => return,
     };
+    let failed = matches!(
+        page.record.kind,
+        OutcomeKind::Failed | OutcomeKind::HttpError
+    );
+    ctx.progress.finished(page.record.size, failed);
     if ctx.pages.send(page).await.is_err() {
         // The sink task only ends early after a fatal error, which already stopped the crawl.
         return;
