@@ -6,15 +6,18 @@
 //! scripts keep working.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use skitter::config::Limits;
 use skitter::extract::ExtractMode;
 use skitter::fetch::FetchConfig;
 use skitter::report::StopReason;
 use skitter::retry::RetryPolicy;
 use skitter::scope::ScopeMode;
+use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
@@ -61,6 +64,21 @@ pub struct CrawlArgs {
     /// Follow links at most this deep (roots are depth 0) [default: no limit].
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
+    /// Stop after fetching this many URLs [default: no limit].
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Stop after this long, e.g. 10m [default: no limit].
+    #[arg(long, value_parser = flags::duration, value_name = "DURATION")]
+    pub max_time: Option<Duration>,
+    /// Fetch at most this many URLs per host; skip the rest [default: no limit].
+    #[arg(long, value_name = "N")]
+    pub max_per_host: Option<u64>,
+    /// Do not fetch or obey robots.txt.
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Longest robots.txt Crawl-delay honoured; longer ones are cut to this.
+    #[arg(long, value_parser = flags::duration, default_value = "30s", value_name = "DURATION")]
+    pub max_crawl_delay: Duration,
     /// Also fetch page resources: images, scripts, stylesheets, frames, media,
     /// CSS url()/@import and Link headers (like wget's page requisites).
     #[arg(short = 'p', long)]
@@ -113,9 +131,28 @@ pub struct CrawlArgs {
     /// Use HTTP/1.1 only (HTTP/2 is used when a server offers it by ALPN).
     #[arg(long)]
     pub http1_only: bool,
-    /// Report format on stdout.
+    /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
+    /// Archive every response (and its request) as WARC 1.1; one gzip member per
+    /// record when FILE ends in `.gz`.
+    #[arg(long, value_name = "FILE")]
+    pub warc: Option<PathBuf>,
+    /// Start a new numbered WARC file (`NAME-00000.warc.gz`, …) past this size.
+    #[arg(long, value_parser = flags::size, value_name = "SIZE", requires = "warc")]
+    pub warc_max_size: Option<u64>,
+    /// Also write a CDXJ index of the WARC's response records (as pywb reads).
+    #[arg(long, value_name = "FILE", requires = "warc")]
+    pub cdx: Option<PathBuf>,
+    /// Save every 2xx response under DIR/host[_port]/path, like `wget --mirror`.
+    #[arg(long, value_name = "DIR")]
+    pub mirror: Option<PathBuf>,
+    /// Rewrite links in the mirror's HTML and CSS to relative local paths.
+    #[arg(long, requires = "mirror")]
+    pub convert_links: bool,
+    /// Write one JSON object per URL to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<String>,
 }
 
 impl CrawlArgs {
@@ -181,10 +218,66 @@ impl CrawlArgs {
         for p in &self.include {
             b = b.include(p.clone());
         }
-        if let Some(depth) = self.max_depth {
-            b = b.max_depth(depth);
+        b = b
+            .limits(Limits {
+                max_depth: self.max_depth,
+                max_pages: self.max_pages,
+                max_time: self.max_time,
+                max_per_host: self.max_per_host,
+            })
+            .ignore_robots(self.ignore_robots)
+            .max_crawl_delay(self.max_crawl_delay);
+        for sink in self.sinks()? {
+            b = b.sink(sink);
         }
         Ok(b)
+    }
+
+    /// Opens the outputs asked for; a path that cannot be written fails here,
+    /// before anything is fetched.
+    fn sinks(&self) -> anyhow::Result<Vec<Box<dyn Sink>>> {
+        let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
+        if let Some(path) = &self.warc {
+            let options = WarcOptions {
+                max_size: self.warc_max_size,
+                software: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
+                crawl_options: self.describe(),
+                cdx: self.cdx.clone(),
+                ..WarcOptions::default()
+            };
+            sinks.push(Box::new(WarcSink::create(path, options)?));
+        }
+        if let Some(dir) = &self.mirror {
+            let options = MirrorOptions {
+                convert_links: self.convert_links,
+            };
+            sinks.push(Box::new(MirrorSink::create(dir, options)?));
+        }
+        if let Some(path) = &self.jsonl {
+            sinks.push(Box::new(JsonlSink::create(path)?));
+        }
+        Ok(sinks)
+    }
+
+    /// The crawl's defining options, for the WARC's warcinfo record.
+    fn describe(&self) -> Vec<(String, String)> {
+        vec![
+            ("roots".into(), self.roots.join(" ")),
+            (
+                "scope".into(),
+                if self.lenient { "lenient" } else { "strict" }.into(),
+            ),
+            ("max-tasks".into(), self.max_tasks.to_string()),
+            ("per-host".into(), self.per_host.to_string()),
+            (
+                "max-depth".into(),
+                self.max_depth.map_or("none".into(), |d| d.to_string()),
+            ),
+            ("resources".into(), self.resources.to_string()),
+            ("robots".into(), (!self.ignore_robots).to_string()),
+            ("exclude".into(), self.exclude.join(" ")),
+            ("include".into(), self.include.join(" ")),
+        ]
     }
 }
 
@@ -204,15 +297,26 @@ pub async fn run(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u
     let crawler = args.builder()?.build()?;
     tracing::info!(roots = ?crawler.config().roots.iter().map(|u| u.as_str()).collect::<Vec<_>>(), "crawl starting");
     let report = crawler.run(cancel).await?;
-    print_report(&report, args.report)?;
+    if args.jsonl.as_deref() == Some("-") {
+        print_report_to(&mut std::io::stderr().lock(), &report, args.report)?;
+    } else {
+        print_report(&report, args.report)?;
+    }
     Ok(exit_status(&report))
 }
 
 /// Prints the report on stdout; a closed pipe (`| head`) is not an error.
 pub fn print_report(report: &Report, format: ReportFormat) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    print_report_to(&mut std::io::stdout().lock(), report, format)
+}
+
+fn print_report_to(
+    out: &mut dyn Write,
+    report: &Report,
+    format: ReportFormat,
+) -> anyhow::Result<()> {
     let result = match format {
-        ReportFormat::Text => report.write_text(&mut out),
+        ReportFormat::Text => report.write_text(out),
         ReportFormat::Json => writeln!(out, "{}", report.to_json()),
         ReportFormat::None => Ok(()),
     };

@@ -16,6 +16,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::{FetchConfig, FetchSetupError, Fetcher};
 use crate::frontier::{Frontier, HostPolicy, MemoryFrontier};
 use crate::retry::RetryPolicy;
+use crate::robots::RobotsPolicy;
 use crate::scope::{Scope, ScopeMode};
 use crate::sink::Sink;
 use crate::urlnorm::{self, UrlError};
@@ -37,8 +38,12 @@ pub struct Config {
     pub exclude: Vec<Regex>,
     /// When non-empty, only URLs matching one of these are fetched (roots always are).
     pub include: Vec<Regex>,
-    /// Links deeper than this are not followed (`None` = no limit).
-    pub max_depth: Option<u32>,
+    /// Limits that make every crawl end.
+    pub limits: Limits,
+    /// robots.txt handling; `None` ignores robots.txt.
+    pub robots: Option<RobotsPolicy>,
+    /// The longest robots `Crawl-delay` honoured (default 30 s); longer ones are cut.
+    pub max_crawl_delay: Duration,
     /// Which links to follow.
     pub extract_mode: ExtractMode,
     /// Per-host politeness every host starts with.
@@ -47,6 +52,19 @@ pub struct Config {
     pub grace: Duration,
     /// Everything about making requests.
     pub fetch: FetchConfig,
+}
+
+/// Limits that make every crawl end; `None` means no limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Links deeper than this are not followed (roots are depth 0).
+    pub max_depth: Option<u32>,
+    /// At most this many URLs are fetched; the crawl then stops with `Todo` left.
+    pub max_pages: Option<u64>,
+    /// The crawl stops after this long (in-flight fetches get the grace period).
+    pub max_time: Option<Duration>,
+    /// At most this many URLs are fetched per host; further ones are skipped.
+    pub max_per_host: Option<u64>,
 }
 
 /// A setting was invalid; nothing was started.
@@ -89,7 +107,10 @@ pub struct CrawlerBuilder {
     retry: RetryPolicy,
     exclude: Vec<String>,
     include: Vec<String>,
-    max_depth: Option<u32>,
+    limits: Limits,
+    ignore_robots: bool,
+    robots_policy: RobotsPolicy,
+    max_crawl_delay: Option<Duration>,
     extract_mode: Option<ExtractMode>,
     host_policy: HostPolicy,
     grace: Option<Duration>,
@@ -155,7 +176,31 @@ impl CrawlerBuilder {
 
     /// Follows links at most this deep (roots are depth 0).
     pub fn max_depth(mut self, depth: u32) -> Self {
-        self.max_depth = Some(depth);
+        self.limits.max_depth = Some(depth);
+        self
+    }
+
+    /// All crawl limits at once (depth, pages, time, per host).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Ignores robots.txt entirely (default: obeyed).
+    pub fn ignore_robots(mut self, ignore: bool) -> Self {
+        self.ignore_robots = ignore;
+        self
+    }
+
+    /// How robots.txt is cached and retried.
+    pub fn robots_policy(mut self, policy: RobotsPolicy) -> Self {
+        self.robots_policy = policy;
+        self
+    }
+
+    /// Caps robots `Crawl-delay` (default 30 s).
+    pub fn max_crawl_delay(mut self, cap: Duration) -> Self {
+        self.max_crawl_delay = Some(cap);
         self
     }
 
@@ -223,7 +268,9 @@ impl CrawlerBuilder {
             retry: self.retry,
             exclude: compile(&self.exclude)?,
             include: compile(&self.include)?,
-            max_depth: self.max_depth,
+            limits: self.limits,
+            robots: (!self.ignore_robots).then_some(self.robots_policy),
+            max_crawl_delay: self.max_crawl_delay.unwrap_or(Duration::from_secs(30)),
             extract_mode: self.extract_mode.unwrap_or(ExtractMode::Pages),
             host_policy: self.host_policy,
             grace: self.grace.unwrap_or(Duration::from_secs(5)),

@@ -6,6 +6,7 @@
 //! drives the scheduler until the frontier is exhausted or a stop is requested,
 //! then closes the sinks and builds the [`Report`].
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -15,10 +16,12 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, CrawlerBuilder};
 use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
-use crate::frontier::{Frontier, FrontierError, Request};
+use crate::frontier::{Frontier, FrontierError, HostKey, Request};
 use crate::gate::LinkSkips;
+use crate::limit::{HostQuota, PageBudget};
 use crate::progress::Progress;
 use crate::report::{Report, ReportSummary, StopReason, Tally};
+use crate::robots::RobotsCache;
 use crate::scheduler;
 use crate::sink::{Page, Sink, SinkSummary};
 
@@ -88,6 +91,11 @@ pub(crate) struct Ctx {
     /// Aborts in-flight fetches once the grace period is over.
     pub(crate) hard_stop: CancellationToken,
     pub(crate) progress: Progress,
+    pub(crate) robots: Option<RobotsCache>,
+    /// Hosts whose robots `Crawl-delay` was already handed to the frontier.
+    pub(crate) delays_applied: Mutex<HashSet<HostKey>>,
+    pub(crate) budget: PageBudget,
+    pub(crate) quota: HostQuota,
 }
 
 impl Ctx {
@@ -166,8 +174,6 @@ impl Crawler {
         let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
         let ctx = Arc::new(Ctx {
-            config: self.config,
-            fetcher: self.fetcher,
             frontier: self.frontier.clone(),
             pages: tx,
             keep,
@@ -176,6 +182,16 @@ impl Crawler {
             halt: halt.clone(),
             hard_stop: CancellationToken::new(),
             progress: self.progress.clone(),
+            robots: self
+                .config
+                .robots
+                .clone()
+                .map(|p| RobotsCache::new(self.fetcher.clone(), p)),
+            delays_applied: Mutex::new(HashSet::new()),
+            budget: PageBudget::new(self.config.limits.max_pages),
+            quota: HostQuota::new(self.config.limits.max_per_host),
+            config: self.config,
+            fetcher: self.fetcher,
         });
         let watcher = {
             let halt = halt.clone();
@@ -196,7 +212,7 @@ impl Crawler {
             tally.bump(&key, n);
         }
         let counts = self.frontier.counts().await.unwrap_or_default();
-        let stopped = (stop.is_some() || halt.is_set()).then(|| halt.reason());
+        let stopped = stop.or_else(|| halt.is_set().then(|| halt.reason()));
         Ok(tally.finish(ReportSummary {
             todo: counts.queued + counts.leased,
             elapsed: started.elapsed(),

@@ -35,7 +35,7 @@ pub(crate) fn admit(config: &Config, url: Result<Url, String>, depth: u32) -> Ad
     if !pattern_allows(config, &url) {
         return Admission::Skip(SkipReason::Exclude);
     }
-    if config.max_depth.is_some_and(|max| depth > max) {
+    if config.limits.max_depth.is_some_and(|max| depth > max) {
         return Admission::Skip(SkipReason::Limit);
     }
     Admission::Admit(url)

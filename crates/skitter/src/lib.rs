@@ -29,6 +29,7 @@ pub mod extract;
 pub mod fetch;
 pub mod frontier;
 mod gate;
+mod limit;
 pub mod outcome;
 pub mod progress;
 pub mod report;

@@ -7,6 +7,7 @@
 //! host that is busy or waiting never blocks the claim of another host's URL.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
@@ -20,12 +21,26 @@ use crate::worker;
 pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     let tracker = TaskTracker::new();
     let slots = Arc::new(Semaphore::new(ctx.config.max_tasks));
+    let deadline = ctx.config.limits.max_time.map(|d| Instant::now() + d);
     let stop = loop {
         let permit = tokio::select! {
             biased;
             _ = ctx.halt.stopped() => break Some(ctx.halt.reason()),
+            _ = passes(deadline) => break Some(StopReason::Limit("max-time".into())),
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
+        if !ctx.budget.available() {
+            drop(permit);
+            if tracker.is_empty() {
+                break Some(StopReason::Limit("max-pages".into()));
+            }
+            // In-flight fetches may still hand budget back (robots, quota skips).
+            tokio::select! {
+                _ = ctx.halt.stopped() => {}
+                _ = ctx.changed.notified() => {}
+            }
+            continue;
+        }
         let claim = match ctx.frontier.claim().await {
             Ok(claim) => claim,
             Err(e) => {
@@ -35,6 +50,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         };
         match claim {
             Claim::Ready(lease) => {
+                ctx.budget.take();
                 tracker.spawn(worker::run(ctx.clone(), lease, permit));
             }
             Claim::Wait(wait) => {
@@ -48,6 +64,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
                 tokio::select! {
                     _ = ctx.halt.stopped() => {}
                     _ = ctx.changed.notified() => {}
+                    _ = passes(deadline) => {}
                     _ = sleep => {}
                 }
             }
@@ -68,4 +85,12 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         tracker.wait().await;
     }
     stop
+}
+
+/// Completes when the deadline passes; never without one.
+async fn passes(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
 }

@@ -12,10 +12,11 @@ use url::Url;
 use crate::crawler::Ctx;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
 use crate::fetch::{self, Response};
-use crate::frontier::{HostFeedback, Lease, Request};
+use crate::frontier::{HostFeedback, HostKey, Lease, Request};
 use crate::gate::{self, Admission};
-use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
+use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::retry::{self, AttemptResult, Verdict};
+use crate::robots::RobotsSource;
 use crate::sink::Page;
 use crate::urlnorm;
 
@@ -45,6 +46,14 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
 }
 
 async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
+    if let Some(record) = pre_fetch(ctx, req).await {
+        ctx.budget.give_back();
+        let page = Page {
+            record,
+            exchange: None,
+        };
+        return (page, HostFeedback::default());
+    }
     let started = Instant::now();
     let (attempts, result, feedback) = fetch_with_retries(ctx, &req.url).await;
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
@@ -70,6 +79,47 @@ async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
     };
     record.elapsed = started.elapsed();
     (Page { record, exchange }, feedback)
+}
+
+/// Checks robots.txt and the per-host quota; a record when the URL must not be
+/// fetched.
+async fn pre_fetch(ctx: &Ctx, req: &Request) -> Option<PageRecord> {
+    let host = HostKey::of(&req.url);
+    let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
+    if let Some(robots) = &ctx.robots {
+        let rules = robots.rules_for(&req.url).await;
+        if let Some(delay) = rules.robots.crawl_delay(robots.token()) {
+            apply_crawl_delay(ctx, &host, delay.min(ctx.config.max_crawl_delay)).await;
+        }
+        if !rules.robots.allowed(robots.token(), &req.url) {
+            let mut record = skip(SkipReason::Robots);
+            if rules.source == RobotsSource::Unavailable {
+                record.error = Some(FetchFailure {
+                    kind: ErrorKind::Other,
+                    message: format!(
+                        "robots.txt unavailable ({}): origin disallowed",
+                        rules.detail
+                    ),
+                });
+            }
+            return Some(record);
+        }
+    }
+    if !ctx.quota.try_take(&host) {
+        return Some(skip(SkipReason::Limit));
+    }
+    None
+}
+
+/// Hands a host's robots `Crawl-delay` to the frontier, once per host.
+async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration) {
+    let first = {
+        let mut applied = ctx.delays_applied.lock().unwrap_or_else(|e| e.into_inner());
+        applied.insert(host.clone())
+    };
+    if first && let Err(e) = ctx.frontier.set_host_delay(host, delay).await {
+        ctx.halt.fail(format!("frontier: {e}"));
+    }
 }
 
 /// Attempts the fetch until it succeeds, fails for good, or runs out of tries.

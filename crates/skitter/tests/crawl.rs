@@ -69,7 +69,7 @@ async fn fetches_every_page_exactly_once_and_ends() {
     let others: Vec<_> = stats
         .paths()
         .iter()
-        .filter(|(p, _)| !p.starts_with("/p/") && *p != "/")
+        .filter(|(p, _)| !p.starts_with("/p/") && *p != "/" && *p != "/robots.txt")
         .collect();
     assert!(!others.is_empty());
     for (path, n) in &others {
@@ -287,6 +287,7 @@ async fn unreachable_host_is_a_failed_outcome() {
     let report = crawl(
         Crawler::builder()
             .root(format!("127.0.0.1:{port}"))
+            .ignore_robots(true)
             .retry_policy(RetryPolicy {
                 max_tries: 2,
                 base_delay: Duration::from_millis(1),

@@ -127,6 +127,9 @@ pub enum Keep {
     Html,
     /// Keep HTML and CSS (resources mode extracts links from stylesheets).
     HtmlAndCss,
+    /// Keep the body whatever its type, without building an exchange (robots.txt,
+    /// sitemaps).
+    Body,
     /// Keep every body and build the [`Exchange`] (for archiving sinks).
     Everything,
 }
@@ -210,7 +213,7 @@ impl Fetcher {
         let keep_body = match keep {
             Keep::Html => is_html,
             Keep::HtmlAndCss => is_html || is_css,
-            Keep::Everything => true,
+            Keep::Body | Keep::Everything => true,
         };
         let (size, body) = self.read_body(resp, keep_body).await?;
         let exchange = (keep == Keep::Everything).then(|| Exchange {

@@ -63,6 +63,7 @@ pub(crate) struct HostSlots {
     in_flight: usize,
     /// `Crawl-delay` from robots.txt, when larger than the policy's delay.
     delay_floor: Duration,
+    last_start: Option<Instant>,
     next_start: Option<Instant>,
 }
 
@@ -73,6 +74,7 @@ impl HostSlots {
             limit: policy.max_in_flight.max(1),
             in_flight: 0,
             delay_floor: Duration::ZERO,
+            last_start: None,
             next_start: None,
         }
     }
@@ -92,6 +94,7 @@ impl HostSlots {
     /// Takes a slot for a request starting at `now`.
     pub(crate) fn start(&mut self, now: Instant, jitter: Duration) {
         self.in_flight += 1;
+        self.last_start = Some(now);
         let gap = self.policy.delay.max(self.delay_floor) + jitter;
         if !gap.is_zero() {
             self.next_start = Some(now + gap);
@@ -113,8 +116,14 @@ impl HostSlots {
         }
     }
 
+    /// Sets the `Crawl-delay` floor; it also spaces the next start from the last
+    /// one, since the delay usually arrives while the host's first request runs.
     pub(crate) fn set_delay_floor(&mut self, delay: Duration) {
         self.delay_floor = delay;
+        if let Some(last) = self.last_start {
+            let at = last + delay;
+            self.next_start = Some(self.next_start.map_or(at, |t| t.max(at)));
+        }
     }
 
     /// The configured random extra gap.

@@ -9,12 +9,14 @@
 //! nothing. Every group naming the crawler's product token applies (merged), else
 //! every `*` group; the longest matching pattern wins and `Allow` wins a tie.
 
+mod cache;
 mod pattern;
 
 use std::time::Duration;
 
 use url::Url;
 
+pub use cache::{OriginRules, RobotsCache, RobotsPolicy, RobotsSource};
 pub use pattern::Pattern;
 use pattern::normalize_path;
 

@@ -1,0 +1,229 @@
+//! Politeness on the real web: robots.txt (RFC 9309 status rules, once per origin,
+//! before anything else), Crawl-delay, per-host delay and concurrency, one slow
+//! host never stalling another, and the limits that make every crawl end.
+
+use std::time::Duration;
+
+use skitter::config::Limits;
+use skitter::outcome::{OutcomeKind, SkipReason};
+use skitter::report::StopReason;
+use skitter::retry::RetryPolicy;
+use skitter::sink::ChannelSink;
+use skitter::{Crawler, CrawlerBuilder, Report};
+use skitter_testsite::{RunningSite, SiteConfig, TestSite};
+use tokio_util::sync::CancellationToken;
+
+fn builder(site: &RunningSite) -> CrawlerBuilder {
+    Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(20)
+        .per_host(20)
+        .retry_policy(RetryPolicy {
+            max_tries: 1,
+            ..RetryPolicy::default()
+        })
+}
+
+async fn crawl(b: CrawlerBuilder) -> Report {
+    b.build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+fn site_with_robots(status: u16, body: &str, pages: usize) -> RunningSite {
+    TestSite::start(SiteConfig {
+        pages,
+        robots_txt: Some((status, body.to_string())),
+        record_starts: true,
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn robots_is_fetched_once_first_and_obeyed() {
+    let site = site_with_robots(
+        200,
+        "User-agent: *\nDisallow: /p/1\n\nUser-agent: skitter\nDisallow: /p/2$\n",
+        30,
+    );
+    let report = crawl(builder(&site)).await;
+    let stats = site.stats();
+    assert_eq!(stats.requests("/robots.txt"), 1);
+    // The skitter group applies, not `*`: /p/2 is disallowed, /p/1 is not.
+    assert_eq!(stats.requests("/p/2"), 0);
+    assert_eq!(stats.requests("/p/1"), 1);
+    let skipped = report
+        .pages
+        .iter()
+        .find(|p| p.url.path() == "/p/2")
+        .unwrap();
+    assert_eq!(skipped.kind, OutcomeKind::Skipped);
+    assert_eq!(skipped.skip, Some(SkipReason::Robots));
+    assert_eq!(report.counters["skipped_robots"], 1);
+    let first_robots = stats.starts("/robots.txt")[0];
+    assert!(stats.starts("/p/").iter().all(|t| *t >= first_robots));
+    assert!(stats.starts("/").iter().all(|t| *t >= first_robots));
+}
+
+#[tokio::test]
+async fn robots_4xx_allows_everything() {
+    let site = site_with_robots(404, "", 10);
+    let report = crawl(builder(&site)).await;
+    assert_eq!(report.counters["html"], 11);
+    assert!(!report.counters.contains_key("skipped_robots"));
+}
+
+#[tokio::test]
+async fn robots_5xx_disallows_everything() {
+    let site = site_with_robots(503, "", 10);
+    let report = crawl(builder(&site)).await;
+    let stats = site.stats();
+    assert_eq!(
+        stats.total_requests,
+        stats.requests("/robots.txt"),
+        "nothing but robots.txt fetched"
+    );
+    assert_eq!(report.pages.len(), 1);
+    assert_eq!(report.pages[0].skip, Some(SkipReason::Robots));
+    let message = &report.pages[0].error.as_ref().unwrap().message;
+    assert!(message.contains("unavailable"), "{message}");
+}
+
+#[tokio::test]
+async fn unreachable_robots_disallows_the_origin() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let report = crawl(Crawler::builder().root(format!("127.0.0.1:{port}/"))).await;
+    assert_eq!(report.pages[0].skip, Some(SkipReason::Robots));
+}
+
+#[tokio::test]
+async fn ignore_robots_never_asks() {
+    let site = site_with_robots(200, "User-agent: *\nDisallow: /\n", 10);
+    let report = crawl(builder(&site).ignore_robots(true)).await;
+    assert_eq!(site.stats().requests("/robots.txt"), 0);
+    assert_eq!(report.counters["html"], 11);
+}
+
+#[tokio::test]
+async fn crawl_delay_spaces_requests() {
+    let site = site_with_robots(200, "User-agent: *\nCrawl-delay: 0.05\n", 5);
+    crawl(builder(&site)).await;
+    assert_starts_apart(&site, Duration::from_millis(50));
+}
+
+#[tokio::test]
+async fn per_host_delay_spaces_requests() {
+    let site = site_with_robots(404, "", 5);
+    crawl(builder(&site).host_delay(Duration::from_millis(50), Duration::ZERO)).await;
+    assert_starts_apart(&site, Duration::from_millis(50));
+}
+
+/// Request arrivals at least `gap` apart (less a little for socket scheduling).
+/// robots.txt is fetched inside the first request's slot, so the gap counts from
+/// the second page on.
+fn assert_starts_apart(site: &RunningSite, gap: Duration) {
+    let mut starts = site.stats().starts("/");
+    starts.sort();
+    assert!(starts.len() >= 6);
+    let slack = Duration::from_millis(5);
+    for pair in starts.windows(2).skip(2) {
+        assert!(
+            pair[1] - pair[0] + slack >= gap,
+            "{:?} then {:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_slow_host_does_not_stall_a_fast_one() {
+    let slow = TestSite::start(SiteConfig {
+        pages: 4,
+        latency: Duration::from_millis(150),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let fast = TestSite::start(SiteConfig {
+        pages: 60,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let (sink, mut rx) = ChannelSink::new(1024);
+    let b = builder(&slow)
+        .root(fast.url("/"))
+        .per_host(1)
+        .ignore_robots(true)
+        .sink(Box::new(sink));
+    crawl(b).await;
+    let mut order = Vec::new();
+    while let Ok(r) = rx.try_recv() {
+        order.push(r.url.port());
+    }
+    let slow_port = Some(slow.addr().port());
+    let last_fast = order.iter().rposition(|p| *p != slow_port).unwrap();
+    let slow_done_before = order[..last_fast]
+        .iter()
+        .filter(|p| **p == slow_port)
+        .count();
+    assert!(
+        slow_done_before <= 2,
+        "the fast host waited on the slow one: {slow_done_before} slow pages first"
+    );
+    assert!(order.len() >= 5 + 61);
+}
+
+#[tokio::test]
+async fn max_pages_stops_cleanly_with_todo() {
+    let site = site_with_robots(404, "", 100);
+    let limits = Limits {
+        max_pages: Some(10),
+        ..Limits::default()
+    };
+    let report = crawl(builder(&site).max_tasks(3).limits(limits)).await;
+    assert_eq!(report.stopped, Some(StopReason::Limit("max-pages".into())));
+    assert_eq!(report.counters["html"], 10);
+    assert!(report.todo > 0);
+    assert_eq!(site.stats().total_requests, 11, "ten pages and robots.txt");
+}
+
+#[tokio::test]
+async fn max_time_stops_cleanly() {
+    let site = TestSite::start(SiteConfig {
+        pages: 400,
+        latency: Duration::from_millis(40),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let limits = Limits {
+        max_time: Some(Duration::from_millis(300)),
+        ..Limits::default()
+    };
+    let report = crawl(
+        builder(&site)
+            .max_tasks(2)
+            .limits(limits)
+            .ignore_robots(true),
+    )
+    .await;
+    assert_eq!(report.stopped, Some(StopReason::Limit("max-time".into())));
+    assert!(report.todo > 0 && report.done < 401);
+}
+
+#[tokio::test]
+async fn max_per_host_narrows_the_crawl() {
+    let site = site_with_robots(404, "", 50);
+    let limits = Limits {
+        max_per_host: Some(5),
+        ..Limits::default()
+    };
+    let report = crawl(builder(&site).limits(limits)).await;
+    assert_eq!(report.counters["html"], 5);
+    assert!(report.counters["skipped_limit"] > 0);
+    assert!(report.completed());
+}
