@@ -122,7 +122,10 @@ impl QueryVariants {
 
     #[cfg(test)]
     fn units(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().map_or(0, |s| s.units)).sum()
+        self.shards
+            .iter()
+            .map(|s| s.lock().map_or(0, |s| s.units))
+            .sum()
     }
 }
 
