@@ -39,6 +39,7 @@ mod scheduler;
 pub mod scope;
 pub mod sink;
 pub mod sitemap;
+pub mod trap;
 pub mod urlnorm;
 mod worker;
 
