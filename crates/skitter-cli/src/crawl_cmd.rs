@@ -18,6 +18,7 @@ use skitter::report::StopReason;
 use skitter::retry::RetryPolicy;
 use skitter::scope::ScopeMode;
 use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
+use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
@@ -73,6 +74,22 @@ pub struct CrawlArgs {
     /// Fetch at most this many URLs per host; skip the rest [default: no limit].
     #[arg(long, value_name = "N")]
     pub max_per_host: Option<u64>,
+    /// Skip URLs longer than this many bytes (0 = no limit) [default: 2048].
+    #[arg(long, value_name = "N")]
+    pub max_url_length: Option<usize>,
+    /// Skip URLs with more path segments than this (0 = no limit) [default: 32].
+    #[arg(long, value_name = "N")]
+    pub max_path_segments: Option<usize>,
+    /// Skip paths repeating a segment more than N times, or a run of segments
+    /// back to back (0 = no limit) [default: 3].
+    #[arg(long, value_name = "N")]
+    pub max_segment_repeats: Option<usize>,
+    /// Distinct query strings followed per path (0 = no limit) [default: 1000].
+    #[arg(long, value_name = "N")]
+    pub max_query_variants: Option<usize>,
+    /// Turn every crawler-trap rule off (also the implausible-date rule).
+    #[arg(long)]
+    pub no_trap_rules: bool,
     /// Do not fetch or obey robots.txt.
     #[arg(long)]
     pub ignore_robots: bool,
@@ -225,12 +242,31 @@ impl CrawlArgs {
                 max_time: self.max_time,
                 max_per_host: self.max_per_host,
             })
+            .trap_rules(self.trap_rules())
             .ignore_robots(self.ignore_robots)
             .max_crawl_delay(self.max_crawl_delay);
         for sink in self.sinks()? {
             b = b.sink(sink);
         }
         Ok(b)
+    }
+
+    fn trap_rules(&self) -> TrapRules {
+        let mut rules = if self.no_trap_rules {
+            TrapRules::off()
+        } else {
+            TrapRules::default()
+        };
+        let set = |slot: &mut usize, v: Option<usize>| {
+            if let Some(v) = v {
+                *slot = v;
+            }
+        };
+        set(&mut rules.max_url_length, self.max_url_length);
+        set(&mut rules.max_path_segments, self.max_path_segments);
+        set(&mut rules.max_segment_repeats, self.max_segment_repeats);
+        set(&mut rules.max_query_variants, self.max_query_variants);
+        rules
     }
 
     /// Opens the outputs asked for; a path that cannot be written fails here,

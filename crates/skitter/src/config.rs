@@ -19,6 +19,7 @@ use crate::retry::RetryPolicy;
 use crate::robots::RobotsPolicy;
 use crate::scope::{Scope, ScopeMode};
 use crate::sink::Sink;
+use crate::trap::TrapRules;
 use crate::urlnorm::{self, UrlError};
 
 /// The validated settings of one crawl.
@@ -40,6 +41,9 @@ pub struct Config {
     pub include: Vec<Regex>,
     /// Limits that make every crawl end.
     pub limits: Limits,
+    /// Crawler-trap rules (URL length, path depth, repeated segments, dates, query
+    /// variants); `TrapRules::off()` disables them.
+    pub trap_rules: TrapRules,
     /// robots.txt handling; `None` ignores robots.txt.
     pub robots: Option<RobotsPolicy>,
     /// The longest robots `Crawl-delay` honoured (default 30 s); longer ones are cut.
@@ -108,6 +112,7 @@ pub struct CrawlerBuilder {
     exclude: Vec<String>,
     include: Vec<String>,
     limits: Limits,
+    trap_rules: Option<TrapRules>,
     ignore_robots: bool,
     robots_policy: RobotsPolicy,
     max_crawl_delay: Option<Duration>,
@@ -183,6 +188,13 @@ impl CrawlerBuilder {
     /// All crawl limits at once (depth, pages, time, per host).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Crawler-trap limits; default `TrapRules::default()`, `TrapRules::off()`
+    /// disables them.
+    pub fn trap_rules(mut self, rules: TrapRules) -> Self {
+        self.trap_rules = Some(rules);
         self
     }
 
@@ -269,6 +281,7 @@ impl CrawlerBuilder {
             exclude: compile(&self.exclude)?,
             include: compile(&self.include)?,
             limits: self.limits,
+            trap_rules: self.trap_rules.unwrap_or_default(),
             robots: (!self.ignore_robots).then_some(self.robots_policy),
             max_crawl_delay: self.max_crawl_delay.unwrap_or(Duration::from_secs(30)),
             extract_mode: self.extract_mode.unwrap_or(ExtractMode::Pages),

@@ -24,6 +24,7 @@ use crate::report::{Report, ReportSummary, StopReason, Tally};
 use crate::robots::RobotsCache;
 use crate::scheduler;
 use crate::sink::{Page, Sink, SinkSummary};
+use crate::trap::TrapGuard;
 
 /// A configured crawl, ready to run. Build one with [`Crawler::builder`].
 pub struct Crawler {
@@ -96,6 +97,7 @@ pub(crate) struct Ctx {
     pub(crate) delays_applied: Mutex<HashSet<HostKey>>,
     pub(crate) budget: PageBudget,
     pub(crate) quota: HostQuota,
+    pub(crate) traps: Arc<TrapGuard>,
 }
 
 impl Ctx {
@@ -173,6 +175,7 @@ impl Crawler {
         let sink_task = tokio::spawn(drive_sinks(rx, self.sinks, halt.clone()));
         let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
+        let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
         let ctx = Arc::new(Ctx {
             frontier: self.frontier.clone(),
             pages: tx,
@@ -190,6 +193,7 @@ impl Crawler {
             delays_applied: Mutex::new(HashSet::new()),
             budget: PageBudget::new(self.config.limits.max_pages),
             quota: HostQuota::new(self.config.limits.max_per_host),
+            traps: traps.clone(),
             config: self.config,
             fetcher: self.fetcher,
         });
@@ -210,6 +214,9 @@ impl Crawler {
         });
         for (key, n) in link_skips.snapshot() {
             tally.bump(&key, n);
+        }
+        for (kind, n) in traps.trips() {
+            tally.bump(&format!("trap_{kind}"), n);
         }
         let counts = self.frontier.counts().await.unwrap_or_default();
         let stopped = stop.or_else(|| halt.is_set().then(|| halt.reason()));

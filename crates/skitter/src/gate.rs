@@ -1,6 +1,6 @@
 //! The gate every discovered URL passes before it reaches the frontier: it must
-//! parse, be http(s), be in scope, pass the include/exclude patterns and be within
-//! the depth limit. A URL that fails is counted by reason, never silently lost.
+//! parse, be http(s), be in scope, pass the include/exclude patterns, be within
+//! the depth limit and trip no crawler-trap rule. A URL that fails is counted by reason, never silently lost.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -8,6 +8,7 @@ use url::Url;
 
 use crate::config::Config;
 use crate::outcome::SkipReason;
+use crate::trap::TrapGuard;
 use crate::urlnorm;
 
 /// What the gate decided for one URL.
@@ -21,7 +22,12 @@ pub(crate) enum Admission {
 
 /// Decides whether a discovered URL (already resolved against its page) may be
 /// queued at `depth`.
-pub(crate) fn admit(config: &Config, url: Result<Url, String>, depth: u32) -> Admission {
+pub(crate) fn admit(
+    config: &Config,
+    traps: &TrapGuard,
+    url: Result<Url, String>,
+    depth: u32,
+) -> Admission {
     let Ok(url) = url else {
         return Admission::Skip(SkipReason::Malformed);
     };
@@ -37,6 +43,10 @@ pub(crate) fn admit(config: &Config, url: Result<Url, String>, depth: u32) -> Ad
     }
     if config.limits.max_depth.is_some_and(|max| depth > max) {
         return Admission::Skip(SkipReason::Limit);
+    }
+    // Last, so URLs the crawl would not follow anyway never use up trap budgets.
+    if traps.check(&url).is_err() {
+        return Admission::Skip(SkipReason::Trap);
     }
     Admission::Admit(url)
 }

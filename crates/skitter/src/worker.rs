@@ -250,7 +250,7 @@ async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usiz
     let depth = req.depth + 1;
     let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
     for link in links {
-        match gate::admit(&ctx.config, link.url, depth) {
+        match gate::admit(&ctx.config, &ctx.traps, link.url, depth) {
             Admission::Admit(url) => {
                 if !admitted.contains(&url) {
                     admitted.push(url);
@@ -300,7 +300,7 @@ async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut
         return;
     }
     record.num_urls = 1;
-    match gate::admit(&ctx.config, Ok(target), req.depth) {
+    match gate::admit(&ctx.config, &ctx.traps, Ok(target), req.depth) {
         Admission::Admit(url) => {
             let next = Request {
                 url,

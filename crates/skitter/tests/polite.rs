@@ -227,3 +227,49 @@ async fn max_per_host_narrows_the_crawl() {
     assert!(report.counters["skipped_limit"] > 0);
     assert!(report.completed());
 }
+
+#[tokio::test]
+async fn traps_end_on_their_own_with_counters() {
+    let site = TestSite::start(SiteConfig {
+        pages: 20,
+        traps: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let rules = skitter::trap::TrapRules {
+        max_query_variants: 50,
+        plausible_years: Some(2020..=2026),
+        ..Default::default()
+    };
+    let report = crawl(
+        builder(&site)
+            .max_tasks(50)
+            .per_host(50)
+            .ignore_robots(true)
+            .trap_rules(rules),
+    )
+    .await;
+    assert!(report.completed());
+    for kind in [
+        "implausible_date",
+        "repeated_segments",
+        "too_many_query_variants",
+    ] {
+        assert!(
+            report
+                .counters
+                .get(&format!("trap_{kind}"))
+                .is_some_and(|n| *n > 0),
+            "{kind}"
+        );
+    }
+    let trapped: u64 = report
+        .counters
+        .iter()
+        .filter(|(k, _)| k.starts_with("trap_"))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(report.counters["links_skipped_trap"], trapped);
+    // 7 years of months, 50 session variants, a couple of loop levels, the pages.
+    assert!(report.done < 7 * 12 + 50 + 10 + 30, "{} URLs", report.done);
+}
