@@ -363,3 +363,20 @@ async fn a_long_outage_becomes_an_error() {
     server.stop();
     assert!(matches!(a.claim().await, Err(FrontierError::Storage(_))));
 }
+
+#[tokio::test]
+async fn bad_names_and_urls_are_errors() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let opts = RedisOptions::default();
+    for crawl in ["", "a{b}c"] {
+        let got = RedisFrontier::connect(&server.url(), crawl, opts).await;
+        assert!(
+            matches!(got, Err(FrontierError::Storage(_))),
+            "crawl {crawl:?}"
+        );
+    }
+    let got = RedisFrontier::connect("not a url", "x", opts).await;
+    assert!(matches!(got, Err(FrontierError::Storage(_))));
+}

@@ -20,11 +20,11 @@
 //! | key | type | holds |
 //! |-----|------|-------|
 //! | `seen:<b>` | hash | seen set: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks) |
-//! | `q:<host:port>` | list | that host's queue; entries `depth⇥redirects_left⇥url⇥parent` |
+//! | `q:<host:port>` | list | that host's queue; entries are tab-separated `depth redirects_left url parent` |
 //! | `h:<host:port>` | hash | host politeness: `inflight`, `limit` (lowered by back-off), `floor` (Crawl-delay ms), `next` (next allowed start, ms) |
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
-//! | `lease` | hash | lease id → `host⇥entry`, to requeue it if it expires |
+//! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires |
 //! | `count` | hash | `queued`, `seen`, `claimed`, `lease_seq` |
 //! | `stats` | hash | crawl-wide totals the workers add to |
 //! | `meta` | hash | crawl-wide metadata (roots, options) for joining workers |
@@ -258,14 +258,8 @@ impl RedisFrontier {
         Ok(new)
     }
 
-    /// A script call with the crawl's fixed keys and prefix filled in.
     fn invocation<'a>(&self, script: &'a Script) -> ::redis::ScriptInvocation<'a> {
-        let mut call = script.prepare_invoke();
-        for key in self.shared.keys.script_keys() {
-            call.key(key);
-        }
-        call.arg(self.shared.keys.prefix());
-        call
+        self.shared.invocation(script)
     }
 
     async fn run_script<T: ::redis::FromRedisValue + Send>(
@@ -296,6 +290,18 @@ fn lock(mine: &Mutex<HashSet<u64>>) -> std::sync::MutexGuard<'_, HashSet<u64>> {
     mine.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+impl Shared {
+    /// A script call with the crawl's fixed keys and prefix filled in.
+    fn invocation<'a>(&self, script: &'a Script) -> ::redis::ScriptInvocation<'a> {
+        let mut call = script.prepare_invoke();
+        for key in self.keys.script_keys() {
+            call.key(key);
+        }
+        call.arg(self.keys.prefix());
+        call
+    }
+}
+
 /// Keeps this worker's leases alive while it runs, so a fetch longer than the
 /// lease is not taken over by another worker.
 async fn heartbeat(shared: Arc<Shared>) {
@@ -306,13 +312,8 @@ async fn heartbeat(shared: Arc<Shared>) {
         if ids.is_empty() {
             continue;
         }
-        let mut call = shared.scripts.renew.prepare_invoke();
-        for key in shared.keys.script_keys() {
-            call.key(key);
-        }
-        call.arg(shared.keys.prefix())
-            .arg(u64::try_from(shared.options.lease.as_millis()).unwrap_or(u64::MAX))
-            .arg(&ids);
+        let mut call = shared.invocation(&shared.scripts.renew);
+        call.arg(millis(shared.options.lease)).arg(&ids);
         let renewed = shared.link.invoke::<usize>("renew leases", &call).await;
         if let Err(e) = renewed {
             tracing::warn!(error = %e, "could not renew leases; other workers may take them over");
