@@ -13,6 +13,7 @@
 
 mod host;
 mod memory;
+mod redis;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use url::Url;
 
 pub use host::{HostKey, HostPolicy};
 pub use memory::MemoryFrontier;
+pub use redis::{RedisFrontier, RedisOptions};
 
 /// One URL waiting to be fetched, with what the crawl knows about how it got there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,63 @@
+-- Reclaims expired leases, then claims one URL of a ready host.
+-- ARGV: prefix, max_in_flight, delay_ms, jitter_ms, lease_ms, poll_ms, reclaim_batch.
+-- Returns {1, lease id, entry} | {0, wait ms, ''} | {2, 0, ''} (exhausted).
+local max_in_flight = tonumber(ARGV[2])
+local delay, jitter = tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease_ms, poll = tonumber(ARGV[5]), tonumber(ARGV[6])
+local now = now_ms()
+
+-- A dead worker's leases go back to the front of their host queue.
+local expired = redis.call('ZRANGEBYSCORE', LEASES, '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[7]))
+for _, id in ipairs(expired) do
+  local v = redis.call('HGET', LEASE, id)
+  redis.call('ZREM', LEASES, id)
+  redis.call('HDEL', LEASE, id)
+  if v then
+    local host, entry = split_lease(v)
+    redis.call('LPUSH', P .. 'q:' .. host, entry)
+    redis.call('HINCRBY', COUNT, 'queued', 1)
+    release(host)
+    schedule(host, max_in_flight, now)
+  end
+end
+
+-- READY only holds hosts with work and a free slot; the checks below guard
+-- against a state written by an older or interrupted script, never loop forever.
+for _ = 1, 16 do
+  local first = redis.call('ZRANGEBYSCORE', READY, '-inf', fmt(now), 'LIMIT', 0, 1)
+  if #first == 0 then
+    break
+  end
+  local host = first[1]
+  local h = P .. 'h:' .. host
+  local st = redis.call('HMGET', h, 'inflight', 'limit', 'floor')
+  local inflight = tonumber(st[1]) or 0
+  local limit = tonumber(st[2]) or max_in_flight
+  local entry = nil
+  if inflight < limit then
+    entry = redis.call('LPOP', P .. 'q:' .. host)
+  end
+  if not entry then
+    redis.call('ZREM', READY, host)
+  else
+    local gap = math.max(delay, tonumber(st[3]) or 0) + jitter
+    redis.call('HSET', h, 'inflight', inflight + 1, 'limit', limit, 'next', fmt(now + gap))
+    schedule(host, max_in_flight, now)
+    local id = redis.call('HINCRBY', COUNT, 'lease_seq', 1)
+    redis.call('ZADD', LEASES, fmt(now + lease_ms), id)
+    redis.call('HSET', LEASE, id, host .. '\t' .. entry)
+    redis.call('HINCRBY', COUNT, 'queued', -1)
+    redis.call('HINCRBY', COUNT, 'claimed', 1)
+    return {1, id, entry}
+  end
+end
+
+local soonest = redis.call('ZRANGE', READY, 0, 0, 'WITHSCORES')
+if #soonest > 0 then
+  return {0, math.max(1, math.min(poll, math.ceil(tonumber(soonest[2]) - now))), ''}
+end
+local queued = tonumber(redis.call('HGET', COUNT, 'queued')) or 0
+if queued <= 0 and redis.call('ZCARD', LEASES) == 0 then
+  return {2, 0, ''}
+end
+return {0, poll, ''}

@@ -1,0 +1,20 @@
+-- Dedup-and-enqueue. ARGV: prefix, max_in_flight, then groups of
+-- (seen bucket, fingerprint field, host, entry). Returns how many were new.
+local max_in_flight = tonumber(ARGV[2])
+local new, touched = 0, {}
+for i = 3, #ARGV, 4 do
+  if redis.call('HSETNX', P .. 'seen:' .. ARGV[i], ARGV[i + 1], '') == 1 then
+    redis.call('RPUSH', P .. 'q:' .. ARGV[i + 2], ARGV[i + 3])
+    touched[ARGV[i + 2]] = true
+    new = new + 1
+  end
+end
+if new > 0 then
+  redis.call('HINCRBY', COUNT, 'seen', new)
+  redis.call('HINCRBY', COUNT, 'queued', new)
+  local now = now_ms()
+  for host in pairs(touched) do
+    schedule(host, max_in_flight, now)
+  end
+end
+return new
