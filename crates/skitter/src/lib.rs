@@ -7,4 +7,5 @@
 
 pub mod frontier;
 pub mod outcome;
+pub mod probe;
 pub mod sink;
