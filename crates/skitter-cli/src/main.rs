@@ -8,7 +8,11 @@ use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
-#[command(name = "skitter", version, about = "A fast, polite, crash-safe web crawler")]
+#[command(
+    name = "skitter",
+    version,
+    about = "A fast, polite, crash-safe web crawler"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

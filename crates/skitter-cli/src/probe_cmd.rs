@@ -60,8 +60,13 @@ pub struct ProbeArgs {
     pub resolvers: Vec<SocketAddr>,
 
     /// Record types to ask for, comma-separated: A, AAAA, MX, NS, TXT.
-    #[arg(short = 't', long = "type", value_name = "TYPES", value_delimiter = ',',
-          default_value = "A,AAAA")]
+    #[arg(
+        short = 't',
+        long = "type",
+        value_name = "TYPES",
+        value_delimiter = ',',
+        default_value = "A,AAAA"
+    )]
     pub types: Vec<RecordType>,
 
     /// Print one JSON object per line instead of text.
@@ -225,9 +230,11 @@ enum InputLine {
 /// prober has a free slot.
 fn names(sources: Vec<Source>) -> impl Stream<Item = InputLine> {
     stream::iter(sources).flat_map(|source| match source {
-        Source::Args(list) => stream::iter(list.into_iter().enumerate().map(|(i, arg)| {
-            check(format!("argument {}", i + 1), arg)
-        }))
+        Source::Args(list) => stream::iter(
+            list.into_iter()
+                .enumerate()
+                .map(|(i, arg)| check(format!("argument {}", i + 1), arg)),
+        )
         .boxed(),
         Source::Lines { label, reader } => lines(label, reader).boxed(),
     })
@@ -255,7 +262,11 @@ fn lines(
                     let error = NameError::Idna {
                         reason: "line is not valid UTF-8".into(),
                     };
-                    let item = InputLine::Malformed { origin, text, error };
+                    let item = InputLine::Malformed {
+                        origin,
+                        text,
+                        error,
+                    };
                     return Some((item, Some((reader, number, buf))));
                 };
                 let text = text.trim();
@@ -326,7 +337,10 @@ impl InputTally {
                 error,
             } => {
                 self.malformed += 1;
-                let _ = writeln!(err, "skitter probe: {origin}: malformed name {text:?}: {error}");
+                let _ = writeln!(
+                    err,
+                    "skitter probe: {origin}: malformed name {text:?}: {error}"
+                );
             }
             InputLine::ReadError { origin, error } => {
                 self.read_failed = true;

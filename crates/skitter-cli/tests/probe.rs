@@ -49,7 +49,14 @@ async fn skitter(dns: &Responder, args: &[&str], stdin: &str) -> Run {
     let resolver = dns.addr().to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_skitter"))
         .arg("probe")
-        .args(["--resolver", &resolver, "--timeout", "200ms", "--retries", "1"])
+        .args([
+            "--resolver",
+            &resolver,
+            "--timeout",
+            "200ms",
+            "--retries",
+            "1",
+        ])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -57,7 +64,10 @@ async fn skitter(dns: &Responder, args: &[&str], stdin: &str) -> Run {
         .spawn()
         .expect("start skitter");
     let mut input = child.stdin.take().expect("piped stdin");
-    input.write_all(stdin.as_bytes()).await.expect("write stdin");
+    input
+        .write_all(stdin.as_bytes())
+        .await
+        .expect("write stdin");
     drop(input);
     let output = child.wait_with_output().await.expect("run skitter");
     Run {
@@ -101,8 +111,9 @@ async fn prints_each_outcome_and_a_summary() {
         run.stderr
     );
     assert!(
-        run.stderr
-            .contains("2 resolved, 1 not found, 3 failed (1 timeout, 1 SERVFAIL, 1 REFUSED, 0 other)"),
+        run.stderr.contains(
+            "2 resolved, 1 not found, 3 failed (1 timeout, 1 SERVFAIL, 1 REFUSED, 0 other)"
+        ),
         "stderr: {}",
         run.stderr
     );
@@ -113,7 +124,10 @@ async fn prints_each_outcome_and_a_summary() {
 async fn exits_zero_when_all_resolve() {
     let dns = responder().await;
     let run = skitter(&dns, &["v4.test", "two.test"], "").await;
-    assert_eq!(run.sorted_lines(), ["+ two.test  192.0.2.2 192.0.2.3", "+ v4.test  192.0.2.1"]);
+    assert_eq!(
+        run.sorted_lines(),
+        ["+ two.test  192.0.2.2 192.0.2.3", "+ v4.test  192.0.2.1"]
+    );
     assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
 }
 
@@ -132,9 +146,17 @@ async fn reads_a_file_and_reports_malformed_lines() {
         format!("{file}:6: malformed name \"http://x.test/\": invalid character ':'"),
     ];
     for line in want {
-        assert!(run.stderr.contains(&line), "missing {line:?} in {}", run.stderr);
+        assert!(
+            run.stderr.contains(&line),
+            "missing {line:?} in {}",
+            run.stderr
+        );
     }
-    assert!(run.stderr.contains(", 2 malformed"), "stderr: {}", run.stderr);
+    assert!(
+        run.stderr.contains(", 2 malformed"),
+        "stderr: {}",
+        run.stderr
+    );
     assert_eq!(run.code, Some(2));
 }
 
@@ -151,14 +173,21 @@ async fn unreadable_input_is_bad_usage() {
     let dns = responder().await;
     let run = skitter(&dns, &["--input", "/nonexistent/names.txt"], "").await;
     assert_eq!(run.stdout, "");
-    assert!(run.stderr.contains("cannot read /nonexistent/names.txt"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot read /nonexistent/names.txt"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.code, Some(2));
 }
 
 #[tokio::test]
 async fn bad_flags_are_bad_usage() {
     let dns = responder().await;
-    for args in [&["--type", "CNAME", "v4.test"][..], &["--concurrency", "0", "v4.test"]] {
+    for args in [
+        &["--type", "CNAME", "v4.test"][..],
+        &["--concurrency", "0", "v4.test"],
+    ] {
         let run = skitter(&dns, args, "").await;
         assert_eq!(run.stdout, "");
         assert_eq!(run.code, Some(2), "args {args:?}: {}", run.stderr);
@@ -168,7 +197,12 @@ async fn bad_flags_are_bad_usage() {
 #[tokio::test]
 async fn json_has_one_object_per_line() {
     let dns = responder().await;
-    let run = skitter(&dns, &["--json", "-t", "A", "two.test", "refused.test", "nx.test"], "").await;
+    let run = skitter(
+        &dns,
+        &["--json", "-t", "A", "two.test", "refused.test", "nx.test"],
+        "",
+    )
+    .await;
     let mut objects: Vec<serde_json::Value> = run
         .stdout
         .lines()

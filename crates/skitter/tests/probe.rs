@@ -35,8 +35,14 @@ async fn scripted() -> Responder {
         .name("v4.test", Reply::Records(vec![a(1)]))
         .name("dual.test", Reply::Records(vec![a(2), aaaa()]))
         .name("mx.test", Reply::Records(vec![mx()]))
-        .name("txt.test", Reply::Records(vec![RecordData::Txt("v=spf1 -all".into())]))
-        .name("ns.test", Reply::Records(vec![RecordData::Ns("ns1.example.test.".into())]))
+        .name(
+            "txt.test",
+            Reply::Records(vec![RecordData::Txt("v=spf1 -all".into())]),
+        )
+        .name(
+            "ns.test",
+            Reply::Records(vec![RecordData::Ns("ns1.example.test.".into())]),
+        )
         .name("nx.test", Reply::NxDomain)
         .name("servfail.test", Reply::ServFail)
         .name("refused.test", Reply::Refused)
@@ -68,7 +74,10 @@ async fn probe_all(prober: &Prober, names: &[&str]) -> BTreeMap<String, ProbeOut
 }
 
 fn resolved(data: &[RecordData]) -> ProbeOutcome {
-    let records = data.iter().map(|d| Record { ttl: 60, data: d.clone() });
+    let records = data.iter().map(|d| Record {
+        ttl: 60,
+        data: d.clone(),
+    });
     ProbeOutcome::Resolved(records.collect())
 }
 
@@ -87,8 +96,14 @@ async fn each_reply_maps_to_its_outcome() {
         ("v4.test", resolved(&[a(1)])),
         ("dual.test", resolved(&[a(2), aaaa()])),
         ("MX.test.", resolved(&[mx()])),
-        ("txt.test", resolved(&[RecordData::Txt("v=spf1 -all".into())])),
-        ("ns.test", resolved(&[RecordData::Ns("ns1.example.test.".into())])),
+        (
+            "txt.test",
+            resolved(&[RecordData::Txt("v=spf1 -all".into())]),
+        ),
+        (
+            "ns.test",
+            resolved(&[RecordData::Ns("ns1.example.test.".into())]),
+        ),
         ("nx.test", ProbeOutcome::NotFound),
         ("servfail.test", ProbeOutcome::Failed(FailureKind::ServFail)),
         ("refused.test", ProbeOutcome::Failed(FailureKind::Refused)),
@@ -119,7 +134,13 @@ async fn name_without_requested_type_is_not_found() {
 async fn only_transient_failures_are_retried() {
     let dns = scripted().await;
     let prober = prober(&dns, &[RecordType::A], 2, 8);
-    let names = ["servfail.test", "silent.test", "refused.test", "nx.test", "v4.test"];
+    let names = [
+        "servfail.test",
+        "silent.test",
+        "refused.test",
+        "nx.test",
+        "v4.test",
+    ];
     probe_all(&prober, &names).await;
     let stats = dns.stats();
     let cases = [
@@ -150,10 +171,18 @@ async fn concurrency_cap_is_honoured() {
     assert!(got.values().all(|o| *o == resolved(&[a(9)])), "{got:?}");
     let stats = dns.stats();
     assert_eq!(stats.queries, 60);
-    assert!(stats.peak_outstanding <= 5, "peak {}", stats.peak_outstanding);
+    assert!(
+        stats.peak_outstanding <= 5,
+        "peak {}",
+        stats.peak_outstanding
+    );
     // Each answer is held 20 ms, so a prober that ran names one by one would
     // never have two outstanding; this shows the cap is also reached.
-    assert!(stats.peak_outstanding >= 2, "peak {}", stats.peak_outstanding);
+    assert!(
+        stats.peak_outstanding >= 2,
+        "peak {}",
+        stats.peak_outstanding
+    );
 }
 
 #[tokio::test]
@@ -185,9 +214,18 @@ async fn builder_rejects_bad_settings() {
     let dns = scripted().await;
     let base = || Prober::builder().nameservers(vec![dns.addr()]);
     let cases: Vec<(Result<Prober, ProbeError>, &str)> = vec![
-        (base().concurrency(0).build(), "concurrency must be at least 1"),
-        (base().timeout(Duration::ZERO).build(), "timeout must be greater than zero"),
-        (base().record_types([]).build(), "at least one record type is needed"),
+        (
+            base().concurrency(0).build(),
+            "concurrency must be at least 1",
+        ),
+        (
+            base().timeout(Duration::ZERO).build(),
+            "timeout must be greater than zero",
+        ),
+        (
+            base().record_types([]).build(),
+            "at least one record type is needed",
+        ),
         (
             Prober::builder().nameservers(vec![]).build(),
             "at least one name server is needed",

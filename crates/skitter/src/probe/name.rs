@@ -74,7 +74,10 @@ pub fn parse_name(input: &str) -> Result<Name, NameError> {
 /// Maps an internationalised name to ASCII, reporting characters (such as
 /// spaces) that IDNA passes through but no DNS label may hold.
 fn to_punycode(unicode: &str) -> Result<String, NameError> {
-    if let Some(ch) = unicode.chars().find(|c| c.is_whitespace() || c.is_control()) {
+    if let Some(ch) = unicode
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control())
+    {
         return Err(NameError::InvalidChar { ch });
     }
     let name = Name::from_utf8(unicode).map_err(|e| NameError::Idna {

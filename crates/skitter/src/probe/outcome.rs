@@ -187,9 +187,7 @@ mod tests {
             ),
             (
                 NetError::Dns(DnsError::ResponseCode(ResponseCode::NotImp)),
-                TypeOutcome::Failed(FailureKind::Other(
-                    "server answered Not Implemented".into(),
-                )),
+                TypeOutcome::Failed(FailureKind::Other("server answered Not Implemented".into())),
             ),
             (
                 NetError::NoConnections,
@@ -225,15 +223,24 @@ mod tests {
         let fail = |k: FailureKind| TypeOutcome::Failed(k);
         use TypeOutcome::{NoData, NxDomain};
         let cases = [
-            (vec![found(1), found(2)], ProbeOutcome::Resolved(vec![rec(1), rec(2)])),
-            (vec![found(1), NxDomain], ProbeOutcome::Resolved(vec![rec(1)])),
+            (
+                vec![found(1), found(2)],
+                ProbeOutcome::Resolved(vec![rec(1), rec(2)]),
+            ),
+            (
+                vec![found(1), NxDomain],
+                ProbeOutcome::Resolved(vec![rec(1)]),
+            ),
             (
                 vec![fail(FailureKind::Timeout), found(2)],
                 ProbeOutcome::Resolved(vec![rec(2)]),
             ),
             (vec![NxDomain, NxDomain], ProbeOutcome::NotFound),
             (vec![NoData, NoData], ProbeOutcome::NotFound),
-            (vec![NxDomain, fail(FailureKind::Timeout)], ProbeOutcome::NotFound),
+            (
+                vec![NxDomain, fail(FailureKind::Timeout)],
+                ProbeOutcome::NotFound,
+            ),
             (
                 vec![NoData, fail(FailureKind::Refused)],
                 ProbeOutcome::Failed(FailureKind::Refused),

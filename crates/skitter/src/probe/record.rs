@@ -226,7 +226,10 @@ mod tests {
                 "10 mx.example.",
             ),
             (RecordData::Ns("ns1.example.".into()), "ns1.example."),
-            (RecordData::Txt(r#"say "hi" \o/"#.into()), r#""say \"hi\" \\o/""#),
+            (
+                RecordData::Txt(r#"say "hi" \o/"#.into()),
+                r#""say \"hi\" \\o/""#,
+            ),
         ];
         for (data, want) in cases {
             assert_eq!(data.to_string(), want);

@@ -64,7 +64,7 @@ impl ResponderBuilder {
 
     /// Binds `127.0.0.1` on a free port and starts answering.
     pub async fn bind(self) -> io::Result<Responder> {
-        let socket = Arc::new(UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?);
+        let socket = Arc::new(bind_loopback()?);
         let addr = socket.local_addr()?;
         let stats = Arc::new(Mutex::new(ResponderStats::default()));
         let server = Server {
@@ -126,6 +126,23 @@ impl Responder {
     }
 }
 
+/// Largest receive buffer asked for; the kernel caps it at `net.core.rmem_max`.
+const RECV_BUFFER: usize = 8 << 20;
+
+/// Binds `127.0.0.1:0` with a large receive buffer. A burst of a thousand
+/// queries overflows the default buffer (about 200 KiB, a few hundred
+/// datagrams); the dropped queries are then retransmitted only after the
+/// client's retry interval, which would make a benchmark measure the
+/// responder's socket instead of the prober.
+fn bind_loopback() -> io::Result<UdpSocket> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)?;
+    // Best effort: a smaller buffer still works, only less well under bursts.
+    let _ = socket.set_recv_buffer_size(RECV_BUFFER);
+    socket.bind(&SocketAddr::from((Ipv4Addr::LOCALHOST, 0)).into())?;
+    socket.set_nonblocking(true)?;
+    UdpSocket::from_std(socket.into())
+}
+
 fn key(name: &str) -> String {
     let lower = name.trim().to_ascii_lowercase();
     lower.strip_suffix('.').unwrap_or(&lower).to_owned()
@@ -158,7 +175,11 @@ impl Server {
                 continue;
             };
             let name = key(&query.name().to_ascii());
-            let reply = self.script.names.get(&name).unwrap_or(&self.script.fallback);
+            let reply = self
+                .script
+                .names
+                .get(&name)
+                .unwrap_or(&self.script.fallback);
             self.count_query(name, reply);
             if *reply == Reply::Silent {
                 continue;
@@ -208,8 +229,7 @@ fn respond(request: &Message, query: &Query, reply: &Reply) -> Message {
         Reply::ServFail => ResponseCode::ServFail,
         Reply::Refused => ResponseCode::Refused,
     };
-    let mut response =
-        Message::error_msg(request.metadata.id, request.metadata.op_code, code);
+    let mut response = Message::error_msg(request.metadata.id, request.metadata.op_code, code);
     response.metadata.recursion_desired = request.metadata.recursion_desired;
     response.metadata.recursion_available = true;
     response.add_query(query.clone());
