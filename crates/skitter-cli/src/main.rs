@@ -8,6 +8,7 @@
 mod bench_cmd;
 mod crawl_cmd;
 mod flags;
+mod probe_cmd;
 mod signal;
 mod testsite_cmd;
 
@@ -36,6 +37,8 @@ enum Command {
     Crawl(Box<crawl_cmd::CrawlArgs>),
     /// Start the local test site, crawl it, and print pages/s, CPU time and peak memory.
     Bench(bench_cmd::BenchArgs),
+    /// Resolve domain names concurrently and report which exist.
+    Probe(probe_cmd::ProbeArgs),
     /// Serve the local test site (a generated site of interlinked pages) on loopback.
     Testsite(testsite_cmd::TestsiteArgs),
 }
@@ -56,6 +59,9 @@ fn main() -> ExitCode {
             Command::Crawl(args) => crawl_cmd::run(*args, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
+            Command::Probe(args) => probe_cmd::run(args, cancel)
+                .await
+                .map(|code| u8::try_from(code).unwrap_or(2)),
         }
     });
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.

@@ -31,6 +31,7 @@ pub mod frontier;
 mod gate;
 mod limit;
 pub mod outcome;
+pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod retry;
