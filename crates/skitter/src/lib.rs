@@ -8,7 +8,8 @@
 pub mod fetch;
 pub mod frontier;
 pub mod outcome;
-pub mod report;
 pub mod retry;
 pub mod sink;
+pub mod report;
+
 pub mod store;
