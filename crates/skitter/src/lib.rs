@@ -40,6 +40,7 @@ mod scheduler;
 pub mod scope;
 pub mod sink;
 pub mod sitemap;
+pub mod store;
 pub mod trap;
 pub mod urlnorm;
 mod worker;

@@ -110,3 +110,5 @@ pub trait Frontier: Send + Sync {
     /// Current counts.
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
 }
+mod disk;
+pub use disk::{DiskFrontier, DiskOptions};

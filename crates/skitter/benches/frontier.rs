@@ -1,0 +1,143 @@
+//! Frontier throughput and memory: pushes N distinct URLs over 1,000 hosts through
+//! a frontier (offered in page-sized batches with some duplicates), then drains it
+//! in politeness order, and prints URLs/s and peak RSS.
+//!
+//! `cargo bench -p skitter --bench frontier -- disk 10000000` (or `memory`).
+//! Run each frontier in its own process: peak RSS is per process.
+
+use std::time::{Duration, Instant};
+
+use skitter::frontier::{
+    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostPolicy, MemoryFrontier, Request,
+};
+use skitter::store::CrawlMeta;
+use url::Url;
+
+const HOSTS: u64 = 1_000;
+/// Links per simulated page, and how many of them were seen before.
+const BATCH: u64 = 100;
+const DUPLICATES: u64 = 10;
+
+fn url(i: u64) -> Url {
+    let text = format!(
+        "http://host{}.example.com/section/{}/page-{i}.html",
+        i % HOSTS,
+        i / HOSTS % 97
+    );
+    Url::parse(&text).expect("valid benchmark URL")
+}
+
+fn request(i: u64) -> Request {
+    Request {
+        url: url(i),
+        depth: 1,
+        redirects_left: 10,
+        parent: None,
+    }
+}
+
+/// Peak resident memory, from `VmHWM` in /proc/self/status.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+fn rate(n: u64, took: Duration) -> String {
+    format!("{:.0}/s", n as f64 / took.as_secs_f64())
+}
+
+async fn run(f: &dyn Frontier, n: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let start = Instant::now();
+    let mut next = 0;
+    while next < n {
+        let end = (next + BATCH).min(n);
+        let mut batch: Vec<Request> = (next..end).map(request).collect();
+        // Links to pages seen before, as real pages have (nav bars, footers).
+        batch.extend((0..DUPLICATES.min(next)).map(|k| request(next - 1 - k * 7 % next)));
+        f.offer(batch).await?;
+        next = end;
+    }
+    let inserted = start.elapsed();
+    println!(
+        "insert {n} URLs: {:.1}s, {}",
+        inserted.as_secs_f64(),
+        rate(n, inserted)
+    );
+    let counts = f.counts().await?;
+    assert_eq!(counts.seen, n, "every distinct URL queued once");
+
+    let start = Instant::now();
+    let mut popped = 0;
+    loop {
+        match f.claim().await? {
+            Claim::Ready(lease) => {
+                f.complete(lease, HostFeedback::default()).await?;
+                popped += 1;
+            }
+            Claim::Wait(_) => tokio::task::yield_now().await,
+            Claim::Exhausted => break,
+        }
+    }
+    let drained = start.elapsed();
+    println!(
+        "pop+complete {popped} URLs: {:.1}s, {}",
+        drained.as_secs_f64(),
+        rate(popped, drained)
+    );
+    println!("peak RSS (VmHWM): {:.0} MiB", peak_rss_mib());
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `cargo bench` appends `--bench`; everything else is ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let which = args.first().map_or("disk", String::as_str).to_owned();
+    let n: u64 = match args.get(1) {
+        Some(v) => v.parse()?,
+        None => 10_000_000,
+    };
+    let policy = HostPolicy {
+        max_in_flight: 1_000_000,
+        ..HostPolicy::default()
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        match which.as_str() {
+            "memory" => {
+                println!("MemoryFrontier, {n} URLs, {HOSTS} hosts");
+                run(&MemoryFrontier::new(policy), n).await
+            }
+            _ => {
+                let dir = tempfile::tempdir()?;
+                let options = DiskOptions {
+                    policy,
+                    ..DiskOptions::default()
+                };
+                println!(
+                    "DiskFrontier, {n} URLs, {HOSTS} hosts, budget {} MiB, durable {}",
+                    options.memory_budget >> 20,
+                    options.durable
+                );
+                let f = DiskFrontier::open(dir.path(), &CrawlMeta::default(), options)?;
+                run(&f, n).await?;
+                drop(f);
+                let size: u64 = std::fs::read_dir(dir.path())?
+                    .filter_map(|e| e.ok()?.metadata().ok())
+                    .map(|m| m.len())
+                    .sum();
+                println!("state directory after the run: {} MiB", size >> 20);
+                Ok(())
+            }
+        }
+    })
+}
