@@ -131,8 +131,7 @@ async fn start_site(args: &BenchArgs) -> anyhow::Result<(Child, String)> {
 fn print_figures(args: &BenchArgs, f: &serde_json::Value) {
     println!(
         "skitter bench: {} pages ({} URLs) of {} B, fanout {}, latency {:?}, max_tasks {}",
-        f["pages"],
-        f["records"], args.page_size, args.fanout, args.latency, args.max_tasks
+        f["pages"], f["records"], args.page_size, args.fanout, args.latency, args.max_tasks
     );
     println!("  correct      {}", f["correct"]);
     println!(

@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -14,10 +15,12 @@ use clap::{Args, ValueEnum};
 use skitter::config::Limits;
 use skitter::extract::ExtractMode;
 use skitter::fetch::FetchConfig;
+use skitter::frontier::{DiskFrontier, DiskOptions, HostPolicy};
 use skitter::report::StopReason;
 use skitter::retry::RetryPolicy;
 use skitter::scope::ScopeMode;
 use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
+use skitter::store::CrawlMeta;
 use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
@@ -170,6 +173,16 @@ pub struct CrawlArgs {
     /// Write one JSON object per URL to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<String>,
+    /// Keep the crawl in DIR (crash-safe): running the same command again resumes
+    /// it; the report covers every run. `skitter status DIR` reads it meanwhile.
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+    /// With --state, reuse a directory that holds a crawl with other roots or scope.
+    #[arg(long, requires = "state")]
+    pub force: bool,
+    /// With --state, memory for the seen set and queue before they spill to disk.
+    #[arg(long, value_parser = flags::size, default_value = "256M", value_name = "SIZE")]
+    pub memory_budget: u64,
 }
 
 impl CrawlArgs {
@@ -248,7 +261,39 @@ impl CrawlArgs {
         for sink in self.sinks()? {
             b = b.sink(sink);
         }
+        if let Some(dir) = &self.state {
+            let store = Arc::new(self.open_state(dir)?);
+            b = b.frontier(store.clone()).outcome_store(store);
+        }
         Ok(b)
+    }
+
+    /// Opens (or resumes) the crawl kept in `dir`.
+    fn open_state(&self, dir: &std::path::Path) -> anyhow::Result<DiskFrontier> {
+        let meta = CrawlMeta {
+            roots: self.roots.clone(),
+            scope: if self.lenient { "lenient" } else { "strict" }.into(),
+            // Only what changes which URLs the crawl visits; concurrency may differ.
+            settings: self
+                .describe()
+                .into_iter()
+                .filter(|(k, _)| {
+                    ["max-depth", "resources", "exclude", "include", "robots"].contains(&k.as_str())
+                })
+                .collect(),
+        };
+        let options = DiskOptions {
+            policy: HostPolicy {
+                max_in_flight: self.per_host,
+                delay: self.delay,
+                jitter: self.jitter,
+            },
+            memory_budget: usize::try_from(self.memory_budget).unwrap_or(usize::MAX),
+            force: self.force,
+            ..DiskOptions::default()
+        };
+        DiskFrontier::open(dir, &meta, options)
+            .with_context(|| format!("cannot open the crawl state in {}", dir.display()))
     }
 
     fn trap_rules(&self) -> TrapRules {
@@ -281,7 +326,12 @@ impl CrawlArgs {
                 cdx: self.cdx.clone(),
                 ..WarcOptions::default()
             };
-            sinks.push(Box::new(WarcSink::create(path, options)?));
+            // A resumed crawl (--state) continues in a new file, never over the old one.
+            let path = match self.state {
+                Some(_) => unused_name(path),
+                None => path.clone(),
+            };
+            sinks.push(Box::new(WarcSink::create(&path, options)?));
         }
         if let Some(dir) = &self.mirror {
             let options = MirrorOptions {
@@ -290,7 +340,12 @@ impl CrawlArgs {
             sinks.push(Box::new(MirrorSink::create(dir, options)?));
         }
         if let Some(path) = &self.jsonl {
-            sinks.push(Box::new(JsonlSink::create(path)?));
+            // A crawl kept in --state may be a resumed one: continue its JSONL.
+            let sink = match self.state {
+                Some(_) => JsonlSink::append(path)?,
+                None => JsonlSink::create(path)?,
+            };
+            sinks.push(Box::new(sink));
         }
         Ok(sinks)
     }
@@ -311,10 +366,31 @@ impl CrawlArgs {
             ),
             ("resources".into(), self.resources.to_string()),
             ("robots".into(), (!self.ignore_robots).to_string()),
+            ("max-per-host".into(), format!("{:?}", self.max_per_host)),
             ("exclude".into(), self.exclude.join(" ")),
             ("include".into(), self.include.join(" ")),
         ]
     }
+}
+
+/// `path` if it does not exist, else `NAME-rN.EXT` for the first free N
+/// (`crawl.warc.gz` → `crawl-r1.warc.gz`).
+fn unused_name(path: &std::path::Path) -> PathBuf {
+    if !path.exists() {
+        return path.to_path_buf();
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ext) = match name.find('.') {
+        Some(i) => (&name[..i], &name[i..]),
+        None => (name.as_str(), ""),
+    };
+    (1..)
+        .map(|n| path.with_file_name(format!("{stem}-r{n}{ext}")))
+        .find(|p| !p.exists())
+        .expect("some numbered name is free")
 }
 
 fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {

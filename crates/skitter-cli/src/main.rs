@@ -10,6 +10,7 @@ mod crawl_cmd;
 mod flags;
 mod probe_cmd;
 mod signal;
+mod status_cmd;
 mod testsite_cmd;
 
 use std::io::Write;
@@ -39,6 +40,8 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Resolve domain names concurrently and report which exist.
     Probe(probe_cmd::ProbeArgs),
+    /// Show what a stored crawl (`crawl --state DIR`) has done and has left.
+    Status(status_cmd::StatusArgs),
     /// Serve the local test site (a generated site of interlinked pages) on loopback.
     Testsite(testsite_cmd::TestsiteArgs),
 }
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
             Command::Crawl(args) => crawl_cmd::run(*args, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
+            Command::Status(args) => status_cmd::run(&args),
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),

@@ -19,6 +19,7 @@ use crate::retry::RetryPolicy;
 use crate::robots::RobotsPolicy;
 use crate::scope::{Scope, ScopeMode};
 use crate::sink::Sink;
+use crate::store::OutcomeStore;
 use crate::trap::TrapRules;
 use crate::urlnorm::{self, UrlError};
 
@@ -122,6 +123,7 @@ pub struct CrawlerBuilder {
     fetch: FetchConfig,
     sinks: Vec<Box<dyn Sink>>,
     frontier: Option<Arc<dyn Frontier>>,
+    outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
 }
 
 impl CrawlerBuilder {
@@ -259,6 +261,13 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Builds the final report from this store (which holds every URL's record
+    /// across resumed runs) instead of from this run's records alone.
+    pub fn outcome_store(mut self, store: Arc<dyn OutcomeStore + Send + Sync>) -> Self {
+        self.outcomes = Some(store);
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let roots = parse_roots(&self.roots)?;
@@ -293,7 +302,13 @@ impl CrawlerBuilder {
         let frontier = self
             .frontier
             .unwrap_or_else(|| Arc::new(MemoryFrontier::new(config.host_policy)));
-        Ok(Crawler::new(config, fetcher, frontier, self.sinks))
+        Ok(Crawler::new(
+            config,
+            fetcher,
+            frontier,
+            self.sinks,
+            self.outcomes,
+        ))
     }
 }
 

@@ -24,6 +24,7 @@ use crate::report::{Report, ReportSummary, StopReason, Tally};
 use crate::robots::RobotsCache;
 use crate::scheduler;
 use crate::sink::{Page, Sink, SinkSummary};
+use crate::store::OutcomeStore;
 use crate::trap::TrapGuard;
 
 /// A configured crawl, ready to run. Build one with [`Crawler::builder`].
@@ -33,6 +34,7 @@ pub struct Crawler {
     frontier: Arc<dyn Frontier>,
     sinks: Vec<Box<dyn Sink>>,
     progress: Progress,
+    outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
 }
 
 /// The crawl could not start.
@@ -130,6 +132,7 @@ impl Crawler {
         fetcher: Fetcher,
         frontier: Arc<dyn Frontier>,
         sinks: Vec<Box<dyn Sink>>,
+        outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     ) -> Self {
         Crawler {
             config,
@@ -137,6 +140,7 @@ impl Crawler {
             frontier,
             sinks,
             progress: Progress::default(),
+            outcomes,
         }
     }
 
@@ -212,6 +216,14 @@ impl Crawler {
             halt.fail(format!("output task panicked: {e}"));
             (Tally::default(), Vec::new())
         });
+        if let Some(store) = &self.outcomes {
+            // A resumed crawl reports every URL of every run, each exactly once.
+            let mut all = Tally::default();
+            match store.for_each_outcome(&mut |record| all.add(&record)) {
+                Ok(()) => tally = all,
+                Err(e) => halt.fail(format!("crawl store: {e}")),
+            }
+        }
         for (key, n) in link_skips.snapshot() {
             tally.bump(&key, n);
         }

@@ -21,6 +21,8 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::outcome::PageRecord;
+
 pub use host::{HostKey, HostPolicy};
 pub use memory::MemoryFrontier;
 pub use redis::{RedisFrontier, RedisOptions};
@@ -102,6 +104,19 @@ pub trait Frontier: Send + Sync {
 
     /// Hands a lease back once its outcome is recorded, releasing the host slot.
     async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError>;
+
+    /// Completes a lease together with its URL's record. A frontier that keeps
+    /// outcomes (the crash-safe store) commits both at once, so after a crash a URL
+    /// is either done with its record or queued again; others ignore the record.
+    async fn complete_with(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &PageRecord,
+    ) -> Result<(), FrontierError> {
+        let _ = record;
+        self.complete(lease, feedback).await
+    }
 
     /// Sets a host's minimum gap between request starts (e.g. robots `Crawl-delay`),
     /// when it is larger than the configured delay.

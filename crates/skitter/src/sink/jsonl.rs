@@ -128,6 +128,30 @@ impl JsonlSink {
         ))
     }
 
+    /// Appends to `path` (a resumed crawl): a torn last line left by a crash is
+    /// cut off first, so the file stays valid JSON Lines. `-` means stdout.
+    pub fn append(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
+        let path = path.as_ref();
+        if path == Path::new("-") {
+            return Ok(JsonlSink::new(Output::Stdout, 1));
+        }
+        let cannot = |e: io::Error| sink_error(format!("cannot append to {}: {e}", path.display()));
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(path)
+            .map_err(cannot)?;
+        let whole = whole_lines_len(&mut file).map_err(cannot)?;
+        file.set_len(whole).map_err(cannot)?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(whole)).map_err(cannot)?;
+        Ok(JsonlSink::new(
+            Output::File(file, path.to_path_buf()),
+            FLUSH_EVERY,
+        ))
+    }
+
     fn new(output: Output, flush_every: usize) -> JsonlSink {
         JsonlSink {
             name: output.describe(),
@@ -165,6 +189,25 @@ impl JsonlSink {
         self.pending_lines = 0;
         Ok(())
     }
+}
+
+/// The length of the file up to and including its last newline.
+fn whole_lines_len(file: &mut File) -> io::Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    let mut end = len;
+    let mut buf = [0u8; 4096];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
 }
 
 #[async_trait]

@@ -38,7 +38,7 @@ pub struct DiskOptions {
     /// cache together (default 256 MiB). The seen set takes 16 bytes per URL; past
     /// its share it moves to disk, where each new URL costs a lookup.
     pub memory_budget: usize,
-    /// Longest time a write waits to be committed (default 20 ms).
+    /// Longest time a write waits to be committed (default 5 ms).
     pub commit_interval: Duration,
     /// Commit as soon as this many writes are pending (default 50,000).
     pub commit_ops: usize,
@@ -58,7 +58,7 @@ impl Default for DiskOptions {
         DiskOptions {
             policy: HostPolicy::default(),
             memory_budget: 256 << 20,
-            commit_interval: Duration::from_millis(20),
+            commit_interval: Duration::from_millis(5),
             commit_ops: 50_000,
             durable: true,
             force: false,
@@ -314,6 +314,28 @@ impl Frontier for DiskFrontier {
         match self.with(|state| state.complete(lease.id, feedback, now))? {
             true => Ok(()),
             false => Err(FrontierError::UnknownLease(lease.id)),
+        }
+    }
+
+    /// Records and completes, then waits until a commit covers both: until then the
+    /// URL still counts as in flight, so a crash refetches at most `max_tasks` URLs.
+    async fn complete_with(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &PageRecord,
+    ) -> Result<(), FrontierError> {
+        let mut commits = self.shared.lock().commits.subscribe();
+        self.finish(lease, feedback, record)?;
+        // Any commit counted after the write returned started after it, so covers
+        // it (at worst this waits one group commit more than it must).
+        let after = *commits.borrow_and_update();
+        let covered = commits.wait_for(|n| *n > after);
+        match tokio::time::timeout(Duration::from_secs(30), covered).await {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(FrontierError::Storage(
+                "the crawl store stopped committing".into(),
+            )),
         }
     }
 

@@ -77,6 +77,8 @@ pub(super) struct State {
     dirty: Vec<usize>,
     /// The counters as last committed, to skip empty commits.
     committed: Progress,
+    /// Commits made so far, published for callers waiting on durability.
+    pub(super) commits: tokio::sync::watch::Sender<u64>,
 }
 
 impl State {
@@ -102,6 +104,7 @@ impl State {
             failed: None,
             dirty: Vec::new(),
             committed: Progress::default(),
+            commits: tokio::sync::watch::Sender::new(0),
             records,
         };
         let now = Instant::now();
@@ -404,6 +407,7 @@ impl State {
             self.hosts[idx].dirty = false;
         }
         self.committed = self.progress.clone();
+        self.commits.send_modify(|n| *n += 1);
         Ok(())
     }
 

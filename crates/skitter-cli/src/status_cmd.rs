@@ -1,0 +1,65 @@
+//! `skitter status DIR`: what a stored crawl (`crawl --state DIR`) has done and
+//! has left, readable while the crawl runs (SQLite in WAL mode lets a reader see
+//! the last commit without disturbing the writer).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+
+/// Options of `skitter status`.
+#[derive(Args, Debug, Clone)]
+pub struct StatusArgs {
+    /// The state directory given to `crawl --state`.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Hosts listed at most (most pending first).
+    #[arg(long, default_value_t = 20)]
+    pub hosts: usize,
+}
+
+/// Prints the status; exit status 0, or 2 when the directory cannot be read.
+pub fn run(args: &StatusArgs) -> anyhow::Result<u8> {
+    let status = skitter::store::status(&args.dir)
+        .with_context(|| format!("cannot read the crawl state in {}", args.dir.display()))?;
+    let updated: chrono::DateTime<chrono::Local> = status.updated_at.into();
+    if args.json {
+        let hosts: Vec<_> = status
+            .hosts
+            .iter()
+            .take(args.hosts)
+            .map(|h| json!({"host": h.host, "pending": h.pending, "done": h.done, "errors": h.errors}))
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "running": status.running, "updated_at": updated.to_rfc3339(), "seen": status.seen,
+                "queued": status.queued, "leased": status.leased, "done": status.done,
+                "errors": status.errors, "hosts": hosts,
+            })
+        );
+        return Ok(0);
+    }
+    println!("state:    {}", args.dir.display());
+    println!("running:  {}", if status.running { "yes" } else { "no" });
+    println!("updated:  {}", updated.format("%Y-%m-%d %H:%M:%S"));
+    println!("seen:     {}", status.seen);
+    println!("queued:   {}", status.queued);
+    println!("leased:   {}", status.leased);
+    println!("done:     {}", status.done);
+    println!("errors:   {}", status.errors);
+    if !status.hosts.is_empty() {
+        println!("{:>10} {:>10} {:>8}  host", "pending", "done", "errors");
+        for h in status.hosts.iter().take(args.hosts) {
+            println!(
+                "{:>10} {:>10} {:>8}  {}",
+                h.pending, h.done, h.errors, h.host
+            );
+        }
+    }
+    Ok(0)
+}
