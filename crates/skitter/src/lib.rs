@@ -32,6 +32,7 @@ mod gate;
 pub mod outcome;
 pub mod progress;
 pub mod report;
+pub mod report_html;
 pub mod retry;
 pub mod robots;
 mod scheduler;
