@@ -82,7 +82,10 @@ mod tests {
     #[test]
     fn formats() {
         let cases: &[(String, &str)] = &[
-            (esc(r#"<a href="x" b='y'>&"#).into_owned(), "&lt;a href=&quot;x&quot; b=&apos;y&apos;&gt;&amp;"),
+            (
+                esc(r#"<a href="x" b='y'>&"#).into_owned(),
+                "&lt;a href=&quot;x&quot; b=&apos;y&apos;&gt;&amp;",
+            ),
             (number(0), "0"),
             (number(999), "999"),
             (number(1000), "1,000"),
@@ -95,7 +98,10 @@ mod tests {
             (duration(Duration::from_millis(850)), "850 ms"),
             (duration(Duration::from_millis(2346)), "2.35 s"),
             (duration(Duration::from_secs(245)), "4m 05s"),
-            (duration(Duration::from_secs(3 * 3600 + 7 * 60 + 5)), "3h 07m"),
+            (
+                duration(Duration::from_secs(3 * 3600 + 7 * 60 + 5)),
+                "3h 07m",
+            ),
             (rate(0.0), "0"),
             (rate(f64::NAN), "0"),
             (rate(0.254), "0.25"),

@@ -1,5 +1,5 @@
-// Sortable tables, then a mark that the page ran to the end without an error (the
-// headless browser test looks for data-rendered="ok").
+// Sortable tables, then a mark on the root element that the page ran to the end
+// without an error, which the headless browser test looks for.
 (() => {
   "use strict";
   const key = (cell) => {

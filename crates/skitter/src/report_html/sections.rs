@@ -38,8 +38,16 @@ pub fn cards(out: &mut String, report: &Report, stats: &Stats) {
         ("HTML pages", number(k(OutcomeKind::Html)), ""),
         ("Other files", number(k(OutcomeKind::Other)), ""),
         ("Redirects", number(k(OutcomeKind::Redirect)), ""),
-        ("HTTP errors", number(http), if http > 0 { "warn" } else { "" }),
-        ("Failures", number(failed), if failed > 0 { "bad" } else { "" }),
+        (
+            "HTTP errors",
+            number(http),
+            if http > 0 { "warn" } else { "" },
+        ),
+        (
+            "Failures",
+            number(failed),
+            if failed > 0 { "bad" } else { "" },
+        ),
         ("Skipped", number(k(OutcomeKind::Skipped)), ""),
         ("Downloaded", bytes(stats.bytes), ""),
         ("Wall time", duration(report.elapsed), ""),
@@ -114,21 +122,23 @@ pub fn latency(out: &mut String, stats: &Stats) {
         out.push_str(r#"<p class="empty">Nothing was fetched.</p></section>"#);
         return;
     }
+    // Milliseconds bare, seconds marked, so sixteen labels fit side by side.
     let label = |ms: u64| {
         if ms >= 1000 {
             format!("{}s", ms / 1000)
         } else {
-            format!("{ms}ms")
+            ms.to_string()
         }
     };
+    let last = LATENCY_BOUNDS_MS.len();
     let cols: Vec<Column> = l
         .buckets
         .iter()
         .enumerate()
         .map(|(i, &n)| Column {
             label: match i {
-                0 => format!("<{}", label(LATENCY_BOUNDS_MS[0])),
-                i if i == LATENCY_BOUNDS_MS.len() => format!("≥{}", label(LATENCY_BOUNDS_MS[i - 1])),
+                0 => format!("<{}ms", LATENCY_BOUNDS_MS[0]),
+                i if i == last => format!("≥{}", label(LATENCY_BOUNDS_MS[last - 1])),
                 i => label(LATENCY_BOUNDS_MS[i - 1]),
             },
             value: n,
@@ -138,7 +148,7 @@ pub fn latency(out: &mut String, stats: &Stats) {
     out.push_str(&svg::columns(&cols, "Fetches per response-time bucket"));
     let _ = write!(
         out,
-        r#"<p class="pct"><span>median <b>{}</b></span><span>p90 <b>{}</b></span><span>p99 <b>{}</b></span><span>max <b>{}</b></span></p><p class="note">Time per URL, retries included; each column starts at its label (log scale).</p></section>"#,
+        r#"<p class="pct"><span>median <b>{}</b></span><span>p90 <b>{}</b></span><span>p99 <b>{}</b></span><span>max <b>{}</b></span></p><p class="note">Time per URL in milliseconds (s: seconds), retries included; each column starts at its label, on a log scale.</p></section>"#,
         duration(l.p50),
         duration(l.p90),
         duration(l.p99),
@@ -154,7 +164,10 @@ pub fn hosts(out: &mut String, stats: &Stats) {
     }
     out.push_str(r#"<table class="sortable"><thead><tr><th>Host</th><th class="n">URLs</th><th class="n">Errors</th><th class="n">Bytes</th><th class="n">Mean time</th></tr></thead><tbody>"#);
     for h in &stats.hosts {
-        let mean = h.elapsed.checked_div(h.fetched.max(1) as u32).unwrap_or_default();
+        let mean = h
+            .elapsed
+            .checked_div(h.fetched.max(1) as u32)
+            .unwrap_or_default();
         let _ = write!(
             out,
             r#"<tr><td class="url">{}</td><td class="n" data-v="{}">{}</td><td class="n" data-v="{}">{}</td><td class="n" data-v="{}">{}</td><td class="n" data-v="{}">{}</td></tr>"#,
@@ -192,7 +205,12 @@ pub fn errors(out: &mut String, stats: &Stats) {
         );
     }
     out.push_str("</tbody></table>");
-    more(out, stats.failures_total, stats.failures.len(), "failing URLs");
+    more(
+        out,
+        stats.failures_total,
+        stats.failures.len(),
+        "failing URLs",
+    );
     out.push_str("</section>");
 }
 
@@ -207,7 +225,11 @@ pub fn skips(out: &mut String, stats: &Stats) {
 }
 
 pub fn outputs(out: &mut String, report: &Report) {
-    let sinks: Vec<_> = report.sinks.iter().filter(|s| s.name != SINK_NAME).collect();
+    let sinks: Vec<_> = report
+        .sinks
+        .iter()
+        .filter(|s| s.name != SINK_NAME)
+        .collect();
     if sinks.is_empty() {
         return;
     }

@@ -226,9 +226,7 @@ fn latency(mut micros: Vec<u32>) -> Latency {
 fn skip_counters(counters: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
     let rows = counters
         .iter()
-        .filter(|(k, n)| {
-            **n > 0 && (k.starts_with("skipped_") || k.starts_with("links_skipped_"))
-        })
+        .filter(|(k, n)| **n > 0 && (k.starts_with("skipped_") || k.starts_with("links_skipped_")))
         .map(|(k, n)| (k.clone(), *n))
         .collect();
     largest_first(rows)
@@ -257,7 +255,10 @@ mod tests {
         ];
         for &(ms, bucket) in cases {
             let l = latency(times(&[ms]));
-            assert_eq!(l.buckets[bucket], 1, "{ms} ms should land in bucket {bucket}");
+            assert_eq!(
+                l.buckets[bucket], 1,
+                "{ms} ms should land in bucket {bucket}"
+            );
         }
     }
 
@@ -265,7 +266,10 @@ mod tests {
     fn percentiles_use_nearest_rank() {
         let l = latency(times(&(1..=100).collect::<Vec<_>>()));
         let ms = |d: Duration| d.as_millis();
-        assert_eq!((ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max)), (50, 90, 99, 100));
+        assert_eq!(
+            (ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max)),
+            (50, 90, 99, 100)
+        );
         assert_eq!(latency(Vec::new()).max, Duration::ZERO);
     }
 
