@@ -151,7 +151,7 @@ fn synthetic_report_has_every_section() {
         ">HTTP 503<",
         ">timeout<",
         ">redirect: too_many_redirects<",
-        ">no response<",
+        ">failed<",
         "host1.test",
         "Showing 20 of 30 hosts",
     ] {

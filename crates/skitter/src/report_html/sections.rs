@@ -4,8 +4,8 @@
 
 use std::fmt::Write;
 
-use super::format::{bytes, clip, duration, esc, number, rate};
-use super::stats::{KIND_ORDER, LATENCY_BOUNDS_MS, Stats};
+use super::format::{bytes, clip, duration, esc, number, rate, span};
+use super::stats::{LATENCY_BOUNDS_MS, Stats};
 use super::svg::{self, Column};
 use super::timeline::{SINK_NAME, Timeline};
 use crate::outcome::OutcomeKind;
@@ -14,6 +14,7 @@ use crate::report::{Report, StopReason};
 /// Error messages are cut to this many characters; the JSON report has them whole.
 const MAX_MESSAGE: usize = 300;
 
+/// Title, how the crawl ended, and when.
 pub fn header(out: &mut String, report: &Report) {
     let (class, text) = match &report.stopped {
         None => ("done", "Completed".to_string()),
@@ -29,6 +30,7 @@ pub fn header(out: &mut String, report: &Report) {
     );
 }
 
+/// The headline totals, one card each.
 pub fn cards(out: &mut String, report: &Report, stats: &Stats) {
     let k = |kind| stats.kind(kind);
     let failed = k(OutcomeKind::Failed);
@@ -65,6 +67,7 @@ pub fn cards(out: &mut String, report: &Report, stats: &Stats) {
     out.push_str("</div>");
 }
 
+/// The pages/s chart, or why there is none.
 pub fn timeline(out: &mut String, timeline: &Timeline) {
     out.push_str("<section><h2>Pages per second</h2>");
     let total = timeline.total();
@@ -76,12 +79,13 @@ pub fn timeline(out: &mut String, timeline: &Timeline) {
         let _ = write!(
             out,
             r#"<p class="note">Fetched URLs per second (blue), of which failures and error statuses (red); each step covers {}. Hover for counts.</p>"#,
-            duration(std::time::Duration::from_secs(step))
+            span(step)
         );
     }
     out.push_str("</section>");
 }
 
+/// Responses per HTTP status, with failures as one more column.
 pub fn statuses(out: &mut String, stats: &Stats) {
     out.push_str("<section><h2>HTTP status codes</h2>");
     let failed = stats.kind(OutcomeKind::Failed);
@@ -106,15 +110,19 @@ pub fn statuses(out: &mut String, stats: &Stats) {
         .collect();
     if failed > 0 {
         cols.push(Column {
-            label: "no response".into(),
+            label: "failed".into(),
             value: failed,
             class: "fail",
         });
     }
     out.push_str(&svg::columns(&cols, "Responses per HTTP status"));
+    if failed > 0 {
+        out.push_str(r#"<p class="note">failed: no usable response (see Errors).</p>"#);
+    }
     out.push_str("</section>");
 }
 
+/// The response-time histogram and percentiles.
 pub fn latency(out: &mut String, stats: &Stats) {
     out.push_str("<section><h2>Response times</h2>");
     let l = &stats.latency;
@@ -156,6 +164,7 @@ pub fn latency(out: &mut String, stats: &Stats) {
     );
 }
 
+/// The busiest hosts.
 pub fn hosts(out: &mut String, stats: &Stats) {
     out.push_str("<section><h2>Top hosts</h2>");
     if stats.hosts.is_empty() {
@@ -187,6 +196,7 @@ pub fn hosts(out: &mut String, stats: &Stats) {
     out.push_str("</section>");
 }
 
+/// Errors by kind, then the first failing URLs.
 pub fn errors(out: &mut String, stats: &Stats) {
     out.push_str("<section><h2>Errors</h2>");
     if stats.errors.is_empty() {
@@ -214,6 +224,7 @@ pub fn errors(out: &mut String, stats: &Stats) {
     out.push_str("</section>");
 }
 
+/// Why URLs and links were skipped.
 pub fn skips(out: &mut String, stats: &Stats) {
     out.push_str("<section><h2>Skipped</h2>");
     if stats.skips.is_empty() {
@@ -224,6 +235,7 @@ pub fn skips(out: &mut String, stats: &Stats) {
     out.push_str(r#"<p class="note"><code>skipped_*</code>: URLs queued but not fetched (robots.txt, limits, traps). <code>links_skipped_*</code>: links found on pages and not followed (scope, scheme, exclude patterns, malformed).</p></section>"#);
 }
 
+/// What each output wrote (the timeline is bookkeeping, not an output).
 pub fn outputs(out: &mut String, report: &Report) {
     let sinks: Vec<_> = report
         .sinks
@@ -247,6 +259,7 @@ pub fn outputs(out: &mut String, report: &Report) {
     out.push_str("</tbody></table></section>");
 }
 
+/// Every raw counter, folded away.
 pub fn counters(out: &mut String, report: &Report) {
     out.push_str(r#"<section><details><summary>All counters</summary><table class="sortable"><thead><tr><th>Counter</th><th class="n">Value</th></tr></thead><tbody>"#);
     for (key, n) in &report.counters {
@@ -257,11 +270,7 @@ pub fn counters(out: &mut String, report: &Report) {
             number(*n)
         );
     }
-    let _ = write!(
-        out,
-        "</tbody></table><p class=\"note\">Outcome kinds, in order: {}.</p></details></section>",
-        KIND_ORDER.map(|k| format!("{k:?}")).join(", ")
-    );
+    out.push_str("</tbody></table></details></section>");
 }
 
 /// A table of labelled counts with a bar scaled to the largest.

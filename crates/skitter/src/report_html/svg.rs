@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::format::{duration, esc, number};
+use super::format::{esc, number, span};
 use super::timeline::Timeline;
 
 /// Points drawn at most on the time chart; longer timelines are summed into this many.
@@ -115,8 +115,8 @@ pub fn rate_chart(timeline: &Timeline) -> String {
             r#"<rect class="hover" x="{:.1}" y="{TOP}" width="{:.2}" height="{plot_h}"><title>{}–{}: {:.1} pages/s, {} errors, {} skipped</title></rect>"#,
             x(i),
             plot_w / points.len() as f64,
-            duration_secs(from),
-            duration_secs(from + step_secs),
+            span(from),
+            span(from + step_secs),
             rate(p.0),
             number(p.1),
             number(p.2),
@@ -199,8 +199,8 @@ pub fn y_ticks(peak: f64) -> (f64, u32) {
     (step, lines)
 }
 
-/// Five time labels along the bottom, from 0 to `span` seconds.
-fn axis_time(out: &mut String, span: u64) {
+/// Five time labels along the bottom, from 0 to `total` seconds.
+fn axis_time(out: &mut String, total: u64) {
     let plot_w = W - LEFT - RIGHT;
     for i in 0..=4u64 {
         let x = LEFT + plot_w * i as f64 / 4.0;
@@ -210,22 +210,13 @@ fn axis_time(out: &mut String, span: u64) {
             4 => "end",
             _ => "middle",
         };
-        let secs = span * i / 4;
-        let label = if secs == 0 {
-            "0".to_string()
-        } else {
-            duration_secs(secs)
-        };
+        let label = span(total * i / 4);
         let _ = write!(
             out,
             r#"<text class="t {anchor}" x="{x:.1}" y="{:.1}">{label}</text>"#,
             H - BOTTOM + 16.0,
         );
     }
-}
-
-fn duration_secs(secs: u64) -> String {
-    duration(std::time::Duration::from_secs(secs))
 }
 
 #[cfg(test)]
