@@ -34,6 +34,7 @@ pub mod outcome;
 pub mod probe;
 pub mod progress;
 pub mod report;
+pub mod report_html;
 pub mod retry;
 pub mod robots;
 mod scheduler;

@@ -1,0 +1,45 @@
+// Sortable tables, then a mark on the root element that the page ran to the end
+// without an error, which the headless browser test looks for.
+(() => {
+  "use strict";
+  const key = (cell) => {
+    const v = cell.getAttribute("data-v");
+    return v === null ? cell.textContent.toLowerCase() : Number(v);
+  };
+  for (const table of document.querySelectorAll("table.sortable")) {
+    const heads = Array.from(table.tHead.rows[0].cells);
+    heads.forEach((th, col) => {
+      th.tabIndex = 0;
+      const sort = () => {
+        const desc = th.getAttribute("aria-sort") !== "descending";
+        heads.forEach((h) => h.removeAttribute("aria-sort"));
+        th.setAttribute("aria-sort", desc ? "descending" : "ascending");
+        const body = table.tBodies[0];
+        const rows = Array.from(body.rows);
+        rows.sort((a, b) => {
+          const x = key(a.cells[col]);
+          const y = key(b.cells[col]);
+          const c = x < y ? -1 : x > y ? 1 : 0;
+          return desc ? -c : c;
+        });
+        rows.forEach((r) => body.appendChild(r));
+      };
+      th.addEventListener("click", sort);
+      th.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") {
+          e.preventDefault();
+          sort();
+        }
+      });
+    });
+  }
+  const charts = document.querySelectorAll("svg.chart");
+  for (const svg of charts) {
+    const box = svg.getBoundingClientRect();
+    if (!(box.width > 0 && box.height > 0)) {
+      throw new Error("chart not drawn: " + svg.getAttribute("aria-label"));
+    }
+  }
+  document.documentElement.dataset.charts = String(charts.length);
+  document.documentElement.dataset.rendered = "ok";
+})();
