@@ -26,6 +26,8 @@ use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
 use crate::flags;
+use crate::progress::{ProgressLine, StderrLogs};
+use skitter::report_html::{self, TimelineSink};
 
 /// How the end-of-crawl report is printed on stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -173,6 +175,12 @@ pub struct CrawlArgs {
     /// Write one JSON object per URL to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<String>,
+    /// Also write a one-file HTML report (charts and tables) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report_html: Option<PathBuf>,
+    /// No live progress line on stderr (it is only drawn on a terminal anyway).
+    #[arg(long)]
+    pub no_progress: bool,
     /// Keep the crawl in DIR (crash-safe): running the same command again resumes
     /// it; the report covers every run. `skitter status DIR` reads it meanwhile.
     #[arg(long, value_name = "DIR")]
@@ -405,10 +413,37 @@ fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 /// Runs the crawl and prints the report; returns the exit status.
-pub async fn run(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
-    let crawler = args.builder()?.build()?;
-    tracing::info!(roots = ?crawler.config().roots.iter().map(|u| u.as_str()).collect::<Vec<_>>(), "crawl starting");
-    let report = crawler.run(cancel).await?;
+pub async fn run(
+    args: CrawlArgs,
+    cancel: CancellationToken,
+    progress_allowed: bool,
+    logs: &StderrLogs,
+) -> anyhow::Result<u8> {
+    let mut builder = args.builder()?;
+    let mut timeline = None;
+    if args.report_html.is_some() {
+        let (sink, handle) = TimelineSink::new();
+        builder = builder.sink(Box::new(sink));
+        timeline = Some(handle);
+    }
+    let crawler = builder.build()?;
+    let roots: Vec<&str> = crawler.config().roots.iter().map(|u| u.as_str()).collect();
+    tracing::info!(?roots, "crawl starting");
+    let line = ProgressLine::start(
+        crawler.progress(),
+        progress_allowed && !args.no_progress,
+        logs,
+    );
+    let result = crawler.run(cancel).await;
+    line.finish(); // clears the line before anything prints
+    let mut report = result?;
+    if let (Some(path), Some(timeline)) = (&args.report_html, &timeline) {
+        report
+            .sinks
+            .retain(|s| s.name != report_html::timeline::SINK_NAME);
+        report_html::write(path, &report, &timeline.timeline())
+            .with_context(|| format!("cannot write the HTML report {}", path.display()))?;
+    }
     if args.jsonl.as_deref() == Some("-") {
         print_report_to(&mut std::io::stderr().lock(), &report, args.report)?;
     } else {

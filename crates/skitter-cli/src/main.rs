@@ -9,6 +9,7 @@ mod bench_cmd;
 mod crawl_cmd;
 mod flags;
 mod probe_cmd;
+mod progress;
 mod signal;
 mod status_cmd;
 mod testsite_cmd;
@@ -48,7 +49,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose, cli.quiet);
+    let logs = progress::StderrLogs::default();
+    init_logging(cli.verbose, cli.quiet, logs.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -59,7 +61,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         let cancel = signal::cancel_on_signals();
         match cli.command {
-            Command::Crawl(args) => crawl_cmd::run(*args, cancel).await,
+            Command::Crawl(args) => crawl_cmd::run(*args, cancel, !cli.quiet, &logs).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
             Command::Status(args) => status_cmd::run(&args),
@@ -81,7 +83,7 @@ fn fail(e: &anyhow::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn init_logging(verbose: u8, quiet: bool) {
+fn init_logging(verbose: u8, quiet: bool, logs: progress::StderrLogs) {
     let default = match (quiet, verbose) {
         (true, _) => "error",
         (false, 0) => "info",
@@ -92,7 +94,8 @@ fn init_logging(verbose: u8, quiet: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(logs)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .init();
 }

@@ -1,0 +1,140 @@
+//! The `skitter crawl` command line, run as a user would: the report's format,
+//! JSON and HTML reports, the baseline's flag spellings, bad usage, and Ctrl-C.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use skitter_testsite::{SiteConfig, TestSite};
+
+fn skitter() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skitter"));
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_report_has_the_baseline_format() {
+    let site = TestSite::start(SiteConfig {
+        pages: 20,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let out = skitter()
+        .args([
+            "-q",
+            "crawl",
+            &site.url("/"),
+            "--max_tasks",
+            "5",
+            "--max_redirect",
+            "3",
+            "--max_tries",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "*** Report ***");
+    let root = format!("{} 200 text/html utf-8 ", site.url("/"));
+    assert!(lines[1].starts_with(&root), "{}", lines[1]);
+    let finished = lines.iter().find(|l| l.starts_with("Finished ")).unwrap();
+    let re = regex::Regex::new(r"^Finished \d+ urls in \d+\.\d{3} secs \(max_tasks=5\) \(\d+\.\d{3} urls/sec/task\) \(\d+\.\d{3} urls/sec\)$").unwrap();
+    assert!(re.is_match(finished), "{finished}");
+    assert!(lines.contains(&"        21 html"), "{text}");
+    assert!(lines.contains(&"Todo: 0"));
+    assert!(lines.iter().any(|l| l.starts_with("Done: ")));
+    let date =
+        regex::Regex::new(r"^Date: \w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4} local time$").unwrap();
+    assert!(
+        date.is_match(lines.last().unwrap()),
+        "{}",
+        lines.last().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_and_html_reports() {
+    let site = TestSite::start(SiteConfig {
+        pages: 10,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("report.html");
+    let out = skitter()
+        .args([
+            "-q",
+            "crawl",
+            &site.url("/"),
+            "--report",
+            "json",
+            "--report-html",
+        ])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["counters"]["html"], 11);
+    assert_eq!(json["completed"], true);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
+    assert!(page.contains("<svg"));
+}
+
+#[test]
+fn bad_usage_exits_2_with_a_message() {
+    let cases: &[&[&str]] = &[
+        &["crawl"],
+        &["crawl", "x.test", "--max-tasks", "many"],
+        &["crawl", "x.test", "--exclude", "("],
+        &["crawl", "ftp://x.test/"],
+        &["crawl", "x.test", "--timeout", "soon"],
+        &["crawl", "x.test", "--header", "no colon"],
+        &["crawl", "x.test", "--no-such-flag"],
+    ];
+    for args in cases {
+        let out = skitter().args(*args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?} printed no message");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_still_reports_and_exits_130() {
+    let site = TestSite::start(SiteConfig {
+        pages: 2000,
+        latency: Duration::from_millis(50),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let child = skitter()
+        .args([
+            "-q",
+            "crawl",
+            &site.url("/"),
+            "--max-tasks",
+            "4",
+            "--grace",
+            "1s",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    // SAFETY: sending SIGINT to a child we started and still own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Stopped: interrupted"), "{text}");
+    let todo = text.lines().find_map(|l| l.strip_prefix("Todo: ")).unwrap();
+    assert!(todo.parse::<u64>().unwrap() > 0);
+}
