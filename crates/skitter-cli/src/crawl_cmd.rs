@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use skitter::config::Limits;
+use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
 use skitter::fetch::FetchConfig;
 use skitter::frontier::{DiskFrontier, DiskOptions, HostPolicy};
@@ -95,6 +96,13 @@ pub struct CrawlArgs {
     /// Turn every crawler-trap rule off (also the implausible-date rule).
     #[arg(long)]
     pub no_trap_rules: bool,
+    /// Also read `/sitemap.xml` of every root's origin (sitemaps named by
+    /// robots.txt are always read unless --no-sitemaps).
+    #[arg(long, conflicts_with = "no_sitemaps")]
+    pub sitemaps: bool,
+    /// Read no sitemaps at all.
+    #[arg(long)]
+    pub no_sitemaps: bool,
     /// Do not fetch or obey robots.txt.
     #[arg(long)]
     pub ignore_robots: bool,
@@ -264,6 +272,11 @@ impl CrawlArgs {
                 max_per_host: self.max_per_host,
             })
             .trap_rules(self.trap_rules())
+            .sitemaps(match (self.sitemaps, self.no_sitemaps) {
+                (_, true) => SitemapMode::Off,
+                (true, _) => SitemapMode::Probe,
+                _ => SitemapMode::Robots,
+            })
             .ignore_robots(self.ignore_robots)
             .max_crawl_delay(self.max_crawl_delay);
         for sink in self.sinks()? {

@@ -12,6 +12,7 @@ use regex::Regex;
 use url::Url;
 
 use crate::crawler::Crawler;
+use crate::discovery::SitemapMode;
 use crate::extract::ExtractMode;
 use crate::fetch::{FetchConfig, FetchSetupError, Fetcher};
 use crate::frontier::{Frontier, HostPolicy, MemoryFrontier};
@@ -51,6 +52,8 @@ pub struct Config {
     pub max_crawl_delay: Duration,
     /// Which links to follow.
     pub extract_mode: ExtractMode,
+    /// Which sitemaps to read (default: those robots.txt names).
+    pub sitemaps: SitemapMode,
     /// Per-host politeness every host starts with.
     pub host_policy: HostPolicy,
     /// How long in-flight fetches may run on after a stop is requested (default 5 s).
@@ -118,6 +121,7 @@ pub struct CrawlerBuilder {
     robots_policy: RobotsPolicy,
     max_crawl_delay: Option<Duration>,
     extract_mode: Option<ExtractMode>,
+    sitemaps: SitemapMode,
     host_policy: HostPolicy,
     grace: Option<Duration>,
     fetch: FetchConfig,
@@ -224,6 +228,13 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Which sitemaps to read: off, those robots.txt names (default), or also
+    /// `/sitemap.xml` of every root's origin.
+    pub fn sitemaps(mut self, mode: SitemapMode) -> Self {
+        self.sitemaps = mode;
+        self
+    }
+
     /// At most `n` requests in flight to one host (default 8).
     pub fn per_host(mut self, n: usize) -> Self {
         self.host_policy.max_in_flight = n;
@@ -294,6 +305,7 @@ impl CrawlerBuilder {
             robots: (!self.ignore_robots).then_some(self.robots_policy),
             max_crawl_delay: self.max_crawl_delay.unwrap_or(Duration::from_secs(30)),
             extract_mode: self.extract_mode.unwrap_or(ExtractMode::Pages),
+            sitemaps: self.sitemaps,
             host_policy: self.host_policy,
             grace: self.grace.unwrap_or(Duration::from_secs(5)),
             fetch: self.fetch.clone(),

@@ -14,6 +14,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{Config, CrawlerBuilder};
+use crate::discovery::SitemapRegistry;
 use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
 use crate::frontier::{Frontier, FrontierError, HostKey, Request};
@@ -100,6 +101,7 @@ pub(crate) struct Ctx {
     pub(crate) budget: PageBudget,
     pub(crate) quota: HostQuota,
     pub(crate) traps: Arc<TrapGuard>,
+    pub(crate) sitemaps: SitemapRegistry,
 }
 
 impl Ctx {
@@ -165,7 +167,17 @@ impl Crawler {
             redirects_left: self.config.max_redirect,
             parent: None,
         });
-        let seeded = self.frontier.offer(roots.collect()).await?;
+        let sitemaps = SitemapRegistry::new(self.config.sitemaps);
+        let probes = sitemaps
+            .probes(&self.config.roots)
+            .into_iter()
+            .map(|url| Request {
+                url,
+                depth: 0,
+                redirects_left: self.config.max_redirect,
+                parent: None,
+            });
+        let seeded = self.frontier.offer(roots.chain(probes).collect()).await?;
         self.progress.discovered(seeded);
         let keep = if self.sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
@@ -198,6 +210,7 @@ impl Crawler {
             budget: PageBudget::new(self.config.limits.max_pages),
             quota: HostQuota::new(self.config.limits.max_per_host),
             traps: traps.clone(),
+            sitemaps,
             config: self.config,
             fetcher: self.fetcher,
         });

@@ -25,6 +25,7 @@
 
 pub mod config;
 pub mod crawler;
+pub mod discovery;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;

@@ -11,13 +11,14 @@ use url::Url;
 
 use crate::crawler::Ctx;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
-use crate::fetch::{self, Response};
+use crate::fetch::{self, Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request};
 use crate::gate::{self, Admission};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::retry::{self, AttemptResult, Verdict};
 use crate::robots::RobotsSource;
 use crate::sink::Page;
+use crate::sitemap::{self, SitemapKind};
 use crate::urlnorm;
 
 const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
@@ -92,6 +93,12 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Option<PageRecord> {
     let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
     if let Some(robots) = &ctx.robots {
         let rules = robots.rules_for(&req.url).await;
+        let named = rules.robots.sitemaps();
+        if !named.is_empty() {
+            let origin = req.url.origin().ascii_serialization();
+            let found = ctx.sitemaps.from_robots(&origin, named, &req.url);
+            offer_sitemaps(ctx, req, found).await;
+        }
         if let Some(delay) = rules.robots.crawl_delay(robots.token()) {
             apply_crawl_delay(ctx, &host, delay.min(ctx.config.max_crawl_delay)).await;
         }
@@ -135,7 +142,11 @@ async fn fetch_with_retries(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let result = ctx.fetcher.get(url, ctx.keep).await;
+        let keep = match ctx.sitemaps.lookup(url) {
+            Some(_) if ctx.keep != Keep::Everything => Keep::Body,
+            _ => ctx.keep,
+        };
+        let result = ctx.fetcher.get(url, keep).await;
         let verdict_input = match &result {
             Ok(resp) => {
                 let retry_after = resp
@@ -172,6 +183,13 @@ async fn handle_response(
     }
     if !(200..300).contains(&resp.status) {
         record.kind = OutcomeKind::HttpError;
+        return None;
+    }
+    if let Some(trusted) = ctx.sitemaps.lookup(&req.url) {
+        record.kind = OutcomeKind::Other;
+        let (found, new) = handle_sitemap(ctx, req, resp, trusted).await;
+        record.num_urls = found;
+        record.num_new_urls = new;
         return None;
     }
     let mut links = header_links(ctx, resp, &req.url);
@@ -274,6 +292,73 @@ async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usiz
         })
         .collect();
     (found, ctx.offer(requests).await)
+}
+
+/// Parses a sitemap and queues what it lists: more sitemaps for an index, pages
+/// otherwise (only at or below the sitemap's directory unless robots.txt named it).
+async fn handle_sitemap(
+    ctx: &Ctx,
+    req: &Request,
+    resp: &Response,
+    trusted: bool,
+) -> (usize, usize) {
+    let Some(body) = resp.body.as_deref() else {
+        return (0, 0);
+    };
+    let body = fetch::decode::decode(
+        resp.header("content-encoding"),
+        body,
+        ctx.config.fetch.max_body_size,
+    )
+    .unwrap_or_else(|_| body.to_vec());
+    let sitemap = match sitemap::parse_sitemap(&body) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(url = %req.url, error = %e, "not a usable sitemap");
+            return (0, 0);
+        }
+    };
+    let targets = sitemap
+        .urls
+        .iter()
+        .filter_map(|raw| req.url.join(raw.trim()).ok());
+    if sitemap.kind == SitemapKind::Index {
+        let children: Vec<Url> = targets.collect();
+        for child in &children {
+            ctx.sitemaps
+                .register(urlnorm::normalize(child.clone()), trusted);
+        }
+        let found = children.len();
+        return (found, offer_sitemaps(ctx, req, children).await);
+    }
+    let links = targets
+        .filter(|t| sitemap::sitemap_allows(&req.url, t, trusted))
+        .map(|url| Link {
+            raw: url.to_string(),
+            url: Ok(url),
+            kind: LinkKind::Anchor,
+            element: "sitemap",
+            attr: "loc",
+        })
+        .collect();
+    offer_links(ctx, req, links).await
+}
+
+/// Queues sitemap URLs (already registered) at the page's own depth.
+async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
+    let mut requests = Vec::new();
+    for url in urls {
+        match gate::admit(&ctx.config, &ctx.traps, Ok(url), req.depth) {
+            Admission::Admit(url) => requests.push(Request {
+                url,
+                depth: req.depth,
+                redirects_left: ctx.config.max_redirect,
+                parent: Some(req.url.clone()),
+            }),
+            Admission::Skip(reason) => ctx.link_skips.count(reason),
+        }
+    }
+    ctx.offer(requests).await
 }
 
 async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut PageRecord) {

@@ -273,3 +273,60 @@ async fn traps_end_on_their_own_with_counters() {
     // 7 years of months, 50 session variants, a couple of loop levels, the pages.
     assert!(report.done < 7 * 12 + 50 + 10 + 30, "{} URLs", report.done);
 }
+
+fn sitemap_site(robots: &str) -> RunningSite {
+    TestSite::start(SiteConfig {
+        pages: 40,
+        robots_txt: Some((200, robots.to_string())),
+        sitemap_xml: Some(
+            "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+             <url><loc>{origin}/p/30</loc></url><url><loc>{origin}/p/31</loc></url>\
+             <url><loc>http://elsewhere.invalid/x</loc></url></urlset>"
+                .to_string(),
+        ),
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn robots_sitemaps_add_pages_links_do_not_reach() {
+    let site = sitemap_site("User-agent: *\nAllow: /\nSitemap: {origin}/sitemap.xml\n");
+    // Depth 1 by links reaches only `/` and `/p/0`; the sitemap's pages are depth 1 too.
+    let report = crawl(builder(&site).max_depth(1)).await;
+    let stats = site.stats();
+    assert_eq!(stats.requests("/sitemap.xml"), 1);
+    assert_eq!(stats.requests("/p/30"), 1);
+    assert_eq!(stats.requests("/p/31"), 1);
+    assert_eq!(stats.requests("/p/5"), 0);
+    let sitemap = report
+        .pages
+        .iter()
+        .find(|p| p.url.path() == "/sitemap.xml")
+        .unwrap();
+    assert_eq!(sitemap.num_urls, 2, "the off-site entry is out of scope");
+    assert!(report.counters["links_skipped_scope"] >= 1);
+}
+
+#[tokio::test]
+async fn sitemap_probe_is_opt_in_and_no_sitemaps_turns_them_off() {
+    let site = sitemap_site("User-agent: *\nAllow: /\n");
+    crawl(builder(&site).max_depth(1)).await;
+    assert_eq!(site.stats().requests("/sitemap.xml"), 0);
+    crawl(
+        builder(&site)
+            .max_depth(1)
+            .sitemaps(skitter::discovery::SitemapMode::Probe),
+    )
+    .await;
+    assert_eq!(site.stats().requests("/sitemap.xml"), 1);
+    assert_eq!(site.stats().requests("/p/30"), 1);
+    let named = sitemap_site("User-agent: *\nSitemap: {origin}/sitemap.xml\n");
+    crawl(
+        builder(&named)
+            .max_depth(1)
+            .sitemaps(skitter::discovery::SitemapMode::Off),
+    )
+    .await;
+    assert_eq!(named.stats().requests("/sitemap.xml"), 0);
+}
