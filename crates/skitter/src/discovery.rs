@@ -64,7 +64,7 @@ impl SitemapRegistry {
     }
 
     /// Takes an origin's robots.txt `Sitemap:` lines, once per origin.
-    pub(crate) fn from_robots(&self, origin: &str, lines: &[String], base: &Url) -> Vec<Url> {
+    pub(crate) fn take_robots_lines(&self, origin: &str, lines: &[String], base: &Url) -> Vec<Url> {
         if self.mode == SitemapMode::Off
             || lines.is_empty()
             || !lock(&self.origins).insert(origin.to_string())

@@ -96,7 +96,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Option<PageRecord> {
         let named = rules.robots.sitemaps();
         if !named.is_empty() {
             let origin = req.url.origin().ascii_serialization();
-            let found = ctx.sitemaps.from_robots(&origin, named, &req.url);
+            let found = ctx.sitemaps.take_robots_lines(&origin, named, &req.url);
             offer_sitemaps(ctx, req, found).await;
         }
         if let Some(delay) = rules.robots.crawl_delay(robots.token()) {
