@@ -1,0 +1,181 @@
+//! What goes on the wire: extra headers, the User-Agent, cookies, a proxy, and
+//! resources mode's wider link discovery. A tiny raw HTTP server records each
+//! request head, so the tests see exactly what skitter sent.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use skitter::extract::ExtractMode;
+use skitter::fetch::FetchConfig;
+use skitter::{Crawler, CrawlerBuilder};
+use skitter_testsite::{SiteConfig, TestSite};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Serves `/` (setting a cookie, linking `/next`) and `/next`; records request heads.
+async fn recording_server() -> (String, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).into_owned();
+                let first = head.lines().next().unwrap_or("").to_string();
+                seen.lock().unwrap().push(head);
+                let (extra, body) = if first.contains("/next") {
+                    ("", "<html>next</html>")
+                } else if first.contains("/robots.txt") {
+                    ("", "")
+                } else {
+                    (
+                        "Set-Cookie: session=abc123; Path=/\r\n",
+                        "<html><a href=\"/next\">n</a></html>",
+                    )
+                };
+                let resp = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+                    body.len()
+                );
+                let _ = sock.write_all(resp.as_bytes()).await;
+            });
+        }
+    });
+    (origin, heads)
+}
+
+async fn crawl(b: CrawlerBuilder) -> skitter::Report {
+    b.ignore_robots(true)
+        .build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap()
+}
+
+fn head_for<'a>(heads: &'a [String], path: &str) -> &'a str {
+    heads
+        .iter()
+        .find(|h| h.lines().next().is_some_and(|l| l.contains(path)))
+        .unwrap_or_else(|| panic!("no request for {path} in {heads:?}"))
+}
+
+#[tokio::test]
+async fn headers_user_agent_and_cookies_are_sent() {
+    let (origin, heads) = recording_server().await;
+    let fetch = FetchConfig {
+        user_agent: "skitter-test/9 (+http://example.invalid/bot)".into(),
+        headers: vec![("X-Trace".into(), "42".into())],
+        cookies: true,
+        ..FetchConfig::default()
+    };
+    crawl(
+        Crawler::builder()
+            .root(format!("{origin}/"))
+            .fetch_config(fetch),
+    )
+    .await;
+    let heads = heads.lock().unwrap().clone();
+    let root = head_for(&heads, "GET / ").to_ascii_lowercase();
+    assert!(
+        root.contains("user-agent: skitter-test/9 (+http://example.invalid/bot)"),
+        "{root}"
+    );
+    assert!(root.contains("x-trace: 42"));
+    assert!(root.contains("accept-encoding: gzip, deflate, br, zstd"));
+    let next = head_for(&heads, "/next").to_ascii_lowercase();
+    assert!(next.contains("cookie: session=abc123"), "{next}");
+}
+
+#[tokio::test]
+async fn cookies_are_off_by_default() {
+    let (origin, heads) = recording_server().await;
+    crawl(Crawler::builder().root(format!("{origin}/"))).await;
+    let heads = heads.lock().unwrap().clone();
+    assert!(
+        !head_for(&heads, "/next")
+            .to_ascii_lowercase()
+            .contains("cookie:")
+    );
+}
+
+#[tokio::test]
+async fn requests_go_through_the_proxy() {
+    let (proxy, heads) = recording_server().await;
+    let fetch = FetchConfig {
+        proxy: Some(proxy),
+        ..FetchConfig::default()
+    };
+    // The target does not exist: only the proxy can answer.
+    let report = crawl(
+        Crawler::builder()
+            .root("http://target.invalid/")
+            .fetch_config(fetch)
+            .max_tries(1),
+    )
+    .await;
+    let heads = heads.lock().unwrap().clone();
+    assert!(
+        heads
+            .iter()
+            .any(|h| h.starts_with("GET http://target.invalid/ HTTP/1.1")),
+        "{heads:?}"
+    );
+    assert_eq!(report.pages[0].status, Some(200));
+}
+
+#[tokio::test]
+async fn resources_mode_fetches_page_requisites_and_css_imports() {
+    let site = TestSite::start(SiteConfig {
+        pages: 3,
+        specials: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let fetch = FetchConfig {
+        read_timeout: Duration::from_millis(300),
+        total_timeout: Duration::from_secs(2),
+        ..FetchConfig::default()
+    };
+    let base = || {
+        Crawler::builder()
+            .root(site.url("/"))
+            .max_tries(1)
+            .fetch_config(fetch.clone())
+            .exclude("/hang|/slowbody")
+    };
+    crawl(base()).await;
+    assert_eq!(
+        site.stats().requests("/asset/style.css"),
+        0,
+        "pages mode follows a/area only"
+    );
+    let report = crawl(base().extract_mode(ExtractMode::Resources)).await;
+    let stats = site.stats();
+    assert_eq!(
+        stats.requests("/asset/style.css"),
+        1,
+        "<link rel=stylesheet>"
+    );
+    assert_eq!(
+        stats.requests("/asset/extra.css"),
+        1,
+        "@import inside the stylesheet"
+    );
+    assert!(
+        stats.requests("/asset/logo.png") >= 1,
+        "<img src> and CSS url()"
+    );
+    assert!(report.completed());
+}
