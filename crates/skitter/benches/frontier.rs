@@ -2,7 +2,8 @@
 //! a frontier (offered in page-sized batches with some duplicates), then drains it
 //! in politeness order, and prints URLs/s and peak RSS.
 //!
-//! `cargo bench -p skitter --bench frontier -- disk 10000000` (or `memory`).
+//! `cargo bench -p skitter --bench frontier -- disk 10000000 [commit_interval_ms]`
+//! (or `memory 10000000`).
 //! Run each frontier in its own process: peak RSS is per process.
 
 use std::time::{Duration, Instant};
@@ -51,7 +52,23 @@ fn rate(n: u64, took: Duration) -> String {
     format!("{:.0}/s", n as f64 / took.as_secs_f64())
 }
 
-async fn run(f: &dyn Frontier, n: u64) -> Result<(), Box<dyn std::error::Error>> {
+/// Bytes in a state directory.
+fn dir_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+async fn run(
+    f: &dyn Frontier,
+    n: u64,
+    state: Option<&std::path::Path>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let mut next = 0;
     while next < n {
@@ -70,6 +87,14 @@ async fn run(f: &dyn Frontier, n: u64) -> Result<(), Box<dyn std::error::Error>>
     );
     let counts = f.counts().await?;
     assert_eq!(counts.seen, n, "every distinct URL queued once");
+    if let Some(dir) = state {
+        let bytes = dir_size(dir);
+        println!(
+            "state directory with {n} queued: {} MiB, {} bytes per queued URL",
+            bytes >> 20,
+            bytes / n.max(1)
+        );
+    }
 
     let start = Instant::now();
     let mut popped = 0;
@@ -115,27 +140,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match which.as_str() {
             "memory" => {
                 println!("MemoryFrontier, {n} URLs, {HOSTS} hosts");
-                run(&MemoryFrontier::new(policy), n).await
+                run(&MemoryFrontier::new(policy), n, None).await
             }
             _ => {
                 let dir = tempfile::tempdir()?;
-                let options = DiskOptions {
+                let mut options = DiskOptions {
                     policy,
                     ..DiskOptions::default()
                 };
+                if let Some(ms) = args.get(2) {
+                    options.commit_interval = Duration::from_millis(ms.parse()?);
+                }
                 println!(
-                    "DiskFrontier, {n} URLs, {HOSTS} hosts, budget {} MiB, durable {}",
+                    "DiskFrontier, {n} URLs, {HOSTS} hosts, budget {} MiB, durable {}, commit every {:?}",
                     options.memory_budget >> 20,
-                    options.durable
+                    options.durable,
+                    options.commit_interval
                 );
                 let f = DiskFrontier::open(dir.path(), &CrawlMeta::default(), options)?;
-                run(&f, n).await?;
+                run(&f, n, Some(dir.path())).await?;
                 drop(f);
-                let size: u64 = std::fs::read_dir(dir.path())?
-                    .filter_map(|e| e.ok()?.metadata().ok())
-                    .map(|m| m.len())
-                    .sum();
-                println!("state directory after the run: {} MiB", size >> 20);
+                println!("state directory after the run: {} MiB", dir_size(dir.path()) >> 20);
                 Ok(())
             }
         }

@@ -244,7 +244,7 @@ fn a_second_writer_is_refused() {
 async fn full_disk_is_a_clear_error_and_the_state_still_opens() {
     let dir = tempfile::tempdir().unwrap();
     let tight = DiskOptions {
-        max_size: Some(256 << 10),
+        max_size: Some(1 << 20),
         commit_ops: 100,
         ..unlimited()
     };

@@ -78,11 +78,15 @@ pub(crate) fn open_writer(dir: &Path, spec: &OpenSpec) -> Result<(Connection, Fi
 
 fn configure(conn: &Connection, spec: &OpenSpec) -> Result<(), StoreError> {
     let sync = if spec.durable { "FULL" } else { "NORMAL" };
+    // Big pages halve the B-tree rebalancing of the queue's 1,000s of append
+    // points; it only takes effect when the database is created.
+    conn.execute_batch("PRAGMA page_size = 16384;")
+        .map_err(StoreError::sql("configuring"))?;
     let cache_kib = (spec.cache_bytes / 1024).max(64);
-    // A large autocheckpoint keeps checkpoints (which fsync) rare under heavy appends.
+    // Checkpoints fsync; letting the WAL reach 64 MiB keeps them rare under heavy appends.
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync};
-         PRAGMA cache_size = -{cache_kib}; PRAGMA wal_autocheckpoint = 16384;"
+         PRAGMA cache_size = -{cache_kib}; PRAGMA wal_autocheckpoint = 4096;"
     ))
     .map_err(StoreError::sql("configuring"))?;
     if let Some(bytes) = spec.max_size {

@@ -35,10 +35,15 @@ pub struct DiskOptions {
     /// The politeness rules every host starts with.
     pub policy: HostPolicy,
     /// Memory for the seen set, the per-host read-ahead windows and SQLite's page
-    /// cache together (default 256 MiB). The seen set takes 16 bytes per URL; past
-    /// its share it moves to disk, where each new URL costs a lookup.
+    /// cache together (default 256 MiB, at least 1 MiB): 3/4 for the seen set
+    /// (about 16 bytes per URL, so 12 million URLs by default), 1/8 each for the
+    /// others. Past its share the seen set moves to disk, where each new URL then
+    /// costs a B-tree lookup.
     pub memory_budget: usize,
-    /// Longest time a write waits to be committed (default 5 ms).
+    /// Longest time a write waits to be committed (default 5 ms). A crawl's
+    /// completion waits for the commit that covers it, so this bounds the added
+    /// latency per page; bulk loads that do not wait may prefer longer intervals,
+    /// since small commits cost more per write.
     pub commit_interval: Duration,
     /// Commit as soon as this many writes are pending (default 50,000).
     pub commit_ops: usize,
