@@ -7,6 +7,7 @@
 
 mod bench_cmd;
 mod crawl_cmd;
+mod fetch_cmd;
 mod flags;
 mod signal;
 mod testsite_cmd;
@@ -34,6 +35,8 @@ struct Cli {
 enum Command {
     /// Crawl from root URLs and print the report.
     Crawl(Box<crawl_cmd::CrawlArgs>),
+    /// Fetch a list of URLs or curl-style patterns concurrently, optionally saving bodies.
+    Fetch(Box<fetch_cmd::FetchArgs>),
     /// Start the local test site, crawl it, and print pages/s, CPU time and peak memory.
     Bench(bench_cmd::BenchArgs),
     /// Serve the local test site (a generated site of interlinked pages) on loopback.
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         let cancel = signal::cancel_on_signals();
         match cli.command {
             Command::Crawl(args) => crawl_cmd::run(*args, cancel).await,
+            Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
         }

@@ -76,7 +76,7 @@ pub enum BuildError {
     #[error(transparent)]
     Template(#[from] TemplateError),
     /// The output directory cannot be created or is not a directory.
-    #[error("cannot use output directory {}: {source}", path.display())]
+    #[error("cannot use output directory {}", path.display())]
     OutputDir {
         /// The directory given.
         path: PathBuf,

@@ -53,8 +53,8 @@ impl NameTemplate {
     /// Parses a template. Placeholders: `{host}` (host, `_port` when not the
     /// default), `{path}` (the path without its leading `/`, `index` for `/` and
     /// after a trailing `/`), `{basename}` (the last path segment, or `index`),
-    /// `{query}` (the query, empty when none), `{n}` (the item's 1-based input
-    /// position). `{{` and `}}` are literal braces.
+    /// `{query}` (the query, empty when none), `{n}` or `{num}` (the item's 1-based
+    /// input position). `{{` and `}}` are literal braces.
     pub fn parse(template: &str) -> Result<NameTemplate, TemplateError> {
         let bad = |why: String| TemplateError {
             template: template.to_string(),
@@ -80,10 +80,10 @@ impl NameTemplate {
                 "path" => Piece::Path,
                 "basename" => Piece::Basename,
                 "query" => Piece::Query,
-                "n" => Piece::N,
+                "n" | "num" => Piece::N,
                 other => {
                     return Err(bad(format!(
-                        "unknown placeholder {{{other}}} (use host, path, basename, query or n)"
+                        "unknown placeholder {{{other}}} (use host, path, basename, query, n or num)"
                     )));
                 }
             };
@@ -258,6 +258,7 @@ mod tests {
             ("{basename}", "http://h/a/b.gif?x=1", "b.gif"),
             ("{basename}", "http://h/a/", "index"),
             ("{n}-{basename}", "http://h/a.json", "7-a.json"),
+            ("p{num}", "http://h/a.json", "p7"),
             ("items-{query}.json", "http://h/api?page=2", "items-page=2.json"),
             ("{{x}}-{n}", "http://h/", "{x}-7"),
         ];
