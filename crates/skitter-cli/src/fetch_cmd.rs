@@ -191,7 +191,11 @@ impl FetchArgs {
                     .await
                     .with_context(|| format!("cannot read input file {}", path.display()))?;
                 let name = path.display().to_string();
-                sources.push(Box::pin(bulk::from_reader(BufReader::new(file), &name, glob)));
+                sources.push(Box::pin(bulk::from_reader(
+                    BufReader::new(file),
+                    &name,
+                    glob,
+                )));
             }
             None => {}
         }
@@ -203,7 +207,11 @@ impl FetchArgs {
 }
 
 fn stdin_items(glob: bool) -> Items {
-    Box::pin(bulk::from_reader(BufReader::new(tokio::io::stdin()), "stdin", glob))
+    Box::pin(bulk::from_reader(
+        BufReader::new(tokio::io::stdin()),
+        "stdin",
+        glob,
+    ))
 }
 
 fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {

@@ -95,10 +95,17 @@ async fn counts_every_outcome_once_per_item() {
     assert_eq!(summary.ok, 5 + 2 + 2, "{summary}");
     assert_eq!(summary.not_found, 2, "{summary}");
     assert_eq!(summary.http_errors.get(&500), Some(&1), "{summary}");
-    let kinds: Vec<_> = summary.network_errors.iter().map(|(k, n)| (*k, *n)).collect();
+    let kinds: Vec<_> = summary
+        .network_errors
+        .iter()
+        .map(|(k, n)| (*k, *n))
+        .collect();
     assert_eq!(
         kinds,
-        [(ErrorKind::BadRedirect, 1), (ErrorKind::TooManyRedirects, 1)],
+        [
+            (ErrorKind::BadRedirect, 1),
+            (ErrorKind::TooManyRedirects, 1)
+        ],
         "{summary}"
     );
     assert_eq!(summary.malformed, 1, "{summary}");
@@ -107,7 +114,10 @@ async fn counts_every_outcome_once_per_item() {
     // Items are numbered in input order, each reported once.
     let mut reports = reports.lock().unwrap().clone();
     reports.sort_by_key(|r| r.0);
-    assert_eq!(reports.iter().map(|r| r.0).collect::<Vec<_>>(), (1..=15).collect::<Vec<_>>());
+    assert_eq!(
+        reports.iter().map(|r| r.0).collect::<Vec<_>>(),
+        (1..=15).collect::<Vec<_>>()
+    );
     let final_301 = reports[10].1.as_ref().map(|u| u.path().to_string());
     assert_eq!(final_301.as_deref(), Some("/p/1"));
     // Sinks see every hop: 301 → /p/1, chain/3 → 2 → 1 → 0 → /p/2, the loop's six.
@@ -115,12 +125,20 @@ async fn counts_every_outcome_once_per_item() {
     while let Ok(r) = rx.try_recv() {
         records.push(r);
     }
-    let redirects = records.iter().filter(|r| r.kind == OutcomeKind::Redirect).count();
+    let redirects = records
+        .iter()
+        .filter(|r| r.kind == OutcomeKind::Redirect)
+        .count();
     assert_eq!(redirects, 1 + 4 + 6, "{records:#?}");
     // Plus each fetched item's last response (the loop's last one is a redirect).
     assert_eq!(records.len(), 13 + redirects);
-    let hop = records.iter().find(|r| r.url.path() == "/p/1" && r.parent.is_some());
-    assert_eq!(hop.and_then(|r| r.parent.as_ref()).map(|p| p.path()), Some("/r/301"));
+    let hop = records
+        .iter()
+        .find(|r| r.url.path() == "/p/1" && r.parent.is_some());
+    assert_eq!(
+        hop.and_then(|r| r.parent.as_ref()).map(|p| p.path()),
+        Some("/r/301")
+    );
 }
 
 #[tokio::test]
@@ -131,7 +149,11 @@ async fn saves_bodies_by_mirror_path_and_by_template() {
         ..SiteConfig::default()
     });
     let dir = tempfile::tempdir().unwrap();
-    let patterns = [site.url("/asset/logo.png"), site.url("/p/[1-2]"), site.url("/r/301")];
+    let patterns = [
+        site.url("/asset/logo.png"),
+        site.url("/p/[1-2]"),
+        site.url("/r/301"),
+    ];
     let summary = run(quick().output_dir(dir.path()), &patterns).await;
     assert_eq!((summary.ok, summary.files), (4, 4), "{summary}");
     let host = host_dir(&site);
@@ -145,7 +167,10 @@ async fn saves_bodies_by_mirror_path_and_by_template() {
     // Gzip-encoded pages are saved decoded; a redirect saves its target's body.
     let page = std::fs::read_to_string(dir.path().join(&want[1])).unwrap();
     assert!(page.starts_with("<!DOCTYPE html>"), "{page:.40}");
-    assert_eq!(std::fs::read_to_string(dir.path().join(&want[3])).unwrap(), page);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(&want[3])).unwrap(),
+        page
+    );
 
     let templated = tempfile::tempdir().unwrap();
     let b = quick()
@@ -153,7 +178,10 @@ async fn saves_bodies_by_mirror_path_and_by_template() {
         .name_template("items/{n}-{basename}.html");
     let summary = run(b, &[site.url("/p/[7-8]")]).await;
     assert_eq!(summary.ok, 2, "{summary}");
-    assert_eq!(files(templated.path()), ["items/1-7.html", "items/2-8.html"]);
+    assert_eq!(
+        files(templated.path()),
+        ["items/1-7.html", "items/2-8.html"]
+    );
 }
 
 #[tokio::test]
@@ -168,7 +196,9 @@ async fn skip_existing_fetches_only_what_is_missing() {
     assert_eq!((second.ok, second.skipped_existing), (1, 2), "{second}");
     assert_eq!(second.failed(), 0);
     let stats = site.stats();
-    let counts: Vec<u64> = (1..=3).map(|i| stats.requests(&format!("/p/{i}"))).collect();
+    let counts: Vec<u64> = (1..=3)
+        .map(|i| stats.requests(&format!("/p/{i}")))
+        .collect();
     assert_eq!(counts, [1, 2, 1]);
 }
 
@@ -176,13 +206,14 @@ async fn skip_existing_fetches_only_what_is_missing() {
 async fn failed_downloads_leave_no_file_behind() {
     let site = specials();
     let dir = tempfile::tempdir().unwrap();
-    let b = quick()
-        .output_dir(dir.path())
-        .retry_policy(RetryPolicy {
-            max_tries: 1,
-            ..RetryPolicy::default()
-        });
-    let patterns = [site.url("/{truncated,slowbody,hang}"), site.url("/asset/big.bin")];
+    let b = quick().output_dir(dir.path()).retry_policy(RetryPolicy {
+        max_tries: 1,
+        ..RetryPolicy::default()
+    });
+    let patterns = [
+        site.url("/{truncated,slowbody,hang}"),
+        site.url("/asset/big.bin"),
+    ];
     let mut fetch = FetchConfig {
         read_timeout: Duration::from_millis(200),
         total_timeout: Duration::from_millis(500),
@@ -193,7 +224,10 @@ async fn failed_downloads_leave_no_file_behind() {
     let summary = run(b.fetch_config(fetch), &patterns).await;
     assert_eq!(summary.ok, 0, "{summary}");
     assert_eq!(summary.failed(), 4, "{summary}");
-    assert_eq!(summary.network_errors.get(&ErrorKind::BodyTooLarge), Some(&1));
+    assert_eq!(
+        summary.network_errors.get(&ErrorKind::BodyTooLarge),
+        Some(&1)
+    );
     assert_eq!(files(dir.path()), Vec::<String>::new());
 }
 
@@ -204,9 +238,20 @@ async fn unwritable_outputs_are_reported() {
     // An "output directory" that is a regular file fails before any request.
     let file = dir.path().join("plain-file");
     std::fs::write(&file, b"x").unwrap();
-    let err = quick().output_dir(&file).build().err().expect("a build error");
-    assert!(matches!(&err, BuildError::OutputDir { path, .. } if *path == file), "{err}");
-    let err = quick().output_dir("/proc/skitter-test").build().err().unwrap();
+    let err = quick()
+        .output_dir(&file)
+        .build()
+        .err()
+        .expect("a build error");
+    assert!(
+        matches!(&err, BuildError::OutputDir { path, .. } if *path == file),
+        "{err}"
+    );
+    let err = quick()
+        .output_dir("/proc/skitter-test")
+        .build()
+        .err()
+        .unwrap();
     assert!(err.to_string().contains("/proc/skitter-test"), "{err}");
     // A host directory that cannot be made: each body fails to save, the run goes on.
     let out = dir.path().join("out");
@@ -222,7 +267,10 @@ async fn unwritable_outputs_are_reported() {
     let summary = run(b, &[site.url("/p/[1-2]")]).await;
     assert_eq!((summary.save_errors, summary.ok), (2, 0), "{summary}");
     let messages = messages.lock().unwrap();
-    assert!(messages[0].contains("cannot create its directory"), "{messages:?}");
+    assert!(
+        messages[0].contains("cannot create its directory"),
+        "{messages:?}"
+    );
 }
 
 #[tokio::test]
@@ -236,7 +284,10 @@ async fn respects_the_global_and_per_host_caps() {
     let summary = run(quick().concurrency(5).per_host(3), &patterns).await;
     assert_eq!(summary.ok, 60, "{summary}");
     let (peak_a, peak_b) = (a.stats().in_flight_peak, b.stats().in_flight_peak);
-    assert!((1..=3).contains(&peak_a) && (1..=3).contains(&peak_b), "{peak_a} {peak_b}");
+    assert!(
+        (1..=3).contains(&peak_a) && (1..=3).contains(&peak_b),
+        "{peak_a} {peak_b}"
+    );
 }
 
 #[tokio::test]
@@ -253,7 +304,10 @@ async fn sinks_get_pages_and_a_failing_sink_stops_the_run() {
 
     let b = quick().concurrency(2).sink(Box::new(Failing));
     let summary = run(b, &[site.url("/p/[0-99]")]).await;
-    assert!(matches!(summary.stopped, Some(StopReason::Output(_))), "{summary}");
+    assert!(
+        matches!(summary.stopped, Some(StopReason::Output(_))),
+        "{summary}"
+    );
     assert!(summary.total() < 100, "{summary}");
 }
 
@@ -299,13 +353,20 @@ async fn cancelling_stops_a_huge_pattern_early() {
     let summary = fetcher.run(urls, cancel).await;
     assert!(matches!(summary.stopped, Some(StopReason::Interrupted)));
     assert!(summary.total() >= 20 && summary.total() < 1000, "{summary}");
-    assert_eq!(summary.network_errors.get(&ErrorKind::Connect), Some(&summary.total()));
+    assert_eq!(
+        summary.network_errors.get(&ErrorKind::Connect),
+        Some(&summary.total())
+    );
 }
 
 #[tokio::test]
 async fn streams_input_from_a_reader() {
     let site = specials();
-    let text = format!("# pages\n{}\n\n{}\n{{broken\n", site.url("/p/[1-2]"), site.url("/gone"));
+    let text = format!(
+        "# pages\n{}\n\n{}\n{{broken\n",
+        site.url("/p/[1-2]"),
+        site.url("/gone")
+    );
     let items = bulk::from_reader(std::io::Cursor::new(text), "list.txt", true);
     let lines = Arc::new(Mutex::new(Vec::new()));
     let seen = lines.clone();
@@ -314,10 +375,22 @@ async fn streams_input_from_a_reader() {
         .build()
         .unwrap();
     let summary = fetcher.run(items, CancellationToken::new()).await;
-    assert_eq!((summary.ok, summary.not_found, summary.malformed), (2, 1, 1));
+    assert_eq!(
+        (summary.ok, summary.not_found, summary.malformed),
+        (2, 1, 1)
+    );
     let lines = lines.lock().unwrap();
-    assert!(lines.iter().any(|l| l.starts_with("list.txt:5: skipped: bad pattern")), "{lines:?}");
-    assert!(lines.iter().any(|l| l.starts_with("list.txt:4 ") && l.ends_with("HTTP 410")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("list.txt:5: skipped: bad pattern")),
+        "{lines:?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("list.txt:4 ") && l.ends_with("HTTP 410"))
+    );
 }
 
 #[test]
@@ -325,7 +398,10 @@ fn settings_are_checked() {
     let cases: Vec<(BulkFetcherBuilder, &str)> = vec![
         (BulkFetcher::builder().concurrency(0), "at least 1"),
         (BulkFetcher::builder().per_host(0), "at least 1"),
-        (BulkFetcher::builder().skip_existing(true), "output directory"),
+        (
+            BulkFetcher::builder().skip_existing(true),
+            "output directory",
+        ),
         (
             BulkFetcher::builder()
                 .output_dir(PathBuf::from("unused"))

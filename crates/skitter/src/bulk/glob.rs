@@ -166,7 +166,10 @@ impl IntoIterator for Glob {
     type IntoIter = Expansion;
 
     fn into_iter(self) -> Expansion {
-        Expansion { glob: self, next: 0 }
+        Expansion {
+            glob: self,
+            next: 0,
+        }
     }
 }
 
@@ -408,7 +411,10 @@ mod tests {
             ("h/\\[1-2\\]", &["h/[1-2]"]),
             ("h/{a\\,b,c}", &["h/a,b", "h/c"]),
             ("h/a\\b", &["h/a\\b"]),
-            ("http://[::1]:80/[1-2]", &["http://[::1]:80/1", "http://[::1]:80/2"]),
+            (
+                "http://[::1]:80/[1-2]",
+                &["http://[::1]:80/1", "http://[::1]:80/2"],
+            ),
             ("http://[fe80::1%25eth0]/", &["http://[fe80::1%25eth0]/"]),
         ];
         for (pattern, want) in cases {
@@ -420,10 +426,34 @@ mod tests {
     #[test]
     fn malformed_patterns() {
         let cases: &[(&str, GlobError)] = &[
-            ("h/[1-", GlobError::Unclosed { column: 3, open: '[' }),
-            ("h/{a,b", GlobError::Unclosed { column: 3, open: '{' }),
-            ("h/a]", GlobError::Unmatched { column: 4, close: ']' }),
-            ("h/a}", GlobError::Unmatched { column: 4, close: '}' }),
+            (
+                "h/[1-",
+                GlobError::Unclosed {
+                    column: 3,
+                    open: '[',
+                },
+            ),
+            (
+                "h/{a,b",
+                GlobError::Unclosed {
+                    column: 3,
+                    open: '{',
+                },
+            ),
+            (
+                "h/a]",
+                GlobError::Unmatched {
+                    column: 4,
+                    close: ']',
+                },
+            ),
+            (
+                "h/a}",
+                GlobError::Unmatched {
+                    column: 4,
+                    close: '}',
+                },
+            ),
             ("h/{a,[1-2]}", GlobError::Nested { column: 6 }),
             ("h/{}", GlobError::EmptySet { column: 3 }),
         ];
@@ -431,8 +461,17 @@ mod tests {
             assert_eq!(Glob::parse(pattern).as_ref(), Err(want), "{pattern}");
         }
         let bad_ranges = [
-            "h/[5-1]", "h/[z-a]", "h/[]", "h/[1-2:0]", "h/[1-x]", "h/[a-Z]", "h/[ab-c]",
-            "h/[1]", "h/[1-2:x]", "h/[1-99999999999999999999]", "h/[a-z:300]",
+            "h/[5-1]",
+            "h/[z-a]",
+            "h/[]",
+            "h/[1-2:0]",
+            "h/[1-x]",
+            "h/[a-Z]",
+            "h/[ab-c]",
+            "h/[1]",
+            "h/[1-2:x]",
+            "h/[1-99999999999999999999]",
+            "h/[a-z:300]",
         ];
         for pattern in bad_ranges {
             let got = Glob::parse(pattern);

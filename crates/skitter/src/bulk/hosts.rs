@@ -67,7 +67,10 @@ impl Drop for HostSlot {
         drop(self.permit.take());
         let mut map = self.limits.lock();
         // Waiters and permit holders each keep a clone: one left means the map's own.
-        if map.get(&self.key).is_some_and(|s| Arc::strong_count(s) == 1) {
+        if map
+            .get(&self.key)
+            .is_some_and(|s| Arc::strong_count(s) == 1)
+        {
             map.remove(&self.key);
         }
     }

@@ -300,10 +300,7 @@ mod tests {
         text.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
         text.extend_from_slice(b"\n\xff\xfe\nh/b");
         let got = collect(from_reader(std::io::Cursor::new(text), "f", true)).await;
-        let want_errs = [
-            "line longer than 65536 bytes",
-            "line is not valid UTF-8",
-        ];
+        let want_errs = ["line longer than 65536 bytes", "line is not valid UTF-8"];
         assert_eq!(got.len(), 4, "{got:?}");
         assert_eq!(got[1], ("f:2".into(), Err(want_errs[0].into())));
         assert_eq!(got[2], ("f:3".into(), Err(want_errs[1].into())));
@@ -317,7 +314,13 @@ mod tests {
         assert_eq!(got.len(), 3);
         assert_eq!(got[1], ("argument 1".into(), Ok("http://h/b".into())));
         assert_eq!(got[2].0, "argument 2");
-        assert!(got[2].1.as_ref().unwrap_err().contains("unsupported scheme"));
+        assert!(
+            got[2]
+                .1
+                .as_ref()
+                .unwrap_err()
+                .contains("unsupported scheme")
+        );
         assert_eq!(count_args(&args, true), 3);
         let literal = collect(from_args(vec!["h/x[1-2]".to_string()], false)).await;
         assert_eq!(literal[0].1, Ok("http://h/x[1-2]".into()));

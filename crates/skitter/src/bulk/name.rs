@@ -73,7 +73,12 @@ impl NameTemplate {
             }
             let end = match tail.find('}') {
                 Some(end) if tail.starts_with('{') => end,
-                _ => return Err(bad(format!("unmatched brace at byte {}", template.len() - tail.len()))),
+                _ => {
+                    return Err(bad(format!(
+                        "unmatched brace at byte {}",
+                        template.len() - tail.len()
+                    )));
+                }
             };
             let piece = match &tail[1..end] {
                 "host" => Piece::Host,
@@ -232,10 +237,12 @@ fn cap(name: String) -> String {
 }
 
 fn hex_sha1(s: &str) -> String {
-    Sha1::digest(s.as_bytes()).iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    Sha1::digest(s.as_bytes())
+        .iter()
+        .fold(String::new(), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 #[cfg(test)]
@@ -246,7 +253,10 @@ mod tests {
         let naming = Naming::Template(NameTemplate::parse(template).unwrap());
         let url = Url::parse(url).unwrap();
         let path = target_path(Path::new("/out"), &naming, &url, n);
-        path.strip_prefix("/out").unwrap().to_string_lossy().into_owned()
+        path.strip_prefix("/out")
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
     }
 
     #[test]
@@ -259,7 +269,11 @@ mod tests {
             ("{basename}", "http://h/a/", "index"),
             ("{n}-{basename}", "http://h/a.json", "7-a.json"),
             ("p{num}", "http://h/a.json", "p7"),
-            ("items-{query}.json", "http://h/api?page=2", "items-page=2.json"),
+            (
+                "items-{query}.json",
+                "http://h/api?page=2",
+                "items-page=2.json",
+            ),
             ("{{x}}-{n}", "http://h/", "{x}-7"),
         ];
         for (template, url, want) in cases {
@@ -271,7 +285,11 @@ mod tests {
     fn hostile_urls_stay_inside_the_directory() {
         let cases = [
             // The URL parser already resolves dot segments, escaped or not.
-            ("{path}", "http://h/a/%2E%2E/%2e%2e/etc/passwd", "etc/passwd"),
+            (
+                "{path}",
+                "http://h/a/%2E%2E/%2e%2e/etc/passwd",
+                "etc/passwd",
+            ),
             ("{path}", "http://h/%252E%252E/x", "%252E%252E/x"),
             ("{query}", "http://h/?../../etc", "%2E%2E/%2E%2E/etc"),
             ("{query}", "http://h/?%2e%2e/x", "%2E%2E/x"),
@@ -285,7 +303,11 @@ mod tests {
             ("{basename}", "http://h/%FF%FE", "%FF%FE"),
             ("../{basename}", "http://h/a", "%2E%2E/a"),
             ("/abs/{basename}", "http://h/a", "abs/a"),
-            ("{query}", "http://h/a?", "_unsafe/cb4c0bc3e4d3fae07fdf5ef4e4b38b0d5fa7c1b1"),
+            (
+                "{query}",
+                "http://h/a?",
+                "_unsafe/cb4c0bc3e4d3fae07fdf5ef4e4b38b0d5fa7c1b1",
+            ),
         ];
         for (template, url, want) in cases {
             let got = name(template, url, 1);

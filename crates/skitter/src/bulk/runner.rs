@@ -39,9 +39,9 @@ const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
 /// What the tasks send the collector.
 enum Event {
     /// One response (or failure), with the global slot that bounds live bodies.
-    Hop(Page, OwnedSemaphorePermit),
+    Hop(Box<Page>, OwnedSemaphorePermit),
     /// An item is finished.
-    Done(ItemReport),
+    Done(Box<ItemReport>),
 }
 
 /// What every item task shares.
@@ -145,7 +145,7 @@ async fn dispatch(
             };
             if let Some(report) = report {
                 // Only fails once the collector is gone, and it outlives every task.
-                let _ = ctx.events.send(Event::Done(report)).await;
+                let _ = ctx.events.send(Event::Done(Box::new(report))).await;
             }
         });
     }
@@ -177,10 +177,10 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
         .as_ref()
         .map(|o| name::target_path(&o.dir, &o.naming, &url, n));
     let skip = ctx.config.output.as_ref().is_some_and(|o| o.skip_existing);
-    if let (true, Some(path)) = (skip, &target) {
-        if tokio::fs::try_exists(path).await.unwrap_or(false) {
-            return Some(report);
-        }
+    if let (true, Some(path)) = (skip, &target)
+        && tokio::fs::try_exists(path).await.unwrap_or(false)
+    {
+        return Some(report);
     }
     follow(ctx, url, target, report).await
 }
@@ -212,11 +212,17 @@ async fn follow(
                 if report.url.as_ref() != Some(&current) {
                     report.final_url = Some(current);
                 }
-                let _ = ctx.events.send(Event::Hop(hop.page, hop.slot)).await;
+                let _ = ctx
+                    .events
+                    .send(Event::Hop(Box::new(hop.page), hop.slot))
+                    .await;
                 return Some(report);
             }
         };
-        let _ = ctx.events.send(Event::Hop(hop.page, hop.slot)).await;
+        let _ = ctx
+            .events
+            .send(Event::Hop(Box::new(hop.page), hop.slot))
+            .await;
         parent = Some(std::mem::replace(&mut current, next));
         redirects_left -= 1;
     }
@@ -253,8 +259,14 @@ async fn fetch_hop(
         () = ctx.stop.cancelled() => return None,
     };
     let started = Instant::now();
-    let attempted =
-        fetch_with_retries(&ctx.fetcher, &ctx.config.retry, url, ctx.config.keep, &ctx.stop).await;
+    let attempted = fetch_with_retries(
+        &ctx.fetcher,
+        &ctx.config.retry,
+        url,
+        ctx.config.keep,
+        &ctx.stop,
+    )
+    .await;
     let mut record = PageRecord::new(url.clone(), 0, parent);
     record.attempts = attempted.attempts;
     record.elapsed = started.elapsed();
