@@ -7,6 +7,7 @@
 
 mod bench_cmd;
 mod crawl_cmd;
+mod fetch_cmd;
 mod flags;
 mod probe_cmd;
 mod progress;
@@ -37,6 +38,8 @@ struct Cli {
 enum Command {
     /// Crawl from root URLs and print the report.
     Crawl(Box<crawl_cmd::CrawlArgs>),
+    /// Fetch a list of URLs or curl-style patterns concurrently, optionally saving bodies.
+    Fetch(Box<fetch_cmd::FetchArgs>),
     /// Start the local test site, crawl it, and print pages/s, CPU time and peak memory.
     Bench(bench_cmd::BenchArgs),
     /// Resolve domain names concurrently and report which exist.
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         let cancel = signal::cancel_on_signals();
         match cli.command {
             Command::Crawl(args) => crawl_cmd::run(*args, cancel, !cli.quiet, &logs).await,
+            Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
             Command::Status(args) => status_cmd::run(&args),

@@ -23,6 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod bulk;
 pub mod config;
 pub mod crawler;
 pub mod discovery;

@@ -1,0 +1,309 @@
+//! `skitter fetch`: flags → [`skitter::bulk::BulkFetcherBuilder`] in one place,
+//! the input sources chained into one stream, a progress bar, the end summary.
+//!
+//! Exit statuses: 0 when every item succeeded (or was skipped because its file
+//! exists), 1 when some failed (including malformed input lines or patterns),
+//! 2 on bad usage (bad flags, unreadable input, unusable output) or when an output
+//! failed mid-run, 130 when interrupted.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use futures_util::stream::{self, Stream, StreamExt};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use skitter::bulk::{self, BulkFetcher, BulkFetcherBuilder, InputItem, ItemReport, Outcome};
+use skitter::bulk::{StopReason, Summary};
+use skitter::fetch::FetchConfig;
+use skitter::retry::RetryPolicy;
+use skitter::sink::{JsonlSink, WarcOptions, WarcSink};
+use tokio::io::BufReader;
+use tokio_util::sync::CancellationToken;
+
+use crate::flags;
+
+/// Options of `skitter fetch`.
+#[derive(Args, Debug, Clone)]
+pub struct FetchArgs {
+    /// URLs or curl-style patterns (`http://h/p?page=[1-20]`, `http://h/{a,b}.gif`,
+    /// `[001-100]`, `[a-z]`); `-` reads more from stdin, one per line.
+    #[arg(value_name = "URL|PATTERN")]
+    pub urls: Vec<String>,
+    /// Read URLs or patterns from FILE, one per line (`#` comments); `-` is stdin.
+    #[arg(short, long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Take `[]` and `{}` literally instead of as patterns.
+    #[arg(long)]
+    pub no_glob: bool,
+    /// Requests in flight at most, over all hosts.
+    #[arg(short = 'c', long, default_value_t = bulk::DEFAULT_CONCURRENCY, value_name = "N")]
+    pub concurrency: usize,
+    /// Requests in flight at most to one host (host:port).
+    #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_name = "N")]
+    pub per_host: usize,
+    /// Redirect hops followed per URL.
+    #[arg(long, alias = "max_redirect", default_value_t = bulk::DEFAULT_MAX_REDIRECT, value_name = "N")]
+    pub max_redirect: u32,
+    /// Attempts per URL for transient failures (transport errors, 408, 429, 5xx).
+    #[arg(long, alias = "max_tries", default_value_t = 4, value_name = "N")]
+    pub max_tries: u32,
+    /// First retry wait; doubles per attempt (with jitter), capped at 30s.
+    #[arg(long, value_parser = flags::duration, default_value = "500ms", value_name = "DURATION")]
+    pub retry_delay: Duration,
+    /// Longest Retry-After honoured; longer ones are cut to this.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    pub max_retry_after: Duration,
+    /// Time allowed to connect (TCP and TLS).
+    #[arg(long, value_parser = flags::duration, default_value = "10s", value_name = "DURATION")]
+    pub connect_timeout: Duration,
+    /// Longest silence while reading a response.
+    #[arg(long, value_parser = flags::duration, default_value = "30s", value_name = "DURATION")]
+    pub read_timeout: Duration,
+    /// Longest time for one attempt, body included.
+    #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Bodies larger than this fail (error body_too_large); bodies are held in
+    /// memory up to this size, one per request in flight.
+    #[arg(long, value_parser = flags::size, default_value = "10M", value_name = "SIZE")]
+    pub max_body_size: u64,
+    /// Extra request header 'Name: value'; repeatable.
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// The User-Agent header [default: skitter/VERSION].
+    #[arg(long, value_name = "STRING")]
+    pub user_agent: Option<String>,
+    /// Send requests through this proxy (http://, https://, socks5://).
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
+    /// Accept invalid TLS certificates.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Save each 2xx body under DIR (as DIR/host/path unless --name-template).
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// File names under --output-dir: {host}, {path}, {basename}, {query}, and
+    /// {num} for the 1-based input position (also spelled as n in braces), e.g.
+    /// 'pages/{num}.json'. (The help cannot print the short form: clap reads it as
+    /// a line break.)
+    #[arg(long, value_name = "TEMPLATE", requires = "output_dir")]
+    pub name_template: Option<String>,
+    /// Do not fetch URLs whose file already exists (resume a download).
+    #[arg(long, requires = "output_dir")]
+    pub skip_existing: bool,
+    /// Write one JSON line per response to FILE (`-` for stdout), as `crawl` does.
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// Archive every request and response to a WARC file (.gz: compressed).
+    #[arg(long, value_name = "FILE")]
+    pub warc: Option<PathBuf>,
+    /// No progress bar (it is also off when stderr is not a terminal, and with -q).
+    #[arg(long)]
+    pub no_progress: bool,
+    /// After Ctrl-C, how long in-flight requests may take to finish.
+    #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
+    pub grace: Duration,
+}
+
+type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
+
+impl FetchArgs {
+    /// Maps the flags onto the library's builder; the only place that does.
+    pub fn builder(&self) -> anyhow::Result<BulkFetcherBuilder> {
+        let mut fetch = FetchConfig {
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            total_timeout: self.timeout,
+            max_body_size: self.max_body_size,
+            insecure: self.insecure,
+            proxy: self.proxy.clone(),
+            headers: parse_headers(&self.headers)?,
+            ..FetchConfig::default()
+        };
+        if let Some(ua) = &self.user_agent {
+            fetch.user_agent = ua.clone();
+        }
+        let mut b = BulkFetcher::builder()
+            .concurrency(self.concurrency)
+            .per_host(self.per_host)
+            .max_redirect(self.max_redirect)
+            .retry_policy(RetryPolicy {
+                max_tries: self.max_tries,
+                base_delay: self.retry_delay,
+                max_retry_after: self.max_retry_after,
+                ..RetryPolicy::default()
+            })
+            .grace(self.grace)
+            .fetch_config(fetch)
+            .skip_existing(self.skip_existing);
+        if let Some(dir) = &self.output_dir {
+            b = b.output_dir(dir.clone());
+        }
+        if let Some(t) = &self.name_template {
+            b = b.name_template(t.clone());
+        }
+        if let Some(path) = &self.jsonl {
+            b = b.sink(Box::new(JsonlSink::create(path)?));
+        }
+        if let Some(path) = &self.warc {
+            let options = WarcOptions {
+                software: concat!("skitter/", env!("CARGO_PKG_VERSION")).into(),
+                crawl_options: vec![
+                    ("command".into(), "fetch".into()),
+                    ("concurrency".into(), self.concurrency.to_string()),
+                ],
+                ..WarcOptions::default()
+            };
+            b = b.sink(Box::new(WarcSink::create(path, options)?));
+        }
+        Ok(b)
+    }
+
+    /// The URL count when it is known before reading (arguments only).
+    fn known_total(&self) -> Option<u64> {
+        let from_stdin = self.urls.iter().any(|u| u == "-");
+        (self.input.is_none() && !from_stdin).then(|| bulk::count_args(&self.urls, !self.no_glob))
+    }
+
+    /// Arguments, `-` (stdin) where it appears among them, then `--input`.
+    async fn items(&self) -> anyhow::Result<Items> {
+        let glob = !self.no_glob;
+        let mut sources: Vec<Items> = Vec::new();
+        let mut args = self.urls.as_slice();
+        while !args.is_empty() {
+            let cut = args.iter().position(|a| a == "-").unwrap_or(args.len());
+            if cut > 0 {
+                sources.push(Box::pin(bulk::from_args(args[..cut].to_vec(), glob)));
+            }
+            if cut < args.len() {
+                sources.push(stdin_items(glob));
+            }
+            args = args.get(cut + 1..).unwrap_or_default();
+        }
+        match &self.input {
+            Some(path) if path.as_os_str() == "-" => sources.push(stdin_items(glob)),
+            Some(path) => {
+                let file = tokio::fs::File::open(path)
+                    .await
+                    .with_context(|| format!("cannot read input file {}", path.display()))?;
+                let name = path.display().to_string();
+                sources.push(Box::pin(bulk::from_reader(
+                    BufReader::new(file),
+                    &name,
+                    glob,
+                )));
+            }
+            None => {}
+        }
+        if sources.is_empty() {
+            anyhow::bail!("no URLs given: pass URLs or patterns, --input FILE, or - for stdin");
+        }
+        Ok(Box::pin(stream::iter(sources).flatten()))
+    }
+}
+
+fn stdin_items(glob: bool) -> Items {
+    Box::pin(bulk::from_reader(
+        BufReader::new(tokio::io::stdin()),
+        "stdin",
+        glob,
+    ))
+}
+
+fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|h| {
+            let (name, value) = h
+                .split_once(':')
+                .with_context(|| format!("invalid --header {h:?}: expected 'Name: value'"))?;
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// Runs the fetch, prints the summary on stderr; returns the exit status.
+pub async fn run(
+    args: FetchArgs,
+    verbose: u8,
+    quiet: bool,
+    cancel: CancellationToken,
+) -> anyhow::Result<u8> {
+    let items = args.items().await?;
+    let show_bar = !args.no_progress && !quiet && std::io::stderr().is_terminal();
+    let bar = progress_bar(show_bar, args.known_total());
+    let fetcher = args
+        .builder()?
+        .on_item(observer(bar.clone(), verbose > 0))
+        .build()?;
+    let summary = fetcher.run(items, cancel).await;
+    bar.finish_and_clear();
+    if !quiet || summary.failed() > 0 || summary.stopped.is_some() {
+        eprint!("{summary}");
+        print_outputs(&summary);
+    }
+    Ok(exit_status(&summary))
+}
+
+/// 0 all fine, 1 some failed, 2 an output failed, 130 interrupted.
+fn exit_status(summary: &Summary) -> u8 {
+    match &summary.stopped {
+        Some(StopReason::Interrupted) => 130,
+        Some(StopReason::Output(_)) => 2,
+        None if summary.failed() > 0 => 1,
+        None => 0,
+    }
+}
+
+fn print_outputs(summary: &Summary) {
+    for s in &summary.sinks {
+        eprintln!(
+            "  {}: {} records, {} bytes to {}",
+            s.name,
+            s.records,
+            s.bytes,
+            s.files.join(", ")
+        );
+    }
+}
+
+fn progress_bar(show: bool, total: Option<u64>) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let (bar, template) = match total {
+        Some(n) => (
+            ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
+            "{elapsed_precise} [{wide_bar}] {human_pos}/{human_len} {per_sec} eta {eta} {msg}",
+        ),
+        None => (
+            ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
+            "{elapsed_precise} {spinner} {human_pos} done {per_sec} {msg}",
+        ),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message("errors: 0");
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Advances the bar; prints malformed input always and other failures with -v.
+fn observer(bar: ProgressBar, verbose: bool) -> impl Fn(&ItemReport) + Send + Sync + 'static {
+    let errors = Arc::new(AtomicU64::new(0));
+    move |report: &ItemReport| {
+        bar.inc(1);
+        if !report.outcome.is_failure() {
+            return;
+        }
+        let n = errors.fetch_add(1, Ordering::Relaxed) + 1;
+        bar.set_message(format!("errors: {n}"));
+        if verbose || matches!(report.outcome, Outcome::Malformed(_)) {
+            bar.suspend(|| eprintln!("skitter: {report}"));
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! One request with retries: the policy decides, `Retry-After` is honoured, and a
+//! cancellation cuts a back-off wait short (the last result is kept).
+//!
+//! Not tied to the bulk runner: the crawler's worker makes the same loop (plus its
+//! per-host back-off feedback) and could share this one.
+
+use std::time::SystemTime;
+
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::fetch::{Fetcher, Keep, Response};
+use crate::outcome::FetchFailure;
+use crate::retry::{self, AttemptResult, RetryPolicy, Verdict};
+
+/// The result of [`fetch_with_retries`].
+#[derive(Debug)]
+pub(crate) struct Attempted {
+    /// Attempts made (at least 1).
+    pub attempts: u32,
+    /// The last attempt's result.
+    pub result: Result<Response, FetchFailure>,
+}
+
+/// Fetches `url` until it succeeds, fails for good, runs out of tries, or `cancel`
+/// fires during a wait.
+pub(crate) async fn fetch_with_retries(
+    fetcher: &Fetcher,
+    policy: &RetryPolicy,
+    url: &Url,
+    keep: Keep,
+    cancel: &CancellationToken,
+) -> Attempted {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let result = fetcher.get(url, keep).await;
+        let verdict_input = match &result {
+            Ok(resp) => {
+                let retry_after = resp
+                    .header("retry-after")
+                    .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
+                AttemptResult::Status(resp.status, retry_after)
+            }
+            Err(failure) => AttemptResult::Failed(failure.kind),
+        };
+        let done = Attempted {
+            attempts: attempt,
+            result,
+        };
+        match policy.verdict(attempt, verdict_input) {
+            Verdict::Done => return done,
+            Verdict::Retry(wait) => {
+                tracing::debug!(%url, attempt, ?wait, "retrying");
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = cancel.cancelled() => return done,
+                }
+            }
+        }
+    }
+}

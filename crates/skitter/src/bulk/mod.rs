@@ -1,0 +1,284 @@
+//! Bulk fetching: a (possibly huge) list of URLs and URL patterns, fetched
+//! concurrently, each body optionally saved to a file, every result tallied.
+//!
+//! The data flow, each arrow one call or one bounded channel:
+//! input stream ([`input`]: arguments or lines, [`glob`] patterns expanded lazily)
+//! → dispatcher (a window of pending items) → per-item task (per-host slot, global
+//! slot, [`fetch_with_retries`](attempt), redirects followed, body saved by
+//! [`save`](SaveError) on the blocking pool) → one collector task (sinks, the
+//! [`Summary`], the observer).
+//!
+//! Memory stays flat whatever the input size: the input is read as it is needed,
+//! at most `4 × concurrency` items are pending, and a body lives only while its
+//! request holds one of the `concurrency` global slots; the slot travels with
+//! the page to the collector and is released once the sinks have it, so no more
+//! than `concurrency` bodies (each at most `max_body_size`) exist at once.
+//!
+//! ```no_run
+//! use skitter::bulk::{self, BulkFetcher};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let fetcher = BulkFetcher::builder()
+//!     .concurrency(20)
+//!     .output_dir("flags")
+//!     .build()?;
+//! let urls = bulk::from_args(["http://127.0.0.1:8080/flags/{ad,ar,br}.gif".to_string()], true);
+//! let summary = fetcher.run(urls, CancellationToken::new()).await;
+//! eprint!("{summary}");
+//! # Ok(())
+//! # }
+//! ```
+
+mod attempt;
+pub mod glob;
+mod hosts;
+pub mod input;
+pub mod name;
+mod runner;
+mod save;
+mod summary;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::Stream;
+use tokio_util::sync::CancellationToken;
+
+use crate::fetch::{FetchConfig, FetchSetupError, Fetcher, Keep};
+use crate::retry::RetryPolicy;
+use crate::sink::Sink;
+
+pub use glob::{Glob, GlobError};
+pub use input::{InputError, InputItem, Location, count_args, from_args, from_reader};
+pub use name::{NameTemplate, Naming, TemplateError};
+pub use save::SaveError;
+pub use summary::{ItemReport, Outcome, StopReason, Summary};
+
+/// Default for [`BulkFetcherBuilder::concurrency`].
+pub const DEFAULT_CONCURRENCY: usize = 50;
+/// Default for [`BulkFetcherBuilder::per_host`].
+pub const DEFAULT_PER_HOST: usize = 8;
+/// Default for [`BulkFetcherBuilder::max_redirect`].
+pub const DEFAULT_MAX_REDIRECT: u32 = 10;
+
+/// Called once per finished item, in finishing order, from one task.
+pub type Observer = Arc<dyn Fn(&ItemReport) + Send + Sync>;
+
+/// A setting was invalid; nothing was fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A numeric setting is out of range.
+    #[error("{0}")]
+    Value(String),
+    /// The name template is invalid.
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    /// The output directory cannot be created or is not a directory.
+    #[error("cannot use output directory {}", path.display())]
+    OutputDir {
+        /// The directory given.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: std::io::Error,
+    },
+    /// The HTTP client could not be set up.
+    #[error(transparent)]
+    Fetch(#[from] FetchSetupError),
+}
+
+/// Where and how bodies are saved.
+#[derive(Clone, Debug)]
+pub(crate) struct Output {
+    pub dir: PathBuf,
+    pub naming: Naming,
+    pub skip_existing: bool,
+}
+
+/// The validated settings of a bulk fetch.
+pub(crate) struct Config {
+    pub concurrency: usize,
+    pub per_host: usize,
+    pub max_redirect: u32,
+    pub retry: RetryPolicy,
+    pub grace: Duration,
+    pub keep: Keep,
+    pub output: Option<Output>,
+}
+
+/// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
+#[derive(Default)]
+pub struct BulkFetcherBuilder {
+    concurrency: Option<usize>,
+    per_host: Option<usize>,
+    max_redirect: Option<u32>,
+    retry: RetryPolicy,
+    grace: Option<Duration>,
+    fetch: FetchConfig,
+    output_dir: Option<PathBuf>,
+    name_template: Option<String>,
+    skip_existing: bool,
+    sinks: Vec<Box<dyn Sink>>,
+    observer: Option<Observer>,
+}
+
+impl BulkFetcherBuilder {
+    /// Requests in flight at most, over all hosts (default 50).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = Some(n);
+        self
+    }
+
+    /// Requests in flight at most to one host:port (default 8).
+    pub fn per_host(mut self, n: usize) -> Self {
+        self.per_host = Some(n);
+        self
+    }
+
+    /// Redirect hops followed per item (default 10; 0 = none).
+    pub fn max_redirect(mut self, n: u32) -> Self {
+        self.max_redirect = Some(n);
+        self
+    }
+
+    /// Attempts and back-off for transient failures.
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// After a stop is requested, how long in-flight requests may take (default 5 s).
+    pub fn grace(mut self, grace: Duration) -> Self {
+        self.grace = Some(grace);
+        self
+    }
+
+    /// How requests are made (timeouts, headers, proxy, body cap…).
+    pub fn fetch_config(mut self, fetch: FetchConfig) -> Self {
+        self.fetch = fetch;
+        self
+    }
+
+    /// Save each 2xx body (content-decoded) to a file under `dir`, created if needed.
+    pub fn output_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.output_dir = Some(dir.into());
+        self
+    }
+
+    /// Name saved files with a template (see [`NameTemplate::parse`]) instead of
+    /// the mirror's `host/path` layout.
+    pub fn name_template(mut self, template: impl Into<String>) -> Self {
+        self.name_template = Some(template.into());
+        self
+    }
+
+    /// Do not fetch items whose file already exists (needs an output directory).
+    pub fn skip_existing(mut self, yes: bool) -> Self {
+        self.skip_existing = yes;
+        self
+    }
+
+    /// Also feed every response (each redirect hop included) to this sink.
+    pub fn sink(mut self, sink: Box<dyn Sink>) -> Self {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Call `f` for every finished item (for progress bars and logs).
+    pub fn on_item(mut self, f: impl Fn(&ItemReport) + Send + Sync + 'static) -> Self {
+        self.observer = Some(Arc::new(f));
+        self
+    }
+
+    /// Checks the settings, creates the output directory and the HTTP client.
+    pub fn build(self) -> Result<BulkFetcher, BuildError> {
+        let concurrency = self.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
+        let per_host = self.per_host.unwrap_or(DEFAULT_PER_HOST);
+        if concurrency == 0 || per_host == 0 {
+            return Err(BuildError::Value(
+                "concurrency and per-host limits must be at least 1".into(),
+            ));
+        }
+        if self.retry.max_tries == 0 {
+            return Err(BuildError::Value("max tries must be at least 1".into()));
+        }
+        let naming = match &self.name_template {
+            Some(t) => Naming::Template(NameTemplate::parse(t)?),
+            None => Naming::Mirror,
+        };
+        if self.output_dir.is_none() && (self.skip_existing || self.name_template.is_some()) {
+            return Err(BuildError::Value(
+                "skip-existing and name templates need an output directory".into(),
+            ));
+        }
+        let output = match self.output_dir {
+            Some(dir) => Some(Output {
+                dir: prepare_dir(dir)?,
+                naming,
+                skip_existing: self.skip_existing,
+            }),
+            None => None,
+        };
+        let keep = if output.is_some() || self.sinks.iter().any(|s| s.wants_bodies()) {
+            Keep::Everything
+        } else {
+            Keep::Html
+        };
+        Ok(BulkFetcher {
+            config: Config {
+                concurrency,
+                per_host,
+                max_redirect: self.max_redirect.unwrap_or(DEFAULT_MAX_REDIRECT),
+                retry: self.retry,
+                grace: self.grace.unwrap_or(Duration::from_secs(5)),
+                keep,
+                output,
+            },
+            fetcher: Fetcher::new(self.fetch)?,
+            sinks: self.sinks,
+            observer: self.observer,
+        })
+    }
+}
+
+/// Creates the output directory and checks it is one.
+fn prepare_dir(dir: PathBuf) -> Result<PathBuf, BuildError> {
+    let checked = std::fs::create_dir_all(&dir).and_then(|()| {
+        if std::fs::metadata(&dir)?.is_dir() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other("not a directory"))
+        }
+    });
+    match checked {
+        Ok(()) => Ok(dir),
+        Err(source) => Err(BuildError::OutputDir { path: dir, source }),
+    }
+}
+
+/// Fetches streams of URLs; built by [`BulkFetcher::builder`], used once.
+pub struct BulkFetcher {
+    config: Config,
+    fetcher: Fetcher,
+    sinks: Vec<Box<dyn Sink>>,
+    observer: Option<Observer>,
+}
+
+impl BulkFetcher {
+    /// Starts configuring a bulk fetch.
+    pub fn builder() -> BulkFetcherBuilder {
+        BulkFetcherBuilder::default()
+    }
+
+    /// Fetches every item of `urls` (read as it is needed) until the stream ends or
+    /// `cancel` fires, then closes the sinks and returns the tally. One item's
+    /// failure never stops the run; a failing sink does ([`StopReason::Output`]).
+    pub async fn run(
+        self,
+        urls: impl Stream<Item = InputItem> + Send,
+        cancel: CancellationToken,
+    ) -> Summary {
+        runner::run(self, urls, cancel).await
+    }
+}

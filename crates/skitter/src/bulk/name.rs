@@ -1,0 +1,344 @@
+//! The file each fetched body is saved to under the output directory.
+//!
+//! By default the mirror's layout ([`mirror_path`]: `DIR/host/path`), computed
+//! from the URL alone (no media type), so the name is known before the request and
+//! `--skip-existing` can check it without fetching. With a [`NameTemplate`]
+//! (`{host}`, `{path}`, `{basename}`, `{query}`, `{n}`), the rendered text is split
+//! on `/` and every component made safe by the mirror's rules: percent-decoded
+//! once, then controls (NUL included), `\ : * ? " < > |` and `%` written as
+//! `%XX`; names made only of dots encoded (so never `.` or `..`); Windows device
+//! names and trailing dots/spaces encoded; each component capped at
+//! [`MAX_COMPONENT`] bytes with a hash suffix. Empty components are dropped, and a
+//! result that is not plainly under the directory falls back to
+//! `DIR/_unsafe/<sha1 of the URL>`.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use sha1::{Digest, Sha1};
+use url::Url;
+
+use crate::sink::mirror_path;
+
+/// Longest file or directory name written by a template, in bytes (as the mirror).
+pub const MAX_COMPONENT: usize = 200;
+
+/// A template placeholder is unknown or unclosed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("bad name template {template:?}: {why}")]
+pub struct TemplateError {
+    /// The template as given.
+    pub template: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Host,
+    Path,
+    Basename,
+    Query,
+    N,
+}
+
+/// A file-name template such as `{host}/{n}-{basename}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NameTemplate {
+    pieces: Vec<Piece>,
+}
+
+impl NameTemplate {
+    /// Parses a template. Placeholders: `{host}` (host, `_port` when not the
+    /// default), `{path}` (the path without its leading `/`, `index` for `/` and
+    /// after a trailing `/`), `{basename}` (the last path segment, or `index`),
+    /// `{query}` (the query, empty when none), `{n}` or `{num}` (the item's 1-based
+    /// input position). `{{` and `}}` are literal braces.
+    pub fn parse(template: &str) -> Result<NameTemplate, TemplateError> {
+        let bad = |why: String| TemplateError {
+            template: template.to_string(),
+            why,
+        };
+        let mut pieces = Vec::new();
+        let mut text = String::new();
+        let mut rest = template;
+        while let Some(i) = rest.find(['{', '}']) {
+            text.push_str(&rest[..i]);
+            let tail = &rest[i..];
+            if tail.starts_with("{{") || tail.starts_with("}}") {
+                text.push_str(&tail[..1]);
+                rest = &tail[2..];
+                continue;
+            }
+            let end = match tail.find('}') {
+                Some(end) if tail.starts_with('{') => end,
+                _ => {
+                    return Err(bad(format!(
+                        "unmatched brace at byte {}",
+                        template.len() - tail.len()
+                    )));
+                }
+            };
+            let piece = match &tail[1..end] {
+                "host" => Piece::Host,
+                "path" => Piece::Path,
+                "basename" => Piece::Basename,
+                "query" => Piece::Query,
+                "n" | "num" => Piece::N,
+                other => {
+                    return Err(bad(format!(
+                        "unknown placeholder {{{other}}} (use host, path, basename, query, n or num)"
+                    )));
+                }
+            };
+            if !text.is_empty() {
+                pieces.push(Piece::Text(std::mem::take(&mut text)));
+            }
+            pieces.push(piece);
+            rest = &tail[end + 1..];
+        }
+        text.push_str(rest);
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text));
+        }
+        Ok(NameTemplate { pieces })
+    }
+
+    /// The template filled in for one URL, before sanitising.
+    fn render(&self, url: &Url, n: u64) -> String {
+        let mut out = String::new();
+        for piece in &self.pieces {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Host => {
+                    out.push_str(url.host_str().unwrap_or("_"));
+                    if let Some(port) = url.port() {
+                        let _ = write!(out, "_{port}");
+                    }
+                }
+                Piece::Path => {
+                    let path = url.path().trim_start_matches('/');
+                    out.push_str(path);
+                    if path.is_empty() || path.ends_with('/') {
+                        out.push_str("index");
+                    }
+                }
+                Piece::Basename => {
+                    let last = url.path().rsplit('/').next().unwrap_or("");
+                    out.push_str(if last.is_empty() { "index" } else { last });
+                }
+                Piece::Query => out.push_str(url.query().unwrap_or("")),
+                Piece::N => {
+                    let _ = write!(out, "{n}");
+                }
+            }
+        }
+        out
+    }
+}
+
+/// How saved files are named.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Naming {
+    /// The mirror's `host/path` layout.
+    #[default]
+    Mirror,
+    /// A template.
+    Template(NameTemplate),
+}
+
+/// The file the body of item `n` at `url` is saved to, always under `dir`.
+pub fn target_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
+    let template = match naming {
+        Naming::Mirror => return mirror_path(dir, url, None),
+        Naming::Template(t) => t,
+    };
+    let mut out = dir.to_path_buf();
+    for component in template.render(url, n).split(['/', '\\']) {
+        if !component.is_empty() {
+            out.push(safe_component(component));
+        }
+    }
+    let plainly_under = out.strip_prefix(dir).is_ok_and(|rel| {
+        rel.components().count() > 0 && rel.components().all(|c| matches!(c, Component::Normal(_)))
+    });
+    if plainly_under {
+        out
+    } else {
+        dir.join("_unsafe").join(hex_sha1(url.as_str()))
+    }
+}
+
+/// One path component made safe on every OS (see the module docs).
+fn safe_component(raw: &str) -> String {
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(raw).collect();
+    let mut name = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let unsafe_char = matches!(
+                c,
+                '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '%'
+            ) || c.is_control();
+            if unsafe_char {
+                for b in c.encode_utf8(&mut [0; 4]).bytes() {
+                    let _ = write!(name, "%{b:02X}");
+                }
+            } else {
+                name.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(name, "%{b:02X}");
+        }
+    }
+    cap(windows_safe(name))
+}
+
+/// Encodes trailing dots and spaces (which also covers `.` and `..`) and the
+/// first letter of Windows device names (`CON`, `NUL`, `COM1`, `LPT9`…).
+fn windows_safe(mut name: String) -> String {
+    let kept = name.trim_end_matches(['.', ' ']).len();
+    if kept < name.len() {
+        let tail: String = name[kept..]
+            .chars()
+            .map(|c| if c == '.' { "%2E" } else { "%20" })
+            .collect();
+        name.truncate(kept);
+        name.push_str(&tail);
+    }
+    let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
+    let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+            && matches!(stem.as_bytes().get(3..), Some([b'1'..=b'9'])));
+    if reserved {
+        let first = name.as_bytes()[0];
+        name.replace_range(..1, &format!("%{first:02X}"));
+    }
+    name
+}
+
+/// Cuts a name longer than [`MAX_COMPONENT`], keeping a short extension, and
+/// appends `~` and 16 hex digits of its SHA-1 so distinct long names stay distinct.
+fn cap(name: String) -> String {
+    if name.len() <= MAX_COMPONENT {
+        return name;
+    }
+    let ext = match name.rfind('.') {
+        Some(i) if name.len() - i <= 9 => name[i..].to_string(),
+        _ => String::new(),
+    };
+    let hash = &hex_sha1(&name)[..16];
+    let mut cut = MAX_COMPONENT - 1 - hash.len() - ext.len();
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}~{hash}{ext}", &name[..cut])
+}
+
+fn hex_sha1(s: &str) -> String {
+    Sha1::digest(s.as_bytes())
+        .iter()
+        .fold(String::new(), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(template: &str, url: &str, n: u64) -> String {
+        let naming = Naming::Template(NameTemplate::parse(template).unwrap());
+        let url = Url::parse(url).unwrap();
+        let path = target_path(Path::new("/out"), &naming, &url, n);
+        path.strip_prefix("/out")
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn placeholders() {
+        let cases = [
+            ("{host}/{path}", "http://h/a/b.gif", "h/a/b.gif"),
+            ("{host}/{path}", "http://h:8080/", "h_8080/index"),
+            ("{host}/{path}", "http://h/dir/", "h/dir/index"),
+            ("{basename}", "http://h/a/b.gif?x=1", "b.gif"),
+            ("{basename}", "http://h/a/", "index"),
+            ("{n}-{basename}", "http://h/a.json", "7-a.json"),
+            ("p{num}", "http://h/a.json", "p7"),
+            (
+                "items-{query}.json",
+                "http://h/api?page=2",
+                "items-page=2.json",
+            ),
+            ("{{x}}-{n}", "http://h/", "{x}-7"),
+        ];
+        for (template, url, want) in cases {
+            assert_eq!(name(template, url, 7), want, "{template} {url}");
+        }
+    }
+
+    #[test]
+    fn hostile_urls_stay_inside_the_directory() {
+        let cases = [
+            // The URL parser already resolves dot segments, escaped or not.
+            (
+                "{path}",
+                "http://h/a/%2E%2E/%2e%2e/etc/passwd",
+                "etc/passwd",
+            ),
+            ("{path}", "http://h/%252E%252E/x", "%252E%252E/x"),
+            ("{query}", "http://h/?../../etc", "%2E%2E/%2E%2E/etc"),
+            ("{query}", "http://h/?%2e%2e/x", "%2E%2E/x"),
+            ("{query}", "http://h/?a%2Fb", "a%2Fb"),
+            ("{path}", "http://h/a%2Fb", "a%2Fb"),
+            ("{path}", "http://h/a%5Cb", "a%5Cb"),
+            ("{path}", "http://h/a%00b%0A", "a%00b%0A"),
+            ("{path}", "http://h/CON/nul.txt", "%43ON/%6Eul.txt"),
+            ("{path}", "http://h/x.%20", "x%2E%20"),
+            ("{basename}", "http://h/a%3Ab%2A%3F", "a%3Ab%2A%3F"),
+            ("{basename}", "http://h/%FF%FE", "%FF%FE"),
+            ("../{basename}", "http://h/a", "%2E%2E/a"),
+            ("/abs/{basename}", "http://h/a", "abs/a"),
+            (
+                "{query}",
+                "http://h/a?",
+                "_unsafe/cb4c0bc3e4d3fae07fdf5ef4e4b38b0d5fa7c1b1",
+            ),
+        ];
+        for (template, url, want) in cases {
+            let got = name(template, url, 1);
+            if want.starts_with("_unsafe/") {
+                assert!(got.starts_with("_unsafe/"), "{template} {url}: {got}");
+            } else {
+                assert_eq!(got, want, "{template} {url}");
+            }
+        }
+    }
+
+    #[test]
+    fn long_components_are_capped_and_distinct() {
+        let long = "a".repeat(500);
+        let a = name("{basename}", &format!("http://h/{long}.json"), 1);
+        let b = name("{basename}", &format!("http://h/b{long}.json"), 1);
+        assert!(a.len() <= MAX_COMPONENT && a.ends_with(".json"), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn bad_templates() {
+        for t in ["{nope}", "{host", "a}b", "{}"] {
+            assert!(NameTemplate::parse(t).is_err(), "{t}");
+        }
+    }
+
+    #[test]
+    fn mirror_naming_ignores_the_media_type() {
+        let url = Url::parse("http://h/api/items?page=1").unwrap();
+        let got = target_path(Path::new("/out"), &Naming::Mirror, &url, 1);
+        assert_eq!(got, Path::new("/out/h/api/items%3Fpage=1"));
+    }
+}

@@ -1,0 +1,425 @@
+//! Running a bulk fetch: the dispatcher, the per-item task, the collector.
+//!
+//! The dispatcher pulls one item at a time from the input, but only when one of
+//! `4 × concurrency` window slots is free, and spawns a task for it. The task
+//! takes a per-host slot, then a global slot, makes the request (with retries),
+//! follows redirects one hop at a time, saves the body, and sends each hop's
+//! [`Page`] (with its global slot) and finally its [`ItemReport`] to the collector.
+//! The collector alone touches the sinks, the summary and the observer.
+//!
+//! Stopping (cancellation, or a sink failure): no new item is read, tasks that have
+//! not started a request give up, and requests in flight get `grace` to finish
+//! before they are dropped. Items that never finished are not counted.
+
+use std::path::PathBuf;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use url::Url;
+
+use super::attempt::fetch_with_retries;
+use super::hosts::HostLimits;
+use super::input::InputItem;
+use super::summary::{ItemReport, Outcome, StopReason, Summary};
+use super::{BulkFetcher, Config, Observer, name, save};
+use crate::fetch::{Fetcher, decode};
+use crate::frontier::HostKey;
+use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
+use crate::sink::{Page, Sink, SinkError};
+use crate::urlnorm;
+
+const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
+
+/// What the tasks send the collector.
+enum Event {
+    /// One response (or failure), with the global slot that bounds live bodies.
+    Hop(Box<Page>, OwnedSemaphorePermit),
+    /// An item is finished.
+    Done(Box<ItemReport>),
+}
+
+/// What every item task shares.
+struct Ctx {
+    config: Config,
+    fetcher: Fetcher,
+    global: Arc<Semaphore>,
+    hosts: Arc<HostLimits>,
+    events: mpsc::Sender<Event>,
+    /// Stop starting requests.
+    stop: CancellationToken,
+    /// Drop requests in flight (the grace period is over).
+    hard_stop: CancellationToken,
+}
+
+pub(super) async fn run(
+    fetcher: BulkFetcher,
+    urls: impl Stream<Item = InputItem> + Send,
+    cancel: CancellationToken,
+) -> Summary {
+    let started = Instant::now();
+    let BulkFetcher {
+        config,
+        fetcher,
+        sinks,
+        observer,
+    } = fetcher;
+    let stop = cancel.child_token();
+    let (tx, rx) = mpsc::channel(config.concurrency.clamp(16, 1024));
+    let collector = tokio::spawn(collect(rx, sinks, observer, stop.clone()));
+    let window = Arc::new(Semaphore::new(config.concurrency.saturating_mul(4)));
+    let ctx = Arc::new(Ctx {
+        global: Arc::new(Semaphore::new(config.concurrency)),
+        hosts: HostLimits::new(config.per_host),
+        config,
+        fetcher,
+        events: tx,
+        stop: stop.clone(),
+        hard_stop: CancellationToken::new(),
+    });
+    let tracker = TaskTracker::new();
+    dispatch(&ctx, urls, window, &tracker).await;
+    tracker.close();
+    if ctx.stop.is_cancelled() {
+        let (hard, grace) = (ctx.hard_stop.clone(), ctx.config.grace);
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            hard.cancel();
+        });
+    }
+    tracker.wait().await;
+    drop(ctx);
+    let (mut summary, sink_failure) = match collector.await {
+        Ok(done) => done,
+        Err(e) => (
+            Summary::default(),
+            Some(SinkError {
+                sink: "collector".into(),
+                message: format!("the output task failed: {e}"),
+            }),
+        ),
+    };
+    summary.elapsed = started.elapsed();
+    summary.stopped = match sink_failure {
+        Some(e) => Some(StopReason::Output(e)),
+        None if cancel.is_cancelled() => Some(StopReason::Interrupted),
+        None => None,
+    };
+    summary
+}
+
+/// Reads items while there is room in the window, one task each, until the input
+/// ends or a stop is requested.
+async fn dispatch(
+    ctx: &Arc<Ctx>,
+    urls: impl Stream<Item = InputItem> + Send,
+    window: Arc<Semaphore>,
+    tracker: &TaskTracker,
+) {
+    let mut urls = pin!(urls);
+    let mut n = 0u64;
+    loop {
+        let slot = tokio::select! {
+            slot = window.clone().acquire_owned() => slot,
+            () = ctx.stop.cancelled() => return,
+        };
+        let Ok(slot) = slot else { return };
+        let item = tokio::select! {
+            item = urls.next() => item,
+            () = ctx.stop.cancelled() => return,
+        };
+        let Some(item) = item else { return };
+        n += 1;
+        let ctx = ctx.clone();
+        tracker.spawn(async move {
+            let _slot = slot;
+            let hard_stop = ctx.hard_stop.clone();
+            let report = tokio::select! {
+                report = process(&ctx, n, item) => report,
+                () = hard_stop.cancelled() => None,
+            };
+            if let Some(report) = report {
+                // Only fails once the collector is gone, and it outlives every task.
+                let _ = ctx.events.send(Event::Done(Box::new(report))).await;
+            }
+        });
+    }
+}
+
+/// Runs one item to its report; `None` when a stop came before it finished.
+async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
+    let mut report = ItemReport {
+        n,
+        location: item.location,
+        url: None,
+        final_url: None,
+        outcome: Outcome::Exists,
+        saved: None,
+        bytes: 0,
+        requests: 0,
+    };
+    let url = match item.url {
+        Ok(url) => url,
+        Err(e) => {
+            report.outcome = Outcome::Malformed(e);
+            return Some(report);
+        }
+    };
+    report.url = Some(url.clone());
+    let target = ctx
+        .config
+        .output
+        .as_ref()
+        .map(|o| name::target_path(&o.dir, &o.naming, &url, n));
+    let skip = ctx.config.output.as_ref().is_some_and(|o| o.skip_existing);
+    if let (true, Some(path)) = (skip, &target)
+        && tokio::fs::try_exists(path).await.unwrap_or(false)
+    {
+        return Some(report);
+    }
+    follow(ctx, url, target, report).await
+}
+
+/// Fetches `url` and the redirects it leads to, saving the final body to `target`.
+async fn follow(
+    ctx: &Ctx,
+    url: Url,
+    target: Option<PathBuf>,
+    mut report: ItemReport,
+) -> Option<ItemReport> {
+    let mut current = url;
+    let mut parent = None;
+    let mut redirects_left = ctx.config.max_redirect;
+    loop {
+        let (mut hop, end) = fetch_hop(ctx, &current, parent, redirects_left).await?;
+        report.requests += hop.page.record.attempts;
+        report.bytes = hop.page.record.size;
+        let next = match end {
+            HopEnd::Redirect(next) => next,
+            HopEnd::Final(outcome) => {
+                report.outcome = outcome;
+                if let (Outcome::Ok { .. }, Some(path)) = (&report.outcome, &target) {
+                    match save_body(ctx, &mut hop, path.clone()).await {
+                        Ok(()) => report.saved = Some(path.clone()),
+                        Err(outcome) => report.outcome = outcome,
+                    }
+                }
+                if report.url.as_ref() != Some(&current) {
+                    report.final_url = Some(current);
+                }
+                let _ = ctx
+                    .events
+                    .send(Event::Hop(Box::new(hop.page), hop.slot))
+                    .await;
+                return Some(report);
+            }
+        };
+        let _ = ctx
+            .events
+            .send(Event::Hop(Box::new(hop.page), hop.slot))
+            .await;
+        parent = Some(std::mem::replace(&mut current, next));
+        redirects_left -= 1;
+    }
+}
+
+/// One request's result, holding the global slot its body counts against.
+struct Hop {
+    page: Page,
+    body: Option<Bytes>,
+    content_encoding: Option<String>,
+    slot: OwnedSemaphorePermit,
+}
+
+enum HopEnd {
+    Redirect(Url),
+    Final(Outcome),
+}
+
+/// Makes one request (with retries) under the host and global caps and says what
+/// it means for the item; `None` when a stop came before it could start.
+async fn fetch_hop(
+    ctx: &Ctx,
+    url: &Url,
+    parent: Option<Url>,
+    redirects_left: u32,
+) -> Option<(Hop, HopEnd)> {
+    let slots = async {
+        let host = ctx.hosts.acquire(HostKey::of(url)).await;
+        let global = ctx.global.clone().acquire_owned().await.ok()?;
+        Some((host, global))
+    };
+    let (_host, slot) = tokio::select! {
+        slots = slots => slots?,
+        () = ctx.stop.cancelled() => return None,
+    };
+    let started = Instant::now();
+    let attempted = fetch_with_retries(
+        &ctx.fetcher,
+        &ctx.config.retry,
+        url,
+        ctx.config.keep,
+        &ctx.stop,
+    )
+    .await;
+    let mut record = PageRecord::new(url.clone(), 0, parent);
+    record.attempts = attempted.attempts;
+    record.elapsed = started.elapsed();
+    let mut hop = Hop {
+        page: Page {
+            record,
+            exchange: None,
+        },
+        body: None,
+        content_encoding: None,
+        slot,
+    };
+    let end = match attempted.result {
+        Err(failure) => HopEnd::Final(fail(&mut hop.page.record, failure)),
+        Ok(mut resp) => {
+            let record = &mut hop.page.record;
+            record.status = Some(resp.status);
+            record.size = resp.size;
+            record.content_type = resp.media_type.clone();
+            record.encoding = resp.charset.clone();
+            hop.page.exchange = resp.exchange.take();
+            hop.content_encoding = resp.header("content-encoding").map(str::to_string);
+            hop.body = resp.body.take();
+            classify(ctx, record, &resp, redirects_left)
+        }
+    };
+    Some((hop, end))
+}
+
+/// Fills in the record's kind and decides what a response means for the item.
+fn classify(
+    ctx: &Ctx,
+    record: &mut PageRecord,
+    resp: &crate::fetch::Response,
+    redirects_left: u32,
+) -> HopEnd {
+    let status = resp.status;
+    if (200..300).contains(&status) {
+        record.kind = OutcomeKind::Other;
+        return HopEnd::Final(Outcome::Ok { status });
+    }
+    if !REDIRECT_STATUSES.contains(&status) {
+        record.kind = OutcomeKind::HttpError;
+        return HopEnd::Final(Outcome::HttpError { status });
+    }
+    let bad = |message: String| FetchFailure {
+        kind: ErrorKind::BadRedirect,
+        message,
+    };
+    let target = match resp.location() {
+        None => Err(bad("redirect without a Location header".into())),
+        Some(loc) => match urlnorm::resolve(loc, &record.url) {
+            Ok(t) if urlnorm::is_crawlable_scheme(&t) => Ok(t),
+            Ok(t) => Err(bad(format!("redirect to unsupported scheme: {t}"))),
+            Err(e) => Err(bad(format!("unusable Location {loc:?}: {e}"))),
+        },
+    };
+    match target {
+        Err(failure) => {
+            let outcome = fail(record, failure);
+            record.kind = OutcomeKind::HttpError;
+            HopEnd::Final(outcome)
+        }
+        Ok(target) => {
+            record.kind = OutcomeKind::Redirect;
+            record.next_url = Some(target.clone());
+            if redirects_left == 0 {
+                let message = format!("more than {} redirects", ctx.config.max_redirect);
+                let failure = FetchFailure {
+                    kind: ErrorKind::TooManyRedirects,
+                    message,
+                };
+                record.error = Some(failure.clone());
+                return HopEnd::Final(Outcome::Failed(failure));
+            }
+            record.num_urls = 1;
+            HopEnd::Redirect(target)
+        }
+    }
+}
+
+fn fail(record: &mut PageRecord, failure: FetchFailure) -> Outcome {
+    record.kind = OutcomeKind::Failed;
+    record.error = Some(failure.clone());
+    Outcome::Failed(failure)
+}
+
+/// Decodes the body and writes it on the blocking pool; the outcome on failure.
+async fn save_body(ctx: &Ctx, hop: &mut Hop, path: PathBuf) -> Result<(), Outcome> {
+    let raw = hop.body.take().unwrap_or_default();
+    let encoding = hop.content_encoding.take();
+    let max = ctx.fetcher.config().max_body_size;
+    let written = tokio::task::spawn_blocking(move || {
+        let body = decode::decode(encoding.as_deref(), &raw, max).map_err(|e| FetchFailure {
+            kind: ErrorKind::Decode,
+            message: e.to_string(),
+        })?;
+        Ok(save::save(&path, &body))
+    })
+    .await;
+    match written {
+        Ok(Err(failure)) => Err(fail(&mut hop.page.record, failure)),
+        Ok(Ok(Err(e))) => Err(Outcome::SaveFailed(e)),
+        Ok(Ok(Ok(()))) => Ok(()),
+        Err(e) => Err(fail(
+            &mut hop.page.record,
+            FetchFailure {
+                kind: ErrorKind::Other,
+                message: format!("the save task failed: {e}"),
+            },
+        )),
+    }
+}
+
+/// The collector: feeds sinks, tallies, calls the observer. After a sink fails it
+/// stops the run but keeps draining, so no task blocks on a full channel.
+async fn collect(
+    mut rx: mpsc::Receiver<Event>,
+    mut sinks: Vec<Box<dyn Sink>>,
+    observer: Option<Observer>,
+    stop: CancellationToken,
+) -> (Summary, Option<SinkError>) {
+    let mut summary = Summary::default();
+    let mut failure = None;
+    while let Some(event) = rx.recv().await {
+        match event {
+            Event::Hop(page, _slot) => {
+                if failure.is_some() {
+                    continue;
+                }
+                for sink in sinks.iter_mut() {
+                    if let Err(e) = sink.record(&page).await {
+                        failure = Some(e);
+                        stop.cancel();
+                        break;
+                    }
+                }
+            }
+            Event::Done(report) => {
+                summary.add(&report);
+                if let Some(observe) = &observer {
+                    observe(&report);
+                }
+            }
+        }
+    }
+    for sink in sinks.iter_mut() {
+        match sink.finish().await {
+            Ok(s) => summary.sinks.push(s),
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+    }
+    (summary, failure)
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Measures `skitter fetch` on a huge URL list: peak memory (RSS) and wall time.
+#
+# Starts the local test site (loopback only), writes N URLs cycling over its
+# pages to a file, fetches them all with --concurrency C and no outputs, and
+# prints the figures /usr/bin/time reports. Memory should stay flat in N: the
+# input is streamed, never loaded.
+#
+# Usage: scripts/bench-fetch.sh [N=1000000] [C=100]
+# Needs a release build: cargo build --release -p skitter-cli
+set -euo pipefail
+
+n=${1:-1000000}
+concurrency=${2:-100}
+pages=1000
+bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+
+work=$(mktemp -d)
+site_pid=
+cleanup() {
+    [[ -n $site_pid ]] && kill "$site_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$bin" testsite --pages "$pages" --ignore-stdin >"$work/site" 2>/dev/null &
+site_pid=$!
+for _ in $(seq 50); do
+    [[ -s $work/site ]] && break
+    sleep 0.1
+done
+origin=$(head -n1 "$work/site")
+origin=${origin%/}
+[[ $origin == http://127.0.0.1:* ]] || { echo "test site did not start" >&2; exit 1; }
+
+awk -v n="$n" -v p="$pages" -v o="$origin" 'BEGIN { for (i = 0; i < n; i++) printf "%s/p/%d\n", o, i % p }' >"$work/urls.txt"
+echo "fetching $n URLs from $origin with --concurrency $concurrency" >&2
+
+/usr/bin/time -v "$bin" fetch --input "$work/urls.txt" --concurrency "$concurrency" \
+    --per-host "$concurrency" --no-progress 2>"$work/time" || true
+grep -E '^ *[0-9]+ URLs in|^  (ok|not found|http|error|skipped)' "$work/time" || true
+grep -E 'Maximum resident set size|Elapsed \(wall clock\)|User time|System time' "$work/time"
