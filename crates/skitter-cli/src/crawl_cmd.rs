@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::extract::ExtractMode;
 use skitter::fetch::FetchConfig;
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::flags;
 
 /// How the end-of-crawl report is printed on stdout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum ReportFormat {
     /// The baseline crawler's text report.
     Text,
@@ -35,8 +36,9 @@ pub enum ReportFormat {
     None,
 }
 
-/// Options of `skitter crawl`.
-#[derive(Args, Debug, Clone)]
+/// Options of `skitter crawl`. Serialisable so a shared crawl can store its
+/// defining options in Redis for `skitter worker` (see `redis_cmd`).
+#[derive(Args, Debug, Clone, Serialize, Deserialize)]
 pub struct CrawlArgs {
     /// Root URLs to start from; `http://` is assumed when no scheme is given.
     #[arg(required = true, value_name = "ROOT")]
@@ -170,6 +172,20 @@ pub struct CrawlArgs {
     /// Write one JSON object per URL to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<String>,
+    /// Start (or join) a crawl shared through this Redis server
+    /// (redis://HOST:PORT/DB); more machines join with `skitter worker`.
+    /// Output file names get a worker id: crawl.warc.gz → crawl-wHOST-PID.warc.gz.
+    #[arg(long, value_name = "URL", requires = "crawl")]
+    #[serde(skip)]
+    pub redis: Option<String>,
+    /// The shared crawl's name (with --redis).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    #[serde(skip)]
+    pub crawl: Option<String>,
+    /// With --redis: how long a claimed URL stays this worker's without a
+    /// heartbeat before another worker may take it over.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    pub lease: Duration,
 }
 
 impl CrawlArgs {
@@ -330,6 +346,9 @@ fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
 
 /// Runs the crawl and prints the report; returns the exit status.
 pub async fn run(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    if args.redis.is_some() {
+        return crate::redis_cmd::run_shared(args, cancel).await;
+    }
     let crawler = args.builder()?.build()?;
     tracing::info!(roots = ?crawler.config().roots.iter().map(|u| u.as_str()).collect::<Vec<_>>(), "crawl starting");
     let report = crawler.run(cancel).await?;

@@ -9,6 +9,7 @@ mod bench_cmd;
 mod crawl_cmd;
 mod flags;
 mod probe_cmd;
+mod redis_cmd;
 mod signal;
 mod testsite_cmd;
 
@@ -41,6 +42,12 @@ enum Command {
     Probe(probe_cmd::ProbeArgs),
     /// Serve the local test site (a generated site of interlinked pages) on loopback.
     Testsite(testsite_cmd::TestsiteArgs),
+    /// Join a crawl shared through Redis (started with `crawl --redis`), from any machine.
+    Worker(Box<redis_cmd::WorkerArgs>),
+    /// Show a shared crawl's state and crawl-wide totals.
+    Status(redis_cmd::StatusArgs),
+    /// Remove every Redis key of a shared crawl.
+    RedisClean(redis_cmd::CleanArgs),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +66,9 @@ fn main() -> ExitCode {
             Command::Crawl(args) => crawl_cmd::run(*args, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
+            Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
+            Command::Status(args) => redis_cmd::run_status(args).await,
+            Command::RedisClean(args) => redis_cmd::run_clean(args).await,
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),
