@@ -21,15 +21,18 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
-use serde_json::json;
 use skitter::Report;
-use skitter::frontier::{Frontier, FrontierCounts, HostPolicy, RedisFrontier, RedisOptions};
+use skitter::frontier::{Frontier, HostPolicy, RedisFrontier, RedisOptions};
 use skitter::report::{ReportSummary, StopReason, Tally};
 use skitter::sink::RedisStatsSink;
 use tokio_util::sync::CancellationToken;
 
 use crate::crawl_cmd::{CrawlArgs, ReportFormat, exit_status};
 use crate::flags;
+
+mod totals;
+
+use totals::{CrawlWide, finish_output, print_reports};
 
 /// Meta field holding the crawl's defining options (a `CrawlArgs` as JSON).
 const META_OPTIONS: &str = "options";
@@ -277,7 +280,7 @@ async fn crawl(
     let id = worker_id();
     name_outputs(&mut args, &id);
     // The frontier counts --max-pages for the whole crawl (claim script).
-    args.max_pages = None;
+    let max_pages = args.max_pages.take();
     let shared: Arc<dyn Frontier> = frontier.clone();
     let crawler = args
         .builder()?
@@ -292,11 +295,7 @@ async fn crawl(
     if let Err(e) = frontier.add_stats(&unrecorded_counters(&report)).await {
         tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");
     }
-    let limit = stored_options(&frontier, &target.crawl)
-        .await
-        .ok()
-        .and_then(|o| o.max_pages);
-    let wide = CrawlWide::read(&frontier, &target.crawl, limit).await;
+    let wide = CrawlWide::read(&frontier, &target.crawl, max_pages).await;
     let to_stderr = args.jsonl.as_deref() == Some("-");
     let written = if to_stderr {
         print_reports(&mut std::io::stderr().lock(), &report, &wide, args.report)
@@ -323,125 +322,6 @@ fn unrecorded_counters(report: &Report) -> BTreeMap<String, u64> {
             (rest > 0).then(|| (key.clone(), rest))
         })
         .collect()
-}
-
-fn print_reports(
-    out: &mut dyn Write,
-    report: &Report,
-    wide: &Result<CrawlWide, skitter::frontier::FrontierError>,
-    format: ReportFormat,
-) -> std::io::Result<()> {
-    match format {
-        ReportFormat::Text => {
-            report.write_text(out)?;
-            match wide {
-                Ok(wide) => wide.write_text(out)?,
-                Err(e) => writeln!(out, "*** Crawl-wide totals unavailable: {e} ***")?,
-            }
-        }
-        ReportFormat::Json => {
-            let mut value = report.to_json();
-            value["crawl_wide"] = match wide {
-                Ok(wide) => wide.to_json(),
-                Err(e) => json!({ "error": e.to_string() }),
-            };
-            writeln!(out, "{value}")?;
-        }
-        ReportFormat::None => {}
-    }
-    out.flush()
-}
-
-/// A closed pipe (`| head`) is not an error.
-fn finish_output(result: std::io::Result<()>) -> anyhow::Result<()> {
-    match result {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write the report"),
-    }
-}
-
-/// The whole crawl's state and totals, as all workers left them in Redis.
-struct CrawlWide {
-    name: String,
-    counts: FrontierCounts,
-    claimed: u64,
-    counters: BTreeMap<String, u64>,
-    max_pages: Option<u64>,
-}
-
-impl CrawlWide {
-    async fn read(
-        frontier: &RedisFrontier,
-        name: &str,
-        max_pages: Option<u64>,
-    ) -> Result<CrawlWide, skitter::frontier::FrontierError> {
-        Ok(CrawlWide {
-            name: name.to_string(),
-            counts: frontier.counts().await?,
-            claimed: frontier.claimed().await?,
-            counters: frontier.stats().await?,
-            max_pages,
-        })
-    }
-
-    fn state(&self) -> &'static str {
-        let c = &self.counts;
-        if c.seen == 0 {
-            "starting"
-        } else if c.leased > 0 {
-            "running"
-        } else if c.queued == 0 {
-            "finished"
-        } else if self.max_pages.is_some_and(|max| self.claimed >= max) {
-            "stopped: limit max-pages"
-        } else {
-            "running"
-        }
-    }
-
-    fn done(&self) -> u64 {
-        let done = self.counters.get(RedisStatsSink::DONE);
-        done.copied().unwrap_or(0)
-    }
-
-    fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(
-            out,
-            "*** Crawl-wide totals: crawl {}, all workers ***",
-            self.name
-        )?;
-        for (key, value) in &self.counters {
-            if key != RedisStatsSink::DONE {
-                writeln!(out, "{value:>10} {key}")?;
-            }
-        }
-        writeln!(out, "State: {}", self.state())?;
-        writeln!(out, "Seen: {}", self.counts.seen)?;
-        writeln!(out, "Claimed: {}", self.claimed)?;
-        writeln!(
-            out,
-            "Todo: {} ({} queued, {} leased)",
-            self.counts.queued + self.counts.leased,
-            self.counts.queued,
-            self.counts.leased
-        )?;
-        writeln!(out, "Done: {}", self.done())
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        let mut counters = self.counters.clone();
-        counters.remove(RedisStatsSink::DONE);
-        json!({
-            "crawl": self.name,
-            "state": self.state(),
-            "seen": self.counts.seen,
-            "claimed": self.claimed,
-            "queued": self.counts.queued,
-            "leased": self.counts.leased,
-            "done": self.done(),
-            "counters": counters,
-        })
-    }
 }
 
 /// `wHOST-PID`: unique among the processes of a crawl, and readable.
