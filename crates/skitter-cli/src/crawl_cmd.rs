@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
@@ -31,7 +32,7 @@ use crate::progress::{ProgressLine, StderrLogs};
 use skitter::report_html::{self, TimelineSink};
 
 /// How the end-of-crawl report is printed on stdout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 pub enum ReportFormat {
     /// The baseline crawler's text report.
     Text,
@@ -41,8 +42,9 @@ pub enum ReportFormat {
     None,
 }
 
-/// Options of `skitter crawl`.
-#[derive(Args, Debug, Clone)]
+/// Options of `skitter crawl`. Serialisable so a shared crawl can store its
+/// defining options in Redis for `skitter worker` (see `redis_cmd`).
+#[derive(Args, Debug, Clone, Serialize, Deserialize)]
 pub struct CrawlArgs {
     /// Root URLs to start from; `http://` is assumed when no scheme is given.
     #[arg(required = true, value_name = "ROOT")]
@@ -199,6 +201,20 @@ pub struct CrawlArgs {
     /// With --state, memory for the seen set and queue before they spill to disk.
     #[arg(long, value_parser = flags::size, default_value = "256M", value_name = "SIZE")]
     pub memory_budget: u64,
+    /// Start (or join) a crawl shared through this Redis server
+    /// (redis://HOST:PORT/DB); more machines join with `skitter worker`.
+    /// Output file names get a worker id: crawl.warc.gz → crawl-wHOST-PID.warc.gz.
+    #[arg(long, value_name = "URL", requires = "crawl")]
+    #[serde(skip)]
+    pub redis: Option<String>,
+    /// The shared crawl's name (with --redis).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    #[serde(skip)]
+    pub crawl: Option<String>,
+    /// With --redis: how long a claimed URL stays this worker's without a
+    /// heartbeat before another worker may take it over.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    pub lease: Duration,
 }
 
 impl CrawlArgs {
@@ -432,6 +448,9 @@ pub async fn run(
     progress_allowed: bool,
     logs: &StderrLogs,
 ) -> anyhow::Result<u8> {
+    if args.redis.is_some() {
+        return crate::redis_cmd::run_shared(args, cancel).await;
+    }
     let mut builder = args.builder()?;
     let mut timeline = None;
     if args.report_html.is_some() {

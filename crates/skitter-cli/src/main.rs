@@ -11,6 +11,7 @@ mod fetch_cmd;
 mod flags;
 mod probe_cmd;
 mod progress;
+mod redis_cmd;
 mod signal;
 mod status_cmd;
 mod testsite_cmd;
@@ -44,10 +45,15 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Resolve domain names concurrently and report which exist.
     Probe(probe_cmd::ProbeArgs),
-    /// Show what a stored crawl (`crawl --state DIR`) has done and has left.
+    /// Show what a crawl has done and has left: one kept in a state directory
+    /// (`crawl --state DIR`) or one shared through Redis (`--redis URL --crawl NAME`).
     Status(status_cmd::StatusArgs),
     /// Serve the local test site (a generated site of interlinked pages) on loopback.
     Testsite(testsite_cmd::TestsiteArgs),
+    /// Join a crawl shared through Redis (started with `crawl --redis`), from any machine.
+    Worker(Box<redis_cmd::WorkerArgs>),
+    /// Remove every Redis key of a shared crawl.
+    RedisClean(redis_cmd::CleanArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,7 +74,9 @@ fn main() -> ExitCode {
             Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,
             Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
-            Command::Status(args) => status_cmd::run(&args),
+            Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
+            Command::Status(args) => status_cmd::run(args).await,
+            Command::RedisClean(args) => redis_cmd::run_clean(args).await,
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),

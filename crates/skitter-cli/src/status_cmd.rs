@@ -1,6 +1,7 @@
 //! `skitter status DIR`: what a stored crawl (`crawl --state DIR`) has done and
 //! has left, readable while the crawl runs (SQLite in WAL mode lets a reader see
-//! the last commit without disturbing the writer).
+//! the last commit without disturbing the writer). With `--redis URL --crawl NAME`
+//! it shows a shared crawl instead (see `redis_cmd`).
 
 use std::path::PathBuf;
 
@@ -8,12 +9,24 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
+use crate::crawl_cmd::ReportFormat;
+
 /// Options of `skitter status`.
 #[derive(Args, Debug, Clone)]
 pub struct StatusArgs {
     /// The state directory given to `crawl --state`.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    #[arg(
+        value_name = "DIR",
+        required_unless_present = "redis",
+        conflicts_with = "redis"
+    )]
+    pub dir: Option<PathBuf>,
+    /// A crawl shared through this Redis server (redis://HOST:PORT/DB), instead of DIR.
+    #[arg(long, value_name = "URL", requires = "crawl")]
+    pub redis: Option<String>,
+    /// The shared crawl's name (with --redis).
+    #[arg(long, value_name = "NAME", requires = "redis")]
+    pub crawl: Option<String>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -22,10 +35,27 @@ pub struct StatusArgs {
     pub hosts: usize,
 }
 
-/// Prints the status; exit status 0, or 2 when the directory cannot be read.
-pub fn run(args: &StatusArgs) -> anyhow::Result<u8> {
-    let status = skitter::store::status(&args.dir)
-        .with_context(|| format!("cannot read the crawl state in {}", args.dir.display()))?;
+/// Prints the status; exit status 0, or 2 when the crawl cannot be read.
+pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
+    if let (Some(redis), Some(crawl)) = (args.redis.clone(), args.crawl.clone()) {
+        let report = if args.json {
+            ReportFormat::Json
+        } else {
+            ReportFormat::Text
+        };
+        let target = crate::redis_cmd::Target { redis, crawl };
+        return crate::redis_cmd::run_status(crate::redis_cmd::StatusArgs { target, report }).await;
+    }
+    let dir = args
+        .dir
+        .clone()
+        .context("a state directory or --redis and --crawl are needed")?;
+    print_dir_status(&args, &dir)
+}
+
+fn print_dir_status(args: &StatusArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
+    let status = skitter::store::status(dir)
+        .with_context(|| format!("cannot read the crawl state in {}", dir.display()))?;
     let updated: chrono::DateTime<chrono::Local> = status.updated_at.into();
     if args.json {
         let hosts: Vec<_> = status
@@ -44,7 +74,7 @@ pub fn run(args: &StatusArgs) -> anyhow::Result<u8> {
         );
         return Ok(0);
     }
-    println!("state:    {}", args.dir.display());
+    println!("state:    {}", dir.display());
     println!("running:  {}", if status.running { "yes" } else { "no" });
     println!("updated:  {}", updated.format("%Y-%m-%d %H:%M:%S"));
     println!("seen:     {}", status.seen);

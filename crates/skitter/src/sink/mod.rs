@@ -93,3 +93,5 @@ mod warc;
 pub use jsonl::JsonlSink;
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcSink};
+mod redis_stats;
+pub use redis_stats::RedisStatsSink;

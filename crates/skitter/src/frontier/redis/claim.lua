@@ -1,6 +1,8 @@
 -- Reclaims expired leases, then claims one URL of a ready host.
--- ARGV: prefix, max_in_flight, delay_ms, jitter_ms, lease_ms, poll_ms, reclaim_batch.
--- Returns {1, lease id, entry} | {0, wait ms, ''} | {2, 0, ''} (exhausted).
+-- ARGV: prefix, max_in_flight, delay_ms, jitter_ms, lease_ms, poll_ms,
+-- reclaim_batch, max_claims (0: no crawl-wide limit).
+-- Returns {1, lease id, entry} | {0, wait ms, ''} | {2, 0, ''} (exhausted) |
+-- {3, 0, ''} (the crawl-wide claim limit is used up and no lease is outstanding).
 local max_in_flight = tonumber(ARGV[2])
 local delay, jitter = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, poll = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -19,6 +21,17 @@ for _, id in ipairs(expired) do
     release(host)
     schedule(host, max_in_flight, now)
   end
+end
+
+-- The crawl-wide page limit: once all workers together have claimed
+-- max_claims URLs nothing more is handed out; the crawl ends for everyone when
+-- the last outstanding lease is acked (or expires and is requeued).
+local max_claims = tonumber(ARGV[8])
+if max_claims > 0 and (tonumber(redis.call('HGET', COUNT, 'claimed')) or 0) >= max_claims then
+  if redis.call('ZCARD', LEASES) == 0 then
+    return {3, 0, ''}
+  end
+  return {0, poll, ''}
 end
 
 -- READY only holds hosts with work and a free slot; the checks below guard

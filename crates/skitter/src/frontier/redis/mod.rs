@@ -37,6 +37,7 @@ mod layout;
 mod link;
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -75,6 +76,11 @@ pub struct RedisOptions {
     /// How long Redis may be unreachable before operations fail; until then
     /// they retry and the crawl pauses.
     pub max_outage: Duration,
+    /// A crawl-wide page limit: once all workers together have claimed this
+    /// many URLs, claims hand out nothing more and answer [`Claim::Exhausted`]
+    /// as soon as no lease is outstanding (see
+    /// [`RedisFrontier::claim_limit_reached`]). A reclaimed lease counts again.
+    pub max_claims: Option<u64>,
 }
 
 impl Default for RedisOptions {
@@ -84,6 +90,7 @@ impl Default for RedisOptions {
             lease: Duration::from_secs(60),
             poll: Duration::from_millis(100),
             max_outage: Duration::from_secs(600),
+            max_claims: None,
         }
     }
 }
@@ -121,6 +128,8 @@ struct Shared {
     /// Leases this worker holds, for the heartbeat and to tell a lease it never
     /// issued (an error) from one that expired meanwhile (a warning).
     mine: Mutex<HashSet<u64>>,
+    /// Set once a claim found the crawl-wide claim limit used up.
+    limit_reached: AtomicBool,
 }
 
 /// A frontier kept in Redis and shared by every worker of one crawl.
@@ -167,6 +176,7 @@ impl RedisFrontier {
             options,
             scripts: Scripts::new(),
             mine: Mutex::new(HashSet::new()),
+            limit_reached: AtomicBool::new(false),
         });
         shared
             .link
@@ -202,6 +212,11 @@ impl RedisFrontier {
         }
     }
 
+    /// `skitter:{NAME}:`, the start of every key of this crawl (for messages).
+    pub fn key_prefix(&self) -> &str {
+        self.shared.keys.prefix()
+    }
+
     /// How many URLs all workers together have claimed so far (for a
     /// crawl-wide page limit). A reclaimed lease counts again.
     pub async fn claimed(&self) -> Result<u64, FrontierError> {
@@ -220,6 +235,31 @@ impl RedisFrontier {
         self.shared.link.query("incr_stat", &incr).await
     }
 
+    /// Adds several crawl-wide totals in one atomic round trip (a MULTI
+    /// pipeline of HINCRBYs). If Redis fails after applying it but before
+    /// answering, the retry applies it again: totals are at least once.
+    pub async fn add_stats(&self, counts: &BTreeMap<String, u64>) -> Result<(), FrontierError> {
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let key = self.shared.keys.key("stats");
+        let mut pipe = ::redis::pipe();
+        pipe.atomic();
+        for (name, n) in counts {
+            let n = i64::try_from(*n)
+                .map_err(|_| FrontierError::Storage(format!("stat increment {n} too large")))?;
+            pipe.cmd("HINCRBY").arg(&key).arg(name).arg(n).ignore();
+        }
+        self.shared.link.query_pipe("add_stats", &pipe).await
+    }
+
+    /// Whether a claim of this worker found the crawl-wide claim limit
+    /// ([`RedisOptions::max_claims`]) used up, i.e. whether the last
+    /// [`Claim::Exhausted`] meant "limit reached" rather than "nothing left".
+    pub fn claim_limit_reached(&self) -> bool {
+        self.shared.limit_reached.load(Ordering::Relaxed)
+    }
+
     /// The crawl-wide totals added with [`RedisFrontier::incr_stat`].
     pub async fn stats(&self) -> Result<BTreeMap<String, u64>, FrontierError> {
         let all = ::redis::cmd("HGETALL")
@@ -234,6 +274,14 @@ impl RedisFrontier {
         let mut set = ::redis::cmd("HSET");
         set.arg(self.shared.keys.key("meta")).arg(name).arg(value);
         self.shared.link.query("put_meta", &set).await
+    }
+
+    /// Stores metadata only if `name` has none yet (HSETNX), so two workers
+    /// starting the same crawl at once agree on one value; `true` if stored.
+    pub async fn put_meta_if_absent(&self, name: &str, value: &str) -> Result<bool, FrontierError> {
+        let mut set = ::redis::cmd("HSETNX");
+        set.arg(self.shared.keys.key("meta")).arg(name).arg(value);
+        self.shared.link.query("put_meta_if_absent", &set).await
     }
 
     /// Reads metadata stored with [`RedisFrontier::put_meta`].
@@ -360,7 +408,8 @@ impl Frontier for RedisFrontier {
                 .arg(millis(random_up_to(options.policy.jitter)))
                 .arg(millis(options.lease))
                 .arg(millis(options.poll).max(1))
-                .arg(RECLAIM_BATCH);
+                .arg(RECLAIM_BATCH)
+                .arg(options.max_claims.unwrap_or(0));
             let (kind, n, entry): (u8, u64, Vec<u8>) = self.run_script("claim", &call).await?;
             match kind {
                 1 => {
@@ -375,6 +424,10 @@ impl Frontier for RedisFrontier {
                     return Ok(Claim::Ready(Lease { id: n, request }));
                 }
                 2 => return Ok(Claim::Exhausted),
+                3 => {
+                    self.shared.limit_reached.store(true, Ordering::Relaxed);
+                    return Ok(Claim::Exhausted);
+                }
                 _ => return Ok(Claim::Wait(Some(Duration::from_millis(n)))),
             }
         }

@@ -1,0 +1,492 @@
+//! One crawl shared by many processes on many machines through Redis:
+//! `skitter crawl --redis`, `skitter worker`, `skitter status` and
+//! `skitter redis-clean`.
+//!
+//! The process that starts a crawl stores its defining options (the crawl
+//! flags minus the per-worker ones) in the crawl's Redis meta before seeding
+//! the roots; a worker reads them back, so every process crawls with the same
+//! scope, limits and politeness, through the same
+//! [`RedisFrontier`] (key layout and failure behaviour are documented there).
+//! Per worker are only concurrency (`--max-tasks`), the lease, the grace
+//! period, the report format and the outputs, whose file names get a worker id
+//! (`crawl.warc.gz` → `crawl-wHOST-PID.warc.gz`) so no two processes write one
+//! file. Each worker also adds its records' counters to the crawl-wide totals
+//! ([`RedisStatsSink`]) and prints them after its own report.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use clap::Args;
+use skitter::Report;
+use skitter::frontier::{Frontier, HostPolicy, RedisFrontier, RedisOptions};
+use skitter::report::{ReportSummary, StopReason, Tally};
+use skitter::sink::RedisStatsSink;
+use tokio_util::sync::CancellationToken;
+
+use crate::crawl_cmd::{CrawlArgs, ReportFormat, exit_status};
+use crate::flags;
+
+mod totals;
+
+use totals::{CrawlWide, finish_output, print_reports};
+
+/// Meta field holding the crawl's defining options (a `CrawlArgs` as JSON).
+const META_OPTIONS: &str = "options";
+/// Meta field holding the version of skitter that started the crawl.
+const META_VERSION: &str = "version";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// How long `status` and `redis-clean` wait for an unreachable server; a
+/// crawling worker waits much longer (it pauses rather than fails).
+const QUICK_OUTAGE: Duration = Duration::from_secs(5);
+
+/// Which shared crawl: the Redis server and the crawl's name.
+#[derive(Args, Debug, Clone)]
+pub struct Target {
+    /// The Redis server holding the crawl (redis://HOST:PORT/DB).
+    #[arg(long, value_name = "URL")]
+    pub redis: String,
+    /// The crawl's name.
+    #[arg(long, value_name = "NAME")]
+    pub crawl: String,
+}
+
+/// Options of `skitter worker`: everything else comes from the crawl's meta.
+#[derive(Args, Debug, Clone)]
+pub struct WorkerArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Concurrent requests of this worker at most, over all hosts.
+    #[arg(long, alias = "max_tasks", default_value_t = 100, value_name = "N")]
+    max_tasks: usize,
+    /// How long a claimed URL stays this worker's without a heartbeat before
+    /// another worker may take it over.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    lease: Duration,
+    /// After Ctrl-C, how long in-flight requests may take to finish.
+    #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
+    grace: Duration,
+    /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    report: ReportFormat,
+    /// Archive this worker's responses as WARC 1.1 (a worker id is inserted
+    /// into the file name).
+    #[arg(long, value_name = "FILE")]
+    warc: Option<PathBuf>,
+    /// Start a new numbered WARC file past this size.
+    #[arg(long, value_parser = flags::size, value_name = "SIZE", requires = "warc")]
+    warc_max_size: Option<u64>,
+    /// Also write a CDXJ index of the WARC (a worker id is inserted).
+    #[arg(long, value_name = "FILE", requires = "warc")]
+    cdx: Option<PathBuf>,
+    /// Save this worker's 2xx responses under DIR/host[_port]/path.
+    #[arg(long, value_name = "DIR")]
+    mirror: Option<PathBuf>,
+    /// Rewrite links in the mirror's HTML and CSS to relative local paths.
+    #[arg(long, requires = "mirror")]
+    convert_links: bool,
+    /// Write one JSON object per URL to FILE (a worker id is inserted; `-`
+    /// for stdout).
+    #[arg(long, value_name = "FILE")]
+    jsonl: Option<String>,
+}
+
+impl WorkerArgs {
+    /// The crawl's stored options with this worker's own settings.
+    fn apply(&self, mut args: CrawlArgs) -> CrawlArgs {
+        args.redis = Some(self.target.redis.clone());
+        args.crawl = Some(self.target.crawl.clone());
+        args.max_tasks = self.max_tasks;
+        args.lease = self.lease;
+        args.grace = self.grace;
+        args.report = self.report;
+        args.warc = self.warc.clone();
+        args.warc_max_size = self.warc_max_size;
+        args.cdx = self.cdx.clone();
+        args.mirror = self.mirror.clone();
+        args.convert_links = self.convert_links;
+        args.jsonl = self.jsonl.clone();
+        args
+    }
+}
+
+/// The options every worker of a crawl shares: `args` without the ones
+/// [`WorkerArgs::apply`] sets per worker, so two processes started with
+/// different outputs or concurrency still agree on the crawl.
+fn shared_options(args: &CrawlArgs) -> CrawlArgs {
+    let mut shared = args.clone();
+    shared.redis = None;
+    shared.crawl = None;
+    shared.max_tasks = 0;
+    shared.lease = Duration::ZERO;
+    shared.grace = Duration::ZERO;
+    shared.report = ReportFormat::None;
+    shared.warc = None;
+    shared.warc_max_size = None;
+    shared.cdx = None;
+    shared.mirror = None;
+    shared.convert_links = false;
+    shared.jsonl = None;
+    shared
+}
+
+/// Options of `skitter status`.
+#[derive(Args, Debug, Clone)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+}
+
+/// Options of `skitter redis-clean`.
+#[derive(Args, Debug, Clone)]
+pub struct CleanArgs {
+    #[command(flatten)]
+    target: Target,
+}
+
+/// `skitter crawl --redis URL --crawl NAME ROOT...`: stores the options (or
+/// checks they match those of the crawl already there), then crawls.
+pub async fn run_shared(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    let target = Target {
+        redis: args.redis.clone().context("--redis is required")?,
+        crawl: args.crawl.clone().context("--crawl is required")?,
+    };
+    validate(&args)?;
+    let frontier = connect(&target, redis_options(&args)).await?;
+    let stored = serde_json::to_string(&shared_options(&args))?;
+    if frontier.put_meta_if_absent(META_OPTIONS, &stored).await? {
+        frontier.put_meta(META_VERSION, VERSION).await?;
+    } else if frontier.get_meta(META_OPTIONS).await?.as_deref() != Some(stored.as_str()) {
+        bail!(
+            "crawl {name:?} already exists with other options: join it with \
+             `skitter worker --redis URL --crawl {name}`, or remove it first with \
+             `skitter redis-clean --redis URL --crawl {name}`",
+            name = target.crawl
+        );
+    } else {
+        tracing::info!(crawl = %target.crawl, "the crawl exists with the same options: joining it");
+    }
+    crawl(args, &target, frontier, cancel).await
+}
+
+/// `skitter worker`: joins a crawl started with `crawl --redis`.
+pub async fn run_worker(worker: WorkerArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    let probe = connect(&worker.target, RedisOptions::default()).await?;
+    let stored = stored_options(&probe, &worker.target.crawl).await?;
+    drop(probe);
+    let args = worker.apply(stored);
+    let frontier = connect(&worker.target, redis_options(&args)).await?;
+    crawl(args, &worker.target, frontier, cancel).await
+}
+
+/// `skitter status`: the crawl-wide totals, from any machine, at any time.
+pub async fn run_status(status: StatusArgs) -> anyhow::Result<u8> {
+    let options = RedisOptions {
+        max_outage: QUICK_OUTAGE,
+        ..RedisOptions::default()
+    };
+    let frontier = connect(&status.target, options).await?;
+    let stored = stored_options(&frontier, &status.target.crawl).await?;
+    let wide = CrawlWide::read(&frontier, &status.target.crawl, stored.max_pages).await?;
+    let mut out = std::io::stdout().lock();
+    let written = match status.report {
+        ReportFormat::Text => writeln!(out, "Roots: {}", stored.roots.join(" "))
+            .and_then(|_| wide.write_text(&mut out)),
+        ReportFormat::Json => {
+            let mut value = wide.to_json();
+            value["options"] = serde_json::to_value(&stored)?;
+            writeln!(out, "{value}")
+        }
+        ReportFormat::None => Ok(()),
+    };
+    finish_output(written.and_then(|_| out.flush()))?;
+    Ok(0)
+}
+
+/// `skitter redis-clean`: removes every key of the crawl.
+pub async fn run_clean(clean: CleanArgs) -> anyhow::Result<u8> {
+    let options = RedisOptions {
+        max_outage: QUICK_OUTAGE,
+        ..RedisOptions::default()
+    };
+    // Connecting first fails fast on an unreachable server; `clean` would wait.
+    let frontier = connect(&clean.target, options).await?;
+    let prefix = frontier.key_prefix().to_string();
+    drop(frontier);
+    let removed = RedisFrontier::clean(&clean.target.redis, &clean.target.crawl).await?;
+    println!("removed {removed} keys ({prefix}*)");
+    Ok(0)
+}
+
+/// Builds the crawl once without outputs and frontier, so bad options are
+/// reported before anything is stored in Redis or written to disk.
+fn validate(args: &CrawlArgs) -> anyhow::Result<()> {
+    let mut bare = args.clone();
+    (bare.warc, bare.cdx, bare.mirror, bare.jsonl) = (None, None, None, None);
+    bare.builder()?.build()?;
+    Ok(())
+}
+
+fn redis_options(args: &CrawlArgs) -> RedisOptions {
+    RedisOptions {
+        policy: HostPolicy {
+            max_in_flight: args.per_host,
+            delay: args.delay,
+            jitter: args.jitter,
+        },
+        lease: args.lease,
+        max_claims: args.max_pages,
+        ..RedisOptions::default()
+    }
+}
+
+async fn connect(target: &Target, options: RedisOptions) -> anyhow::Result<Arc<RedisFrontier>> {
+    let frontier = RedisFrontier::connect(&target.redis, &target.crawl, options)
+        .await
+        .with_context(|| format!("cannot join crawl {:?}", target.crawl))?;
+    Ok(Arc::new(frontier))
+}
+
+async fn stored_options(frontier: &RedisFrontier, name: &str) -> anyhow::Result<CrawlArgs> {
+    let json = frontier.get_meta(META_OPTIONS).await?.ok_or_else(|| {
+        anyhow!(
+            "there is no crawl named {name:?} on this Redis server; start one with \
+             `skitter crawl --redis URL --crawl {name} ROOT...`"
+        )
+    })?;
+    let version = frontier.get_meta(META_VERSION).await?;
+    serde_json::from_str(&json).with_context(|| {
+        format!(
+            "crawl {name:?} was started by skitter {}, whose options this skitter {VERSION} cannot read",
+            version.as_deref().unwrap_or("(unknown)")
+        )
+    })
+}
+
+/// Runs this process's share of the crawl and prints its report, then the
+/// crawl-wide totals.
+async fn crawl(
+    mut args: CrawlArgs,
+    target: &Target,
+    frontier: Arc<RedisFrontier>,
+    cancel: CancellationToken,
+) -> anyhow::Result<u8> {
+    let id = worker_id();
+    name_outputs(&mut args, &id);
+    // The frontier counts --max-pages for the whole crawl (claim script).
+    let max_pages = args.max_pages.take();
+    let shared: Arc<dyn Frontier> = frontier.clone();
+    let crawler = args
+        .builder()?
+        .frontier(shared)
+        .sink(Box::new(RedisStatsSink::new(frontier.clone())))
+        .build()?;
+    tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");
+    let mut report = crawler.run(cancel).await?;
+    if report.stopped.is_none() && frontier.claim_limit_reached() {
+        report.stopped = Some(StopReason::Limit("max-pages (crawl-wide)".into()));
+    }
+    if let Err(e) = frontier.add_stats(&unrecorded_counters(&report)).await {
+        tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");
+    }
+    let wide = CrawlWide::read(&frontier, &target.crawl, max_pages).await;
+    let to_stderr = args.jsonl.as_deref() == Some("-");
+    let written = if to_stderr {
+        print_reports(&mut std::io::stderr().lock(), &report, &wide, args.report)
+    } else {
+        print_reports(&mut std::io::stdout().lock(), &report, &wide, args.report)
+    };
+    finish_output(written)?;
+    Ok(exit_status(&report))
+}
+
+/// Counters of the report not tied to one record (link skips, trap trips):
+/// the stats sink only saw records, so these are added once at the end.
+fn unrecorded_counters(report: &Report) -> BTreeMap<String, u64> {
+    let mut tally = Tally::default();
+    for page in &report.pages {
+        tally.add(page);
+    }
+    let per_record = tally.finish(ReportSummary::default()).counters;
+    report
+        .counters
+        .iter()
+        .filter_map(|(key, n)| {
+            let rest = n.saturating_sub(per_record.get(key).copied().unwrap_or(0));
+            (rest > 0).then(|| (key.clone(), rest))
+        })
+        .collect()
+}
+
+/// `wHOST-PID`: unique among the processes of a crawl, and readable.
+fn worker_id() -> String {
+    format!("w{}-{}", short_host_name(), std::process::id())
+}
+
+/// The host name up to its first dot, with anything but `[A-Za-z0-9_-]`
+/// replaced, so it is safe in a file name.
+fn short_host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into `buf`.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    let raw = if rc == 0 {
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        String::new()
+    };
+    let short: String = raw
+        .split('.')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if short.is_empty() {
+        "host".into()
+    } else {
+        short
+    }
+}
+
+/// Gives this worker's output files their own names (stdout stays stdout).
+fn name_outputs(args: &mut CrawlArgs, id: &str) {
+    args.warc = args.warc.as_deref().map(|p| with_worker_id(p, id));
+    args.cdx = args.cdx.as_deref().map(|p| with_worker_id(p, id));
+    if let Some(jsonl) = args.jsonl.as_mut().filter(|j| j.as_str() != "-") {
+        *jsonl = with_worker_id(Path::new(jsonl.as_str()), id)
+            .to_string_lossy()
+            .into_owned();
+    }
+}
+
+/// Inserts `-ID` before the first dot of the file name (a leading dot is part
+/// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
+fn with_worker_id(path: &Path, id: &str) -> PathBuf {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        let mut raw = path.as_os_str().to_owned();
+        raw.push(format!("-{id}"));
+        return PathBuf::from(raw);
+    };
+    let cut = name
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '.')
+        .map_or(name.len(), |(i, _)| i);
+    path.with_file_name(format!("{}-{id}{}", &name[..cut], &name[cut..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_ids_go_before_the_extensions() {
+        let cases = [
+            ("crawl.warc.gz", "crawl-wA-1.warc.gz"),
+            ("out/crawl.jsonl", "out/crawl-wA-1.jsonl"),
+            ("plain", "plain-wA-1"),
+            (".hidden.gz", ".hidden-wA-1.gz"),
+            ("dir.d/x", "dir.d/x-wA-1"),
+            ("ü.warc", "ü-wA-1.warc"),
+        ];
+        for (given, want) in cases {
+            assert_eq!(
+                with_worker_id(Path::new(given), "wA-1"),
+                PathBuf::from(want),
+                "{given}"
+            );
+        }
+    }
+
+    #[test]
+    fn host_names_are_file_name_safe() {
+        let host = short_host_name();
+        assert!(!host.is_empty());
+        assert!(
+            host.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{host}"
+        );
+    }
+
+    fn args(extra: &[&str]) -> CrawlArgs {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: CrawlArgs,
+        }
+        let argv = ["skitter", "http://a.test/"].iter().chain(extra);
+        Wrapper::parse_from(argv).args
+    }
+
+    #[test]
+    fn per_worker_options_do_not_change_the_shared_ones() {
+        let base = shared_options(&args(&["--per-host", "2"]));
+        let other_worker = shared_options(&args(&[
+            "--per-host",
+            "2",
+            "--max-tasks",
+            "7",
+            "--warc",
+            "x.warc",
+            "--jsonl",
+            "-",
+            "--lease",
+            "2s",
+            "--grace",
+            "1s",
+            "--report",
+            "json",
+        ]));
+        let json = |a: &CrawlArgs| serde_json::to_string(a).unwrap();
+        assert_eq!(json(&base), json(&other_worker));
+        let other_crawl = shared_options(&args(&["--per-host", "3"]));
+        assert_ne!(json(&base), json(&other_crawl));
+    }
+
+    #[test]
+    fn a_worker_gets_the_stored_options_and_its_own_outputs() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            worker: WorkerArgs,
+        }
+        let stored = shared_options(&args(&["--per-host", "2", "--max-pages", "9"]));
+        let roundtrip: CrawlArgs =
+            serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
+        let worker = Wrapper::parse_from([
+            "w",
+            "--redis",
+            "redis://127.0.0.1:1/",
+            "--crawl",
+            "c",
+            "--max-tasks",
+            "3",
+            "--warc",
+            "a.warc.gz",
+        ])
+        .worker;
+        let applied = worker.apply(roundtrip);
+        assert_eq!((applied.per_host, applied.max_pages), (2, Some(9)));
+        assert_eq!(applied.max_tasks, 3);
+        assert_eq!(applied.warc, Some(PathBuf::from("a.warc.gz")));
+        assert_eq!(applied.crawl.as_deref(), Some("c"));
+        assert_eq!(applied.lease, Duration::from_secs(60));
+        validate(&applied).expect("the applied options build a crawl");
+    }
+}

@@ -1,0 +1,190 @@
+//! The crawl-wide picture of a shared crawl: its state and the totals all
+//! workers added in Redis, printed by `skitter status` and after each
+//! worker's own report.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use anyhow::Context;
+use serde_json::json;
+use skitter::Report;
+use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
+use skitter::sink::RedisStatsSink;
+
+use crate::crawl_cmd::ReportFormat;
+
+/// Writes the worker's report, then the crawl-wide totals (or why they are
+/// missing), in `format`.
+pub(super) fn print_reports(
+    out: &mut dyn Write,
+    report: &Report,
+    wide: &Result<CrawlWide, FrontierError>,
+    format: ReportFormat,
+) -> std::io::Result<()> {
+    match format {
+        ReportFormat::Text => {
+            report.write_text(out)?;
+            match wide {
+                Ok(wide) => wide.write_text(out)?,
+                Err(e) => writeln!(out, "*** Crawl-wide totals unavailable: {e} ***")?,
+            }
+        }
+        ReportFormat::Json => {
+            let mut value = report.to_json();
+            value["crawl_wide"] = match wide {
+                Ok(wide) => wide.to_json(),
+                Err(e) => json!({ "error": e.to_string() }),
+            };
+            writeln!(out, "{value}")?;
+        }
+        ReportFormat::None => {}
+    }
+    out.flush()
+}
+
+/// A closed pipe (`| head`) is not an error.
+pub(super) fn finish_output(result: std::io::Result<()>) -> anyhow::Result<()> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write the report"),
+    }
+}
+
+/// The whole crawl's state and totals, as all workers left them in Redis.
+pub(super) struct CrawlWide {
+    name: String,
+    counts: FrontierCounts,
+    claimed: u64,
+    counters: BTreeMap<String, u64>,
+    max_pages: Option<u64>,
+}
+
+impl CrawlWide {
+    pub(super) async fn read(
+        frontier: &RedisFrontier,
+        name: &str,
+        max_pages: Option<u64>,
+    ) -> Result<CrawlWide, FrontierError> {
+        Ok(CrawlWide {
+            name: name.to_string(),
+            counts: frontier.counts().await?,
+            claimed: frontier.claimed().await?,
+            counters: frontier.stats().await?,
+            max_pages,
+        })
+    }
+
+    fn state(&self) -> &'static str {
+        let c = &self.counts;
+        if c.seen == 0 {
+            "starting"
+        } else if c.leased > 0 {
+            "running"
+        } else if c.queued == 0 {
+            "finished"
+        } else if self.max_pages.is_some_and(|max| self.claimed >= max) {
+            "stopped: limit max-pages"
+        } else {
+            "running"
+        }
+    }
+
+    fn done(&self) -> u64 {
+        let done = self.counters.get(RedisStatsSink::DONE);
+        done.copied().unwrap_or(0)
+    }
+
+    pub(super) fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "*** Crawl-wide totals: crawl {}, all workers ***",
+            self.name
+        )?;
+        for (key, value) in &self.counters {
+            if key != RedisStatsSink::DONE {
+                writeln!(out, "{value:>10} {key}")?;
+            }
+        }
+        writeln!(out, "State: {}", self.state())?;
+        writeln!(out, "Seen: {}", self.counts.seen)?;
+        writeln!(out, "Claimed: {}", self.claimed)?;
+        writeln!(
+            out,
+            "Todo: {} ({} queued, {} leased)",
+            self.counts.queued + self.counts.leased,
+            self.counts.queued,
+            self.counts.leased
+        )?;
+        writeln!(out, "Done: {}", self.done())
+    }
+
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        let mut counters = self.counters.clone();
+        counters.remove(RedisStatsSink::DONE);
+        json!({
+            "crawl": self.name,
+            "state": self.state(),
+            "seen": self.counts.seen,
+            "claimed": self.claimed,
+            "queued": self.counts.queued,
+            "leased": self.counts.leased,
+            "done": self.done(),
+            "counters": counters,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wide(queued: u64, leased: u64, seen: u64, claimed: u64, max: Option<u64>) -> CrawlWide {
+        CrawlWide {
+            name: "t".into(),
+            counts: FrontierCounts {
+                queued,
+                leased,
+                seen,
+            },
+            claimed,
+            counters: BTreeMap::from([("html".into(), 3), (RedisStatsSink::DONE.into(), 4)]),
+            max_pages: max,
+        }
+    }
+
+    #[test]
+    fn states() {
+        let cases = [
+            (wide(0, 0, 0, 0, None), "starting"),
+            (wide(5, 1, 9, 3, None), "running"),
+            (wide(5, 0, 9, 3, None), "running"),
+            (wide(0, 0, 9, 9, None), "finished"),
+            (wide(5, 0, 9, 4, Some(4)), "stopped: limit max-pages"),
+            (wide(5, 2, 9, 4, Some(4)), "running"),
+            (wide(0, 0, 9, 9, Some(9)), "finished"),
+        ];
+        for (w, want) in cases {
+            assert_eq!(w.state(), want, "{:?} claimed {}", w.counts, w.claimed);
+        }
+    }
+
+    #[test]
+    fn text_and_json_agree() {
+        let w = wide(1, 2, 9, 6, None);
+        let mut text = Vec::new();
+        w.write_text(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("         3 html\n"), "{text}");
+        assert!(
+            text.contains("Todo: 3 (1 queued, 2 leased)\nDone: 4\n"),
+            "{text}"
+        );
+        assert!(!text.contains(" done\n"), "{text}");
+        let json = w.to_json();
+        assert_eq!(
+            (json["done"].as_u64(), json["queued"].as_u64()),
+            (Some(4), Some(1))
+        );
+        assert_eq!(json["counters"], json!({ "html": 3 }));
+    }
+}

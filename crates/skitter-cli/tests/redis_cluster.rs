@@ -1,0 +1,376 @@
+//! Several `skitter` processes crawl one site as one crawl through a real
+//! `redis-server`: every page once, per-host cap and delay held across
+//! processes, a killed worker's leases taken over, a Redis restart ridden out,
+//! `status` and `redis-clean`.
+//!
+//! The test site runs in-process (its counters are the ground truth); the
+//! crawlers are the real binary. The tests run one at a time: they start
+//! several processes each and the delay check needs a machine not busy with
+//! another test's crawl.
+
+#[path = "../../skitter/tests/support/redis_server.rs"]
+mod redis_server;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use redis_server::RedisServer;
+use skitter_testsite::{RunningSite, SiteConfig, Stats, TestSite};
+use tokio::process::{Child, Command};
+use tokio::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+
+/// Longest any one skitter process may run before the test calls it hung.
+const PROCESS_LIMIT: Duration = Duration::from_secs(60);
+
+fn skitter(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_skitter"))
+        .args(args)
+        .env("SKITTER_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start skitter")
+}
+
+/// What a finished process printed, and how it exited.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn assert_ok(&self, who: &str) {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "{who} failed\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+async fn finish(child: Child) -> Run {
+    let output = tokio::time::timeout(PROCESS_LIMIT, child.wait_with_output())
+        .await
+        .expect("skitter did not finish in time")
+        .expect("wait for skitter");
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+async fn run(args: &[&str]) -> Run {
+    finish(skitter(args)).await
+}
+
+/// Waits until the crawl's options are in Redis (so workers may join).
+async fn wait_for_crawl(redis: &str, crawl: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = run(&["status", "--redis", redis, "--crawl", crawl]).await;
+        if status.code == Some(0) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "crawl {crawl} never appeared: {}",
+            status.stderr
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until the site has served at least `n` requests.
+async fn wait_for_requests(site: &RunningSite, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while site.stats().total_requests < n {
+        assert!(Instant::now() < deadline, "the crawl made no progress");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Starts `crawl --redis` with `shared` options plus `own`, waits until it
+/// has stored the crawl, then starts one `worker` per entry of `workers`.
+async fn start_cluster(
+    redis: &str,
+    crawl: &str,
+    root: &str,
+    shared: &[&str],
+    own: &[&str],
+    workers: &[&[&str]],
+) -> Vec<Child> {
+    let mut args = vec!["crawl", "--redis", redis, "--crawl", crawl, root];
+    args.extend(shared);
+    args.extend(own);
+    let mut children = vec![skitter(&args)];
+    wait_for_crawl(redis, crawl).await;
+    for extra in workers {
+        let mut args = vec!["worker", "--redis", redis, "--crawl", crawl];
+        args.extend(*extra);
+        children.push(skitter(&args));
+    }
+    children
+}
+
+/// Page fetches beyond the first, over the generated pages; panics if a page
+/// was never fetched.
+fn duplicates(stats: &Stats) -> u64 {
+    assert_eq!(
+        stats.missing_pages(),
+        Vec::<String>::new(),
+        "pages never fetched"
+    );
+    stats
+        .page_paths()
+        .iter()
+        .map(|p| stats.requests(p) - 1)
+        .sum()
+}
+
+fn site(pages: usize, latency_ms: u64, record_starts: bool) -> RunningSite {
+    TestSite::start(SiteConfig {
+        pages,
+        latency: Duration::from_millis(latency_ms),
+        record_starts,
+        ..SiteConfig::default()
+    })
+    .expect("start the test site")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_crawl_as_one() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("pages.jsonl");
+    let site = site(300, 20, false);
+    let root = site.url("/");
+    let children = start_cluster(
+        &redis,
+        "three",
+        &root,
+        &["--per-host", "2"],
+        &["--jsonl", jsonl.to_str().unwrap()],
+        &[&["--jsonl", jsonl.to_str().unwrap()], &["--report", "json"]],
+    )
+    .await;
+    for (i, child) in children.into_iter().enumerate() {
+        finish(child).await.assert_ok(&format!("process {i}"));
+    }
+    let stats = site.stats();
+    assert_eq!(duplicates(&stats), 0, "a page was fetched twice");
+    assert!(
+        stats.in_flight_peak <= 2,
+        "per-host cap broken: {} in flight",
+        stats.in_flight_peak
+    );
+    // Two workers wrote JSON lines, each to its own file; together they hold
+    // their share of the records and no file is written twice.
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(files.iter().all(|f| {
+        f.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("pages-w")
+    }));
+    let status = run(&["status", "--redis", &redis, "--crawl", "three", "--json"]).await;
+    status.assert_ok("status");
+    let totals: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(totals["state"], "finished", "{totals}");
+    assert_eq!(totals["counters"]["html"], 301, "{totals}");
+    assert_eq!(totals["done"], totals["claimed"], "{totals}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_delay_holds_across_workers() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let site = site(20, 0, true);
+    let shared = ["--delay", "50ms", "--per-host", "4", "--ignore-robots"];
+    let children = start_cluster(&redis, "delay", &site.url("/"), &shared, &[], &[&[], &[]]).await;
+    for child in children {
+        finish(child).await.assert_ok("a delayed worker");
+    }
+    let stats = site.stats();
+    duplicates(&stats);
+    let starts = stats.starts("/");
+    assert_eq!(starts.len() as u64, stats.total_requests);
+    // Starts are claimed at least 50 ms apart on Redis' clock; the slack
+    // covers the time between a claim and its request reaching the site.
+    for pair in starts.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_millis(35),
+            "requests only {gap:?} apart: {starts:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_workers_pages_are_taken_over() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let site = site(300, 50, false);
+    let each = ["--max-tasks", "4", "--lease", "2s"];
+    let mut children = start_cluster(
+        &redis,
+        "kill",
+        &site.url("/"),
+        &["--per-host", "6"],
+        &each,
+        &[&each, &each],
+    )
+    .await;
+    wait_for_requests(&site, 60).await;
+    assert!(
+        site.stats().total_requests < 250,
+        "too late to kill mid-crawl"
+    );
+    let mut victim = children.remove(1);
+    assert!(
+        victim.try_wait().unwrap().is_none(),
+        "the worker to kill already ended"
+    );
+    victim.start_kill().expect("SIGKILL the worker");
+    let _ = victim.wait().await;
+    for child in children {
+        finish(child).await.assert_ok("a surviving worker");
+    }
+    let extra = duplicates(&site.stats());
+    eprintln!("duplicate fetches after the kill: {extra}");
+    assert!(
+        extra <= 4,
+        "{extra} duplicate fetches; the killed worker held at most 4"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crawl_survives_a_redis_restart() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(mut server) = RedisServer::start(true) else {
+        return;
+    };
+    let redis = server.url();
+    let site = site(200, 20, false);
+    let children = start_cluster(
+        &redis,
+        "restart",
+        &site.url("/"),
+        &["--per-host", "4"],
+        &[],
+        &[&[]],
+    )
+    .await;
+    wait_for_requests(&site, 50).await;
+    server.stop();
+    assert!(
+        site.stats().total_requests < 150,
+        "too late to stop Redis mid-crawl"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    server.restart();
+    for child in children {
+        finish(child).await.assert_ok("a worker across the restart");
+    }
+    duplicates(&site.stats());
+    let status = run(&["status", "--redis", &redis, "--crawl", "restart"]).await;
+    status.assert_ok("status");
+    assert!(
+        status.stdout.contains("State: finished"),
+        "{}",
+        status.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_status_and_clean() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let unknown = run(&["worker", "--redis", &redis, "--crawl", "nope"]).await;
+    assert_eq!(unknown.code, Some(2));
+    assert!(
+        unknown.stderr.contains("no crawl named \"nope\""),
+        "{}",
+        unknown.stderr
+    );
+
+    let site = site(100, 10, false);
+    let root = site.url("/");
+    let shared = ["--max-pages", "40", "--ignore-robots", "--per-host", "4"];
+    let children = start_cluster(
+        &redis,
+        "limited",
+        &root,
+        &shared,
+        &[],
+        &[&["--report", "json"]],
+    )
+    .await;
+    let mut runs = Vec::new();
+    for child in children {
+        let run = finish(child).await;
+        run.assert_ok("a limited worker");
+        runs.push(run);
+    }
+    // The limit counts the whole crawl: both workers together fetched 40.
+    assert_eq!(site.stats().total_requests, 40);
+    assert!(
+        runs[0].stdout.contains("Stopped: limit max-pages"),
+        "{}",
+        runs[0].stdout
+    );
+    let report: serde_json::Value = serde_json::from_str(&runs[1].stdout).unwrap();
+    assert_eq!(report["crawl_wide"]["done"], 40, "{report}");
+
+    let mut other = vec!["crawl", "--redis", &redis, "--crawl", "limited", &root];
+    other.extend(["--max-pages", "41"]);
+    let conflict = run(&other).await;
+    assert_eq!(conflict.code, Some(2));
+    assert!(
+        conflict
+            .stderr
+            .contains("already exists with other options"),
+        "{}",
+        conflict.stderr
+    );
+
+    let status = run(&["status", "--redis", &redis, "--crawl", "limited"]).await;
+    status.assert_ok("status");
+    for line in ["State: stopped: limit max-pages", "Claimed: 40", "Done: 40"] {
+        assert!(
+            status.stdout.contains(line),
+            "{line:?} missing:\n{}",
+            status.stdout
+        );
+    }
+    let clean = run(&["redis-clean", "--redis", &redis, "--crawl", "limited"]).await;
+    clean.assert_ok("redis-clean");
+    assert!(clean.stdout.starts_with("removed "), "{}", clean.stdout);
+    let gone = run(&["status", "--redis", &redis, "--crawl", "limited"]).await;
+    assert_eq!(gone.code, Some(2), "{}", gone.stdout);
+}
