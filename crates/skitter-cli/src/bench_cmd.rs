@@ -41,6 +41,15 @@ pub struct BenchArgs {
     /// so the bench measures the global cap; pass 8 to measure crawl's default].
     #[arg(long)]
     pub per_host: Option<usize>,
+    /// Do not fetch or obey robots.txt (to measure what politeness costs).
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Also write a WARC and a JSONL file into DIR (to measure what outputs cost).
+    #[arg(long, value_name = "DIR")]
+    pub outputs: Option<std::path::PathBuf>,
+    /// Keep the crawl in this (new) state directory (to measure what crash safety costs).
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<std::path::PathBuf>,
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -50,11 +59,18 @@ pub struct BenchArgs {
 pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
     raise_open_file_limit();
     let (mut child, root) = start_site(&args).await?;
-    let crawl = CrawlArgs::for_bench(
+    let mut crawl = CrawlArgs::for_bench(
         root,
         args.max_tasks,
         args.per_host.unwrap_or(args.max_tasks),
     );
+    crawl.ignore_robots = args.ignore_robots;
+    crawl.state = args.state.clone();
+    if let Some(dir) = &args.outputs {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crawl.warc = Some(dir.join("bench.warc.gz"));
+        crawl.jsonl = Some(dir.join("bench.jsonl").to_string_lossy().into_owned());
+    }
     let crawler = crawl.builder()?.build()?;
     let cpu_before = cpu_time();
     let started = Instant::now();
