@@ -285,6 +285,7 @@ async fn crawl(
     let crawler = args
         .builder()?
         .frontier(shared)
+        .robots_store(frontier.clone())
         .sink(Box::new(RedisStatsSink::new(frontier.clone())))
         .build()?;
     tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");

@@ -17,7 +17,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::{FetchConfig, FetchSetupError, Fetcher};
 use crate::frontier::{Frontier, HostPolicy, MemoryFrontier};
 use crate::retry::RetryPolicy;
-use crate::robots::RobotsPolicy;
+use crate::robots::{RobotsPolicy, RobotsStore};
 use crate::scope::{Scope, ScopeMode};
 use crate::sink::Sink;
 use crate::store::OutcomeStore;
@@ -128,6 +128,7 @@ pub struct CrawlerBuilder {
     sinks: Vec<Box<dyn Sink>>,
     frontier: Option<Arc<dyn Frontier>>,
     outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
+    robots_store: Option<Arc<dyn RobotsStore>>,
 }
 
 impl CrawlerBuilder {
@@ -279,6 +280,13 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Shares robots.txt fetches with the crawl's other processes through `store`
+    /// (a Redis crawl's workers fetch each origin's file once between them).
+    pub fn robots_store(mut self, store: Arc<dyn RobotsStore>) -> Self {
+        self.robots_store = Some(store);
+        self
+    }
+
     /// Validates everything and builds the crawler.
     pub fn build(self) -> Result<Crawler, BuildError> {
         let roots = parse_roots(&self.roots)?;
@@ -314,13 +322,12 @@ impl CrawlerBuilder {
         let frontier = self
             .frontier
             .unwrap_or_else(|| Arc::new(MemoryFrontier::new(config.host_policy)));
-        Ok(Crawler::new(
-            config,
-            fetcher,
-            frontier,
-            self.sinks,
-            self.outcomes,
-        ))
+        let parts = crate::crawler::Parts {
+            sinks: self.sinks,
+            outcomes: self.outcomes,
+            robots_store: self.robots_store,
+        };
+        Ok(Crawler::new(config, fetcher, frontier, parts))
     }
 }
 

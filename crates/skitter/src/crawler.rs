@@ -22,7 +22,7 @@ use crate::gate::LinkSkips;
 use crate::limit::{HostQuota, PageBudget};
 use crate::progress::Progress;
 use crate::report::{Report, ReportSummary, StopReason, Tally};
-use crate::robots::RobotsCache;
+use crate::robots::{RobotsCache, RobotsStore};
 use crate::scheduler;
 use crate::sink::{Page, Sink, SinkSummary};
 use crate::store::OutcomeStore;
@@ -36,6 +36,14 @@ pub struct Crawler {
     sinks: Vec<Box<dyn Sink>>,
     progress: Progress,
     outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
+    robots_store: Option<Arc<dyn RobotsStore>>,
+}
+
+/// The optional parts a builder hands over besides the configuration.
+pub(crate) struct Parts {
+    pub(crate) sinks: Vec<Box<dyn Sink>>,
+    pub(crate) outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
+    pub(crate) robots_store: Option<Arc<dyn RobotsStore>>,
 }
 
 /// The crawl could not start.
@@ -133,16 +141,16 @@ impl Crawler {
         config: Config,
         fetcher: Fetcher,
         frontier: Arc<dyn Frontier>,
-        sinks: Vec<Box<dyn Sink>>,
-        outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
+        parts: Parts,
     ) -> Self {
         Crawler {
             config,
             fetcher,
             frontier,
-            sinks,
+            sinks: parts.sinks,
             progress: Progress::default(),
-            outcomes,
+            outcomes: parts.outcomes,
+            robots_store: parts.robots_store,
         }
     }
 
@@ -201,11 +209,13 @@ impl Crawler {
             halt: halt.clone(),
             hard_stop: CancellationToken::new(),
             progress: self.progress.clone(),
-            robots: self
-                .config
-                .robots
-                .clone()
-                .map(|p| RobotsCache::new(self.fetcher.clone(), p)),
+            robots: self.config.robots.clone().map(|p| {
+                let cache = RobotsCache::new(self.fetcher.clone(), p);
+                match self.robots_store.clone() {
+                    Some(store) => cache.with_store(store),
+                    None => cache,
+                }
+            }),
             delays_applied: Mutex::new(HashSet::new()),
             budget: PageBudget::new(self.config.limits.max_pages),
             quota: HostQuota::new(self.config.limits.max_per_host),

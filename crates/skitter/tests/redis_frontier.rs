@@ -380,3 +380,41 @@ async fn bad_names_and_urls_are_errors() {
     let got = RedisFrontier::connect("not a url", "x", opts).await;
     assert!(matches!(got, Err(FrontierError::Storage(_))));
 }
+
+#[tokio::test]
+async fn workers_share_robots_txt() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let site = skitter_testsite::TestSite::start(skitter_testsite::SiteConfig {
+        pages: 3,
+        robots_txt: Some((200, "User-agent: *\nDisallow: /p/1\n".into())),
+        ..Default::default()
+    })
+    .unwrap();
+    let run = |frontier: std::sync::Arc<RedisFrontier>| {
+        skitter::Crawler::builder()
+            .root(site.url("/"))
+            .frontier(frontier.clone())
+            .robots_store(frontier)
+            .build()
+            .unwrap()
+            .run(tokio_util::sync::CancellationToken::new())
+    };
+    // Two crawls of the same shared crawl, one after the other: the second finds
+    // the first's robots.txt in Redis and never asks the site.
+    let a = std::sync::Arc::new(worker(&server, "robots", options(4, Duration::ZERO)).await);
+    let first = run(a).await.unwrap();
+    let b = std::sync::Arc::new(worker(&server, "robots", options(4, Duration::ZERO)).await);
+    b.offer(vec![req(&site.url("/p/1")), req(&site.url("/p/2"))])
+        .await
+        .unwrap();
+    run(b).await.unwrap();
+    assert_eq!(site.stats().requests("/robots.txt"), 1);
+    assert_eq!(
+        site.stats().requests("/p/1"),
+        0,
+        "the shared rules still apply"
+    );
+    assert!(first.completed());
+}

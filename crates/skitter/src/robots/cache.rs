@@ -64,13 +64,47 @@ impl Default for RobotsPolicy {
 
 type Slot = Arc<OnceCell<Arc<OriginRules>>>;
 
+/// A robots.txt as stored for other processes of the same crawl.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StoredRobots {
+    /// The body (for `Parsed`), as text.
+    pub body: String,
+    /// `parsed`, `missing` or `unavailable`.
+    pub source: String,
+    /// The status or error that decided it.
+    pub detail: String,
+    /// When it was fetched, in seconds since the Unix epoch.
+    pub fetched_unix: u64,
+}
+
+/// Where several processes of one crawl share their robots.txt fetches (the
+/// Redis frontier implements it), so each origin's file is fetched once per
+/// crawl rather than once per worker. Failures to read or write are not errors:
+/// the cache then simply fetches for itself.
+#[async_trait::async_trait]
+pub trait RobotsStore: Send + Sync {
+    /// The stored robots.txt of `origin`, if any.
+    async fn get_robots(&self, origin: &str) -> Option<StoredRobots>;
+    /// Stores `origin`'s robots.txt for the other processes.
+    async fn put_robots(&self, origin: &str, robots: &StoredRobots);
+}
+
 /// Per-origin robots rules for one crawl.
-#[derive(Debug)]
 pub struct RobotsCache {
     fetcher: Fetcher,
     token: String,
     policy: RobotsPolicy,
     origins: Mutex<HashMap<String, Slot>>,
+    store: Option<Arc<dyn RobotsStore>>,
+}
+
+impl std::fmt::Debug for RobotsCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RobotsCache")
+            .field("token", &self.token)
+            .field("shared", &self.store.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RobotsCache {
@@ -83,7 +117,44 @@ impl RobotsCache {
             token,
             policy,
             origins: Mutex::new(HashMap::new()),
+            store: None,
         }
+    }
+
+    /// Shares fetched files with the other processes of the crawl through `store`.
+    pub fn with_store(mut self, store: Arc<dyn RobotsStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Parses a shared entry, unless it is older than the policy allows.
+    fn from_store(
+        &self,
+        stored: &StoredRobots,
+    ) -> Option<(Robots, RobotsSource, String, Duration)> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        let age = Duration::from_secs(now.saturating_sub(stored.fetched_unix));
+        let (robots, source, limit) = match stored.source.as_str() {
+            "parsed" => (
+                Robots::parse(stored.body.as_bytes()),
+                RobotsSource::Parsed,
+                self.policy.max_age,
+            ),
+            "missing" => (
+                Robots::allow_all(),
+                RobotsSource::Missing,
+                self.policy.max_age,
+            ),
+            _ => (
+                Robots::disallow_all(),
+                RobotsSource::Unavailable,
+                self.policy.retry_unavailable,
+            ),
+        };
+        (age < limit).then(|| (robots, source, stored.detail.clone(), age))
     }
 
     /// The product token rules are matched for (`skitter`).
@@ -129,8 +200,36 @@ impl RobotsCache {
     }
 
     async fn fetch(&self, origin: String) -> Arc<OriginRules> {
-        let (robots, source, detail) = self.fetch_rules(&origin).await;
+        if let Some(store) = &self.store
+            && let Some(stored) = store.get_robots(&origin).await
+            && let Some((robots, source, detail, age)) = self.from_store(&stored)
+        {
+            let fetched = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
+            return Arc::new(OriginRules {
+                robots,
+                source,
+                detail,
+                fetched,
+            });
+        }
+        let (robots, source, detail, body) = self.fetch_rules(&origin).await;
         tracing::debug!(%origin, ?source, %detail, "robots.txt");
+        if let Some(store) = &self.store {
+            let stored = StoredRobots {
+                body,
+                source: match source {
+                    RobotsSource::Parsed => "parsed",
+                    RobotsSource::Missing => "missing",
+                    RobotsSource::Unavailable => "unavailable",
+                }
+                .to_string(),
+                detail: detail.clone(),
+                fetched_unix: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            };
+            store.put_robots(&origin, &stored).await;
+        }
         Arc::new(OriginRules {
             robots,
             source,
@@ -139,13 +238,19 @@ impl RobotsCache {
         })
     }
 
-    async fn fetch_rules(&self, origin: &str) -> (Robots, RobotsSource, String) {
-        let Ok(mut url) = Url::parse(&format!("{origin}/robots.txt")) else {
-            return (
+    /// Fetches and classifies an origin's robots.txt; the last item is the body
+    /// text (for sharing), empty unless parsed.
+    async fn fetch_rules(&self, origin: &str) -> (Robots, RobotsSource, String, String) {
+        let missing = |detail: String| {
+            (
                 Robots::allow_all(),
                 RobotsSource::Missing,
-                "no origin".into(),
-            );
+                detail,
+                String::new(),
+            )
+        };
+        let Ok(mut url) = Url::parse(&format!("{origin}/robots.txt")) else {
+            return missing("no origin".into());
         };
         for _ in 0..=MAX_REDIRECTS {
             let resp = match self.fetcher.get(&url, Keep::Body).await {
@@ -161,10 +266,12 @@ impl RobotsCache {
                         512 * 1024,
                     )
                     .unwrap_or_else(|_| body.to_vec());
+                    let text = String::from_utf8_lossy(&decoded).into_owned();
                     return (
                         Robots::parse(&decoded),
                         RobotsSource::Parsed,
                         resp.status.to_string(),
+                        text,
                     );
                 }
                 300..=399 => match resp.location().and_then(|l| url.join(l).ok()) {
@@ -172,23 +279,18 @@ impl RobotsCache {
                     None => break,
                 },
                 429 | 500..=599 => return unavailable(format!("status {}", resp.status)),
-                status => {
-                    return (
-                        Robots::allow_all(),
-                        RobotsSource::Missing,
-                        format!("status {status}"),
-                    );
-                }
+                status => return missing(format!("status {status}")),
             }
         }
-        (
-            Robots::allow_all(),
-            RobotsSource::Missing,
-            "too many redirects".into(),
-        )
+        missing("too many redirects".into())
     }
 }
 
-fn unavailable(detail: String) -> (Robots, RobotsSource, String) {
-    (Robots::disallow_all(), RobotsSource::Unavailable, detail)
+fn unavailable(detail: String) -> (Robots, RobotsSource, String, String) {
+    (
+        Robots::disallow_all(),
+        RobotsSource::Unavailable,
+        detail,
+        String::new(),
+    )
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use url::Url;
 
-pub use cache::{OriginRules, RobotsCache, RobotsPolicy, RobotsSource};
+pub use cache::{OriginRules, RobotsCache, RobotsPolicy, RobotsSource, RobotsStore, StoredRobots};
 pub use pattern::Pattern;
 use pattern::normalize_path;
 

@@ -472,3 +472,22 @@ impl Frontier for RedisFrontier {
         })
     }
 }
+
+/// Workers of one crawl share each origin's robots.txt through the crawl's
+/// `meta` hash (`robots:<origin>` → JSON), so it is fetched once per crawl.
+#[async_trait]
+impl crate::robots::RobotsStore for RedisFrontier {
+    async fn get_robots(&self, origin: &str) -> Option<crate::robots::StoredRobots> {
+        let raw = self.get_meta(&format!("robots:{origin}")).await.ok()??;
+        serde_json::from_str(&raw).ok()
+    }
+
+    async fn put_robots(&self, origin: &str, robots: &crate::robots::StoredRobots) {
+        let Ok(json) = serde_json::to_string(robots) else {
+            return;
+        };
+        if let Err(e) = self.put_meta(&format!("robots:{origin}"), &json).await {
+            tracing::warn!(%origin, error = %e, "cannot share robots.txt with the other workers");
+        }
+    }
+}
