@@ -128,7 +128,7 @@ impl RobotsCache {
     }
 
     /// Parses a shared entry, unless it is older than the policy allows.
-    fn from_store(
+    fn read_shared(
         &self,
         stored: &StoredRobots,
     ) -> Option<(Robots, RobotsSource, String, Duration)> {
@@ -202,7 +202,7 @@ impl RobotsCache {
     async fn fetch(&self, origin: String) -> Arc<OriginRules> {
         if let Some(store) = &self.store
             && let Some(stored) = store.get_robots(&origin).await
-            && let Some((robots, source, detail, age)) = self.from_store(&stored)
+            && let Some((robots, source, detail, age)) = self.read_shared(&stored)
         {
             let fetched = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
             return Arc::new(OriginRules {
