@@ -145,6 +145,8 @@ struct Writer {
     base: PathBuf,
     options: WarcOptions,
     gzip: bool,
+    /// The reused compressor, when writing `.gz`.
+    deflater: Option<record::Deflater>,
     current: Current,
     next_index: u32,
     files: Vec<String>,
@@ -173,6 +175,7 @@ impl Writer {
             base,
             options,
             gzip,
+            deflater: gzip.then(record::Deflater::new),
             current,
             next_index: 1,
             cdx_lines: Vec::new(),
@@ -180,17 +183,16 @@ impl Writer {
     }
 
     fn write_page(&mut self, job: &Job) -> Result<(), String> {
-        let gzip = self.gzip;
-        let build = |warcinfo_id: &str| {
-            record::exchange_pair(&job.url, &job.exchange, warcinfo_id, gzip)
+        let build = |warcinfo_id: &str, deflater: Option<&mut record::Deflater>| {
+            record::exchange_pair(&job.url, &job.exchange, warcinfo_id, deflater)
                 .map_err(|e| format!("cannot build records for {}: {e}", job.url))
         };
-        let mut pair = build(&self.current.warcinfo_id)?;
+        let mut pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
         let len = (pair.request.len() + pair.response.len()) as u64;
         if self.should_rotate(len) {
             self.rotate()?;
             // The records name their file's warcinfo, so they are built again.
-            pair = build(&self.current.warcinfo_id)?;
+            pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
         }
         let offset = self.current.size + pair.request.len() as u64;
         let mut buf = pair.request;

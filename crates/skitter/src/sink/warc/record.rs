@@ -8,8 +8,7 @@ use std::io::{self, Write};
 
 use chrono::{DateTime, Utc};
 use data_encoding::BASE32;
-use flate2::Compression;
-use flate2::write::GzEncoder;
+use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use sha1::{Digest, Sha1};
 use url::Url;
 
@@ -74,6 +73,11 @@ impl<'a> Record<'a> {
     /// The record's bytes, one gzip member of its own when `gzip` is set. Adds
     /// `WARC-Block-Digest` and `Content-Length` from the block.
     pub(crate) fn to_bytes(&self, gzip: bool) -> io::Result<Vec<u8>> {
+        self.encode(gzip.then(Deflater::new).as_mut())
+    }
+
+    /// [`Record::to_bytes`] with a reusable compressor (`None`: uncompressed).
+    pub(crate) fn encode(&self, deflater: Option<&mut Deflater>) -> io::Result<Vec<u8>> {
         let mut hasher = Sha1::new();
         let mut length = 0usize;
         for part in &self.block {
@@ -88,15 +92,11 @@ impl<'a> Record<'a> {
         }
         write!(head, "WARC-Block-Digest: sha1:{block_digest}\r\n")?;
         write!(head, "Content-Length: {length}\r\n\r\n")?;
-        if gzip {
-            let mut enc =
-                GzEncoder::new(Vec::with_capacity(length / 2 + 256), Compression::default());
-            self.emit(&head, &mut enc)?;
-            enc.finish()
-        } else {
-            let mut out = Vec::with_capacity(head.len() + length + 4);
-            self.emit(&head, &mut out)?;
-            Ok(out)
+        let mut out = Vec::with_capacity(head.len() + length + 4);
+        self.emit(&head, &mut out)?;
+        match deflater {
+            Some(d) => d.member(&out),
+            None => Ok(out),
         }
     }
 
@@ -106,6 +106,44 @@ impl<'a> Record<'a> {
             out.write_all(part)?;
         }
         out.write_all(b"\r\n\r\n")
+    }
+}
+
+/// Writes whole gzip members with one reused raw-deflate compressor: setting up a
+/// fresh encoder for every record costs more than compressing a typical page.
+pub(crate) struct Deflater {
+    compress: Compress,
+}
+
+impl Deflater {
+    pub(crate) fn new() -> Self {
+        Deflater {
+            compress: Compress::new(Compression::default(), false),
+        }
+    }
+
+    /// `plain` as one complete gzip member (RFC 1952).
+    pub(crate) fn member(&mut self, plain: &[u8]) -> io::Result<Vec<u8>> {
+        self.compress.reset();
+        let mut out = Vec::with_capacity(plain.len() / 2 + 64);
+        // ID1 ID2, CM=deflate, no flags, no mtime, XFL=0, OS=unknown.
+        out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+        loop {
+            out.reserve(plain.len() / 2 + 1024);
+            let done = self.compress.total_in() as usize;
+            let status = self
+                .compress
+                .compress_vec(&plain[done..], &mut out, FlushCompress::Finish)
+                .map_err(io::Error::other)?;
+            if status == Status::StreamEnd {
+                break;
+            }
+        }
+        let mut crc = Crc::new();
+        crc.update(plain);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        out.extend_from_slice(&(plain.len() as u32).to_le_bytes());
+        Ok(out)
     }
 }
 
@@ -152,7 +190,7 @@ pub(crate) fn exchange_pair(
     url: &Url,
     ex: &Exchange,
     warcinfo_id: &str,
-    gzip: bool,
+    mut deflater: Option<&mut Deflater>,
 ) -> io::Result<Pair> {
     let request_id = new_record_id();
     let response_id = new_record_id();
@@ -171,8 +209,8 @@ pub(crate) fn exchange_pair(
             .field("WARC-Concurrent-To", &response_id)
             .field("Content-Type", "application/http;msgtype=request");
     Ok(Pair {
-        request: request.to_bytes(gzip)?,
-        response: response.to_bytes(gzip)?,
+        request: request.encode(deflater.as_deref_mut())?,
+        response: response.encode(deflater)?,
         payload_digest,
     })
 }
