@@ -96,7 +96,7 @@ mod tests {
     use super::*;
 
     fn gzip(data: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
         e.write_all(data).unwrap();
         e.finish().unwrap()
     }

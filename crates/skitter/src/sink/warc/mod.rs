@@ -55,7 +55,17 @@ pub struct WarcOptions {
 pub struct WarcSink {
     /// `None` while a write is in flight on the blocking pool, or after one failed.
     writer: Option<Writer>,
+    /// Pages waiting to be written as the next batch.
+    pending: Vec<Job>,
+    /// The batch being built and written on the blocking pool, which hands the
+    /// writer back when done; the crawl goes on meanwhile.
+    in_flight: Option<tokio::task::JoinHandle<(Writer, Result<(), String>)>>,
 }
+
+/// Pages per batch: records are built (digests, gzip) and written off the sink
+/// task, a batch at a time, so archiving overlaps with crawling. Each record is
+/// still written whole.
+const BATCH: usize = 32;
 
 impl WarcSink {
     /// Creates the first WARC file (and checks the index path can be written), so a
@@ -64,7 +74,34 @@ impl WarcSink {
         let writer = Writer::open(path.as_ref().to_path_buf(), options).map_err(sink_error)?;
         Ok(WarcSink {
             writer: Some(writer),
+            pending: Vec::new(),
+            in_flight: None,
         })
+    }
+
+    /// Waits for the batch in flight, if any, and takes the writer back.
+    async fn take_writer(&mut self) -> Result<Writer, SinkError> {
+        if let Some(handle) = self.in_flight.take() {
+            let (writer, result) = handle
+                .await
+                .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+            result.map_err(sink_error)?;
+            return Ok(writer);
+        }
+        self.writer
+            .take()
+            .ok_or_else(|| sink_error("an earlier write failed; the archive is closed"))
+    }
+
+    /// Starts writing the pending pages on the blocking pool.
+    async fn start_batch(&mut self) -> Result<(), SinkError> {
+        let mut writer = self.take_writer().await?;
+        let jobs = std::mem::take(&mut self.pending);
+        self.in_flight = Some(tokio::task::spawn_blocking(move || {
+            let result = jobs.iter().try_for_each(|job| writer.write_page(job));
+            (writer, result)
+        }));
+        Ok(())
     }
 
     /// Runs `f` on the writer in the blocking pool and takes the writer back.
@@ -105,10 +142,19 @@ impl Sink for WarcSink {
             mime: page.record.content_type.clone(),
             exchange,
         };
-        self.with_writer(move |w| w.write_page(&job)).await
+        self.pending.push(job);
+        if self.pending.len() >= BATCH {
+            self.start_batch().await?;
+        }
+        Ok(())
     }
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+        if !self.pending.is_empty() {
+            self.start_batch().await?;
+        }
+        let writer = self.take_writer().await?;
+        self.writer = Some(writer);
         self.with_writer(Writer::finish).await
     }
 }

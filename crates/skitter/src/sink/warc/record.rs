@@ -118,7 +118,7 @@ pub(crate) struct Deflater {
 impl Deflater {
     pub(crate) fn new() -> Self {
         Deflater {
-            compress: Compress::new(Compression::default(), false),
+            compress: Compress::new(Compression::fast(), false),
         }
     }
 
