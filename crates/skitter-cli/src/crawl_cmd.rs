@@ -244,7 +244,7 @@ impl CrawlArgs {
             insecure: self.insecure,
             proxy: self.proxy.clone(),
             cookies: self.cookies,
-            headers: parse_headers(&self.headers)?,
+            headers: flags::headers(&self.headers)?,
             ..FetchConfig::default()
         };
         if let Some(ua) = &self.user_agent {
@@ -428,17 +428,6 @@ fn unused_name(path: &std::path::Path) -> PathBuf {
         .map(|n| path.with_file_name(format!("{stem}-r{n}{ext}")))
         .find(|p| !p.exists())
         .expect("some numbered name is free")
-}
-
-fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
-    raw.iter()
-        .map(|h| {
-            let (name, value) = h
-                .split_once(':')
-                .with_context(|| format!("invalid --header {h:?}: expected 'Name: value'"))?;
-            Ok((name.trim().to_string(), value.trim().to_string()))
-        })
-        .collect()
 }
 
 /// Runs the crawl and prints the report; returns the exit status.

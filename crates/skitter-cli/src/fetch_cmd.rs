@@ -121,7 +121,7 @@ impl FetchArgs {
             max_body_size: self.max_body_size,
             insecure: self.insecure,
             proxy: self.proxy.clone(),
-            headers: parse_headers(&self.headers)?,
+            headers: flags::headers(&self.headers)?,
             ..FetchConfig::default()
         };
         if let Some(ua) = &self.user_agent {
@@ -212,17 +212,6 @@ fn stdin_items(glob: bool) -> Items {
         "stdin",
         glob,
     ))
-}
-
-fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
-    raw.iter()
-        .map(|h| {
-            let (name, value) = h
-                .split_once(':')
-                .with_context(|| format!("invalid --header {h:?}: expected 'Name: value'"))?;
-            Ok((name.trim().to_string(), value.trim().to_string()))
-        })
-        .collect()
 }
 
 /// Runs the fetch, prints the summary on stderr; returns the exit status.

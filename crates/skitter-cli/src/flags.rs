@@ -1,6 +1,8 @@
-//! Value parsers shared by the subcommands: durations and byte sizes.
+//! Value parsers shared by the subcommands: durations, byte sizes and headers.
 
 use std::time::Duration;
+
+use anyhow::Context;
 
 /// Parses `30s`, `500ms`, `2m`, `1h 30m`, or a bare number of seconds (`1.5`).
 pub fn duration(s: &str) -> Result<Duration, String> {
@@ -32,6 +34,18 @@ pub fn size(s: &str) -> Result<u64, String> {
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+/// Splits `--header 'Name: value'` flags into trimmed (name, value) pairs.
+pub fn headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    raw.iter()
+        .map(|h| {
+            let (name, value) = h
+                .split_once(':')
+                .with_context(|| format!("invalid --header {h:?}: expected 'Name: value'"))?;
+            Ok((name.trim().to_string(), value.trim().to_string()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
