@@ -27,8 +27,8 @@ use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
-use crate::flags;
 use crate::progress::{ProgressLine, StderrLogs};
+use crate::{flags, resume_outputs};
 use skitter::report_html::{self, TimelineSink};
 
 /// How the end-of-crawl report is printed on stdout.
@@ -356,7 +356,7 @@ impl CrawlArgs {
     fn sinks(&self) -> anyhow::Result<Vec<Box<dyn Sink>>> {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         if let Some(path) = &self.warc {
-            let options = WarcOptions {
+            let mut options = WarcOptions {
                 max_size: self.warc_max_size,
                 software: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
                 crawl_options: self.describe(),
@@ -365,7 +365,11 @@ impl CrawlArgs {
             };
             // A resumed crawl (--state) continues in a new file, never over the old one.
             let path = match self.state {
-                Some(_) => unused_name(path),
+                Some(_) => {
+                    let (next, archived) = resume_outputs::continue_warc(path)?;
+                    options.already_archived = archived;
+                    next
+                }
                 None => path.clone(),
             };
             sinks.push(Box::new(WarcSink::create(&path, options)?));
@@ -408,26 +412,6 @@ impl CrawlArgs {
             ("include".into(), self.include.join(" ")),
         ]
     }
-}
-
-/// `path` if it does not exist, else `NAME-rN.EXT` for the first free N
-/// (`crawl.warc.gz` → `crawl-r1.warc.gz`).
-fn unused_name(path: &std::path::Path) -> PathBuf {
-    if !path.exists() {
-        return path.to_path_buf();
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (stem, ext) = match name.find('.') {
-        Some(i) => (&name[..i], &name[i..]),
-        None => (name.as_str(), ""),
-    };
-    (1..)
-        .map(|n| path.with_file_name(format!("{stem}-r{n}{ext}")))
-        .find(|p| !p.exists())
-        .expect("some numbered name is free")
 }
 
 /// Runs the crawl and prints the report; returns the exit status.

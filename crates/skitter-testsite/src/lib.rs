@@ -31,6 +31,7 @@ mod server;
 mod special;
 mod stats;
 mod trap;
+pub mod validators;
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};

@@ -19,12 +19,13 @@ use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
 use crate::frontier::{Frontier, FrontierError, HostKey, Request};
 use crate::gate::LinkSkips;
+use crate::handoff::{self, Handoff};
 use crate::limit::{HostQuota, PageBudget};
 use crate::progress::Progress;
 use crate::report::{Report, ReportSummary, StopReason, Tally};
 use crate::robots::{RobotsCache, RobotsStore};
 use crate::scheduler;
-use crate::sink::{Page, Sink, SinkSummary};
+use crate::sink::Sink;
 use crate::store::OutcomeStore;
 use crate::trap::TrapGuard;
 
@@ -93,7 +94,9 @@ pub(crate) struct Ctx {
     pub(crate) config: Config,
     pub(crate) fetcher: Fetcher,
     pub(crate) frontier: Arc<dyn Frontier>,
-    pub(crate) pages: mpsc::Sender<Page>,
+    pub(crate) pages: mpsc::Sender<Handoff>,
+    /// Outputs write a page before its lease completes (see `handoff`).
+    pub(crate) outputs_first: bool,
     pub(crate) keep: Keep,
     pub(crate) link_skips: Arc<LinkSkips>,
     /// Woken when a lease completes or URLs are offered, so a waiting scheduler
@@ -196,13 +199,15 @@ impl Crawler {
         };
         let halt = Arc::new(Halt::default());
         let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
-        let sink_task = tokio::spawn(drive_sinks(rx, self.sinks, halt.clone()));
+        let outputs_first = self.frontier.durable() && !self.sinks.is_empty();
+        let sink_task = tokio::spawn(handoff::drive_sinks(rx, self.sinks, halt.clone()));
         let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
         let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
         let ctx = Arc::new(Ctx {
             frontier: self.frontier.clone(),
             pages: tx,
+            outputs_first,
             keep,
             link_skips: link_skips.clone(),
             changed: Notify::new(),
@@ -263,36 +268,4 @@ impl Crawler {
             sinks,
         }))
     }
-}
-
-/// Feeds every finished page to the tally and the sinks, in finishing order. After
-/// a sink fails, pages are still drained (so workers never block) and tallied.
-async fn drive_sinks(
-    mut rx: mpsc::Receiver<Page>,
-    mut sinks: Vec<Box<dyn Sink>>,
-    halt: Arc<Halt>,
-) -> (Tally, Vec<SinkSummary>) {
-    let mut tally = Tally::default();
-    let mut healthy = true;
-    while let Some(page) = rx.recv().await {
-        tally.add(&page.record);
-        if !healthy {
-            continue;
-        }
-        for sink in sinks.iter_mut() {
-            if let Err(e) = sink.record(&page).await {
-                halt.fail(format!("output {e}"));
-                healthy = false;
-                break;
-            }
-        }
-    }
-    let mut summaries = Vec::new();
-    for sink in sinks.iter_mut() {
-        match sink.finish().await {
-            Ok(summary) => summaries.push(summary),
-            Err(e) => halt.fail(format!("output {e}")),
-        }
-    }
-    (tally, summaries)
 }

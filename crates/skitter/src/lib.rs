@@ -31,6 +31,7 @@ pub mod extract;
 pub mod fetch;
 pub mod frontier;
 mod gate;
+mod handoff;
 mod limit;
 pub mod outcome;
 pub mod probe;

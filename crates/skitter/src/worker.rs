@@ -36,18 +36,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
         OutcomeKind::Failed | OutcomeKind::HttpError
     );
     ctx.progress.finished(page.record.size, failed);
-    // Complete (and, with a crash-safe store, record) before the outputs see the
-    // page: after a crash a URL is then refetched only if no output has it yet.
-    if let Err(e) = ctx
-        .frontier
-        .complete_with(lease, feedback, &page.record)
-        .await
-    {
-        ctx.halt.fail(format!("frontier: {e}"));
-    }
-    ctx.changed.notify_one();
-    // The sink task only ends early after a fatal error, which already stopped the crawl.
-    let _ = ctx.pages.send(page).await;
+    crate::handoff::deliver(&ctx, lease, feedback, page).await;
 }
 
 async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {

@@ -118,6 +118,13 @@ pub trait Frontier: Send + Sync {
         self.complete(lease, feedback).await
     }
 
+    /// Whether completed leases outlive this process (a crash-safe store, a shared
+    /// server). The crawler then writes a page's outputs before completing its
+    /// lease, so a crash never leaves a completed URL missing from the outputs.
+    fn durable(&self) -> bool {
+        false
+    }
+
     /// Sets a host's minimum gap between request starts (e.g. robots `Crawl-delay`),
     /// when it is larger than the configured delay.
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError>;

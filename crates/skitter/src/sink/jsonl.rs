@@ -3,8 +3,14 @@
 //! Every line is one complete UTF-8 JSON object ending in `\n`. Lines are built
 //! whole in memory and handed to the file in batches of complete lines (one
 //! `write_all` each, on the blocking pool), at least every [`FLUSH_EVERY`] records,
-//! on every record for stdout, and at `finish`. An interrupted crawl can lose the
-//! last unflushed batch but never leaves a torn line.
+//! on every record for stdout, on `flush`, and at `finish`. An interrupted crawl
+//! never leaves a torn line; with a crash-safe frontier the crawler flushes before
+//! it completes a page's lease, so no completed URL is missing either.
+//!
+//! Resuming (`append`): a torn last line is cut, and URLs that the last
+//! [`RESUME_TAIL_LINES`] lines already hold are not written again. Those are the
+//! pages a killed run wrote but had not yet completed; the resumed run fetches them
+//! again, and their first line stands.
 //!
 //! Schema. A URL that was fetched (or tried) is
 //! ```text
@@ -29,6 +35,7 @@
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
 //! `scope`, `scheme`, `exclude`, `malformed`, `robots`, `trap`, `limit`.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -41,6 +48,11 @@ use crate::outcome::{OutcomeKind, PageRecord};
 
 /// Records between two writes to a file.
 pub const FLUSH_EVERY: usize = 64;
+
+/// Lines at the end of a file being resumed whose URLs are not written again.
+/// Pages written but not completed when a run was killed are at most the pages in
+/// flight then, and they are among the last lines written.
+pub const RESUME_TAIL_LINES: usize = 65_536;
 
 /// A `page` line.
 #[derive(Serialize)]
@@ -109,6 +121,8 @@ pub struct JsonlSink {
     pending: Vec<u8>,
     pending_lines: usize,
     flush_every: usize,
+    /// URLs already in the file being resumed (see the module docs).
+    written_before: HashSet<String>,
     lines: u64,
     bytes: u64,
 }
@@ -145,11 +159,11 @@ impl JsonlSink {
             .map_err(cannot)?;
         let whole = whole_lines_len(&mut file).map_err(cannot)?;
         file.set_len(whole).map_err(cannot)?;
+        let written_before = tail_urls(&mut file, whole, RESUME_TAIL_LINES).map_err(cannot)?;
         io::Seek::seek(&mut file, io::SeekFrom::Start(whole)).map_err(cannot)?;
-        Ok(JsonlSink::new(
-            Output::File(file, path.to_path_buf()),
-            FLUSH_EVERY,
-        ))
+        let mut sink = JsonlSink::new(Output::File(file, path.to_path_buf()), FLUSH_EVERY);
+        sink.written_before = written_before;
+        Ok(sink)
     }
 
     fn new(output: Output, flush_every: usize) -> JsonlSink {
@@ -159,13 +173,14 @@ impl JsonlSink {
             pending: Vec::new(),
             pending_lines: 0,
             flush_every,
+            written_before: HashSet::new(),
             lines: 0,
             bytes: 0,
         }
     }
 
     /// Writes the pending lines with one `write_all`, on the blocking pool.
-    async fn flush(&mut self, sync: bool) -> Result<(), SinkError> {
+    async fn write_pending(&mut self, sync: bool) -> Result<(), SinkError> {
         let mut output = self
             .output
             .take()
@@ -191,6 +206,44 @@ impl JsonlSink {
     }
 }
 
+/// The `url` of each of the last `max_lines` whole lines before `end`.
+fn tail_urls(file: &mut File, end: u64, max_lines: usize) -> io::Result<HashSet<String>> {
+    use std::io::{Read, Seek, SeekFrom};
+    #[derive(serde::Deserialize)]
+    struct Line {
+        url: String,
+    }
+    let mut urls = HashSet::new();
+    let mut carry: Vec<u8> = Vec::new();
+    let mut pos = end;
+    let mut lines = 0;
+    while pos > 0 && lines <= max_lines {
+        let start = pos.saturating_sub(1 << 16);
+        let mut chunk = vec![0u8; (pos - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&carry);
+        // The first piece may be the end of a line that starts in an earlier chunk.
+        let mut pieces = chunk.split(|&b| b == b'\n').collect::<Vec<_>>();
+        carry = if start > 0 {
+            pieces.remove(0).to_vec()
+        } else {
+            Vec::new()
+        };
+        for piece in pieces.iter().rev().filter(|p| !p.is_empty()) {
+            lines += 1;
+            if lines > max_lines {
+                break;
+            }
+            if let Ok(line) = serde_json::from_slice::<Line>(piece) {
+                urls.insert(line.url);
+            }
+        }
+        pos = start;
+    }
+    Ok(urls)
+}
+
 /// The length of the file up to and including its last newline.
 fn whole_lines_len(file: &mut File) -> io::Result<u64> {
     use std::io::{Read, Seek, SeekFrom};
@@ -213,6 +266,9 @@ fn whole_lines_len(file: &mut File) -> io::Result<u64> {
 #[async_trait]
 impl Sink for JsonlSink {
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+        if !self.written_before.is_empty() && self.written_before.remove(page.record.url.as_str()) {
+            return Ok(());
+        }
         let digest = page
             .exchange
             .as_ref()
@@ -223,13 +279,20 @@ impl Sink for JsonlSink {
         self.pending_lines += 1;
         self.lines += 1;
         if self.pending_lines >= self.flush_every {
-            self.flush(false).await?;
+            self.write_pending(false).await?;
         }
         Ok(())
     }
 
+    async fn flush(&mut self) -> Result<(), SinkError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.write_pending(false).await
+    }
+
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
-        self.flush(true).await?;
+        self.write_pending(true).await?;
         Ok(SinkSummary {
             name: "jsonl".into(),
             files: vec![self.name.clone()],

@@ -82,6 +82,14 @@ pub trait Sink: Send {
     /// Takes one finished page.
     async fn record(&mut self, page: &Page) -> Result<(), SinkError>;
 
+    /// Writes out everything recorded so far (not necessarily to stable storage:
+    /// it must survive the process being killed, not the machine). The crawler
+    /// calls it before completing the leases of pages it wrote, when the frontier
+    /// is durable.
+    async fn flush(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
+
     /// Flushes and closes; called once, after the last page.
     async fn finish(&mut self) -> Result<SinkSummary, SinkError>;
 }
@@ -90,8 +98,8 @@ mod jsonl;
 mod mirror;
 mod warc;
 
-pub use jsonl::JsonlSink;
+pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
-pub use warc::{WarcOptions, WarcSink};
+pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc};
 mod redis_stats;
 pub use redis_stats::RedisStatsSink;

@@ -304,6 +304,10 @@ impl From<StoreError> for FrontierError {
 
 #[async_trait]
 impl Frontier for DiskFrontier {
+    fn durable(&self) -> bool {
+        true
+    }
+
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
         let now = Instant::now();
         Ok(self.with(|state| state.offer(requests, now))?)

@@ -382,6 +382,10 @@ fn random_up_to(max: Duration) -> Duration {
 
 #[async_trait]
 impl Frontier for RedisFrontier {
+    fn durable(&self) -> bool {
+        true
+    }
+
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
         let mut new = 0;
         for chunk in requests.chunks(OFFER_BATCH) {

@@ -24,7 +24,9 @@
 
 mod cdx;
 mod record;
+mod repair;
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ use url::Url;
 use super::{Exchange, Page, Sink, SinkError, SinkSummary};
 
 pub(crate) use record::sha1_base32;
+pub use repair::{WarcRepair, repair_warc};
 
 /// How to write WARC files.
 #[derive(Clone, Debug, Default)]
@@ -49,12 +52,17 @@ pub struct WarcOptions {
     pub crawl_options: Vec<(String, String)>,
     /// Also write a sorted CDXJ index of the response records here.
     pub cdx: Option<PathBuf>,
+    /// URLs whose response an interrupted run already archived without completing
+    /// them (see [`repair_warc`]): their refetch is not archived a second time.
+    pub already_archived: HashSet<String>,
 }
 
 /// Archives exchanges as WARC files; see the module docs for the format.
 pub struct WarcSink {
     /// `None` while a write is in flight on the blocking pool, or after one failed.
     writer: Option<Writer>,
+    /// See [`WarcOptions::already_archived`].
+    already_archived: HashSet<String>,
     /// Pages waiting to be written as the next batch.
     pending: Vec<Job>,
     /// The batch being built and written on the blocking pool, which hands the
@@ -70,9 +78,11 @@ const BATCH: usize = 32;
 impl WarcSink {
     /// Creates the first WARC file (and checks the index path can be written), so a
     /// bad path fails before the crawl starts.
-    pub fn create(path: impl AsRef<Path>, options: WarcOptions) -> Result<WarcSink, SinkError> {
+    pub fn create(path: impl AsRef<Path>, mut options: WarcOptions) -> Result<WarcSink, SinkError> {
+        let already_archived = std::mem::take(&mut options.already_archived);
         let writer = Writer::open(path.as_ref().to_path_buf(), options).map_err(sink_error)?;
         Ok(WarcSink {
+            already_archived,
             writer: Some(writer),
             pending: Vec::new(),
             in_flight: None,
@@ -136,6 +146,11 @@ impl Sink for WarcSink {
         let Some(exchange) = page.exchange.clone() else {
             return Ok(());
         };
+        if !self.already_archived.is_empty()
+            && self.already_archived.remove(page.record.url.as_str())
+        {
+            return Ok(());
+        }
         let job = Job {
             url: page.record.url.clone(),
             status: page.record.status,
@@ -145,6 +160,17 @@ impl Sink for WarcSink {
         self.pending.push(job);
         if self.pending.len() >= BATCH {
             self.start_batch().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), SinkError> {
+        if !self.pending.is_empty() {
+            self.start_batch().await?;
+        }
+        if self.in_flight.is_some() {
+            let writer = self.take_writer().await?;
+            self.writer = Some(writer);
         }
         Ok(())
     }

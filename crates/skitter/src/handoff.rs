@@ -1,0 +1,135 @@
+//! The hand-off from a finished fetch to the report tally, the sinks and the
+//! frontier, in the order that makes a crash lose nothing.
+//!
+//! With a frontier whose completions outlive the process (`Frontier::durable`) and
+//! outputs to write, a page goes to the outputs *first*: the worker waits until
+//! every sink has written it (`Sink::flush`), and only then completes its lease.
+//! After a kill, a URL is then either done and in every output, or queued again;
+//! a page that reached the outputs but not the commit is refetched, and the
+//! resumed outputs skip it (see `JsonlSink::append` and `WarcOptions::skip`). The
+//! wait costs one sink flush per group of pages, shared by all pages that arrive
+//! together. Without durability or outputs the lease completes first and the page
+//! is handed over without waiting.
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::crawler::{Ctx, Halt};
+use crate::frontier::{HostFeedback, Lease};
+use crate::report::Tally;
+use crate::sink::{Page, Sink, SinkSummary};
+
+/// Most pages whose writers wait on one flush: bounds their wait when pages keep
+/// arriving faster than the channel empties.
+const MAX_UNFLUSHED: usize = 64;
+
+/// One finished page on its way to the sinks.
+pub(crate) struct Handoff {
+    pub(crate) page: Page,
+    /// Told once every sink has written the page.
+    pub(crate) written: Option<oneshot::Sender<()>>,
+}
+
+/// Delivers a finished page and completes its lease, in crash-safe order.
+pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: Page) {
+    if !ctx.outputs_first {
+        complete(ctx, lease, feedback, &page).await;
+        // The sink task only ends early after a fatal error, which already stopped the crawl.
+        let _ = ctx
+            .pages
+            .send(Handoff {
+                page,
+                written: None,
+            })
+            .await;
+        return;
+    }
+    let record = page.record.clone();
+    let (tx, rx) = oneshot::channel();
+    let handoff = Handoff {
+        page,
+        written: Some(tx),
+    };
+    if ctx.pages.send(handoff).await.is_err() || rx.await.is_err() {
+        // An output failed (the crawl is stopping): leave the lease outstanding,
+        // so the URL is still to do when the crawl resumes.
+        return;
+    }
+    let page = Page {
+        record,
+        exchange: None,
+    };
+    complete(ctx, lease, feedback, &page).await;
+}
+
+async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: &Page) {
+    if let Err(e) = ctx
+        .frontier
+        .complete_with(lease, feedback, &page.record)
+        .await
+    {
+        ctx.halt.fail(format!("frontier: {e}"));
+    }
+    ctx.changed.notify_one();
+}
+
+/// Feeds every finished page to the tally and the sinks, in finishing order, and
+/// acknowledges written pages after each flush. After a sink fails, pages are
+/// still drained (so workers never block) and tallied, but never acknowledged.
+pub(crate) async fn drive_sinks(
+    mut rx: mpsc::Receiver<Handoff>,
+    mut sinks: Vec<Box<dyn Sink>>,
+    halt: Arc<Halt>,
+) -> (Tally, Vec<SinkSummary>) {
+    let mut tally = Tally::default();
+    let mut healthy = true;
+    let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+    while let Some(handoff) = rx.recv().await {
+        tally.add(&handoff.page.record);
+        if !healthy {
+            continue;
+        }
+        healthy = record(&mut sinks, &handoff.page, &halt).await;
+        waiting.extend(handoff.written);
+        if !waiting.is_empty() && (rx.is_empty() || waiting.len() >= MAX_UNFLUSHED) {
+            healthy = healthy && flush(&mut sinks, &halt).await;
+            if healthy {
+                waiting.drain(..).for_each(|ack| {
+                    let _ = ack.send(());
+                });
+            }
+        }
+        if !healthy {
+            waiting.clear();
+        }
+    }
+    let mut summaries = Vec::new();
+    for sink in sinks.iter_mut() {
+        match sink.finish().await {
+            Ok(summary) => summaries.push(summary),
+            Err(e) => halt.fail(format!("output {e}")),
+        }
+    }
+    (tally, summaries)
+}
+
+async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.record(page).await {
+            halt.fail(format!("output {e}"));
+            return false;
+        }
+    }
+    true
+}
+
+async fn flush(sinks: &mut [Box<dyn Sink>], halt: &Halt) -> bool {
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.flush().await {
+            halt.fail(format!("output {e}"));
+            return false;
+        }
+    }
+    true
+}
