@@ -5,8 +5,8 @@
 //! limit (a sequential write, no B-tree), with a sparse index in memory: the first
 //! fingerprint of every 4 KiB block. A lookup is one binary search in the index
 //! and one block read per run, served from the OS page cache, not from our RSS.
-//! Runs of equal size are merged (a sequential pass), so there are never more
-//! than log2(seen / run size) + 1 of them. The index costs 1/256 of the
+//! A run is merged (a sequential pass) into the one before it while it is at
+//! least a quarter of its size, so there are few of them: one up to four spills. The index costs 1/256 of the
 //! in-memory set per URL and counts against the same limit.
 
 use std::fs::File;
@@ -18,6 +18,10 @@ use crate::store::fpset::FpSet;
 /// Fingerprints per indexed block (4 KiB).
 const BLOCK: usize = 256;
 const FP: usize = 16;
+/// A new run is merged into the one before it while it is at least 1/`MERGE_RATIO`
+/// of its size: fewer runs to search per lookup, each fingerprint rewritten about
+/// `MERGE_RATIO` times per level.
+const MERGE_RATIO: u64 = 4;
 /// Fingerprints buffered per write or read while writing and merging runs.
 const IO_FPS: usize = 4096;
 
@@ -114,7 +118,7 @@ impl SeenSet {
         drop(sorted);
         self.runs.push(writer.finish()?);
         while let [.., older, newer] = self.runs.as_slice()
-            && newer.len >= older.len
+            && newer.len * MERGE_RATIO >= older.len
         {
             let newer = self.runs.pop().expect("two runs");
             let older = self.runs.pop().expect("two runs");
