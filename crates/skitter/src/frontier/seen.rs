@@ -193,7 +193,7 @@ impl<'a> RunWriter<'a> {
     }
 
     fn push(&mut self, fp: u128) -> Result<(), FrontierError> {
-        if self.len % BLOCK as u64 == 0 {
+        if self.len.is_multiple_of(BLOCK as u64) {
             self.index.push(fp);
         }
         self.buf.extend_from_slice(&fp.to_le_bytes());

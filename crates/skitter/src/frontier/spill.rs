@@ -160,7 +160,7 @@ impl Queued {
             url,
             depth: self.depth,
             redirects_left: self.redirects_left,
-            parent: self.parent.map(|p| Arc::unwrap_or_clone(p)),
+            parent: self.parent.map(Arc::unwrap_or_clone),
         })
     }
 }
