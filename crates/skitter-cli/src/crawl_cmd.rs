@@ -198,9 +198,16 @@ pub struct CrawlArgs {
     /// With --state, reuse a directory that holds a crawl with other roots or scope.
     #[arg(long, requires = "state")]
     pub force: bool,
-    /// With --state, memory for the seen set and queue before they spill to disk.
+    /// Memory for the seen set and queue before they spill to disk (to --spill-dir,
+    /// or into --state DIR with --state).
     #[arg(long, value_parser = flags::size, default_value = "256M", value_name = "SIZE")]
     pub memory_budget: u64,
+    /// Without --state: where the seen set and queue spill beyond --memory-budget
+    /// (default: the system temporary directory). Spill files are deleted when the
+    /// crawl ends, however it ends.
+    #[arg(long, value_name = "DIR", conflicts_with = "state")]
+    #[serde(skip)]
+    pub spill_dir: Option<PathBuf>,
     /// Start (or join) a crawl shared through this Redis server
     /// (redis://HOST:PORT/DB); more machines join with `skitter worker`.
     /// Output file names get a worker id: crawl.warc.gz → crawl-wHOST-PID.warc.gz.
@@ -301,6 +308,11 @@ impl CrawlArgs {
         if let Some(dir) = &self.state {
             let store = Arc::new(self.open_state(dir)?);
             b = b.frontier(store.clone()).outcome_store(store);
+        } else {
+            b = b.memory_budget(usize::try_from(self.memory_budget).unwrap_or(usize::MAX));
+            if let Some(dir) = &self.spill_dir {
+                b = b.spill_dir(dir.clone());
+            }
         }
         Ok(b)
     }

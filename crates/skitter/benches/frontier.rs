@@ -3,13 +3,14 @@
 //! in politeness order, and prints URLs/s and peak RSS.
 //!
 //! `cargo bench -p skitter --bench frontier -- disk 10000000 [commit_interval_ms]`
-//! (or `memory 10000000`).
+//! (or `memory 10000000 [budget_mib]`, default 256, spilling to the temp dir).
 //! Run each frontier in its own process: peak RSS is per process.
 
 use std::time::{Duration, Instant};
 
 use skitter::frontier::{
-    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostPolicy, MemoryFrontier, Request,
+    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostPolicy, MemoryFrontier,
+    MemoryOptions, Request,
 };
 use skitter::store::CrawlMeta;
 use url::Url;
@@ -139,8 +140,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     rt.block_on(async {
         match which.as_str() {
             "memory" => {
-                println!("MemoryFrontier, {n} URLs, {HOSTS} hosts");
-                run(&MemoryFrontier::new(policy), n, None).await
+                let mib: usize = args.get(2).map_or(Ok(256), |v| v.parse())?;
+                println!("MemoryFrontier, {n} URLs, {HOSTS} hosts, budget {mib} MiB");
+                let options = MemoryOptions {
+                    policy,
+                    memory_budget: mib << 20,
+                    spill_dir: None,
+                };
+                run(&MemoryFrontier::with_options(options)?, n, None).await
             }
             _ => {
                 let dir = tempfile::tempdir()?;

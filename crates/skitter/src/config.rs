@@ -5,6 +5,7 @@
 //! reports the first problem as a typed [`BuildError`], and the resulting
 //! [`Config`] is read-only for the whole crawl.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +16,9 @@ use crate::crawler::Crawler;
 use crate::discovery::SitemapMode;
 use crate::extract::ExtractMode;
 use crate::fetch::{FetchConfig, FetchSetupError, Fetcher};
-use crate::frontier::{Frontier, HostPolicy, MemoryFrontier};
+use crate::frontier::{
+    DEFAULT_MEMORY_BUDGET, Frontier, FrontierError, HostPolicy, MemoryFrontier, MemoryOptions,
+};
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
 use crate::scope::{Scope, ScopeMode};
@@ -103,6 +106,9 @@ pub enum BuildError {
     /// The HTTP client could not be set up.
     #[error(transparent)]
     Fetch(#[from] FetchSetupError),
+    /// The in-memory frontier cannot create spill files where it was told to.
+    #[error(transparent)]
+    Frontier(#[from] FrontierError),
 }
 
 /// Builds a [`Crawler`]: `Crawler::builder().root("example.com").build()?`.
@@ -127,6 +133,8 @@ pub struct CrawlerBuilder {
     fetch: FetchConfig,
     sinks: Vec<Box<dyn Sink>>,
     frontier: Option<Arc<dyn Frontier>>,
+    memory_budget: Option<usize>,
+    spill_dir: Option<PathBuf>,
     outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     robots_store: Option<Arc<dyn RobotsStore>>,
 }
@@ -273,6 +281,20 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Memory for the in-memory frontier's seen set and queue (default 256 MiB);
+    /// beyond it they spill to temporary files. Ignored with [`Self::frontier`].
+    pub fn memory_budget(mut self, bytes: usize) -> Self {
+        self.memory_budget = Some(bytes);
+        self
+    }
+
+    /// Where the in-memory frontier spills (default: the system temporary
+    /// directory); `build` fails if no file can be created in the one given.
+    pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.spill_dir = Some(dir.into());
+        self
+    }
+
     /// Builds the final report from this store (which holds every URL's record
     /// across resumed runs) instead of from this run's records alone.
     pub fn outcome_store(mut self, store: Arc<dyn OutcomeStore + Send + Sync>) -> Self {
@@ -319,9 +341,14 @@ impl CrawlerBuilder {
             fetch: self.fetch.clone(),
         };
         let fetcher = Fetcher::new(self.fetch)?;
-        let frontier = self
-            .frontier
-            .unwrap_or_else(|| Arc::new(MemoryFrontier::new(config.host_policy)));
+        let frontier: Arc<dyn Frontier> = match self.frontier {
+            Some(frontier) => frontier,
+            None => Arc::new(MemoryFrontier::with_options(MemoryOptions {
+                policy: config.host_policy,
+                memory_budget: self.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET),
+                spill_dir: self.spill_dir,
+            })?),
+        };
         let parts = crate::crawler::Parts {
             sinks: self.sinks,
             outcomes: self.outcomes,

@@ -5,9 +5,16 @@
 //! round-robin ring), timed (in the heap, waiting for its next allowed start), or
 //! full (all its slots busy; it comes back when a lease completes). `claim` is then
 //! O(log hosts) however many hosts are waiting.
+//!
+//! Memory stays within a budget: half of it for the seen set ([`SeenSet`], 16
+//! bytes per URL, sorted run files beyond), a quarter for queued requests in
+//! compact form, an eighth for encoded queue tails on their way to disk
+//! ([`Queues`]). Below the budget nothing touches the disk. A failed spill write
+//! (a full disk) stops the frontier: every later call reports it.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -15,6 +22,9 @@ use async_trait::async_trait;
 use rand::RngExt;
 
 use super::host::HostSlots;
+use super::queue::{HostQueue, Queues};
+use super::seen::SeenSet;
+use super::spill::SpillDir;
 use super::{
     Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
     Request,
@@ -26,11 +36,49 @@ pub(crate) fn fingerprint(url: &url::Url) -> u128 {
     xxhash_rust::xxh3::xxh3_128(url.as_str().as_bytes())
 }
 
+/// The memory budget a frontier uses unless told otherwise (256 MiB).
+pub const DEFAULT_MEMORY_BUDGET: usize = 256 << 20;
+/// Smaller budgets are raised to this (64 KiB): below it every URL would spill.
+const MIN_MEMORY_BUDGET: usize = 64 << 10;
+
+/// How a [`MemoryFrontier`] uses memory and where it spills the rest.
+#[derive(Clone, Debug)]
+pub struct MemoryOptions {
+    /// The politeness rules every host starts with.
+    pub policy: HostPolicy,
+    /// Bytes for the seen set and the queued requests together (default
+    /// [`DEFAULT_MEMORY_BUDGET`], at least 64 KiB); beyond it they spill to disk.
+    /// Per-host politeness state (about 200 bytes a host) and requests in flight
+    /// are not counted.
+    pub memory_budget: usize,
+    /// Where spill files go (default: the system temporary directory). They are
+    /// anonymous files, gone when the crawl ends however it ends.
+    pub spill_dir: Option<PathBuf>,
+}
+
+impl Default for MemoryOptions {
+    fn default() -> Self {
+        MemoryOptions {
+            policy: HostPolicy::default(),
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+            spill_dir: None,
+        }
+    }
+}
+
 /// The frontier of a crawl that lives in this process only.
-#[derive(Debug)]
 pub struct MemoryFrontier {
-    policy: HostPolicy,
     inner: Mutex<State>,
+}
+
+impl std::fmt::Debug for MemoryFrontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.lock();
+        f.debug_struct("MemoryFrontier")
+            .field("queued", &state.queued)
+            .field("seen", &state.seen.len())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,31 +89,53 @@ enum Place {
     Full,
 }
 
-#[derive(Debug)]
 struct Host {
-    queue: VecDeque<Request>,
+    queue: HostQueue,
     slots: HostSlots,
     place: Place,
 }
 
-#[derive(Debug, Default)]
 struct State {
-    seen: HashSet<u128>,
-    hosts: HashMap<HostKey, Host>,
-    ready: VecDeque<HostKey>,
-    timed: BinaryHeap<Reverse<(Instant, HostKey)>>,
-    leases: HashMap<u64, HostKey>,
+    policy: HostPolicy,
+    seen: SeenSet,
+    queues: Queues,
+    tail_limit: usize,
+    hosts: Vec<Host>,
+    by_key: HashMap<HostKey, usize>,
+    ready: VecDeque<usize>,
+    timed: BinaryHeap<Reverse<(Instant, usize)>>,
+    leases: HashMap<u64, usize>,
+    /// Hosts whose queue may have an encoded tail in memory.
+    tailed: Vec<usize>,
     next_lease: u64,
     queued: u64,
+    failed: Option<String>,
 }
 
 impl MemoryFrontier {
-    /// An empty frontier whose hosts all start with `policy`.
+    /// An empty frontier whose hosts all start with `policy`, within the default
+    /// memory budget, spilling to the system temporary directory.
     pub fn new(policy: HostPolicy) -> Self {
-        MemoryFrontier {
+        let options = MemoryOptions {
             policy,
-            inner: Mutex::new(State::default()),
+            ..MemoryOptions::default()
+        };
+        MemoryFrontier {
+            inner: Mutex::new(State::new(&options)),
         }
+    }
+
+    /// An empty frontier with these options. Fails when a `spill_dir` is given
+    /// and no spill file can be created in it, so a crawl does not find out only
+    /// once it spills. (The default directory is not probed: a crawl that never
+    /// outgrows the budget never touches the disk.)
+    pub fn with_options(options: MemoryOptions) -> Result<Self, FrontierError> {
+        if options.spill_dir.is_some() {
+            SpillDir::new(options.spill_dir.clone()).probe()?;
+        }
+        Ok(MemoryFrontier {
+            inner: Mutex::new(State::new(&options)),
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -75,24 +145,72 @@ impl MemoryFrontier {
 }
 
 impl State {
+    fn new(options: &MemoryOptions) -> State {
+        let budget = options.memory_budget.max(MIN_MEMORY_BUDGET);
+        let dir = SpillDir::new(options.spill_dir.clone());
+        State {
+            policy: options.policy,
+            seen: SeenSet::new(budget / 2, dir.clone()),
+            queues: Queues::new(budget / 4, budget / 8, dir),
+            tail_limit: budget / 8,
+            hosts: Vec::new(),
+            by_key: HashMap::new(),
+            ready: VecDeque::new(),
+            timed: BinaryHeap::new(),
+            leases: HashMap::new(),
+            tailed: Vec::new(),
+            next_lease: 0,
+            queued: 0,
+            failed: None,
+        }
+    }
+
+    /// Refuses work once a spill has failed: the queue may have lost requests.
+    fn check(&self) -> Result<(), FrontierError> {
+        match &self.failed {
+            Some(why) => Err(FrontierError::Storage(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a failure so that every later call reports it, and passes it on.
+    fn guard<T>(&mut self, result: Result<T, FrontierError>) -> Result<T, FrontierError> {
+        if let Err(e) = &result {
+            self.failed = Some(e.to_string());
+        }
+        result
+    }
+
+    fn host_index(&mut self, key: HostKey) -> usize {
+        if let Some(&idx) = self.by_key.get(&key) {
+            return idx;
+        }
+        let idx = self.hosts.len();
+        self.hosts.push(Host {
+            queue: HostQueue::default(),
+            slots: HostSlots::new(self.policy),
+            place: Place::Idle,
+        });
+        self.by_key.insert(key, idx);
+        idx
+    }
+
     /// Puts a host where its queue and slots say it belongs.
-    fn place(&mut self, key: &HostKey, now: Instant) {
-        let Some(host) = self.hosts.get_mut(key) else {
-            return;
-        };
+    fn place(&mut self, idx: usize, now: Instant) {
+        let host = &mut self.hosts[idx];
         if matches!(host.place, Place::Ready | Place::Timed) {
             return; // Already scheduled; it is re-checked when taken out.
         }
-        host.place = if host.queue.is_empty() {
+        host.place = if host.queue.len() == 0 {
             Place::Idle
         } else {
             match host.slots.ready_at(now) {
                 Ok(()) => {
-                    self.ready.push_back(key.clone());
+                    self.ready.push_back(idx);
                     Place::Ready
                 }
                 Err(Some(at)) => {
-                    self.timed.push(Reverse((at, key.clone())));
+                    self.timed.push(Reverse((at, idx)));
                     Place::Timed
                 }
                 Err(None) => Place::Full,
@@ -100,45 +218,76 @@ impl State {
         };
     }
 
+    fn offer(&mut self, requests: Vec<Request>, now: Instant) -> Result<usize, FrontierError> {
+        let mut last = None;
+        let mut new = 0;
+        for request in requests {
+            if !self.seen.insert(fingerprint(&request.url))? {
+                continue;
+            }
+            new += 1;
+            self.queued += 1;
+            let idx = self.host_index(HostKey::of(&request.url));
+            // Tails shrink as hosts multiply, so all of them fit their share.
+            let chunk_bytes = (self.tail_limit / self.hosts.len()).clamp(256, 16 << 10);
+            let host = &mut self.hosts[idx];
+            let had_tail = host.queue.has_tail();
+            self.queues
+                .push(&mut host.queue, request, &mut last, chunk_bytes)?;
+            if !had_tail && host.queue.has_tail() {
+                self.tailed.push(idx);
+            }
+            if self.hosts[idx].place == Place::Idle {
+                self.place(idx, now);
+            }
+        }
+        if self.queues.tails_over() {
+            for idx in std::mem::take(&mut self.tailed) {
+                self.queues.flush(&mut self.hosts[idx].queue)?;
+            }
+        }
+        Ok(new)
+    }
+
     fn promote_due(&mut self, now: Instant) {
-        while let Some(Reverse((at, _))) = self.timed.peek() {
-            if *at > now {
+        while let Some(Reverse((at, idx))) = self.timed.peek().copied() {
+            if at > now {
                 break;
             }
-            let Reverse((_, key)) = self.timed.pop().expect("peeked");
-            if let Some(host) = self.hosts.get_mut(&key) {
-                host.place = Place::Idle;
-            }
-            self.place(&key, now);
+            self.timed.pop();
+            self.hosts[idx].place = Place::Idle;
+            self.place(idx, now);
         }
     }
 
-    fn claim(&mut self, now: Instant) -> Claim {
+    fn claim(&mut self, now: Instant) -> Result<Claim, FrontierError> {
         self.promote_due(now);
-        while let Some(key) = self.ready.pop_front() {
-            let host = self.hosts.get_mut(&key).expect("ready host exists");
+        while let Some(idx) = self.ready.pop_front() {
+            let host = &mut self.hosts[idx];
             host.place = Place::Idle;
-            if host.slots.ready_at(now).is_err() || host.queue.is_empty() {
-                self.place(&key, now);
+            if host.slots.ready_at(now).is_err() || host.queue.len() == 0 {
+                self.place(idx, now);
                 continue;
             }
-            let request = host.queue.pop_front().expect("non-empty");
+            let request = self.queues.pop(&mut host.queue)?.ok_or_else(|| {
+                FrontierError::Storage("a host's queue lost count of its requests".into())
+            })?;
             let jitter = random_up_to(host.slots.jitter());
             host.slots.start(now, jitter);
             self.queued -= 1;
-            self.place(&key, now);
+            self.place(idx, now);
             let id = self.next_lease;
             self.next_lease += 1;
-            self.leases.insert(id, key);
-            return Claim::Ready(Lease { id, request });
+            self.leases.insert(id, idx);
+            return Ok(Claim::Ready(Lease { id, request }));
         }
         if let Some(Reverse((at, _))) = self.timed.peek() {
-            return Claim::Wait(Some(at.saturating_duration_since(now)));
+            return Ok(Claim::Wait(Some(at.saturating_duration_since(now))));
         }
         if self.queued == 0 && self.leases.is_empty() {
-            Claim::Exhausted
+            Ok(Claim::Exhausted)
         } else {
-            Claim::Wait(None)
+            Ok(Claim::Wait(None))
         }
     }
 }
@@ -155,58 +304,38 @@ impl Frontier for MemoryFrontier {
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
         let now = Instant::now();
         let mut state = self.lock();
-        let mut new = 0;
-        for request in requests {
-            if !state.seen.insert(fingerprint(&request.url)) {
-                continue;
-            }
-            new += 1;
-            state.queued += 1;
-            let key = HostKey::of(&request.url);
-            let policy = self.policy;
-            let host = state.hosts.entry(key.clone()).or_insert_with(|| Host {
-                queue: VecDeque::new(),
-                slots: HostSlots::new(policy),
-                place: Place::Idle,
-            });
-            host.queue.push_back(request);
-            if host.place == Place::Idle {
-                state.place(&key, now);
-            }
-        }
-        Ok(new)
+        state.check()?;
+        let result = state.offer(requests, now);
+        state.guard(result)
     }
 
     async fn claim(&self) -> Result<Claim, FrontierError> {
-        Ok(self.lock().claim(Instant::now()))
+        let mut state = self.lock();
+        state.check()?;
+        let result = state.claim(Instant::now());
+        state.guard(result)
     }
 
     async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError> {
         let now = Instant::now();
         let mut state = self.lock();
-        let key = state
+        let idx = state
             .leases
             .remove(&lease.id)
             .ok_or(FrontierError::UnknownLease(lease.id))?;
-        if let Some(host) = state.hosts.get_mut(&key) {
-            host.slots.finish(now, feedback.back_off);
-            if host.place == Place::Full {
-                host.place = Place::Idle;
-                state.place(&key, now);
-            }
+        let host = &mut state.hosts[idx];
+        host.slots.finish(now, feedback.back_off);
+        if host.place == Place::Full {
+            host.place = Place::Idle;
+            state.place(idx, now);
         }
         Ok(())
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
         let mut state = self.lock();
-        let policy = self.policy;
-        let entry = state.hosts.entry(host.clone()).or_insert_with(|| Host {
-            queue: VecDeque::new(),
-            slots: HostSlots::new(policy),
-            place: Place::Idle,
-        });
-        entry.slots.set_delay_floor(delay);
+        let idx = state.host_index(host.clone());
+        state.hosts[idx].slots.set_delay_floor(delay);
         Ok(())
     }
 
@@ -215,7 +344,7 @@ impl Frontier for MemoryFrontier {
         Ok(FrontierCounts {
             queued: state.queued,
             leased: state.leases.len() as u64,
-            seen: state.seen.len() as u64,
+            seen: state.seen.len(),
         })
     }
 }
@@ -317,5 +446,114 @@ mod tests {
             request: req("http://a/"),
         };
         assert!(f.complete(bogus, HostFeedback::default()).await.is_err());
+    }
+
+    fn tiny(spill_dir: Option<PathBuf>) -> MemoryFrontier {
+        MemoryFrontier::with_options(MemoryOptions {
+            policy: unlimited(),
+            memory_budget: 64 << 10,
+            spill_dir,
+        })
+        .unwrap()
+    }
+
+    /// Page `i` of host `h`, found on page `i - 1` (so parents are shared and spilled).
+    fn page(h: usize, i: usize) -> Request {
+        Request {
+            url: Url::parse(&format!("http://host{h}.test/some/longer/path/{i}")).unwrap(),
+            depth: i as u32,
+            redirects_left: 3,
+            parent: (i > 0)
+                .then(|| Url::parse(&format!("http://host{h}.test/p/{}", i / 10)).unwrap()),
+        }
+    }
+
+    #[tokio::test]
+    async fn spilled_queues_keep_per_host_fifo_and_every_url_once() {
+        let f = tiny(None);
+        let (hosts, per_host) = (50, 400);
+        for i in 0..per_host {
+            let batch: Vec<Request> = (0..hosts).map(|h| page(h, i)).collect();
+            assert_eq!(f.offer(batch).await.unwrap(), hosts);
+        }
+        {
+            let state = f.lock();
+            assert!(state.queues.segments() > 0, "a 64 KiB budget must spill");
+            assert!(state.seen.runs() > 0, "the seen set must spill");
+            assert!(
+                state.queues.bytes() < 64 << 10,
+                "{} bytes",
+                state.queues.bytes()
+            );
+        }
+        // Everything already queued is rejected, from memory or from disk.
+        let again: Vec<Request> = (0..per_host).step_by(13).map(|i| page(7, i)).collect();
+        assert_eq!(f.offer(again).await.unwrap(), 0);
+        let mut next = vec![0; hosts];
+        let mut last_host = None;
+        for n in 0..hosts * per_host {
+            let lease = take(&f).await;
+            let r = &lease.request;
+            let h: usize = r.url.host_str().unwrap()[4..]
+                .trim_end_matches(".test")
+                .parse()
+                .unwrap();
+            assert_eq!(*r, page(h, next[h]), "host {h} out of order at claim {n}");
+            assert_ne!(last_host, Some(h), "round-robin over hosts");
+            last_host = Some(h);
+            next[h] += 1;
+            f.complete(lease, HostFeedback::default()).await.unwrap();
+        }
+        assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+        assert_eq!(f.lock().queues.segments(), 0, "read segments are freed");
+        let counts = f.counts().await.unwrap();
+        assert_eq!((counts.seen, counts.queued), ((hosts * per_host) as u64, 0));
+    }
+
+    #[tokio::test]
+    async fn offers_interleaved_with_claims_stay_in_order() {
+        let f = tiny(None);
+        let mut offered = 0;
+        let mut claimed = 0;
+        while claimed < 3000 {
+            if offered < 3000 {
+                let batch: Vec<Request> = (offered..offered + 50).map(|i| page(0, i)).collect();
+                f.offer(batch).await.unwrap();
+                offered += 50;
+            }
+            for _ in 0..30 {
+                let Claim::Ready(lease) = f.claim().await.unwrap() else {
+                    break;
+                };
+                assert_eq!(lease.request, page(0, claimed));
+                claimed += 1;
+                f.complete(lease, HostFeedback::default()).await.unwrap();
+            }
+        }
+        assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_failed_spill_write_stops_the_frontier_with_an_error() {
+        let f = tiny(None);
+        // Every spill file is /dev/full: writes fail as on a full disk.
+        f.lock().queues = Queues::new(0, 0, SpillDir::failing_for_tests());
+        let err = f
+            .offer((0..10).map(|i| page(0, i)).collect())
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("No space left"), "{err}");
+        assert!(matches!(f.claim().await, Err(FrontierError::Storage(_))));
+    }
+
+    #[test]
+    fn an_unwritable_spill_dir_is_refused_up_front() {
+        let err = MemoryFrontier::with_options(MemoryOptions {
+            spill_dir: Some("/nonexistent/spill-dir".into()),
+            ..MemoryOptions::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/spill-dir"), "{err}");
     }
 }

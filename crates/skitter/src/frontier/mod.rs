@@ -13,7 +13,10 @@
 
 mod host;
 mod memory;
+mod queue;
 mod redis;
+mod seen;
+mod spill;
 
 use std::time::Duration;
 
@@ -24,7 +27,7 @@ use url::Url;
 use crate::outcome::PageRecord;
 
 pub use host::{HostKey, HostPolicy};
-pub use memory::MemoryFrontier;
+pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
 pub use redis::{RedisFrontier, RedisOptions};
 
 /// One URL waiting to be fetched, with what the crawl knows about how it got there.

@@ -1,0 +1,389 @@
+//! What the bounded in-memory frontier shares between its spilled seen set and its
+//! spilled queues: where spill files go, how they are read, and the compact form
+//! of a queued request in memory and on disk.
+//!
+//! Spill files are anonymous temporary files (`O_TMPFILE` on Linux, unlinked at
+//! once elsewhere on Unix, delete-on-close on Windows): nothing is left behind
+//! however the crawl ends, a `kill -9` included, and none exists until the budget
+//! is actually exceeded.
+
+use std::fs::File;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use url::Url;
+
+use super::{FrontierError, Request};
+
+/// Where spill files are created.
+#[derive(Clone, Debug)]
+pub(crate) struct SpillDir {
+    path: PathBuf,
+}
+
+impl SpillDir {
+    /// Spill files in `path` (the system temporary directory when `None`).
+    pub(crate) fn new(path: Option<PathBuf>) -> SpillDir {
+        SpillDir {
+            path: path.unwrap_or_else(std::env::temp_dir),
+        }
+    }
+
+    /// Fails now, rather than hours into a crawl, when no file can be made here.
+    pub(crate) fn probe(&self) -> Result<(), FrontierError> {
+        self.create().map(drop)
+    }
+
+    /// A new, empty, anonymous spill file.
+    pub(crate) fn create(&self) -> Result<File, FrontierError> {
+        #[cfg(all(test, target_os = "linux"))]
+        if self.path.as_os_str() == "/dev/full" {
+            return std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/full")
+                .map_err(|e| self.error("cannot open", &e));
+        }
+        tempfile::tempfile_in(&self.path)
+            .map_err(|e| self.error("cannot create a spill file in", &e))
+    }
+
+    /// Spill "files" that fail every write with ENOSPC, like a full disk.
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn failing_for_tests() -> SpillDir {
+        SpillDir {
+            path: "/dev/full".into(),
+        }
+    }
+
+    /// A storage error naming the directory, for messages the user can act on.
+    pub(crate) fn error(&self, what: &str, e: &io::Error) -> FrontierError {
+        FrontierError::Storage(format!("{what} {}: {e}", self.path.display()))
+    }
+}
+
+/// Reads exactly `buf.len()` bytes at `offset`, without moving a shared cursor.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < buf.len() {
+            let n = std::os::windows::fs::FileExt::seek_read(
+                file,
+                &mut buf[done..],
+                offset + done as u64,
+            )?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// Appends `data` to a spill file whose current length is `len`.
+pub(crate) fn write_at_end(file: &File, data: &[u8], len: u64) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = file;
+    f.seek(SeekFrom::Start(len))?;
+    f.write_all(data)
+}
+
+/// A queued request as the frontier holds it in memory: the URL as text (parsed
+/// again when claimed) and the parent shared by every link of the page it was
+/// found on. 32 bytes plus the URL's text, against about 300 for a [`Request`].
+#[derive(Debug)]
+pub(crate) struct Queued {
+    url: Box<str>,
+    parent: Option<Arc<Url>>,
+    depth: u32,
+    redirects_left: u32,
+}
+
+/// What the allocator adds to a heap block, roughly (glibc: 8 bytes, rounded to 16).
+const ALLOC_OVERHEAD: usize = 16;
+
+impl Queued {
+    /// The compact form of `request`, sharing `last`'s parent when it is the same
+    /// page (a page's links arrive together).
+    pub(crate) fn new(request: Request, last: &mut Option<Arc<Url>>) -> Queued {
+        let parent = request.parent.map(|p| share(p, last));
+        Queued {
+            url: String::from(request.url).into_boxed_str(),
+            parent,
+            depth: request.depth,
+            redirects_left: request.redirects_left,
+        }
+    }
+
+    /// Memory held by this entry alone (its slot in a queue and its URL text).
+    pub(crate) fn bytes(&self) -> usize {
+        std::mem::size_of::<Queued>() + self.url.len() + ALLOC_OVERHEAD
+    }
+
+    /// The bytes dropping this entry frees through its parent: all of the
+    /// parent's when this entry holds its last reference, else none.
+    pub(crate) fn sole_parent_bytes(&self) -> usize {
+        match self.parent_refs() {
+            1 => self.parent_bytes(),
+            _ => 0,
+        }
+    }
+
+    /// References to this entry's parent (0 without one).
+    pub(crate) fn parent_refs(&self) -> usize {
+        self.parent.as_ref().map_or(0, Arc::strong_count)
+    }
+
+    /// Memory the parent holds, however many entries share it.
+    pub(crate) fn parent_bytes(&self) -> usize {
+        self.parent.as_deref().map_or(0, parent_bytes)
+    }
+
+    /// Identifies the shared parent, to charge each one once.
+    pub(crate) fn parent_ptr(&self) -> Option<*const Url> {
+        self.parent.as_ref().map(Arc::as_ptr)
+    }
+
+    /// The request again. The URL was serialised from a parsed URL, so it parses.
+    pub(crate) fn into_request(self) -> Result<Request, FrontierError> {
+        let url = Url::parse(&self.url).map_err(|e| {
+            FrontierError::Storage(format!("queued URL {} no longer parses: {e}", self.url))
+        })?;
+        Ok(Request {
+            url,
+            depth: self.depth,
+            redirects_left: self.redirects_left,
+            parent: self.parent.map(Arc::unwrap_or_clone),
+        })
+    }
+}
+
+/// Memory one shared parent URL holds (the `Arc` block and the text).
+fn parent_bytes(parent: &Url) -> usize {
+    std::mem::size_of::<Url>() + 16 + parent.as_str().len() + 2 * ALLOC_OVERHEAD
+}
+
+/// `parent`, or `last` when it is the same URL; `last` becomes the result.
+/// A new `Arc` is created only for a new parent.
+fn share(parent: Url, last: &mut Option<Arc<Url>>) -> Arc<Url> {
+    if let Some(prev) = last
+        && prev.as_str() == parent.as_str()
+    {
+        return Arc::clone(prev);
+    }
+    let arc = Arc::new(parent);
+    *last = Some(Arc::clone(&arc));
+    arc
+}
+
+/// A run of encoded requests: one host's spilled queue segment. The parent is
+/// written once per run of links from the same page.
+///
+/// Entry: varint depth, varint redirects left, varint length + URL, then a parent
+/// tag: 0 none, 1 the previous entry's parent, 2 varint length + URL.
+#[derive(Debug, Default)]
+pub(crate) struct Encoded {
+    bytes: Vec<u8>,
+    count: u32,
+    /// Where the previous entry's parent text sits in `bytes`.
+    last_parent: Option<(usize, usize)>,
+}
+
+impl Encoded {
+    /// Appends one request.
+    pub(crate) fn push(&mut self, request: &Request) {
+        put_varint(&mut self.bytes, u64::from(request.depth));
+        put_varint(&mut self.bytes, u64::from(request.redirects_left));
+        put_str(&mut self.bytes, request.url.as_str());
+        match &request.parent {
+            None => {
+                self.bytes.push(0);
+                self.last_parent = None;
+            }
+            Some(p) => {
+                let same = self
+                    .last_parent
+                    .is_some_and(|(at, len)| &self.bytes[at..at + len] == p.as_str().as_bytes());
+                if same {
+                    self.bytes.push(1);
+                } else {
+                    self.bytes.push(2);
+                    put_varint(&mut self.bytes, p.as_str().len() as u64);
+                    self.last_parent = Some((self.bytes.len(), p.as_str().len()));
+                    self.bytes.extend_from_slice(p.as_str().as_bytes());
+                }
+            }
+        }
+        self.count += 1;
+    }
+
+    /// Encoded bytes so far.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Bytes allocated for the encoding.
+    pub(crate) fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+
+    /// Entries so far.
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The encoded bytes, leaving this empty.
+    pub(crate) fn take(&mut self) -> Vec<u8> {
+        self.count = 0;
+        self.last_parent = None;
+        std::mem::take(&mut self.bytes)
+    }
+}
+
+/// Decodes a run written by [`Encoded`] into in-memory entries, sharing parents
+/// again. Fails on bytes that are not such a run (a damaged spill file).
+pub(crate) fn decode(mut bytes: &[u8], out: &mut Vec<Queued>) -> Result<(), FrontierError> {
+    let bad = || FrontierError::Storage("a spill file holds damaged queue data".into());
+    let mut last: Option<Arc<Url>> = None;
+    while !bytes.is_empty() {
+        let depth = u32::try_from(get_varint(&mut bytes).ok_or_else(bad)?).map_err(|_| bad())?;
+        let redirects_left =
+            u32::try_from(get_varint(&mut bytes).ok_or_else(bad)?).map_err(|_| bad())?;
+        let url = get_str(&mut bytes).ok_or_else(bad)?;
+        let (&tag, rest) = bytes.split_first().ok_or_else(bad)?;
+        bytes = rest;
+        let parent = match tag {
+            0 => {
+                last = None;
+                None
+            }
+            1 => Some(Arc::clone(last.as_ref().ok_or_else(bad)?)),
+            2 => {
+                let text = get_str(&mut bytes).ok_or_else(bad)?;
+                let parsed = Url::parse(text).map_err(|_| bad())?;
+                let arc = Arc::new(parsed);
+                last = Some(Arc::clone(&arc));
+                Some(arc)
+            }
+            _ => return Err(bad()),
+        };
+        out.push(Queued {
+            url: url.into(),
+            parent,
+            depth,
+            redirects_left,
+        });
+    }
+    Ok(())
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_varint(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn get_varint(bytes: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn get_str<'a>(bytes: &mut &'a [u8]) -> Option<&'a str> {
+    let len = usize::try_from(get_varint(bytes)?).ok()?;
+    if len > bytes.len() {
+        return None;
+    }
+    let (text, rest) = bytes.split_at(len);
+    *bytes = rest;
+    std::str::from_utf8(text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(url: &str, parent: Option<&str>, depth: u32) -> Request {
+        Request {
+            url: Url::parse(url).unwrap(),
+            depth,
+            redirects_left: 300,
+            parent: parent.map(|p| Url::parse(p).unwrap()),
+        }
+    }
+
+    #[test]
+    fn encode_decode_round_trips_and_shares_parents() {
+        let requests = vec![
+            req("http://a/1", None, 0),
+            req("http://a/2", Some("http://a/1"), 1),
+            req("http://a/3", Some("http://a/1"), 1),
+            req("http://a/%C3%A9?q=1", Some("http://a/2"), 200),
+            req("http://a/5", None, 2),
+        ];
+        let mut enc = Encoded::default();
+        for r in &requests {
+            enc.push(r);
+        }
+        assert_eq!(enc.count(), 5);
+        let bytes = enc.take();
+        let mut out = Vec::new();
+        decode(&bytes, &mut out).unwrap();
+        assert!(Arc::ptr_eq(
+            out[1].parent.as_ref().unwrap(),
+            out[2].parent.as_ref().unwrap()
+        ));
+        let back: Vec<Request> = out.into_iter().map(|q| q.into_request().unwrap()).collect();
+        assert_eq!(back, requests);
+    }
+
+    #[test]
+    fn damaged_bytes_are_an_error_not_a_panic() {
+        let mut enc = Encoded::default();
+        enc.push(&req("http://a/2", Some("http://a/1"), 1));
+        let bytes = enc.take();
+        for cut in 0..bytes.len() {
+            let mut out = Vec::new();
+            assert!(decode(&bytes[..cut], &mut out).is_err() || cut == 0);
+        }
+        let mut out = Vec::new();
+        assert!(
+            decode(&[0, 0, 1, b'x', 1], &mut out).is_err(),
+            "tag 1 first"
+        );
+        assert!(decode(&[0, 0, 0, 9], &mut out).is_err(), "bad tag");
+    }
+
+    #[test]
+    fn in_memory_form_shares_the_parent() {
+        let mut last = None;
+        let a = Queued::new(req("http://a/2", Some("http://a/1"), 1), &mut last);
+        let b = Queued::new(req("http://a/3", Some("http://a/1"), 1), &mut last);
+        assert!(Arc::ptr_eq(
+            a.parent.as_ref().unwrap(),
+            b.parent.as_ref().unwrap()
+        ));
+        assert_eq!(std::mem::size_of::<Queued>(), 32);
+    }
+}

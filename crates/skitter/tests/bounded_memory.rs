@@ -1,0 +1,69 @@
+//! The in-memory frontier within a tiny memory budget: a crawl whose seen set and
+//! queue spill to disk still fetches every page exactly once, and a spill
+//! directory that cannot be used is refused before the crawl starts.
+
+use skitter::{BuildError, Crawler, CrawlerBuilder};
+use skitter_testsite::{RunningSite, SiteConfig, TestSite};
+use tokio_util::sync::CancellationToken;
+
+fn builder(site: &RunningSite) -> CrawlerBuilder {
+    Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(20)
+        .per_host(20)
+}
+
+#[tokio::test]
+async fn a_tiny_budget_still_fetches_every_page_exactly_once() {
+    let site = TestSite::start(SiteConfig {
+        pages: 3_000,
+        fanout: 9,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    // 64 KiB: about 150 queued requests and 2,000 fingerprints before spilling.
+    let report = builder(&site)
+        .memory_budget(64 << 10)
+        .spill_dir(spill.path())
+        .build()
+        .expect("valid config")
+        .run(CancellationToken::new())
+        .await
+        .expect("crawl runs");
+    assert!(report.completed());
+    assert_eq!(report.todo, 0);
+    assert_eq!(report.counters["html"], 3_001);
+    let stats = site.stats();
+    let pages = stats.page_paths();
+    assert_eq!(pages.len(), 3_001);
+    for path in pages {
+        assert_eq!(stats.requests(&path), 1, "{path} fetched once");
+    }
+    let left: Vec<_> = std::fs::read_dir(spill.path()).unwrap().collect();
+    assert!(left.is_empty(), "spill files left behind: {left:?}");
+}
+
+#[test]
+fn an_unusable_spill_dir_is_a_build_error() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let cases = [
+        std::path::PathBuf::from("/nonexistent/skitter-spill"),
+        file.path().to_path_buf(), // a file, not a directory
+    ];
+    for dir in cases {
+        let result = Crawler::builder()
+            .root("http://127.0.0.1:1/")
+            .spill_dir(&dir)
+            .build();
+        match result {
+            Err(BuildError::Frontier(e)) => {
+                let msg = e.to_string();
+                assert!(msg.contains(&*dir.to_string_lossy()), "{msg}");
+                assert!(msg.contains("spill"), "{msg}");
+            }
+            Err(other) => panic!("{}: expected a frontier error, got {other}", dir.display()),
+            Ok(_) => panic!("{}: an unusable spill dir was accepted", dir.display()),
+        }
+    }
+}
