@@ -13,7 +13,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use super::{CrawlMeta, StoreError};
 
 /// The on-disk format this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The database file inside a state directory.
 pub(crate) const DB_FILE: &str = "state.sqlite";
@@ -32,9 +32,8 @@ CREATE TABLE host (
     pending INTEGER NOT NULL, done INTEGER NOT NULL, errors INTEGER NOT NULL,
     delay_floor_ms INTEGER NOT NULL);
 CREATE TABLE queue (
-    host INTEGER NOT NULL, seq INTEGER NOT NULL, fp BLOB NOT NULL, url TEXT NOT NULL,
-    depth INTEGER NOT NULL, redirects_left INTEGER NOT NULL, parent TEXT,
-    PRIMARY KEY (host, seq)) WITHOUT ROWID;
+    id INTEGER PRIMARY KEY, host INTEGER NOT NULL, fps BLOB NOT NULL, reqs BLOB NOT NULL);
+CREATE INDEX queue_host ON queue (host, id);
 CREATE TABLE done (fp BLOB NOT NULL);
 CREATE TABLE seen (fp BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE outcome (

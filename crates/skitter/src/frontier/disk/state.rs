@@ -1,30 +1,38 @@
 //! The disk frontier's working state: the same host round-robin as the memory
-//! frontier, with the queue itself in the database and only a small window of
-//! each host's next requests in memory.
+//! frontier, with each host's queue in chunks (see `queue`) and every change
+//! recorded as an op in the pending [`Batch`] that the next commit writes.
 //!
-//! Claiming writes nothing: a queue row is deleted only when its lease completes,
-//! so after a crash every leased-but-unfinished URL is simply still queued. Any
-//! failed write stops the state (`failed`): memory may then be ahead of the disk,
-//! and only reopening, which reloads the last commit, is safe.
+//! Claiming writes nothing: a chunk is deleted only when its last request is
+//! completed, and each completion leaves its fingerprint in `done`, so after a
+//! crash every leased-but-unfinished URL is simply still queued. Any failed write
+//! stops the state (`failed`): memory may then be ahead of the disk, and only
+//! reopening, which reloads the last commit, is safe.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
+use url::Url;
 
+use super::queue::HostQueue;
 use super::super::host::HostSlots;
 use super::super::memory::fingerprint;
 use super::super::{Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request};
+use super::Db;
 use crate::outcome::{OutcomeKind, PageRecord};
 use crate::store::StoreError;
+use crate::store::batch::{Batch, Op, Snapshot};
+use crate::store::chunk::Chunk;
 use crate::store::fpset::FpSet;
-use crate::store::records::{HostRow, Progress, QueuedRow, Records};
+use crate::store::records::{HostRow, Progress, Records};
 
-/// A rough in-memory size of one buffered request, for the refill budget.
+/// A rough in-memory size of one buffered request, for the chunk size.
 const BUFFERED_REQUEST_BYTES: usize = 320;
-/// Most requests one host keeps in memory at once.
-const MAX_REFILL: usize = 64;
+/// Most requests one chunk holds, so one host's window stays small.
+const MAX_CHUNK: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -38,10 +46,7 @@ struct Host {
     row: HostRow,
     slots: HostSlots,
     place: Place,
-    /// The next requests, read ahead from the queue table.
-    buffer: VecDeque<QueuedRow>,
-    /// The highest sequence number buffered so far.
-    cursor: i64,
+    queue: HostQueue,
     /// Queued and not leased.
     waiting: u64,
     dirty: bool,
@@ -49,7 +54,7 @@ struct Host {
 
 struct Leased {
     host: usize,
-    seq: i64,
+    chunk: i64,
     fp: u128,
 }
 
@@ -57,15 +62,13 @@ struct Leased {
 pub(super) struct Limits {
     pub(super) seen_bytes: usize,
     pub(super) buffer_bytes: usize,
-    pub(super) commit_ops: usize,
 }
 
 pub(super) struct State {
-    pub(super) records: Records,
     policy: HostPolicy,
     limits: Limits,
     seen: FpSet,
-    pub(super) progress: Progress,
+    progress: Progress,
     hosts: Vec<Host>,
     by_key: HashMap<String, usize>,
     ready: VecDeque<usize>,
@@ -73,23 +76,39 @@ pub(super) struct State {
     leases: HashMap<u64, Leased>,
     next_lease: u64,
     failed: Option<String>,
-    /// Hosts whose counters changed since the last commit.
+    /// Hosts whose counters changed since the last snapshot.
     dirty: Vec<usize>,
-    /// The counters as last committed, to skip empty commits.
+    /// The counters as last snapshotted, to skip empty commits.
     committed: Progress,
-    /// Commits made so far, published for callers waiting on durability.
-    pub(super) commits: tokio::sync::watch::Sender<u64>,
+    /// Writes not yet taken by a commit, and their generation.
+    batch: Batch,
+    pub(super) generation: u64,
+    /// Hosts that may have requests in their open chunk.
+    open_hosts: Vec<usize>,
+    open_entries: usize,
+    /// Sealed chunks kept in memory, oldest first, and their bytes.
+    kept_order: VecDeque<(usize, i64)>,
+    kept_bytes: usize,
+    key_buf: String,
+    /// Someone waits for the pending batch to be committed.
+    pub(super) waiting: bool,
+    /// The committer was told the pending batch is big.
+    pub(super) nudged: bool,
+    /// The frontier is closing: the committer stops.
+    pub(super) stop: bool,
 }
 
 impl State {
-    /// Rebuilds the working state from the last commit: every queue row is
-    /// waiting again, and the in-memory seen set is reloaded.
+    /// Rebuilds the working state from the last commit: every queued request is
+    /// waiting again, completed ones are cut out of their chunks, and the
+    /// in-memory seen set is reloaded.
     pub(super) fn load(
-        records: Records,
+        records: &mut Records,
         policy: HostPolicy,
         limits: Limits,
     ) -> Result<State, StoreError> {
         let mut progress = records.load_progress()?;
+        let done = records.done_fps()?;
         let mut state = State {
             policy,
             limits,
@@ -104,37 +123,73 @@ impl State {
             failed: None,
             dirty: Vec::new(),
             committed: Progress::default(),
-            commits: tokio::sync::watch::Sender::new(0),
-            records,
+            batch: Batch::default(),
+            generation: 1,
+            open_hosts: Vec::new(),
+            open_entries: 0,
+            kept_order: VecDeque::new(),
+            kept_bytes: 0,
+            key_buf: String::new(),
+            waiting: false,
+            nudged: false,
+            stop: false,
         };
-        let now = Instant::now();
-        progress.queued = 0;
-        progress.leased = 0;
-        for row in state.records.load_hosts()? {
-            progress.queued += row.pending;
+        let mut index = HashMap::new();
+        for mut row in records.load_hosts()? {
+            row.pending = 0;
+            index.insert(row.id, state.hosts.len());
+            state.by_key.insert(row.key.clone(), state.hosts.len());
             let mut slots = HostSlots::new(policy);
             slots.set_delay_floor(row.delay_floor);
-            let idx = state.hosts.len();
-            state.by_key.insert(row.key.clone(), idx);
             state.hosts.push(Host {
-                waiting: row.pending,
                 row,
                 slots,
                 place: Place::Idle,
-                buffer: VecDeque::new(),
-                cursor: 0,
+                queue: HostQueue::default(),
+                waiting: 0,
                 dirty: false,
             });
-            state.place(idx, now);
         }
-        state.committed = progress.clone();
-        state.progress = progress;
-        let mut fps = Vec::new();
-        state.records.for_each_live_fp(|fp| fps.push(fp))?;
-        for fp in fps {
+        let is_done = |fp: &u128| done.binary_search(fp).is_ok();
+        let mut partial = Vec::new();
+        let mut queued_fps = Vec::new();
+        records.for_each_chunk(|id, host, fps| {
+            let &idx = index
+                .get(&host)
+                .ok_or_else(|| StoreError::Corrupt(format!("chunk {id} of unknown host {host}")))?;
+            let live = fps.iter().filter(|fp| !is_done(fp)).count() as u64;
+            if live < fps.len() as u64 {
+                partial.push(id);
+            }
+            let h = &mut state.hosts[idx];
+            h.row.pending += live;
+            h.queue.on_disk += u64::from(live > 0);
+            queued_fps.extend(fps);
+            Ok(())
+        })?;
+        let mut rewrites = Vec::new();
+        for id in partial {
+            if let Some(chunk) = records.chunk(id)? {
+                rewrites.push(chunk.retain(|fp| !is_done(&fp))?);
+            }
+        }
+        records.rewrite_chunks(&rewrites)?;
+        state.seen = FpSet::from_sorted(done);
+        for fp in queued_fps {
             state.seen.insert(fp);
         }
-        state.spill_if_over()?;
+        let now = Instant::now();
+        progress.queued = 0;
+        for idx in 0..state.hosts.len() {
+            let h = &mut state.hosts[idx];
+            h.waiting = h.row.pending;
+            progress.queued += h.row.pending;
+            state.mark(idx);
+            state.place(idx, now);
+        }
+        progress.leased = 0;
+        state.committed = progress.clone();
+        state.progress = progress;
         Ok(state)
     }
 
@@ -149,10 +204,14 @@ impl State {
     /// Records a failure so nothing more is written, and passes it on.
     pub(super) fn guard<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         if let Err(e) = &result {
-            self.failed = Some(e.to_string());
-            self.records.rollback();
+            self.fail(e.to_string());
         }
         result
+    }
+
+    pub(super) fn fail(&mut self, why: String) {
+        self.failed.get_or_insert(why);
+        self.batch = Batch::default();
     }
 
     fn place(&mut self, idx: usize, now: Instant) {
@@ -177,47 +236,79 @@ impl State {
         };
     }
 
-    fn host_index(&mut self, key: &str) -> Result<usize, StoreError> {
-        if let Some(&idx) = self.by_key.get(key) {
-            return Ok(idx);
+    fn next_id(&mut self) -> i64 {
+        self.progress.next_seq += 1;
+        self.progress.next_seq
+    }
+
+    /// The host of `url`, added if new. The key is built in a reused buffer
+    /// (the same text as [`HostKey::of`]) since this runs for every offered URL.
+    fn host_of(&mut self, url: &Url) -> usize {
+        self.key_buf.clear();
+        let port = url.port_or_known_default().unwrap_or(0);
+        let _ = write!(self.key_buf, "{}:{port}", url.host_str().unwrap_or(""));
+        if let Some(&idx) = self.by_key.get(self.key_buf.as_str()) {
+            return idx;
         }
-        let id = self.records.insert_host(key)?;
+        let key = self.key_buf.clone();
+        self.add_host(key)
+    }
+
+    fn host_index(&mut self, key: &HostKey) -> usize {
+        match self.by_key.get(key.as_str()) {
+            Some(&idx) => idx,
+            None => self.add_host(key.as_str().to_owned()),
+        }
+    }
+
+    fn add_host(&mut self, key: String) -> usize {
+        let id = self.next_id();
+        self.batch.push(Op::Host {
+            id,
+            key: key.clone(),
+        });
         let idx = self.hosts.len();
         self.hosts.push(Host {
             row: HostRow {
                 id,
-                key: key.to_owned(),
+                key: key.clone(),
                 ..HostRow::default()
             },
             slots: HostSlots::new(self.policy),
             place: Place::Idle,
-            buffer: VecDeque::new(),
-            cursor: 0,
+            queue: HostQueue::default(),
             waiting: 0,
             dirty: false,
         });
-        self.by_key.insert(key.to_owned(), idx);
+        self.by_key.insert(key, idx);
         self.mark(idx);
-        Ok(idx)
+        idx
     }
 
     pub(super) fn offer(
         &mut self,
         requests: Vec<Request>,
         now: Instant,
+        db: &Mutex<Db>,
     ) -> Result<usize, StoreError> {
         let mut new = 0;
+        let mut disk = None;
         for request in requests {
             let fp = fingerprint(&request.url);
-            if self.seen.contains(fp) || (self.progress.spilled && self.records.seen_on_disk(fp)?) {
+            if self.progress.spilled {
+                if self.seen.contains(fp) {
+                    continue;
+                }
+                let db = disk.get_or_insert_with(|| super::lock(db));
+                if db.records.seen_on_disk(fp)? {
+                    continue;
+                }
+                self.seen.insert(fp);
+            } else if !self.seen.insert(fp) {
                 continue;
             }
-            self.seen.insert(fp);
-            let idx = self.host_index(HostKey::of(&request.url).as_str())?;
-            let seq = self.progress.next_seq;
-            self.records
-                .push(self.hosts[idx].row.id, seq, fp, &request)?;
-            self.progress.next_seq += 1;
+            let idx = self.host_of(&request.url);
+            self.push(idx, fp, &request);
             self.progress.seen += 1;
             self.progress.queued += 1;
             let host = &mut self.hosts[idx];
@@ -229,19 +320,44 @@ impl State {
             }
             new += 1;
         }
-        self.spill_if_over()?;
         Ok(new)
     }
 
-    /// Moves the in-memory seen set to disk once it outgrows its budget.
-    fn spill_if_over(&mut self) -> Result<(), StoreError> {
-        if self.seen.bytes() <= self.limits.seen_bytes {
-            return Ok(());
+    /// Requests per chunk: the read-ahead budget shared by all hosts.
+    fn chunk_cap(&self) -> usize {
+        let per_host = self.limits.buffer_bytes / BUFFERED_REQUEST_BYTES / self.hosts.len().max(1);
+        per_host.clamp(1, MAX_CHUNK)
+    }
+
+    fn push(&mut self, idx: usize, fp: u128, request: &Request) {
+        let cap = self.chunk_cap();
+        if self.hosts[idx].queue.open.is_empty() {
+            self.open_hosts.push(idx);
         }
-        let sorted = self.seen.take_sorted();
-        self.records.spill(&sorted)?;
-        self.progress.spilled = true;
-        self.commit()
+        let open = &mut self.hosts[idx].queue.open;
+        open.push(fp, request);
+        let full = open.len() >= cap;
+        self.open_entries += 1;
+        if full {
+            let chunk = self.seal(idx);
+            self.keep(idx, chunk);
+        }
+    }
+
+    /// Seals a host's open chunk into the pending batch.
+    fn seal(&mut self, idx: usize) -> Arc<Chunk> {
+        let id = self.next_id();
+        let host = &mut self.hosts[idx];
+        let chunk = Arc::new(host.queue.open.seal(id, host.row.id));
+        self.open_entries -= chunk.len();
+        self.batch.push(Op::Chunk(Arc::clone(&chunk)));
+        chunk
+    }
+
+    fn keep(&mut self, idx: usize, chunk: Arc<Chunk>) {
+        self.kept_bytes += chunk.bytes();
+        self.kept_order.push_back((idx, chunk.id));
+        self.hosts[idx].queue.kept.push_back((chunk, self.generation));
     }
 
     fn promote_due(&mut self, now: Instant) {
@@ -255,7 +371,7 @@ impl State {
         }
     }
 
-    pub(super) fn claim(&mut self, now: Instant) -> Result<Claim, StoreError> {
+    pub(super) fn claim(&mut self, now: Instant, db: &Mutex<Db>) -> Result<Claim, StoreError> {
         self.promote_due(now);
         while let Some(idx) = self.ready.pop_front() {
             self.hosts[idx].place = Place::Idle;
@@ -264,8 +380,16 @@ impl State {
                 self.place(idx, now);
                 continue;
             }
-            let row = self.next_row(idx)?;
+            if self.hosts[idx].queue.window.is_empty() {
+                self.refill(idx, db)?;
+            }
             let host = &mut self.hosts[idx];
+            let Some(entry) = host.queue.window.pop_front() else {
+                let key = &host.row.key;
+                return Err(StoreError::Corrupt(format!(
+                    "host {key} counts queued URLs its queue does not hold"
+                )));
+            };
             let jitter = random_up_to(host.slots.jitter());
             host.slots.start(now, jitter);
             host.waiting -= 1;
@@ -275,13 +399,13 @@ impl State {
             self.next_lease += 1;
             let leased = Leased {
                 host: idx,
-                seq: row.seq,
-                fp: row.fp,
+                chunk: entry.chunk,
+                fp: entry.fp,
             };
             self.leases.insert(id, leased);
             return Ok(Claim::Ready(Lease {
                 id,
-                request: row.request,
+                request: entry.request,
             }));
         }
         if let Some(Reverse((at, _))) = self.timed.peek() {
@@ -294,28 +418,25 @@ impl State {
         }
     }
 
-    /// The host's next request, reading ahead from the queue table when its
-    /// window is empty. The window shrinks as hosts multiply, bounding memory.
-    fn next_row(&mut self, idx: usize) -> Result<QueuedRow, StoreError> {
-        if self.hosts[idx].buffer.is_empty() {
-            let per_host =
-                self.limits.buffer_bytes / BUFFERED_REQUEST_BYTES / self.hosts.len().max(1);
-            let limit = per_host.clamp(1, MAX_REFILL);
-            let host = &self.hosts[idx];
-            let rows = self.records.next_batch(host.row.id, host.cursor, limit)?;
-            let host = &mut self.hosts[idx];
-            if let Some(last) = rows.last() {
-                host.cursor = last.seq;
-            }
-            host.buffer.extend(rows);
-        }
-        let host = &mut self.hosts[idx];
-        host.buffer.pop_front().ok_or_else(|| {
-            let key = &host.row.key;
-            StoreError::Corrupt(format!(
-                "host {key} counts queued URLs its queue does not hold"
-            ))
-        })
+    /// Loads a host's oldest unloaded chunk into its window.
+    fn refill(&mut self, idx: usize, db: &Mutex<Db>) -> Result<(), StoreError> {
+        let host_id = self.hosts[idx].row.id;
+        let queue = &mut self.hosts[idx].queue;
+        let chunk = if queue.on_disk > 0 {
+            let found = super::lock(db).records.next_chunk(host_id, queue.cursor)?;
+            queue.on_disk -= 1;
+            Arc::new(found.ok_or_else(|| {
+                StoreError::Corrupt(format!("host {host_id} lost a queue chunk"))
+            })?)
+        } else if let Some((chunk, _)) = queue.kept.pop_front() {
+            self.kept_bytes -= chunk.bytes();
+            chunk
+        } else if !queue.open.is_empty() {
+            self.seal(idx)
+        } else {
+            return Ok(());
+        };
+        self.hosts[idx].queue.load(&chunk)
     }
 
     pub(super) fn complete(
@@ -327,8 +448,10 @@ impl State {
         let Some(leased) = self.leases.remove(&lease) else {
             return Ok(false);
         };
-        let host_id = self.hosts[leased.host].row.id;
-        self.records.remove(host_id, leased.seq, leased.fp)?;
+        self.batch.push(Op::Done(leased.fp));
+        if self.hosts[leased.host].queue.finish(leased.chunk)? {
+            self.batch.push(Op::DropChunk(leased.chunk));
+        }
         self.progress.done += 1;
         let host = &mut self.hosts[leased.host];
         host.row.pending -= 1;
@@ -345,42 +468,33 @@ impl State {
     pub(super) fn record_outcome(&mut self, record: &PageRecord) -> Result<(), StoreError> {
         let json = serde_json::to_string(record).map_err(|e| StoreError::Corrupt(e.to_string()))?;
         let failed = matches!(record.kind, OutcomeKind::Failed | OutcomeKind::HttpError);
-        let previous = self
-            .records
-            .put_outcome(fingerprint(&record.url), failed, &json)?;
-        let delta = i64::from(failed) - i64::from(previous == Some(true));
-        if previous.is_none() {
-            self.progress.outcomes += 1;
-        }
-        self.progress.errors = self.progress.errors.saturating_add_signed(delta);
-        if let Some(&idx) = self.by_key.get(HostKey::of(&record.url).as_str()) {
-            let host = &mut self.hosts[idx];
-            host.row.errors = host.row.errors.saturating_add_signed(delta);
-            self.mark(idx);
-        }
+        let host = self
+            .by_key
+            .get(HostKey::of(&record.url).as_str())
+            .map(|&idx| self.hosts[idx].row.id);
+        self.batch.push(Op::Outcome {
+            fp: fingerprint(&record.url),
+            host,
+            failed,
+            json,
+        });
         Ok(())
     }
 
-    pub(super) fn set_host_delay(
-        &mut self,
-        key: &HostKey,
-        delay: Duration,
-    ) -> Result<(), StoreError> {
-        let idx = self.host_index(key.as_str())?;
+    pub(super) fn put(&mut self, op: Op) {
+        self.batch.push(op);
+    }
+
+    pub(super) fn pending(&self) -> &Batch {
+        &self.batch
+    }
+
+    pub(super) fn set_host_delay(&mut self, key: &HostKey, delay: Duration) {
+        let idx = self.host_index(key);
         let host = &mut self.hosts[idx];
         host.slots.set_delay_floor(delay);
         host.row.delay_floor = delay;
         self.mark(idx);
-        Ok(())
-    }
-
-    /// Commits once enough writes have piled up; the committer thread takes care
-    /// of the time-based commits.
-    pub(super) fn commit_if_full(&mut self) -> Result<(), StoreError> {
-        if self.records.pending_ops() >= self.limits.commit_ops {
-            self.commit()?;
-        }
-        Ok(())
     }
 
     pub(super) fn counts(&self) -> FrontierCounts {
@@ -398,26 +512,120 @@ impl State {
         }
     }
 
-    pub(super) fn commit(&mut self) -> Result<(), StoreError> {
-        self.progress.leased = self.leases.len() as u64;
-        let hosts = &self.hosts;
-        let dirty = self.dirty.iter().map(|&i| &hosts[i].row);
-        self.records.commit(&self.progress, dirty)?;
-        for idx in self.dirty.drain(..) {
-            self.hosts[idx].dirty = false;
-        }
-        self.committed = self.progress.clone();
-        self.commits.send_modify(|n| *n += 1);
-        Ok(())
+    /// Writes waiting for a commit: pending ops and requests in open chunks.
+    pub(super) fn weight(&self) -> usize {
+        self.batch.weight + self.open_entries
+    }
+
+    /// Whether the pending writes hold more than offers and claims.
+    pub(super) fn settled(&self) -> bool {
+        self.batch.settled
     }
 
     /// Whether anything, even just a counter a status reader shows, changed since
-    /// the last commit.
+    /// the last snapshot.
     pub(super) fn has_uncommitted(&self) -> bool {
-        self.records.pending_ops() > 0
+        !self.batch.is_empty()
+            || self.open_entries > 0
             || !self.dirty.is_empty()
             || self.committed.leased != self.leases.len() as u64
             || self.committed.queued != self.progress.queued
+    }
+
+    /// Takes everything written so far for a commit: seals every open chunk,
+    /// and snapshots the counters. Kept chunks whose batch was committed
+    /// (`applied`) leave memory first while over the read-ahead budget.
+    pub(super) fn take(&mut self, applied: u64) -> Option<(Batch, Snapshot, u64)> {
+        self.evict(applied);
+        for idx in std::mem::take(&mut self.open_hosts) {
+            if !self.hosts[idx].queue.open.is_empty() {
+                let chunk = self.seal(idx);
+                self.keep(idx, chunk);
+            }
+        }
+        if !self.has_uncommitted() {
+            return None;
+        }
+        self.progress.leased = self.leases.len() as u64;
+        let hosts = self
+            .dirty
+            .drain(..)
+            .map(|idx| {
+                self.hosts[idx].dirty = false;
+                self.hosts[idx].row.clone()
+            })
+            .collect();
+        let snapshot = Snapshot {
+            progress: self.progress.clone(),
+            hosts,
+        };
+        self.committed = self.progress.clone();
+        let generation = self.generation;
+        self.generation += 1;
+        self.waiting = false;
+        self.nudged = false;
+        Some((std::mem::take(&mut self.batch), snapshot, generation))
+    }
+
+    fn evict(&mut self, applied: u64) {
+        while self.kept_bytes > self.limits.buffer_bytes {
+            let Some(&(idx, id)) = self.kept_order.front() else {
+                break;
+            };
+            let queue = &mut self.hosts[idx].queue;
+            if let Some((chunk, generation)) = queue.kept.front()
+                && chunk.id == id
+                && *generation > applied
+            {
+                break; // Not on disk yet: it must stay readable from memory.
+            }
+            self.kept_order.pop_front();
+            if let Some(bytes) = queue.evict(id) {
+                self.kept_bytes -= bytes;
+            }
+        }
+    }
+
+    /// Whether the in-memory seen set outgrew its budget.
+    pub(super) fn seen_over_budget(&self) -> bool {
+        self.seen.bytes() > self.limits.seen_bytes
+    }
+
+    /// Moves the seen set to disk. Everything pending must be committed first
+    /// (so no fingerprint reaches the on-disk set before its queued request);
+    /// partly completed chunks are cut down, since the `done` rows go.
+    pub(super) fn spill(&mut self, records: &mut Records) -> Result<(), StoreError> {
+        let mut leased: HashMap<usize, Vec<(i64, u128)>> = HashMap::new();
+        for l in self.leases.values() {
+            leased.entry(l.host).or_default().push((l.chunk, l.fp));
+        }
+        let mut rewrites = Vec::new();
+        for (idx, host) in self.hosts.iter().enumerate() {
+            let leased = leased.get(&idx).map_or(&[][..], Vec::as_slice);
+            for (id, fps) in host.queue.partial(leased) {
+                let keep: HashSet<u128> = fps.into_iter().collect();
+                if let Some(chunk) = records.chunk(id)? {
+                    rewrites.push(chunk.retain(|fp| keep.contains(&fp))?);
+                }
+            }
+        }
+        let sorted = self.seen.take_sorted();
+        records.spill(&sorted, &rewrites)?;
+        for chunk in &rewrites {
+            // Their totals shrink to what is left; the unfinished counts stand.
+            if let Some(host) = self.by_id(chunk.host)
+                && let Some(live) = self.hosts[host].queue.live.get_mut(&chunk.id)
+            {
+                live.total = live.unfinished;
+            }
+        }
+        self.progress.spilled = true;
+        self.committed.spilled = true;
+        Ok(())
+    }
+
+    fn by_id(&self, id: i64) -> Option<usize> {
+        self.hosts.iter().position(|h| h.row.id == id)
     }
 }
 
