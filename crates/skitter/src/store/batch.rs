@@ -25,11 +25,16 @@ pub(crate) enum Op {
     /// Every request of this chunk was completed.
     DropChunk(i64),
     /// A URL's record; `host` is the row whose error count it feeds, if known.
+    /// `leased` when the URL came off the queue: such a URL is completed once
+    /// only (the seen set never queues it again, and a completion lost in a crash
+    /// loses its record with it), so it cannot have a record to replace unless
+    /// someone stored one through the `OutcomeStore` trait.
     Outcome {
         fp: u128,
         host: Option<i64>,
         failed: bool,
         json: String,
+        leased: bool,
     },
     /// A cached robots.txt.
     Robots {

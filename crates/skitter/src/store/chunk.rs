@@ -89,6 +89,7 @@ impl Chunk {
         let mut reader = Reader {
             bytes: &self.reqs,
             at: 0,
+            parent: None,
         };
         let mut out = Vec::with_capacity(fps.len());
         for fp in fps {
@@ -114,7 +115,7 @@ impl Chunk {
 
 /// Decodes a fingerprint blob (16 big-endian bytes each).
 pub(crate) fn fingerprints(blob: &[u8]) -> Result<Vec<u128>, StoreError> {
-    if blob.len() % 16 != 0 {
+    if !blob.len().is_multiple_of(16) {
         return Err(corrupt("fingerprint blob length"));
     }
     Ok(blob
@@ -125,6 +126,11 @@ pub(crate) fn fingerprints(blob: &[u8]) -> Result<Vec<u128>, StoreError> {
             u128::from_be_bytes(arr)
         })
         .collect())
+}
+
+fn parse(bytes: &[u8]) -> Result<Url, StoreError> {
+    let text = std::str::from_utf8(bytes).map_err(|_| corrupt("URL is not UTF-8"))?;
+    Url::parse(text).map_err(|e| StoreError::Corrupt(format!("queued URL {text:?}: {e}")))
 }
 
 fn corrupt(what: &str) -> StoreError {
@@ -147,13 +153,19 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The last parent read: a page's links share it, and a clone is much
+    /// cheaper than parsing it again.
+    parent: Option<(&'a [u8], Url)>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn varint(&mut self) -> Result<u64, StoreError> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
-            let b = *self.bytes.get(self.at).ok_or_else(|| corrupt("truncated"))?;
+            let b = *self
+                .bytes
+                .get(self.at)
+                .ok_or_else(|| corrupt("truncated"))?;
             self.at += 1;
             v |= u64::from(b & 0x7f) << shift;
             if b < 0x80 {
@@ -167,17 +179,33 @@ impl Reader<'_> {
         u32::try_from(self.varint()?).map_err(|_| corrupt("number out of range"))
     }
 
-    fn url(&mut self, len: u64) -> Result<Url, StoreError> {
+    fn slice(&mut self, len: u64) -> Result<&'a [u8], StoreError> {
         let len = usize::try_from(len).map_err(|_| corrupt("length out of range"))?;
         let end = self
             .at
             .checked_add(len)
             .filter(|&end| end <= self.bytes.len())
             .ok_or_else(|| corrupt("truncated"))?;
-        let text = std::str::from_utf8(&self.bytes[self.at..end])
-            .map_err(|_| corrupt("URL is not UTF-8"))?;
+        let bytes: &'a [u8] = self.bytes;
+        let slice = &bytes[self.at..end];
         self.at = end;
-        Url::parse(text).map_err(|e| StoreError::Corrupt(format!("queued URL {text:?}: {e}")))
+        Ok(slice)
+    }
+
+    fn url(&mut self, len: u64) -> Result<Url, StoreError> {
+        parse(self.slice(len)?)
+    }
+
+    fn parent(&mut self, len: u64) -> Result<Url, StoreError> {
+        let bytes = self.slice(len)?;
+        if let Some((last, url)) = &self.parent
+            && *last == bytes
+        {
+            return Ok(url.clone());
+        }
+        let url = parse(bytes)?;
+        self.parent = Some((bytes, url.clone()));
+        Ok(url)
     }
 
     fn request(&mut self) -> Result<Request, StoreError> {
@@ -187,7 +215,7 @@ impl Reader<'_> {
         let url = self.url(len)?;
         let parent = match self.varint()? {
             0 => None,
-            n => Some(self.url(n - 1)?),
+            n => Some(self.parent(n - 1)?),
         };
         Ok(Request {
             url,
@@ -216,20 +244,21 @@ mod tests {
         let items = [
             (1u128, req("http://a/1", None, 0)),
             (u128::MAX, req("http://a/2?q=é", Some("http://a/"), 200_000)),
+            (5, req("http://a/3", Some("http://a/"), 1)),
             (7, req("https://a:8443/x#f", Some("http://b/"), 3)),
         ];
         let mut b = ChunkBuilder::default();
         for (fp, r) in &items {
             b.push(*fp, r);
         }
-        assert_eq!(b.len(), 3);
+        assert_eq!(b.len(), 4);
         let chunk = b.seal(9, 4);
         assert!(b.is_empty());
-        assert_eq!((chunk.id, chunk.host, chunk.len()), (9, 4, 3));
+        assert_eq!((chunk.id, chunk.host, chunk.len()), (9, 4, 4));
         assert_eq!(chunk.decode().unwrap(), items.to_vec());
         let kept = chunk.retain(|fp| fp != u128::MAX).unwrap();
-        assert_eq!(kept.fingerprints().unwrap(), [1, 7]);
-        assert_eq!(kept.decode().unwrap()[1], items[2]);
+        assert_eq!(kept.fingerprints().unwrap(), [1, 5, 7]);
+        assert_eq!(kept.decode().unwrap()[2], items[3]);
     }
 
     #[test]

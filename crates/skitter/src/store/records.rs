@@ -50,7 +50,14 @@ pub(crate) struct HostRow {
 pub(crate) struct Records {
     conn: Connection,
     counts: OutcomeCounts,
+    /// Whether `outcome` has its fingerprint index. A random-key index costs a
+    /// page write per record in every small commit, and it is only needed to find
+    /// a record to replace, which only records stored outside a lease can cause;
+    /// so it is created the first time one is stored.
+    fp_index: bool,
 }
+
+const FP_INDEX: &str = "outcome_fp";
 
 pub(crate) fn unix_ms(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
@@ -75,7 +82,15 @@ impl Records {
                 },
             )
             .map_err(sql("reading progress"))?;
-        Ok(Records { conn, counts })
+        let fp_index = conn
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")
+            .and_then(|mut s| s.exists([FP_INDEX]))
+            .map_err(sql("reading the schema"))?;
+        Ok(Records {
+            conn,
+            counts,
+            fp_index,
+        })
     }
 
     /// Counters over the stored records, as of the last commit.
@@ -85,10 +100,10 @@ impl Records {
 
     /// Applies a batch and commits it with its snapshot, all or nothing.
     pub(crate) fn apply(&mut self, batch: Batch, snap: &Snapshot) -> Result<(), StoreError> {
-        let before = self.counts;
+        let before = (self.counts, self.fp_index);
         let result = self.try_apply(batch, snap);
         if result.is_err() {
-            self.counts = before;
+            (self.counts, self.fp_index) = before;
             // The transaction may already be gone (SQLite rolls back on some errors).
             let _ = self.conn.execute_batch("ROLLBACK");
         }
@@ -170,8 +185,9 @@ impl Records {
                 host,
                 failed,
                 json,
+                leased,
             } => {
-                let delta = self.put_outcome(fp, failed, &json)?;
+                let delta = self.put_outcome(fp, failed, &json, leased)?;
                 if let Some(id) = host {
                     *host_errors.entry(id).or_default() += delta;
                 }
@@ -202,30 +218,40 @@ impl Records {
 
     /// Stores a record, replacing an earlier one for the same URL, and counts it;
     /// answers the change in the error count.
-    fn put_outcome(&mut self, fp: u128, failed: bool, json: &str) -> Result<i64, StoreError> {
-        let conn = &self.conn;
+    fn put_outcome(
+        &mut self,
+        fp: u128,
+        failed: bool,
+        json: &str,
+        leased: bool,
+    ) -> Result<i64, StoreError> {
         let key = fp_bytes(fp);
-        // The common case (a URL's first record) costs one insert, no lookup.
-        let inserted = conn
-            .prepare_cached(
-                "INSERT INTO outcome (fp, failed, record) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (fp) DO NOTHING",
-            )
+        if !leased && !self.fp_index {
+            self.conn
+                .execute_batch(&format!("CREATE INDEX {FP_INDEX} ON outcome (fp)"))
+                .map_err(sql("indexing outcomes"))?;
+            self.fp_index = true;
+        }
+        let previous: Option<bool> = if self.fp_index {
+            self.conn
+                .prepare_cached("SELECT failed FROM outcome WHERE fp = ?1")
+                .and_then(|mut s| s.query_row([&key[..]], |r| r.get(0)).optional())
+                .map_err(sql("storing an outcome"))?
+        } else {
+            None
+        };
+        let sql_text = match previous {
+            Some(_) => "UPDATE outcome SET failed = ?2, record = ?3 WHERE fp = ?1",
+            None => "INSERT INTO outcome (fp, failed, record) VALUES (?1, ?2, ?3)",
+        };
+        self.conn
+            .prepare_cached(sql_text)
             .and_then(|mut s| s.execute(params![&key[..], failed, json]))
             .map_err(sql("storing an outcome"))?;
-        let mut delta = i64::from(failed);
-        if inserted == 0 {
-            let previous: bool = conn
-                .prepare_cached("SELECT failed FROM outcome WHERE fp = ?1")
-                .and_then(|mut s| s.query_row([&key[..]], |r| r.get(0)))
-                .map_err(sql("storing an outcome"))?;
-            conn.prepare_cached("UPDATE outcome SET failed = ?2, record = ?3 WHERE fp = ?1")
-                .and_then(|mut s| s.execute(params![&key[..], failed, json]))
-                .map_err(sql("storing an outcome"))?;
-            delta -= i64::from(previous);
-        } else {
+        if previous.is_none() {
             self.counts.records += 1;
         }
+        let delta = i64::from(failed) - i64::from(previous == Some(true));
         self.counts.errors = self.counts.errors.saturating_add_signed(delta);
         Ok(delta)
     }

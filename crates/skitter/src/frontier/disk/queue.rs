@@ -69,10 +69,9 @@ impl HostQueue {
 
     /// Counts one request of `chunk` as completed; true when that was its last.
     pub(super) fn finish(&mut self, chunk: i64) -> Result<bool, StoreError> {
-        let live = self
-            .live
-            .get_mut(&chunk)
-            .ok_or_else(|| StoreError::Corrupt(format!("completed a request of unknown chunk {chunk}")))?;
+        let live = self.live.get_mut(&chunk).ok_or_else(|| {
+            StoreError::Corrupt(format!("completed a request of unknown chunk {chunk}"))
+        })?;
         live.unfinished = live.unfinished.saturating_sub(1);
         if live.unfinished == 0 {
             self.live.remove(&chunk);

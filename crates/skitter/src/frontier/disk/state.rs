@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use rand::RngExt;
 use url::Url;
 
-use super::queue::HostQueue;
 use super::super::host::HostSlots;
 use super::super::memory::fingerprint;
 use super::super::{Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request};
 use super::Db;
+use super::queue::HostQueue;
 use crate::outcome::{OutcomeKind, PageRecord};
 use crate::store::StoreError;
 use crate::store::batch::{Batch, Op, Snapshot};
@@ -244,14 +244,18 @@ impl State {
     /// The host of `url`, added if new. The key is built in a reused buffer
     /// (the same text as [`HostKey::of`]) since this runs for every offered URL.
     fn host_of(&mut self, url: &Url) -> usize {
+        match self.find_host(url) {
+            Some(idx) => idx,
+            None => self.add_host(self.key_buf.clone()),
+        }
+    }
+
+    /// The known host of `url`, leaving its key in `key_buf`.
+    fn find_host(&mut self, url: &Url) -> Option<usize> {
         self.key_buf.clear();
         let port = url.port_or_known_default().unwrap_or(0);
         let _ = write!(self.key_buf, "{}:{port}", url.host_str().unwrap_or(""));
-        if let Some(&idx) = self.by_key.get(self.key_buf.as_str()) {
-            return idx;
-        }
-        let key = self.key_buf.clone();
-        self.add_host(key)
+        self.by_key.get(self.key_buf.as_str()).copied()
     }
 
     fn host_index(&mut self, key: &HostKey) -> usize {
@@ -357,7 +361,10 @@ impl State {
     fn keep(&mut self, idx: usize, chunk: Arc<Chunk>) {
         self.kept_bytes += chunk.bytes();
         self.kept_order.push_back((idx, chunk.id));
-        self.hosts[idx].queue.kept.push_back((chunk, self.generation));
+        self.hosts[idx]
+            .queue
+            .kept
+            .push_back((chunk, self.generation));
     }
 
     fn promote_due(&mut self, now: Instant) {
@@ -422,20 +429,21 @@ impl State {
     fn refill(&mut self, idx: usize, db: &Mutex<Db>) -> Result<(), StoreError> {
         let host_id = self.hosts[idx].row.id;
         let queue = &mut self.hosts[idx].queue;
-        let chunk = if queue.on_disk > 0 {
-            let found = super::lock(db).records.next_chunk(host_id, queue.cursor)?;
-            queue.on_disk -= 1;
-            Arc::new(found.ok_or_else(|| {
-                StoreError::Corrupt(format!("host {host_id} lost a queue chunk"))
-            })?)
-        } else if let Some((chunk, _)) = queue.kept.pop_front() {
-            self.kept_bytes -= chunk.bytes();
-            chunk
-        } else if !queue.open.is_empty() {
-            self.seal(idx)
-        } else {
-            return Ok(());
-        };
+        let chunk =
+            if queue.on_disk > 0 {
+                let found = super::lock(db).records.next_chunk(host_id, queue.cursor)?;
+                queue.on_disk -= 1;
+                Arc::new(found.ok_or_else(|| {
+                    StoreError::Corrupt(format!("host {host_id} lost a queue chunk"))
+                })?)
+            } else if let Some((chunk, _)) = queue.kept.pop_front() {
+                self.kept_bytes -= chunk.bytes();
+                chunk
+            } else if !queue.open.is_empty() {
+                self.seal(idx)
+            } else {
+                return Ok(());
+            };
         self.hosts[idx].queue.load(&chunk)
     }
 
@@ -465,20 +473,16 @@ impl State {
         Ok(true)
     }
 
-    pub(super) fn record_outcome(&mut self, record: &PageRecord) -> Result<(), StoreError> {
-        let json = serde_json::to_string(record).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-        let failed = matches!(record.kind, OutcomeKind::Failed | OutcomeKind::HttpError);
-        let host = self
-            .by_key
-            .get(HostKey::of(&record.url).as_str())
-            .map(|&idx| self.hosts[idx].row.id);
+    /// Queues a URL's record, already encoded (outside the lock) by [`encode`].
+    pub(super) fn record_outcome(&mut self, url: &Url, encoded: Encoded, leased: bool) {
+        let host = self.find_host(url).map(|idx| self.hosts[idx].row.id);
         self.batch.push(Op::Outcome {
-            fp: fingerprint(&record.url),
+            fp: fingerprint(url),
             host,
-            failed,
-            json,
+            failed: encoded.failed,
+            json: encoded.json,
+            leased,
         });
-        Ok(())
     }
 
     pub(super) fn put(&mut self, op: Op) {
@@ -627,6 +631,20 @@ impl State {
     fn by_id(&self, id: i64) -> Option<usize> {
         self.hosts.iter().position(|h| h.row.id == id)
     }
+}
+
+/// A record as stored, with whether it counts as an error.
+pub(super) struct Encoded {
+    json: String,
+    failed: bool,
+}
+
+/// Encodes a record; done before taking the lock, since it is per-page work.
+pub(super) fn encode(record: &PageRecord) -> Result<Encoded, StoreError> {
+    Ok(Encoded {
+        json: serde_json::to_string(record).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        failed: matches!(record.kind, OutcomeKind::Failed | OutcomeKind::HttpError),
+    })
 }
 
 fn random_up_to(max: Duration) -> Duration {
