@@ -42,6 +42,15 @@ pub(crate) struct FpSet {
 }
 
 impl FpSet {
+    /// A set holding `sorted` (ascending; duplicates are dropped).
+    pub(crate) fn from_sorted(mut sorted: Vec<u128>) -> FpSet {
+        sorted.dedup();
+        FpSet {
+            sorted,
+            delta: HashSet::default(),
+        }
+    }
+
     pub(crate) fn contains(&self, fp: u128) -> bool {
         self.delta.contains(&fp) || self.sorted.binary_search(&fp).is_ok()
     }

@@ -1,18 +1,23 @@
-//! Every typed read and write on the crawl database, and the transaction they
-//! share.
+//! Every typed read and write on the crawl database.
 //!
-//! Writes go into one open transaction that the owner commits in groups
-//! ([`Records::commit`]); a crash loses at most the uncommitted tail, and since
-//! writes are applied in call order, a committed completion always has the
-//! offers made before it committed too.
+//! Writes arrive as whole [`Batch`]es and each is applied in one transaction
+//! ([`Records::apply`]), ops in call order, then the counters as they stood when
+//! the batch was taken: a crash loses at most the batches not yet committed, and
+//! a committed completion always has the offers made before it committed too.
+//!
+//! The outcome counters (records, errors, per-host errors) are kept here rather
+//! than by the frontier, because only the database knows whether a record
+//! replaces an earlier one for the same URL; it finds out while applying, off the
+//! frontier's lock.
 
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use url::Url;
 
-use super::{StoreError, fp_bytes, fp_from};
-use crate::frontier::Request;
+use super::batch::{Batch, Op, Snapshot};
+use super::chunk::Chunk;
+use super::{OutcomeCounts, StoreError, fp_bytes, fp_from};
 
 /// The crawl-wide counters, written with every commit.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -21,9 +26,8 @@ pub(crate) struct Progress {
     pub(crate) queued: u64,
     pub(crate) leased: u64,
     pub(crate) done: u64,
-    pub(crate) outcomes: u64,
-    pub(crate) errors: u64,
-    /// The next queue sequence number; sequence numbers keep each host FIFO.
+    /// The next id for a host row or a queue chunk; increasing ids keep each
+    /// host's chunks FIFO.
     pub(crate) next_seq: i64,
     /// Fingerprints have been moved to the on-disk seen table at least once.
     pub(crate) spilled: bool,
@@ -34,119 +38,228 @@ pub(crate) struct Progress {
 pub(crate) struct HostRow {
     pub(crate) id: i64,
     pub(crate) key: String,
-    /// Queue rows: waiting or leased.
+    /// Queued requests: waiting or leased.
     pub(crate) pending: u64,
     pub(crate) done: u64,
+    /// Maintained by the database side; ignored when written from a snapshot.
     pub(crate) errors: u64,
     pub(crate) delay_floor: Duration,
 }
 
-/// A queued request with its place in the queue.
-#[derive(Debug)]
-pub(crate) struct QueuedRow {
-    pub(crate) seq: i64,
-    pub(crate) fp: u128,
-    pub(crate) request: Request,
-}
-
-/// The writer's connection and its open transaction.
+/// The writer's connection and the outcome counters as of its last commit.
 pub(crate) struct Records {
     conn: Connection,
-    in_txn: bool,
-    ops: usize,
+    counts: OutcomeCounts,
+    /// Whether `outcome` has its fingerprint index. A random-key index costs a
+    /// page write per record in every small commit, and it is only needed to find
+    /// a record to replace, which only records stored outside a lease can cause;
+    /// so it is created the first time one is stored.
+    fp_index: bool,
 }
+
+const FP_INDEX: &str = "outcome_fp";
 
 pub(crate) fn unix_ms(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-fn parse_url(text: &str) -> Result<Url, StoreError> {
-    Url::parse(text).map_err(|e| StoreError::Corrupt(format!("queued URL {text:?}: {e}")))
+fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    StoreError::sql(context)
 }
 
 impl Records {
-    pub(crate) fn new(conn: Connection) -> Self {
-        Records {
+    pub(crate) fn new(conn: Connection) -> Result<Self, StoreError> {
+        let counts = conn
+            .query_row(
+                "SELECT outcomes, errors FROM progress WHERE id = 0",
+                [],
+                |r| {
+                    Ok(OutcomeCounts {
+                        records: r.get(0)?,
+                        errors: r.get(1)?,
+                    })
+                },
+            )
+            .map_err(sql("reading progress"))?;
+        let fp_index = conn
+            .prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")
+            .and_then(|mut s| s.exists([FP_INDEX]))
+            .map_err(sql("reading the schema"))?;
+        Ok(Records {
             conn,
-            in_txn: false,
-            ops: 0,
+            counts,
+            fp_index,
+        })
+    }
+
+    /// Counters over the stored records, as of the last commit.
+    pub(crate) fn outcome_counts(&self) -> OutcomeCounts {
+        self.counts
+    }
+
+    /// Applies a batch and commits it with its snapshot, all or nothing.
+    pub(crate) fn apply(&mut self, batch: Batch, snap: &Snapshot) -> Result<(), StoreError> {
+        let before = (self.counts, self.fp_index);
+        let result = self.try_apply(batch, snap);
+        if result.is_err() {
+            (self.counts, self.fp_index) = before;
+            // The transaction may already be gone (SQLite rolls back on some errors).
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
+        result
     }
 
-    /// Writes since the last commit.
-    pub(crate) fn pending_ops(&self) -> usize {
-        self.ops
-    }
-
-    fn write(&mut self) -> Result<&Connection, StoreError> {
-        if !self.in_txn {
-            self.conn
-                .execute_batch("BEGIN")
-                .map_err(StoreError::sql("starting a transaction"))?;
-            self.in_txn = true;
+    fn try_apply(&mut self, batch: Batch, snap: &Snapshot) -> Result<(), StoreError> {
+        self.conn
+            .execute_batch("BEGIN")
+            .map_err(sql("starting a transaction"))?;
+        let mut host_errors: HashMap<i64, i64> = HashMap::new();
+        for op in batch.ops {
+            self.apply_op(op, &mut host_errors)?;
         }
-        self.ops += 1;
-        Ok(&self.conn)
-    }
-
-    /// Commits everything written so far, with the counters as they stand now.
-    pub(crate) fn commit<'a>(
-        &mut self,
-        progress: &Progress,
-        dirty_hosts: impl Iterator<Item = &'a HostRow>,
-    ) -> Result<(), StoreError> {
-        let conn = self.write()?;
-        let e = StoreError::sql("committing");
+        let conn = &self.conn;
         let mut host = conn
             .prepare_cached(
-                "UPDATE host SET pending = ?2, done = ?3, errors = ?4, delay_floor_ms = ?5
-                 WHERE id = ?1",
+                "UPDATE host SET pending = ?2, done = ?3, delay_floor_ms = ?4,
+                 errors = errors + ?5 WHERE id = ?1",
             )
-            .map_err(StoreError::sql("committing"))?;
-        for h in dirty_hosts {
+            .map_err(sql("committing"))?;
+        for h in &snap.hosts {
             let floor = h.delay_floor.as_millis() as i64;
-            host.execute(params![h.id, h.pending, h.done, h.errors, floor])
-                .map_err(StoreError::sql("committing"))?;
+            let errors = host_errors.remove(&h.id).unwrap_or(0);
+            host.execute(params![h.id, h.pending, h.done, floor, errors])
+                .map_err(sql("committing"))?;
         }
-        drop(host);
-        conn.execute(
+        let mut errors_only = conn
+            .prepare_cached("UPDATE host SET errors = errors + ?2 WHERE id = ?1")
+            .map_err(sql("committing"))?;
+        for (id, delta) in host_errors {
+            errors_only
+                .execute(params![id, delta])
+                .map_err(sql("committing"))?;
+        }
+        let p = &snap.progress;
+        conn.prepare_cached(
             "UPDATE progress SET seen = ?1, queued = ?2, leased = ?3, done = ?4, outcomes = ?5,
              errors = ?6, next_seq = ?7, spilled = ?8, updated_ms = ?9 WHERE id = 0",
-            params![
-                progress.seen,
-                progress.queued,
-                progress.leased,
-                progress.done,
-                progress.outcomes,
-                progress.errors,
-                progress.next_seq,
-                progress.spilled,
-                unix_ms(SystemTime::now())
-            ],
         )
-        .map_err(StoreError::sql("committing"))?;
-        conn.execute_batch("COMMIT").map_err(e)?;
-        self.in_txn = false;
-        self.ops = 0;
+        .and_then(|mut s| {
+            s.execute(params![
+                p.seen,
+                p.queued,
+                p.leased,
+                p.done,
+                self.counts.records,
+                self.counts.errors,
+                p.next_seq,
+                p.spilled,
+                unix_ms(SystemTime::now())
+            ])
+        })
+        .map_err(sql("committing"))?;
+        conn.execute_batch("COMMIT").map_err(sql("committing"))
+    }
+
+    fn apply_op(&mut self, op: Op, host_errors: &mut HashMap<i64, i64>) -> Result<(), StoreError> {
+        let conn = &self.conn;
+        match op {
+            Op::Host { id, key } => conn
+                .prepare_cached(
+                    "INSERT INTO host (id, key, pending, done, errors, delay_floor_ms)
+                     VALUES (?1, ?2, 0, 0, 0, 0)",
+                )
+                .and_then(|mut s| s.execute(params![id, key]))
+                .map_err(sql("adding a host"))?,
+            Op::Chunk(c) => put_chunk(conn, &c)?,
+            Op::Done(fp) => conn
+                .prepare_cached("INSERT INTO done (fp) VALUES (?1)")
+                .and_then(|mut s| s.execute([&fp_bytes(fp)[..]]))
+                .map_err(sql("completing a URL"))?,
+            Op::DropChunk(id) => conn
+                .prepare_cached("DELETE FROM queue WHERE id = ?1")
+                .and_then(|mut s| s.execute([id]))
+                .map_err(sql("completing a URL"))?,
+            Op::Outcome {
+                fp,
+                host,
+                failed,
+                json,
+                leased,
+            } => {
+                let delta = self.put_outcome(fp, failed, &json, leased)?;
+                if let Some(id) = host {
+                    *host_errors.entry(id).or_default() += delta;
+                }
+                1
+            }
+            Op::Robots {
+                origin,
+                body,
+                fetched_at,
+            } => conn
+                .prepare_cached(
+                    "INSERT INTO robots (origin, body, fetched_ms) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (origin) DO UPDATE
+                     SET body = excluded.body, fetched_ms = excluded.fetched_ms",
+                )
+                .and_then(|mut s| s.execute(params![origin, body, unix_ms(fetched_at)]))
+                .map_err(sql("storing robots.txt"))?,
+            Op::Kv { key, value } => conn
+                .prepare_cached(
+                    "INSERT INTO kv (key, value) VALUES (?1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                )
+                .and_then(|mut s| s.execute(params![key, value]))
+                .map_err(sql("storing a value"))?,
+        };
         Ok(())
     }
 
-    /// Abandons the open transaction after a failure.
-    pub(crate) fn rollback(&mut self) {
-        if self.in_txn {
-            // The transaction may already be gone (SQLite rolls back on some errors).
-            let _ = self.conn.execute_batch("ROLLBACK");
-            self.in_txn = false;
-            self.ops = 0;
+    /// Stores a record, replacing an earlier one for the same URL, and counts it;
+    /// answers the change in the error count.
+    fn put_outcome(
+        &mut self,
+        fp: u128,
+        failed: bool,
+        json: &str,
+        leased: bool,
+    ) -> Result<i64, StoreError> {
+        let key = fp_bytes(fp);
+        if !leased && !self.fp_index {
+            self.conn
+                .execute_batch(&format!("CREATE INDEX {FP_INDEX} ON outcome (fp)"))
+                .map_err(sql("indexing outcomes"))?;
+            self.fp_index = true;
         }
+        let previous: Option<bool> = if self.fp_index {
+            self.conn
+                .prepare_cached("SELECT failed FROM outcome WHERE fp = ?1")
+                .and_then(|mut s| s.query_row([&key[..]], |r| r.get(0)).optional())
+                .map_err(sql("storing an outcome"))?
+        } else {
+            None
+        };
+        let sql_text = match previous {
+            Some(_) => "UPDATE outcome SET failed = ?2, record = ?3 WHERE fp = ?1",
+            None => "INSERT INTO outcome (fp, failed, record) VALUES (?1, ?2, ?3)",
+        };
+        self.conn
+            .prepare_cached(sql_text)
+            .and_then(|mut s| s.execute(params![&key[..], failed, json]))
+            .map_err(sql("storing an outcome"))?;
+        if previous.is_none() {
+            self.counts.records += 1;
+        }
+        let delta = i64::from(failed) - i64::from(previous == Some(true));
+        self.counts.errors = self.counts.errors.saturating_add_signed(delta);
+        Ok(delta)
     }
 
     pub(crate) fn load_progress(&self) -> Result<Progress, StoreError> {
         self.conn
             .query_row(
-                "SELECT seen, queued, leased, done, outcomes, errors, next_seq, spilled
-                 FROM progress WHERE id = 0",
+                "SELECT seen, queued, leased, done, next_seq, spilled FROM progress WHERE id = 0",
                 [],
                 |r| {
                     Ok(Progress {
@@ -154,119 +267,111 @@ impl Records {
                         queued: r.get(1)?,
                         leased: r.get(2)?,
                         done: r.get(3)?,
-                        outcomes: r.get(4)?,
-                        errors: r.get(5)?,
-                        next_seq: r.get(6)?,
-                        spilled: r.get(7)?,
+                        next_seq: r.get(4)?,
+                        spilled: r.get(5)?,
                     })
                 },
             )
-            .map_err(StoreError::sql("reading progress"))
+            .map_err(sql("reading progress"))
     }
 
     pub(crate) fn load_hosts(&self) -> Result<Vec<HostRow>, StoreError> {
         load_hosts(&self.conn)
     }
 
-    pub(crate) fn insert_host(&mut self, key: &str) -> Result<i64, StoreError> {
-        let conn = self.write()?;
-        conn.prepare_cached(
-            "INSERT INTO host (key, pending, done, errors, delay_floor_ms) VALUES (?1, 0, 0, 0, 0)",
-        )
-        .and_then(|mut s| s.execute([key]))
-        .map_err(StoreError::sql("adding a host"))?;
-        Ok(conn.last_insert_rowid())
+    /// A host's first chunk after chunk `after`, if any.
+    pub(crate) fn next_chunk(&self, host: i64, after: i64) -> Result<Option<Chunk>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT id, fps, reqs FROM queue WHERE host = ?1 AND id > ?2 ORDER BY id LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![host, after], |r| {
+                    Ok(Chunk {
+                        id: r.get(0)?,
+                        host,
+                        fps: r.get(1)?,
+                        reqs: r.get(2)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(sql("reading the queue"))
     }
 
-    /// Appends a request to its host's queue.
-    pub(crate) fn push(
-        &mut self,
-        host: i64,
-        seq: i64,
-        fp: u128,
-        r: &Request,
+    /// Calls `f` with every chunk's id, host and fingerprints.
+    pub(crate) fn for_each_chunk(
+        &self,
+        mut f: impl FnMut(i64, i64, Vec<u128>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let conn = self.write()?;
-        let parent = r.parent.as_ref().map(Url::as_str);
-        conn.prepare_cached(
-            "INSERT INTO queue (host, seq, fp, url, depth, redirects_left, parent)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )
-        .and_then(|mut s| {
-            let fp = fp_bytes(fp);
-            s.execute(params![
-                host,
-                seq,
-                &fp[..],
-                r.url.as_str(),
-                r.depth,
-                r.redirects_left,
-                parent
-            ])
-        })
-        .map_err(StoreError::sql("queueing a URL"))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, host, fps FROM queue")
+            .map_err(sql("loading the queue"))?;
+        let mut rows = stmt.query([]).map_err(sql("loading the queue"))?;
+        while let Some(row) = rows.next().map_err(sql("loading the queue"))? {
+            let (id, host): (i64, i64) = (
+                row.get(0).map_err(sql("loading the queue"))?,
+                row.get(1).map_err(sql("loading the queue"))?,
+            );
+            let fps: Vec<u8> = row.get(2).map_err(sql("loading the queue"))?;
+            f(id, host, super::chunk::fingerprints(&fps)?)?;
+        }
         Ok(())
     }
 
-    /// Up to `limit` of a host's queued requests after `after`, oldest first.
-    /// Uncommitted pushes are included: they share this connection's transaction.
-    pub(crate) fn next_batch(
-        &self,
-        host: i64,
-        after: i64,
-        limit: usize,
-    ) -> Result<Vec<QueuedRow>, StoreError> {
-        let e = StoreError::sql("reading the queue");
+    /// Every completed URL's fingerprint since the last spill, ascending.
+    pub(crate) fn done_fps(&self) -> Result<Vec<u128>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT seq, fp, url, depth, redirects_left, parent FROM queue
-                 WHERE host = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-            )
-            .map_err(StoreError::sql("reading the queue"))?;
-        let rows = stmt
-            .query_map(params![host, after, limit as i64], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Vec<u8>>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, u32>(3)?,
-                    r.get::<_, u32>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                ))
-            })
-            .map_err(e)?;
+            .prepare("SELECT fp FROM done")
+            .map_err(sql("loading the seen set"))?;
+        let mut rows = stmt.query([]).map_err(sql("loading the seen set"))?;
         let mut out = Vec::new();
-        for row in rows {
-            let (seq, fp, url, depth, redirects_left, parent) =
-                row.map_err(StoreError::sql("reading the queue"))?;
-            let parent = parent.as_deref().map(parse_url).transpose()?;
-            let request = Request {
-                url: parse_url(&url)?,
-                depth,
-                redirects_left,
-                parent,
-            };
-            out.push(QueuedRow {
-                seq,
-                fp: fp_from(&fp)?,
-                request,
-            });
+        while let Some(row) = rows.next().map_err(sql("loading the seen set"))? {
+            let bytes: Vec<u8> = row.get(0).map_err(sql("loading the seen set"))?;
+            out.push(fp_from(&bytes)?);
         }
+        out.sort_unstable();
         Ok(out)
     }
 
-    /// Takes a completed request off the queue, keeping its fingerprint.
-    pub(crate) fn remove(&mut self, host: i64, seq: i64, fp: u128) -> Result<(), StoreError> {
-        let conn = self.write()?;
-        let e = StoreError::sql("completing a URL");
-        conn.prepare_cached("DELETE FROM queue WHERE host = ?1 AND seq = ?2")
-            .and_then(|mut s| s.execute(params![host, seq]))
-            .map_err(e)?;
-        conn.prepare_cached("INSERT INTO done (fp) VALUES (?1)")
-            .and_then(|mut s| s.execute([&fp_bytes(fp)[..]]))
-            .map_err(StoreError::sql("completing a URL"))?;
-        Ok(())
+    /// Replaces chunks with the given (smaller) versions, deleting empty ones, in
+    /// one transaction.
+    pub(crate) fn rewrite_chunks(&mut self, chunks: &[Chunk]) -> Result<(), StoreError> {
+        if chunks.is_empty() {
+            return Ok(());
+        }
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(sql("rewriting the queue"))?;
+        for c in chunks {
+            tx.execute("DELETE FROM queue WHERE id = ?1", [c.id])
+                .map_err(sql("rewriting the queue"))?;
+            if c.len() > 0 {
+                put_chunk(&tx, c)?;
+            }
+        }
+        tx.commit().map_err(sql("rewriting the queue"))
+    }
+
+    /// A whole stored chunk.
+    pub(crate) fn chunk(&self, id: i64) -> Result<Option<Chunk>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT host, fps, reqs FROM queue WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([id], |r| {
+                    Ok(Chunk {
+                        id,
+                        host: r.get(0)?,
+                        fps: r.get(1)?,
+                        reqs: r.get(2)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(sql("reading the queue"))
     }
 
     /// Whether `fp` is in the on-disk (spilled) part of the seen set.
@@ -274,87 +379,39 @@ impl Records {
         self.conn
             .prepare_cached("SELECT 1 FROM seen WHERE fp = ?1")
             .and_then(|mut s| s.exists([&fp_bytes(fp)[..]]))
-            .map_err(StoreError::sql("checking the seen set"))
+            .map_err(sql("checking the seen set"))
     }
 
     /// Moves fingerprints (ascending, so the B-tree fills in order) to the on-disk
-    /// seen set. `done` rows only exist to rebuild the in-memory set, so they go.
-    pub(crate) fn spill(&mut self, sorted: &[u128]) -> Result<(), StoreError> {
-        let conn = self.write()?;
-        let mut stmt = conn
-            .prepare_cached("INSERT OR IGNORE INTO seen (fp) VALUES (?1)")
-            .map_err(StoreError::sql("spilling the seen set"))?;
-        for fp in sorted {
-            stmt.execute([&fp_bytes(*fp)[..]])
-                .map_err(StoreError::sql("spilling the seen set"))?;
-        }
-        drop(stmt);
-        conn.execute("DELETE FROM done", [])
-            .map_err(StoreError::sql("spilling the seen set"))?;
-        self.ops += sorted.len();
-        Ok(())
-    }
-
-    /// Calls `f` with every fingerprint not in the on-disk seen set's care:
-    /// those of queued and of completed-since-the-last-spill URLs.
-    pub(crate) fn for_each_live_fp(&self, mut f: impl FnMut(u128)) -> Result<(), StoreError> {
-        for sql in ["SELECT fp FROM queue", "SELECT fp FROM done"] {
-            let mut stmt = self
-                .conn
-                .prepare(sql)
-                .map_err(StoreError::sql("loading the seen set"))?;
-            let mut rows = stmt
-                .query([])
-                .map_err(StoreError::sql("loading the seen set"))?;
-            while let Some(row) = rows
-                .next()
-                .map_err(StoreError::sql("loading the seen set"))?
-            {
-                let bytes: Vec<u8> = row
-                    .get(0)
-                    .map_err(StoreError::sql("loading the seen set"))?;
-                f(fp_from(&bytes)?);
+    /// seen set, in one transaction with `rewrites`: the partly completed chunks
+    /// cut down to their unfinished requests, since the `done` rows that told
+    /// which were finished go (they only exist to rebuild the in-memory set).
+    pub(crate) fn spill(&mut self, sorted: &[u128], rewrites: &[Chunk]) -> Result<(), StoreError> {
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(sql("spilling the seen set"))?;
+        {
+            let mut stmt = tx
+                .prepare_cached("INSERT OR IGNORE INTO seen (fp) VALUES (?1)")
+                .map_err(sql("spilling the seen set"))?;
+            for fp in sorted {
+                stmt.execute([&fp_bytes(*fp)[..]])
+                    .map_err(sql("spilling the seen set"))?;
+            }
+            for c in rewrites {
+                tx.execute("DELETE FROM queue WHERE id = ?1", [c.id])
+                    .map_err(sql("spilling the seen set"))?;
+                if c.len() > 0 {
+                    put_chunk(&tx, c)?;
+                }
             }
         }
-        Ok(())
-    }
-
-    /// Stores a record; answers whether a previous one existed and was an error.
-    pub(crate) fn put_outcome(
-        &mut self,
-        fp: u128,
-        failed: bool,
-        json: &str,
-    ) -> Result<Option<bool>, StoreError> {
-        let conn = self.write()?;
-        let key = fp_bytes(fp);
-        let previous: Option<bool> = conn
-            .prepare_cached("SELECT failed FROM outcome WHERE fp = ?1")
-            .and_then(|mut s| s.query_row([&key[..]], |r| r.get(0)).optional())
-            .map_err(StoreError::sql("storing an outcome"))?;
-        conn.prepare_cached(
-            "INSERT INTO outcome (fp, failed, record) VALUES (?1, ?2, ?3)
-             ON CONFLICT (fp) DO UPDATE SET failed = excluded.failed, record = excluded.record",
-        )
-        .and_then(|mut s| s.execute(params![&key[..], failed, json]))
-        .map_err(StoreError::sql("storing an outcome"))?;
-        Ok(previous)
-    }
-
-    pub(crate) fn put_robots(
-        &mut self,
-        origin: &str,
-        body: &[u8],
-        at: SystemTime,
-    ) -> Result<(), StoreError> {
-        let conn = self.write()?;
-        conn.prepare_cached(
-            "INSERT INTO robots (origin, body, fetched_ms) VALUES (?1, ?2, ?3)
-             ON CONFLICT (origin) DO UPDATE SET body = excluded.body, fetched_ms = excluded.fetched_ms",
-        )
-        .and_then(|mut s| s.execute(params![origin, body, unix_ms(at)]))
-        .map_err(StoreError::sql("storing robots.txt"))?;
-        Ok(())
+        tx.execute("DELETE FROM done", [])
+            .map_err(sql("spilling the seen set"))?;
+        tx.execute("UPDATE progress SET spilled = 1 WHERE id = 0", [])
+            .map_err(sql("spilling the seen set"))?;
+        tx.commit().map_err(sql("spilling the seen set"))
     }
 
     pub(crate) fn get_robots(
@@ -371,34 +428,28 @@ impl Records {
                 })
                 .optional()
             })
-            .map_err(StoreError::sql("reading robots.txt"))
-    }
-
-    pub(crate) fn put_kv(&mut self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        let conn = self.write()?;
-        conn.prepare_cached(
-            "INSERT INTO kv (key, value) VALUES (?1, ?2)
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
-        .and_then(|mut s| s.execute(params![key, value]))
-        .map_err(StoreError::sql("storing a value"))?;
-        Ok(())
+            .map_err(sql("reading robots.txt"))
     }
 
     pub(crate) fn get_kv(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
         self.conn
             .prepare_cached("SELECT value FROM kv WHERE key = ?1")
             .and_then(|mut s| s.query_row([key], |r| r.get(0)).optional())
-            .map_err(StoreError::sql("reading a value"))
+            .map_err(sql("reading a value"))
     }
+}
+
+fn put_chunk(conn: &Connection, c: &Chunk) -> Result<usize, StoreError> {
+    conn.prepare_cached("INSERT INTO queue (id, host, fps, reqs) VALUES (?1, ?2, ?3, ?4)")
+        .and_then(|mut s| s.execute(params![c.id, c.host, c.fps, c.reqs]))
+        .map_err(sql("queueing URLs"))
 }
 
 /// Every host's counters, from any connection.
 pub(crate) fn load_hosts(conn: &Connection) -> Result<Vec<HostRow>, StoreError> {
-    let e = StoreError::sql("reading hosts");
     let mut stmt = conn
         .prepare("SELECT id, key, pending, done, errors, delay_floor_ms FROM host ORDER BY id")
-        .map_err(StoreError::sql("reading hosts"))?;
+        .map_err(sql("reading hosts"))?;
     let rows = stmt
         .query_map([], |r| {
             Ok(HostRow {
@@ -410,7 +461,6 @@ pub(crate) fn load_hosts(conn: &Connection) -> Result<Vec<HostRow>, StoreError> 
                 delay_floor: Duration::from_millis(r.get::<_, i64>(5)?.max(0) as u64),
             })
         })
-        .map_err(e)?;
-    rows.collect::<Result<_, _>>()
-        .map_err(StoreError::sql("reading hosts"))
+        .map_err(sql("reading hosts"))?;
+    rows.collect::<Result<_, _>>().map_err(sql("reading hosts"))
 }

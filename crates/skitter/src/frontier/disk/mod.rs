@@ -2,18 +2,21 @@
 //! per-URL outcomes, robots cache and output positions in a state directory, so a
 //! crawl killed at any moment resumes where its last group commit left it.
 //!
-//! Writes are grouped: they accumulate in one transaction that a committer thread
-//! commits every `commit_interval`, or sooner once `commit_ops` writes pile up.
-//! Writes commit in call order, so the crawler's "offer a page's links, then
-//! complete its lease" can never be seen half-done: after a crash, a completed
-//! URL's links are queued, and a URL whose completion was lost is fetched again.
-//! Nothing else is ever refetched.
+//! Every change is recorded as an op in a pending batch; a committer thread
+//! commits batches in the order they were made, off the frontier's lock (see
+//! `commit`). So the crawler's "offer a page's links, then complete its lease"
+//! can never be seen half-done: after a crash, a completed URL's links are
+//! queued, and a URL whose completion was lost is fetched again. Nothing else is
+//! ever refetched: `complete_with` returns only once its commit is durable, so
+//! the URLs done but not yet durable are among those in flight.
 
+mod commit;
+mod queue;
 mod state;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -24,9 +27,11 @@ use super::{
     Request,
 };
 use crate::outcome::PageRecord;
+use crate::store::batch::Op;
 use crate::store::records::Records;
 use crate::store::schema::{OpenSpec, open_reader, open_writer};
 use crate::store::{CrawlMeta, OutcomeCounts, OutcomeStore, StoreError};
+use commit::{Db, Shared, commit_loop, lock};
 use state::{Limits, State};
 
 /// How a [`DiskFrontier`] uses memory, disk and time.
@@ -40,12 +45,14 @@ pub struct DiskOptions {
     /// others. Past its share the seen set moves to disk, where each new URL then
     /// costs a B-tree lookup.
     pub memory_budget: usize,
-    /// Longest time a write waits to be committed (default 5 ms). A crawl's
-    /// completion waits for the commit that covers it, so this bounds the added
-    /// latency per page; bulk loads that do not wait may prefer longer intervals,
-    /// since small commits cost more per write.
+    /// Time between the starts of two commits while completions or records are
+    /// pending (default 3 ms): a completion waits about half of it plus one
+    /// commit. Shorter means less latency per page but an `fsync` more often.
+    /// Offers alone wait up to a second or `commit_ops`, since only the completion
+    /// of the page that made them needs them durable, and its commit covers them.
     pub commit_interval: Duration,
-    /// Commit as soon as this many writes are pending (default 50,000).
+    /// Commit as soon as this many writes (queued URLs count one each) are
+    /// pending (default 50,000); at twice as many, writers wait for the commit.
     pub commit_ops: usize,
     /// `fsync` every commit, so it also survives power loss; without it a commit
     /// survives the process being killed, not the machine (default true).
@@ -63,7 +70,7 @@ impl Default for DiskOptions {
         DiskOptions {
             policy: HostPolicy::default(),
             memory_budget: 256 << 20,
-            commit_interval: Duration::from_millis(5),
+            commit_interval: Duration::from_millis(3),
             commit_ops: 50_000,
             durable: true,
             force: false,
@@ -79,19 +86,6 @@ pub struct DiskFrontier {
     dir: PathBuf,
     /// Held for the frontier's life: one writer per directory.
     _lock: File,
-}
-
-struct Shared {
-    state: Mutex<State>,
-    stop: Mutex<bool>,
-    wake: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding this lock leaves plain data behind; carry on with it.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 impl std::fmt::Debug for DiskFrontier {
@@ -127,14 +121,10 @@ impl DiskFrontier {
         let limits = Limits {
             seen_bytes: budget / 8 * 6,
             buffer_bytes: budget / 8,
-            commit_ops: options.commit_ops.max(1),
         };
-        let state = State::load(Records::new(conn), options.policy, limits)?;
-        let shared = Arc::new(Shared {
-            state: Mutex::new(state),
-            stop: Mutex::new(false),
-            wake: Condvar::new(),
-        });
+        let mut records = Records::new(conn)?;
+        let state = State::load(&mut records, options.policy, limits)?;
+        let shared = Arc::new(Shared::new(state, records, options.commit_ops.max(1)));
         let committer = {
             let shared = Arc::clone(&shared);
             let interval = options.commit_interval.max(Duration::from_millis(1));
@@ -160,21 +150,35 @@ impl DiskFrontier {
     }
 
     /// Runs `f` on the state unless an earlier write failed; a failure inside
-    /// stops the state.
+    /// stops the state. Afterwards a seen set over budget is spilled, and a big
+    /// pending batch is committed (by the committer, or here once it is twice
+    /// `commit_ops`, so writers cannot outrun the disk).
     fn with<T>(
         &self,
         f: impl FnOnce(&mut State) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut state = self.shared.lock();
         state.check()?;
-        let result = f(&mut state).and_then(|value| state.commit_if_full().map(|()| value));
-        state.guard(result)
+        let result = f(&mut state);
+        let value = state.guard(result)?;
+        let ops = self.shared.commit_ops;
+        if state.seen_over_budget() {
+            let mut db = self.shared.commit_holding(&mut state)?;
+            let result = state.spill(&mut db.records);
+            state.guard(result)?;
+        } else if state.weight() >= 2 * ops {
+            self.shared.commit(state)?;
+        } else if state.weight() >= ops && !state.nudged {
+            state.nudged = true;
+            self.shared.wake.notify_one();
+        }
+        Ok(value)
     }
 
     /// Commits everything written so far, now. Call it before telling the world
     /// something the state must already reflect (say, an output file's position).
     pub fn flush(&self) -> Result<(), StoreError> {
-        self.with(|state| state.commit())
+        self.shared.commit(self.shared.lock())
     }
 
     /// Stores a fetched URL's record and completes its lease in one commit, so
@@ -185,26 +189,51 @@ impl DiskFrontier {
         feedback: HostFeedback,
         record: &PageRecord,
     ) -> Result<(), StoreError> {
+        self.finish_in(lease, feedback, record, false).map(|_| ())
+    }
+
+    /// [`DiskFrontier::finish`], answering the generation of the batch holding
+    /// it; with `wait`, the committer is told someone waits for that batch.
+    fn finish_in(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &PageRecord,
+        wait: bool,
+    ) -> Result<u64, StoreError> {
         let now = Instant::now();
-        let known = self.with(|state| {
-            state.record_outcome(record)?;
-            state.complete(lease.id, feedback, now)
-        })?;
-        if known {
-            Ok(())
-        } else {
-            Err(StoreError::Corrupt(format!("unknown lease {}", lease.id)))
-        }
+        let encoded = state::encode(record)?;
+        self.with(|state| {
+            state.record_outcome(&record.url, encoded, true);
+            if !state.complete(lease.id, feedback, now)? {
+                return Err(StoreError::Corrupt(format!("unknown lease {}", lease.id)));
+            }
+            if wait && !state.waiting {
+                state.waiting = true;
+                self.shared.wake.notify_one();
+            }
+            Ok(state.generation)
+        })
     }
 
     /// Stores a small value under `key` (for example where an output file stands).
     pub fn put_meta(&self, key: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.with(|state| state.records.put_kv(key, value))
+        let op = Op::Kv {
+            key: key.to_owned(),
+            value: value.to_vec(),
+        };
+        self.with(|state| {
+            state.put(op);
+            Ok(())
+        })
     }
 
     /// The value stored under `key`, including ones not committed yet.
     pub fn get_meta(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.with(|state| state.records.get_kv(key))
+        self.with(|state| match state.pending().kv(key) {
+            Some(value) => Ok(Some(value.to_vec())),
+            None => lock(&self.shared.db).records.get_kv(key),
+        })
     }
 
     /// Caches an origin's robots.txt body as fetched at `fetched_at`.
@@ -214,18 +243,33 @@ impl DiskFrontier {
         body: &[u8],
         fetched_at: SystemTime,
     ) -> Result<(), StoreError> {
-        self.with(|state| state.records.put_robots(origin, body, fetched_at))
+        let op = Op::Robots {
+            origin: origin.to_owned(),
+            body: body.to_vec(),
+            fetched_at,
+        };
+        self.with(|state| {
+            state.put(op);
+            Ok(())
+        })
     }
 
     /// The cached robots.txt of an origin and when it was fetched.
     pub fn get_robots(&self, origin: &str) -> Result<Option<(Vec<u8>, SystemTime)>, StoreError> {
-        self.with(|state| state.records.get_robots(origin))
+        self.with(|state| match state.pending().robots(origin) {
+            Some(found) => Ok(Some(found)),
+            None => lock(&self.shared.db).records.get_robots(origin),
+        })
     }
 }
 
 impl OutcomeStore for DiskFrontier {
     fn record_outcome(&self, record: &PageRecord) -> Result<(), StoreError> {
-        self.with(|state| state.record_outcome(record))
+        let encoded = state::encode(record)?;
+        self.with(|state| {
+            state.record_outcome(&record.url, encoded, false);
+            Ok(())
+        })
     }
 
     /// Reads through a separate connection after a flush, so a long report does
@@ -248,34 +292,10 @@ impl OutcomeStore for DiskFrontier {
         Ok(())
     }
 
+    /// Counted by the database as records are committed, so this flushes first.
     fn outcome_counts(&self) -> Result<OutcomeCounts, StoreError> {
-        self.with(|state| {
-            Ok(OutcomeCounts {
-                records: state.progress.outcomes,
-                errors: state.progress.errors,
-            })
-        })
-    }
-}
-
-/// Commits pending writes every `interval` until told to stop.
-fn commit_loop(shared: &Shared, interval: Duration) {
-    let mut stop = shared.stop.lock().unwrap_or_else(|e| e.into_inner());
-    loop {
-        let (guard, _) = shared
-            .wake
-            .wait_timeout(stop, interval)
-            .unwrap_or_else(|e| e.into_inner());
-        stop = guard;
-        if *stop {
-            return;
-        }
-        let mut state = shared.lock();
-        if state.check().is_ok() && state.has_uncommitted() {
-            // A failure is kept in the state and reported by the next call.
-            let result = state.commit();
-            let _ = state.guard(result);
-        }
+        self.flush()?;
+        Ok(lock(&self.shared.db).records.outcome_counts())
     }
 }
 
@@ -283,16 +303,12 @@ impl Drop for DiskFrontier {
     /// Stops the committer and commits what is left; outstanding leases stay
     /// queued for the next run.
     fn drop(&mut self) {
-        *self.shared.stop.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.shared.lock().stop = true;
         self.shared.wake.notify_all();
         if let Some(handle) = self.committer.take() {
             let _ = handle.join();
         }
-        let mut state = self.shared.lock();
-        if state.check().is_ok() && state.has_uncommitted() {
-            let result = state.commit();
-            let _ = state.guard(result);
-        }
+        let _ = self.flush();
     }
 }
 
@@ -310,12 +326,12 @@ impl Frontier for DiskFrontier {
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
         let now = Instant::now();
-        Ok(self.with(|state| state.offer(requests, now))?)
+        Ok(self.with(|state| state.offer(requests, now, &self.shared.db))?)
     }
 
     async fn claim(&self) -> Result<Claim, FrontierError> {
         let now = Instant::now();
-        Ok(self.with(|state| state.claim(now))?)
+        Ok(self.with(|state| state.claim(now, &self.shared.db))?)
     }
 
     async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError> {
@@ -334,14 +350,11 @@ impl Frontier for DiskFrontier {
         feedback: HostFeedback,
         record: &PageRecord,
     ) -> Result<(), FrontierError> {
-        let mut commits = self.shared.lock().commits.subscribe();
-        self.finish(lease, feedback, record)?;
-        // Any commit counted after the write returned started after it, so covers
-        // it (at worst this waits one group commit more than it must).
-        let after = *commits.borrow_and_update();
-        let covered = commits.wait_for(|n| *n > after);
+        let mut commits = self.shared.commits.subscribe();
+        let generation = self.finish_in(lease, feedback, record, true)?;
+        let covered = commits.wait_for(|c| c.failed || c.generation >= generation);
         match tokio::time::timeout(Duration::from_secs(30), covered).await {
-            Ok(Ok(_)) => Ok(()),
+            Ok(Ok(c)) if !c.failed => Ok(()),
             _ => Err(FrontierError::Storage(
                 "the crawl store stopped committing".into(),
             )),
@@ -349,7 +362,10 @@ impl Frontier for DiskFrontier {
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
-        Ok(self.with(|state| state.set_host_delay(host, delay))?)
+        Ok(self.with(|state| {
+            state.set_host_delay(host, delay);
+            Ok(())
+        })?)
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {

@@ -1,0 +1,526 @@
+//! The disk frontier's working state: the same host round-robin as the memory
+//! frontier, with each host's queue in chunks (see `queue`) and every change
+//! recorded as an op in the pending [`Batch`] that the next commit writes.
+//!
+//! Claiming writes nothing: a chunk is deleted only when its last request is
+//! completed, and each completion leaves its fingerprint in `done`, so after a
+//! crash every leased-but-unfinished URL is simply still queued. Any failed write
+//! stops the state (`failed`): memory may then be ahead of the disk, and only
+//! reopening, which reloads the last commit, is safe.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rand::RngExt;
+use url::Url;
+
+use super::super::host::HostSlots;
+use super::super::memory::fingerprint;
+use super::super::{Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request};
+use super::Db;
+
+mod restore;
+use super::queue::HostQueue;
+use crate::outcome::{OutcomeKind, PageRecord};
+use crate::store::StoreError;
+use crate::store::batch::{Batch, Op, Snapshot};
+use crate::store::chunk::Chunk;
+use crate::store::fpset::FpSet;
+use crate::store::records::{HostRow, Progress};
+
+/// A rough in-memory size of one buffered request, for the chunk size.
+const BUFFERED_REQUEST_BYTES: usize = 320;
+/// Most requests one chunk holds, so one host's window stays small.
+const MAX_CHUNK: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Idle,
+    Ready,
+    Timed,
+    Full,
+}
+
+struct Host {
+    row: HostRow,
+    slots: HostSlots,
+    place: Place,
+    queue: HostQueue,
+    /// Queued and not leased.
+    waiting: u64,
+    dirty: bool,
+}
+
+struct Leased {
+    host: usize,
+    chunk: i64,
+    fp: u128,
+}
+
+/// Sizes derived from the memory budget.
+pub(super) struct Limits {
+    pub(super) seen_bytes: usize,
+    pub(super) buffer_bytes: usize,
+}
+
+pub(super) struct State {
+    policy: HostPolicy,
+    limits: Limits,
+    seen: FpSet,
+    progress: Progress,
+    hosts: Vec<Host>,
+    by_key: HashMap<String, usize>,
+    ready: VecDeque<usize>,
+    timed: BinaryHeap<Reverse<(Instant, usize)>>,
+    leases: HashMap<u64, Leased>,
+    next_lease: u64,
+    failed: Option<String>,
+    /// Hosts whose counters changed since the last snapshot.
+    dirty: Vec<usize>,
+    /// The counters as last snapshotted, to skip empty commits.
+    committed: Progress,
+    /// Writes not yet taken by a commit, and their generation.
+    batch: Batch,
+    pub(super) generation: u64,
+    /// Hosts that may have requests in their open chunk.
+    open_hosts: Vec<usize>,
+    open_entries: usize,
+    /// Sealed chunks kept in memory, oldest first, and their bytes.
+    kept_order: VecDeque<(usize, i64)>,
+    kept_bytes: usize,
+    key_buf: String,
+    /// Someone waits for the pending batch to be committed.
+    pub(super) waiting: bool,
+    /// The committer was told the pending batch is big.
+    pub(super) nudged: bool,
+    /// The frontier is closing: the committer stops.
+    pub(super) stop: bool,
+}
+
+impl State {
+    /// Refuses work once a write has failed.
+    pub(super) fn check(&self) -> Result<(), StoreError> {
+        match &self.failed {
+            Some(why) => Err(StoreError::Stopped(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a failure so nothing more is written, and passes it on.
+    pub(super) fn guard<T>(&mut self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(e) = &result {
+            self.fail(e.to_string());
+        }
+        result
+    }
+
+    pub(super) fn fail(&mut self, why: String) {
+        self.failed.get_or_insert(why);
+        self.batch = Batch::default();
+    }
+
+    fn place(&mut self, idx: usize, now: Instant) {
+        let host = &mut self.hosts[idx];
+        if matches!(host.place, Place::Ready | Place::Timed) {
+            return; // Already scheduled; it is re-checked when taken out.
+        }
+        host.place = if host.waiting == 0 {
+            Place::Idle
+        } else {
+            match host.slots.ready_at(now) {
+                Ok(()) => {
+                    self.ready.push_back(idx);
+                    Place::Ready
+                }
+                Err(Some(at)) => {
+                    self.timed.push(Reverse((at, idx)));
+                    Place::Timed
+                }
+                Err(None) => Place::Full,
+            }
+        };
+    }
+
+    fn next_id(&mut self) -> i64 {
+        self.progress.next_seq += 1;
+        self.progress.next_seq
+    }
+
+    /// The host of `url`, added if new. The key is built in a reused buffer
+    /// (the same text as [`HostKey::of`]) since this runs for every offered URL.
+    fn host_of(&mut self, url: &Url) -> usize {
+        match self.find_host(url) {
+            Some(idx) => idx,
+            None => self.add_host(self.key_buf.clone()),
+        }
+    }
+
+    /// The known host of `url`, leaving its key in `key_buf`.
+    fn find_host(&mut self, url: &Url) -> Option<usize> {
+        self.key_buf.clear();
+        let port = url.port_or_known_default().unwrap_or(0);
+        let _ = write!(self.key_buf, "{}:{port}", url.host_str().unwrap_or(""));
+        self.by_key.get(self.key_buf.as_str()).copied()
+    }
+
+    fn host_index(&mut self, key: &HostKey) -> usize {
+        match self.by_key.get(key.as_str()) {
+            Some(&idx) => idx,
+            None => self.add_host(key.as_str().to_owned()),
+        }
+    }
+
+    fn add_host(&mut self, key: String) -> usize {
+        let id = self.next_id();
+        self.batch.push(Op::Host {
+            id,
+            key: key.clone(),
+        });
+        let idx = self.hosts.len();
+        self.hosts.push(Host {
+            row: HostRow {
+                id,
+                key: key.clone(),
+                ..HostRow::default()
+            },
+            slots: HostSlots::new(self.policy),
+            place: Place::Idle,
+            queue: HostQueue::default(),
+            waiting: 0,
+            dirty: false,
+        });
+        self.by_key.insert(key, idx);
+        self.mark(idx);
+        idx
+    }
+
+    pub(super) fn offer(
+        &mut self,
+        requests: Vec<Request>,
+        now: Instant,
+        db: &Mutex<Db>,
+    ) -> Result<usize, StoreError> {
+        let mut new = 0;
+        let mut disk = None;
+        for request in requests {
+            let fp = fingerprint(&request.url);
+            if self.progress.spilled {
+                if self.seen.contains(fp) {
+                    continue;
+                }
+                let db = disk.get_or_insert_with(|| super::lock(db));
+                if db.records.seen_on_disk(fp)? {
+                    continue;
+                }
+                self.seen.insert(fp);
+            } else if !self.seen.insert(fp) {
+                continue;
+            }
+            let idx = self.host_of(&request.url);
+            self.push(idx, fp, &request);
+            self.progress.seen += 1;
+            self.progress.queued += 1;
+            let host = &mut self.hosts[idx];
+            host.row.pending += 1;
+            host.waiting += 1;
+            self.mark(idx);
+            if self.hosts[idx].place == Place::Idle {
+                self.place(idx, now);
+            }
+            new += 1;
+        }
+        Ok(new)
+    }
+
+    /// Requests per chunk: the read-ahead budget shared by all hosts.
+    fn chunk_cap(&self) -> usize {
+        let per_host = self.limits.buffer_bytes / BUFFERED_REQUEST_BYTES / self.hosts.len().max(1);
+        per_host.clamp(1, MAX_CHUNK)
+    }
+
+    fn push(&mut self, idx: usize, fp: u128, request: &Request) {
+        let cap = self.chunk_cap();
+        if self.hosts[idx].queue.open.is_empty() {
+            self.open_hosts.push(idx);
+        }
+        let open = &mut self.hosts[idx].queue.open;
+        open.push(fp, request);
+        let full = open.len() >= cap;
+        self.open_entries += 1;
+        if full {
+            let chunk = self.seal(idx);
+            self.keep(idx, chunk);
+        }
+    }
+
+    /// Seals a host's open chunk into the pending batch.
+    fn seal(&mut self, idx: usize) -> Arc<Chunk> {
+        let id = self.next_id();
+        let host = &mut self.hosts[idx];
+        let chunk = Arc::new(host.queue.open.seal(id, host.row.id));
+        self.open_entries -= chunk.len();
+        self.batch.push(Op::Chunk(Arc::clone(&chunk)));
+        chunk
+    }
+
+    fn keep(&mut self, idx: usize, chunk: Arc<Chunk>) {
+        self.kept_bytes += chunk.bytes();
+        self.kept_order.push_back((idx, chunk.id));
+        self.hosts[idx]
+            .queue
+            .kept
+            .push_back((chunk, self.generation));
+    }
+
+    fn promote_due(&mut self, now: Instant) {
+        while let Some(Reverse((at, idx))) = self.timed.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.timed.pop();
+            self.hosts[idx].place = Place::Idle;
+            self.place(idx, now);
+        }
+    }
+
+    pub(super) fn claim(&mut self, now: Instant, db: &Mutex<Db>) -> Result<Claim, StoreError> {
+        self.promote_due(now);
+        while let Some(idx) = self.ready.pop_front() {
+            self.hosts[idx].place = Place::Idle;
+            let host = &self.hosts[idx];
+            if host.slots.ready_at(now).is_err() || host.waiting == 0 {
+                self.place(idx, now);
+                continue;
+            }
+            if self.hosts[idx].queue.window.is_empty() {
+                self.refill(idx, db)?;
+            }
+            let host = &mut self.hosts[idx];
+            let Some(entry) = host.queue.window.pop_front() else {
+                let key = &host.row.key;
+                return Err(StoreError::Corrupt(format!(
+                    "host {key} counts queued URLs its queue does not hold"
+                )));
+            };
+            let jitter = random_up_to(host.slots.jitter());
+            host.slots.start(now, jitter);
+            host.waiting -= 1;
+            self.progress.queued -= 1;
+            self.place(idx, now);
+            let id = self.next_lease;
+            self.next_lease += 1;
+            let leased = Leased {
+                host: idx,
+                chunk: entry.chunk,
+                fp: entry.fp,
+            };
+            self.leases.insert(id, leased);
+            return Ok(Claim::Ready(Lease {
+                id,
+                request: entry.request,
+            }));
+        }
+        if let Some(Reverse((at, _))) = self.timed.peek() {
+            return Ok(Claim::Wait(Some(at.saturating_duration_since(now))));
+        }
+        if self.progress.queued == 0 && self.leases.is_empty() {
+            Ok(Claim::Exhausted)
+        } else {
+            Ok(Claim::Wait(None))
+        }
+    }
+
+    /// Loads a host's oldest unloaded chunk into its window.
+    fn refill(&mut self, idx: usize, db: &Mutex<Db>) -> Result<(), StoreError> {
+        let host_id = self.hosts[idx].row.id;
+        let queue = &mut self.hosts[idx].queue;
+        let chunk =
+            if queue.on_disk > 0 {
+                let found = super::lock(db).records.next_chunk(host_id, queue.cursor)?;
+                queue.on_disk -= 1;
+                Arc::new(found.ok_or_else(|| {
+                    StoreError::Corrupt(format!("host {host_id} lost a queue chunk"))
+                })?)
+            } else if let Some((chunk, _)) = queue.kept.pop_front() {
+                self.kept_bytes -= chunk.bytes();
+                chunk
+            } else if !queue.open.is_empty() {
+                self.seal(idx)
+            } else {
+                return Ok(());
+            };
+        self.hosts[idx].queue.load(&chunk)
+    }
+
+    pub(super) fn complete(
+        &mut self,
+        lease: u64,
+        feedback: HostFeedback,
+        now: Instant,
+    ) -> Result<bool, StoreError> {
+        let Some(leased) = self.leases.remove(&lease) else {
+            return Ok(false);
+        };
+        self.batch.push(Op::Done(leased.fp));
+        if self.hosts[leased.host].queue.finish(leased.chunk)? {
+            self.batch.push(Op::DropChunk(leased.chunk));
+        }
+        self.progress.done += 1;
+        let host = &mut self.hosts[leased.host];
+        host.row.pending -= 1;
+        host.row.done += 1;
+        host.slots.finish(now, feedback.back_off);
+        if host.place == Place::Full {
+            host.place = Place::Idle;
+            self.place(leased.host, now);
+        }
+        self.mark(leased.host);
+        Ok(true)
+    }
+
+    /// Queues a URL's record, already encoded (outside the lock) by [`encode`].
+    pub(super) fn record_outcome(&mut self, url: &Url, encoded: Encoded, leased: bool) {
+        let host = self.find_host(url).map(|idx| self.hosts[idx].row.id);
+        self.batch.push(Op::Outcome {
+            fp: fingerprint(url),
+            host,
+            failed: encoded.failed,
+            json: encoded.json,
+            leased,
+        });
+    }
+
+    pub(super) fn put(&mut self, op: Op) {
+        self.batch.push(op);
+    }
+
+    pub(super) fn pending(&self) -> &Batch {
+        &self.batch
+    }
+
+    pub(super) fn set_host_delay(&mut self, key: &HostKey, delay: Duration) {
+        let idx = self.host_index(key);
+        let host = &mut self.hosts[idx];
+        host.slots.set_delay_floor(delay);
+        host.row.delay_floor = delay;
+        self.mark(idx);
+    }
+
+    pub(super) fn counts(&self) -> FrontierCounts {
+        FrontierCounts {
+            queued: self.progress.queued,
+            leased: self.leases.len() as u64,
+            seen: self.progress.seen,
+        }
+    }
+
+    fn mark(&mut self, idx: usize) {
+        if !self.hosts[idx].dirty {
+            self.hosts[idx].dirty = true;
+            self.dirty.push(idx);
+        }
+    }
+
+    /// Writes waiting for a commit: pending ops and requests in open chunks.
+    pub(super) fn weight(&self) -> usize {
+        self.batch.weight + self.open_entries
+    }
+
+    /// Whether the pending writes hold more than offers and claims.
+    pub(super) fn settled(&self) -> bool {
+        self.batch.settled
+    }
+
+    /// Whether anything, even just a counter a status reader shows, changed since
+    /// the last snapshot.
+    pub(super) fn has_uncommitted(&self) -> bool {
+        !self.batch.is_empty()
+            || self.open_entries > 0
+            || !self.dirty.is_empty()
+            || self.committed.leased != self.leases.len() as u64
+            || self.committed.queued != self.progress.queued
+    }
+
+    /// Takes everything written so far for a commit: seals every open chunk,
+    /// and snapshots the counters. Kept chunks whose batch was committed
+    /// (`applied`) leave memory first while over the read-ahead budget.
+    pub(super) fn take(&mut self, applied: u64) -> Option<(Batch, Snapshot, u64)> {
+        self.evict(applied);
+        for idx in std::mem::take(&mut self.open_hosts) {
+            if !self.hosts[idx].queue.open.is_empty() {
+                let chunk = self.seal(idx);
+                self.keep(idx, chunk);
+            }
+        }
+        if !self.has_uncommitted() {
+            return None;
+        }
+        self.progress.leased = self.leases.len() as u64;
+        let hosts = self
+            .dirty
+            .drain(..)
+            .map(|idx| {
+                self.hosts[idx].dirty = false;
+                self.hosts[idx].row.clone()
+            })
+            .collect();
+        let snapshot = Snapshot {
+            progress: self.progress.clone(),
+            hosts,
+        };
+        self.committed = self.progress.clone();
+        let generation = self.generation;
+        self.generation += 1;
+        self.waiting = false;
+        self.nudged = false;
+        Some((std::mem::take(&mut self.batch), snapshot, generation))
+    }
+
+    fn evict(&mut self, applied: u64) {
+        while self.kept_bytes > self.limits.buffer_bytes {
+            let Some(&(idx, id)) = self.kept_order.front() else {
+                break;
+            };
+            let queue = &mut self.hosts[idx].queue;
+            if let Some((chunk, generation)) = queue.kept.front()
+                && chunk.id == id
+                && *generation > applied
+            {
+                break; // Not on disk yet: it must stay readable from memory.
+            }
+            self.kept_order.pop_front();
+            if let Some(bytes) = queue.evict(id) {
+                self.kept_bytes -= bytes;
+            }
+        }
+    }
+
+    /// Whether the in-memory seen set outgrew its budget.
+    pub(super) fn seen_over_budget(&self) -> bool {
+        self.seen.bytes() > self.limits.seen_bytes
+    }
+}
+
+/// A record as stored, with whether it counts as an error.
+pub(super) struct Encoded {
+    json: String,
+    failed: bool,
+}
+
+/// Encodes a record; done before taking the lock, since it is per-page work.
+pub(super) fn encode(record: &PageRecord) -> Result<Encoded, StoreError> {
+    Ok(Encoded {
+        json: serde_json::to_string(record).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        failed: matches!(record.kind, OutcomeKind::Failed | OutcomeKind::HttpError),
+    })
+}
+
+fn random_up_to(max: Duration) -> Duration {
+    if max.is_zero() {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(rand::rng().random_range(0..=max.as_nanos() as u64))
+}
