@@ -5,47 +5,19 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use skitter::Crawler;
 use skitter::outcome::OutcomeKind;
 use skitter::retry::RetryPolicy;
 use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, WarcOptions, WarcSink};
+use skitter_testsite::validators::{run_validator, warc_validators};
 use skitter_testsite::{SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
 
-/// The validators' bin dir, or `None` after saying loudly why the checks are skipped.
-fn validators() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKITTER_VALIDATORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/validators-venv/bin")
-        });
-    if dir.join("warcio").is_file() && dir.join("fastwarc").is_file() {
-        return Some(dir);
-    }
-    let msg = format!(
-        "warc validators not installed in {}; run scripts/validators.sh",
-        dir.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("\n*** SKIPPED (validator part): {msg} ***\n");
-    None
-}
-
 fn run(bin: &Path, tool: &str, args: &[&str], file: &Path) -> (bool, String) {
-    let out = Command::new(bin.join(tool))
-        .args(args)
-        .arg(file)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let verdict = run_validator(bin, tool, args, file);
+    (verdict.ok, verdict.output)
 }
 
 #[tokio::test]
@@ -121,7 +93,9 @@ async fn one_crawl_writes_valid_warc_jsonl_and_mirror() {
     assert!(saved >= html, "{saved} html files for {html} pages");
 
     // WARC: both validators pass, and the index lists exactly the URLs with a response.
-    let Some(bin) = validators() else { return };
+    let Some(bin) = warc_validators("one_crawl_writes_valid_warc_jsonl_and_mirror") else {
+        return;
+    };
     assert!(run(&bin, "warcio", &["check"], &warc).0, "warcio check");
     let (ok, said) = run(&bin, "fastwarc", &["check", "-p"], &warc);
     assert!(ok, "fastwarc check: {said}");

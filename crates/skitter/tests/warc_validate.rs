@@ -17,6 +17,7 @@ use data_encoding::BASE32;
 use sha1::{Digest, Sha1};
 use skitter::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use skitter::sink::{Exchange, Page, Sink, WarcOptions, WarcSink};
+use skitter_testsite::validators::{check_warc, warc_validators};
 use url::Url;
 
 const HOST: &str = "http://127.0.0.1:8080";
@@ -382,46 +383,17 @@ fn create_fails_on_a_bad_path() {
     assert_eq!(err.sink, "warc");
 }
 
-/// The validators' bin dir, or `None` after saying why the test is skipped.
-fn validators() -> Option<PathBuf> {
-    let dir = std::env::var_os("SKITTER_VALIDATORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/validators-venv/bin")
-        });
-    if dir.join("warcio").is_file() && dir.join("fastwarc").is_file() {
-        return Some(dir);
-    }
-    let msg = format!(
-        "warc validators not installed in {}; run scripts/validators.sh",
-        dir.display()
-    );
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("\n*** SKIPPED: {msg} ***\n");
-    None
-}
-
 /// `(warcio check passed, fastwarc check passed)`.
 fn check(bin: &Path, file: &Path) -> (bool, bool) {
-    let ok = |tool: &str, args: &[&str]| {
-        let out = Command::new(bin.join(tool))
-            .args(args)
-            .arg(file)
-            .output()
-            .unwrap();
-        out.status.success()
-    };
-    (
-        ok("warcio", &["check"]),
-        ok("fastwarc", &["check", "-q", "-p"]),
-    )
+    let (warcio, fastwarc) = check_warc(bin, file);
+    (warcio.ok, fastwarc.ok)
 }
 
 #[test]
 fn validators_judge_the_corpus_as_recorded() {
-    let Some(bin) = validators() else { return };
+    let Some(bin) = warc_validators("warc_validate") else {
+        return;
+    };
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpora/warc");
     let cases = [
         ("good.warc", (true, true)),
@@ -444,7 +416,9 @@ fn validators_judge_the_corpus_as_recorded() {
 
 #[tokio::test]
 async fn validators_accept_what_skitter_writes() {
-    let Some(bin) = validators() else { return };
+    let Some(bin) = warc_validators("warc_validate") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut files: Vec<PathBuf> = Vec::new();
     for name in ["v.warc", "v.warc.gz"] {
