@@ -47,6 +47,7 @@ pub mod sitemap;
 pub mod store;
 pub mod trap;
 pub mod urlnorm;
+mod varint;
 mod worker;
 
 pub use config::{BuildError, Config, CrawlerBuilder};

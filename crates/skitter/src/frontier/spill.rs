@@ -15,6 +15,7 @@ use std::sync::Arc;
 use url::Url;
 
 use super::{FrontierError, Request};
+use crate::varint::{get_bytes, get_varint, put_str, put_varint};
 
 /// Where spill files are created.
 #[derive(Clone, Debug)]
@@ -284,40 +285,9 @@ pub(crate) fn decode(mut bytes: &[u8], out: &mut Vec<Queued>) -> Result<(), Fron
     Ok(())
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-
-fn get_varint(bytes: &mut &[u8]) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = bytes.split_first()?;
-        *bytes = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 fn get_str<'a>(bytes: &mut &'a [u8]) -> Option<&'a str> {
-    let len = usize::try_from(get_varint(bytes)?).ok()?;
-    if len > bytes.len() {
-        return None;
-    }
-    let (text, rest) = bytes.split_at(len);
-    *bytes = rest;
-    std::str::from_utf8(text).ok()
+    let len = get_varint(bytes)?;
+    std::str::from_utf8(get_bytes(bytes, len)?).ok()
 }
 
 #[cfg(test)]

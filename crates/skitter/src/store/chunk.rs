@@ -12,6 +12,7 @@ use url::Url;
 
 use super::StoreError;
 use crate::frontier::Request;
+use crate::varint::{get_bytes, get_varint, put_str, put_varint};
 
 /// Requests being collected for one host's next chunk.
 #[derive(Default)]
@@ -87,15 +88,14 @@ impl Chunk {
     pub(crate) fn decode(&self) -> Result<Vec<(u128, Request)>, StoreError> {
         let fps = self.fingerprints()?;
         let mut reader = Reader {
-            bytes: &self.reqs,
-            at: 0,
+            rest: &self.reqs,
             parent: None,
         };
         let mut out = Vec::with_capacity(fps.len());
         for fp in fps {
             out.push((fp, reader.request()?));
         }
-        if reader.at != self.reqs.len() {
+        if !reader.rest.is_empty() {
             return Err(corrupt("trailing bytes"));
         }
         Ok(out)
@@ -137,22 +137,9 @@ fn corrupt(what: &str) -> StoreError {
     StoreError::Corrupt(format!("queue chunk: {what}"))
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_varint(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
-}
-
 struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+    /// What is left to read.
+    rest: &'a [u8],
     /// The last parent read: a page's links share it, and a clone is much
     /// cheaper than parsing it again.
     parent: Option<(&'a [u8], Url)>,
@@ -160,19 +147,7 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn varint(&mut self) -> Result<u64, StoreError> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = *self
-                .bytes
-                .get(self.at)
-                .ok_or_else(|| corrupt("truncated"))?;
-            self.at += 1;
-            v |= u64::from(b & 0x7f) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-        }
-        Err(corrupt("overlong number"))
+        get_varint(&mut self.rest).ok_or_else(|| corrupt("truncated or overlong number"))
     }
 
     fn small(&mut self) -> Result<u32, StoreError> {
@@ -180,16 +155,7 @@ impl<'a> Reader<'a> {
     }
 
     fn slice(&mut self, len: u64) -> Result<&'a [u8], StoreError> {
-        let len = usize::try_from(len).map_err(|_| corrupt("length out of range"))?;
-        let end = self
-            .at
-            .checked_add(len)
-            .filter(|&end| end <= self.bytes.len())
-            .ok_or_else(|| corrupt("truncated"))?;
-        let bytes: &'a [u8] = self.bytes;
-        let slice = &bytes[self.at..end];
-        self.at = end;
-        Ok(slice)
+        get_bytes(&mut self.rest, len).ok_or_else(|| corrupt("truncated"))
     }
 
     fn url(&mut self, len: u64) -> Result<Url, StoreError> {
