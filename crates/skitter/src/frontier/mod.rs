@@ -15,6 +15,7 @@ mod host;
 mod memory;
 mod queue;
 mod redis;
+mod rota;
 mod seen;
 mod spill;
 

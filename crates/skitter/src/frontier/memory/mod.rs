@@ -1,10 +1,8 @@
 //! The in-memory frontier: a fingerprint seen set and per-host FIFO queues served
 //! round-robin, so one slow or rate-limited host never holds up the others.
 //!
-//! Each host is in exactly one state: idle (nothing queued), ready (in the
-//! round-robin ring), timed (in the heap, waiting for its next allowed start), or
-//! full (all its slots busy; it comes back when a lease completes). `claim` is then
-//! O(log hosts) however many hosts are waiting.
+//! Hosts take turns through the shared [`Rota`], so `claim` is O(log hosts)
+//! however many hosts are waiting.
 //!
 //! Memory stays within a budget: half of it for the seen set ([`SeenSet`], 16
 //! bytes per URL, sorted run files beyond), a quarter for queued requests in
@@ -12,23 +10,21 @@
 //! ([`Queues`]). Below the budget nothing touches the disk. A failed spill write
 //! (a full disk) stops the frontier: every later call reports it.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use rand::RngExt;
-
 use super::host::HostSlots;
 use super::queue::{HostQueue, Queues};
+use super::rota::{Place, Rota, random_up_to};
 use super::seen::SeenSet;
 use super::spill::SpillDir;
 use super::{
     Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
     Request,
 };
+use async_trait::async_trait;
 
 /// A 128-bit fingerprint of a normalised URL: 16 bytes per seen URL instead of the
 /// whole string, with a collision chance that is negligible for any real crawl.
@@ -81,14 +77,6 @@ impl std::fmt::Debug for MemoryFrontier {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    Idle,
-    Ready,
-    Timed,
-    Full,
-}
-
 struct Host {
     queue: HostQueue,
     slots: HostSlots,
@@ -102,8 +90,7 @@ struct State {
     tail_limit: usize,
     hosts: Vec<Host>,
     by_key: HashMap<HostKey, usize>,
-    ready: VecDeque<usize>,
-    timed: BinaryHeap<Reverse<(Instant, usize)>>,
+    rota: Rota,
     leases: HashMap<u64, usize>,
     /// Hosts whose queue may have an encoded tail in memory.
     tailed: Vec<usize>,
@@ -155,8 +142,7 @@ impl State {
             tail_limit: budget / 8,
             hosts: Vec::new(),
             by_key: HashMap::new(),
-            ready: VecDeque::new(),
-            timed: BinaryHeap::new(),
+            rota: Rota::default(),
             leases: HashMap::new(),
             tailed: Vec::new(),
             next_lease: 0,
@@ -198,24 +184,9 @@ impl State {
     /// Puts a host where its queue and slots say it belongs.
     fn place(&mut self, idx: usize, now: Instant) {
         let host = &mut self.hosts[idx];
-        if matches!(host.place, Place::Ready | Place::Timed) {
-            return; // Already scheduled; it is re-checked when taken out.
-        }
-        host.place = if host.queue.len() == 0 {
-            Place::Idle
-        } else {
-            match host.slots.ready_at(now) {
-                Ok(()) => {
-                    self.ready.push_back(idx);
-                    Place::Ready
-                }
-                Err(Some(at)) => {
-                    self.timed.push(Reverse((at, idx)));
-                    Place::Timed
-                }
-                Err(None) => Place::Full,
-            }
-        };
+        let has_work = host.queue.len() > 0;
+        self.rota
+            .place(idx, &mut host.place, has_work, &host.slots, now);
     }
 
     fn offer(&mut self, requests: Vec<Request>, now: Instant) -> Result<usize, FrontierError> {
@@ -250,11 +221,7 @@ impl State {
     }
 
     fn promote_due(&mut self, now: Instant) {
-        while let Some(Reverse((at, idx))) = self.timed.peek().copied() {
-            if at > now {
-                break;
-            }
-            self.timed.pop();
+        while let Some(idx) = self.rota.pop_due(now) {
             self.hosts[idx].place = Place::Idle;
             self.place(idx, now);
         }
@@ -262,7 +229,7 @@ impl State {
 
     fn claim(&mut self, now: Instant) -> Result<Claim, FrontierError> {
         self.promote_due(now);
-        while let Some(idx) = self.ready.pop_front() {
+        while let Some(idx) = self.rota.pop_ready() {
             let host = &mut self.hosts[idx];
             host.place = Place::Idle;
             if host.slots.ready_at(now).is_err() || host.queue.len() == 0 {
@@ -281,8 +248,8 @@ impl State {
             self.leases.insert(id, idx);
             return Ok(Claim::Ready(Lease { id, request }));
         }
-        if let Some(Reverse((at, _))) = self.timed.peek() {
-            return Ok(Claim::Wait(Some(at.saturating_duration_since(now))));
+        if let Some(wait) = self.rota.next_wait(now) {
+            return Ok(Claim::Wait(Some(wait)));
         }
         if self.queued == 0 && self.leases.is_empty() {
             Ok(Claim::Exhausted)
@@ -290,13 +257,6 @@ impl State {
             Ok(Claim::Wait(None))
         }
     }
-}
-
-fn random_up_to(max: Duration) -> Duration {
-    if max.is_zero() {
-        return Duration::ZERO;
-    }
-    Duration::from_nanos(rand::rng().random_range(0..=max.as_nanos() as u64))
 }
 
 #[async_trait]

@@ -8,17 +8,16 @@
 //! stops the state (`failed`): memory may then be ahead of the disk, and only
 //! reopening, which reloads the last commit, is safe.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rand::RngExt;
 use url::Url;
 
 use super::super::host::HostSlots;
 use super::super::memory::fingerprint;
+use super::super::rota::{Place, Rota, random_up_to};
 use super::super::{Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request};
 use super::Db;
 
@@ -35,14 +34,6 @@ use crate::store::records::{HostRow, Progress};
 const BUFFERED_REQUEST_BYTES: usize = 320;
 /// Most requests one chunk holds, so one host's window stays small.
 const MAX_CHUNK: usize = 64;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    Idle,
-    Ready,
-    Timed,
-    Full,
-}
 
 struct Host {
     row: HostRow,
@@ -73,8 +64,7 @@ pub(super) struct State {
     progress: Progress,
     hosts: Vec<Host>,
     by_key: HashMap<String, usize>,
-    ready: VecDeque<usize>,
-    timed: BinaryHeap<Reverse<(Instant, usize)>>,
+    rota: Rota,
     leases: HashMap<u64, Leased>,
     next_lease: u64,
     failed: Option<String>,
@@ -124,24 +114,9 @@ impl State {
 
     fn place(&mut self, idx: usize, now: Instant) {
         let host = &mut self.hosts[idx];
-        if matches!(host.place, Place::Ready | Place::Timed) {
-            return; // Already scheduled; it is re-checked when taken out.
-        }
-        host.place = if host.waiting == 0 {
-            Place::Idle
-        } else {
-            match host.slots.ready_at(now) {
-                Ok(()) => {
-                    self.ready.push_back(idx);
-                    Place::Ready
-                }
-                Err(Some(at)) => {
-                    self.timed.push(Reverse((at, idx)));
-                    Place::Timed
-                }
-                Err(None) => Place::Full,
-            }
-        };
+        let has_work = host.waiting > 0;
+        self.rota
+            .place(idx, &mut host.place, has_work, &host.slots, now);
     }
 
     fn next_id(&mut self) -> i64 {
@@ -276,11 +251,7 @@ impl State {
     }
 
     fn promote_due(&mut self, now: Instant) {
-        while let Some(Reverse((at, idx))) = self.timed.peek().copied() {
-            if at > now {
-                break;
-            }
-            self.timed.pop();
+        while let Some(idx) = self.rota.pop_due(now) {
             self.hosts[idx].place = Place::Idle;
             self.place(idx, now);
         }
@@ -288,7 +259,7 @@ impl State {
 
     pub(super) fn claim(&mut self, now: Instant, db: &Mutex<Db>) -> Result<Claim, StoreError> {
         self.promote_due(now);
-        while let Some(idx) = self.ready.pop_front() {
+        while let Some(idx) = self.rota.pop_ready() {
             self.hosts[idx].place = Place::Idle;
             let host = &self.hosts[idx];
             if host.slots.ready_at(now).is_err() || host.waiting == 0 {
@@ -323,8 +294,8 @@ impl State {
                 request: entry.request,
             }));
         }
-        if let Some(Reverse((at, _))) = self.timed.peek() {
-            return Ok(Claim::Wait(Some(at.saturating_duration_since(now))));
+        if let Some(wait) = self.rota.next_wait(now) {
+            return Ok(Claim::Wait(Some(wait)));
         }
         if self.progress.queued == 0 && self.leases.is_empty() {
             Ok(Claim::Exhausted)
@@ -516,11 +487,4 @@ pub(super) fn encode(record: &PageRecord) -> Result<Encoded, StoreError> {
         json: serde_json::to_string(record).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         failed: matches!(record.kind, OutcomeKind::Failed | OutcomeKind::HttpError),
     })
-}
-
-fn random_up_to(max: Duration) -> Duration {
-    if max.is_zero() {
-        return Duration::ZERO;
-    }
-    Duration::from_nanos(rand::rng().random_range(0..=max.as_nanos() as u64))
 }

@@ -2,10 +2,10 @@
 //! the seen set to disk when it outgrows its budget: the two places where what
 //! is in memory is squared with what a crash may have left in the database.
 
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Instant;
 
-use super::{Host, HostQueue, HostSlots, Limits, Place, State};
+use super::{Host, HostQueue, HostSlots, Limits, Place, Rota, State};
 use crate::frontier::HostPolicy;
 use crate::store::StoreError;
 use crate::store::batch::Batch;
@@ -30,8 +30,7 @@ impl State {
             progress: Progress::default(),
             hosts: Vec::new(),
             by_key: HashMap::new(),
-            ready: VecDeque::new(),
-            timed: BinaryHeap::new(),
+            rota: Rota::default(),
             leases: HashMap::new(),
             next_lease: 0,
             failed: None,
