@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::crawler::{Ctx, Halt};
 use crate::frontier::{HostFeedback, Lease};
+use crate::outcome::PageRecord;
 use crate::report::Tally;
 use crate::sink::{Page, Sink, SinkSummary};
 
@@ -34,7 +35,7 @@ pub(crate) struct Handoff {
 /// Delivers a finished page and completes its lease, in crash-safe order.
 pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: Page) {
     if !ctx.outputs_first {
-        complete(ctx, lease, feedback, &page).await;
+        complete(ctx, lease, feedback, &page.record).await;
         // The sink task only ends early after a fatal error, which already stopped the crawl.
         let _ = ctx
             .pages
@@ -56,19 +57,11 @@ pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, pag
         // so the URL is still to do when the crawl resumes.
         return;
     }
-    let page = Page {
-        record,
-        exchange: None,
-    };
-    complete(ctx, lease, feedback, &page).await;
+    complete(ctx, lease, feedback, &record).await;
 }
 
-async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: &Page) {
-    if let Err(e) = ctx
-        .frontier
-        .complete_with(lease, feedback, &page.record)
-        .await
-    {
+async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &PageRecord) {
+    if let Err(e) = ctx.frontier.complete_with(lease, feedback, record).await {
         ctx.halt.fail(format!("frontier: {e}"));
     }
     ctx.changed.notify_one();
