@@ -98,6 +98,8 @@ pub(crate) struct Ctx {
     /// Outputs write a page before its lease completes (see `handoff`).
     pub(crate) outputs_first: bool,
     pub(crate) keep: Keep,
+    /// Whether a sink wants the decoded copy of compressed HTML pages.
+    pub(crate) keep_decoded: bool,
     pub(crate) link_skips: Arc<LinkSkips>,
     /// Woken when a lease completes or URLs are offered, so a waiting scheduler
     /// looks at the frontier again.
@@ -197,6 +199,7 @@ impl Crawler {
         } else {
             Keep::Html
         };
+        let keep_decoded = self.sinks.iter().any(|s| s.wants_decoded_bodies());
         let halt = Arc::new(Halt::default());
         let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
         let outputs_first = self.frontier.durable() && !self.sinks.is_empty();
@@ -209,6 +212,7 @@ impl Crawler {
             pages: tx,
             outputs_first,
             keep,
+            keep_decoded,
             link_skips: link_skips.clone(),
             changed: Notify::new(),
             halt: halt.clone(),

@@ -4,6 +4,7 @@
 //! Links are offered before the lease is completed, so a crash in between can only
 //! cause a refetch, never a lost link.
 
+use std::borrow::Cow;
 use std::time::{Instant, SystemTime};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -205,7 +206,9 @@ async fn handle_response(
                 record.kind = OutcomeKind::Html;
                 record.encoding = Some(doc.charset.to_ascii_lowercase());
                 links.extend(doc.links);
-                decoded = Some(bytes::Bytes::from(body));
+                if let (Cow::Owned(body), true) = (body, ctx.keep_decoded) {
+                    decoded = Some(bytes::Bytes::from(body));
+                }
             }
             Ok(body) if resp.media_type.as_deref() == Some("text/css") => {
                 links.extend(extract::extract_css(
@@ -299,7 +302,7 @@ async fn handle_sitemap(
         body,
         ctx.config.fetch.max_body_size,
     )
-    .unwrap_or_else(|_| body.to_vec());
+    .unwrap_or(Cow::Borrowed(body));
     let sitemap = match sitemap::parse_sitemap(&body) {
         Ok(s) => s,
         Err(e) => {

@@ -194,6 +194,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
             response_head: Bytes::from(format!("HTTP/1.1 {status} X\r\n{headers}\r\n")),
             body: Bytes::copy_from_slice(body),
             decoded_body: None,
+            body_sha1: None,
             remote_addr: None,
             http_version: "HTTP/1.1",
             started: chrono::Utc::now(),

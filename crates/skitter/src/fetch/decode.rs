@@ -5,6 +5,7 @@
 //! over the wire while the link extractor sees the decoded page. Decoding stops at
 //! the body-size cap, so a small compressed "bomb" cannot expand without bound.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 /// The `Accept-Encoding` value that matches what [`decode`] understands.
@@ -30,21 +31,23 @@ pub enum DecodeError {
 }
 
 /// Decodes `raw` per a `Content-Encoding` header value (codings applied in order,
-/// so they are undone in reverse), producing at most `max` bytes.
-pub fn decode(
+/// so they are undone in reverse), producing at most `max` bytes. A body with no
+/// coding (or only `identity`) is returned as it is, borrowed: most pages are not
+/// compressed, and copying each one would cost more than parsing it.
+pub fn decode<'a>(
     content_encoding: Option<&str>,
-    raw: &[u8],
+    raw: &'a [u8],
     max: u64,
-) -> Result<Vec<u8>, DecodeError> {
+) -> Result<Cow<'a, [u8]>, DecodeError> {
     let codings: Vec<String> = content_encoding
         .unwrap_or("")
         .split(',')
         .map(|c| c.trim().to_ascii_lowercase())
         .filter(|c| !c.is_empty() && c != "identity")
         .collect();
-    let mut data = raw.to_vec();
+    let mut data = Cow::Borrowed(raw);
     for coding in codings.iter().rev() {
-        data = decode_one(coding, &data, max)?;
+        data = Cow::Owned(decode_one(coding, &data, max)?);
     }
     Ok(data)
 }
@@ -122,7 +125,14 @@ mod tests {
             (Some("gzip, gzip"), gzip(&gzip(&text))),
         ];
         for (coding, body) in cases {
-            assert_eq!(decode(coding, &body, 1 << 20).unwrap(), text, "{coding:?}");
+            let decoded = decode(coding, &body, 1 << 20).unwrap();
+            assert_eq!(decoded, text, "{coding:?}");
+            let borrowed = matches!(decoded, Cow::Borrowed(_));
+            assert_eq!(
+                borrowed,
+                body == text,
+                "{coding:?}: copied only when decoded"
+            );
         }
     }
 
@@ -134,7 +144,7 @@ mod tests {
             let mut w = brotli::CompressorWriter::new(&mut br, 4096, 5, 22);
             w.write_all(&text).unwrap();
         }
-        assert_eq!(decode(Some("br"), &br, 100).unwrap(), text);
+        assert_eq!(decode(Some("br"), &br, 100).unwrap().as_ref(), &text[..]);
     }
 
     #[test]

@@ -219,6 +219,7 @@ impl Fetcher {
         let exchange = (keep == Keep::Everything).then(|| Exchange {
             request_head: request_head(url, &self.config),
             response_head: response_head(status, version, &headers),
+            body_sha1: Some(crate::sink::sha1_of(body.as_deref().unwrap_or_default())),
             body: body.clone().unwrap_or_default(),
             decoded_body: None,
             remote_addr,

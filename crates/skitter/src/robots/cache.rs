@@ -265,7 +265,7 @@ impl RobotsCache {
                         body,
                         512 * 1024,
                     )
-                    .unwrap_or_else(|_| body.to_vec());
+                    .unwrap_or(std::borrow::Cow::Borrowed(body));
                     let text = String::from_utf8_lossy(&decoded).into_owned();
                     return (
                         Robots::parse(&decoded),

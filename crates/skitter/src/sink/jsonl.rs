@@ -272,7 +272,7 @@ impl Sink for JsonlSink {
         let digest = page
             .exchange
             .as_ref()
-            .map(|ex| super::warc::sha1_base32(&ex.body));
+            .map(|ex| data_encoding::BASE32.encode(&ex.body_sha1()));
         let line = to_line(&page.record, digest)
             .map_err(|e| sink_error(format!("cannot encode {}: {e}", page.record.url)))?;
         self.pending.extend_from_slice(&line);

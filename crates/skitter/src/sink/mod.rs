@@ -28,14 +28,33 @@ pub struct Exchange {
     /// The body as received on the wire: after transfer decoding (chunking), before
     /// content decoding (gzip, br…). Empty when nothing needed it.
     pub body: Bytes,
-    /// The body after content decoding, when it was decoded (HTML pages).
+    /// The body after content decoding, for HTML pages that had a content coding,
+    /// when a sink asked for it ([`Sink::wants_decoded_bodies`]). `None` when the
+    /// body had no coding: then [`Exchange::body`] is the decoded body too.
     pub decoded_body: Option<Bytes>,
+    /// SHA-1 of [`Exchange::body`], when the fetcher already computed it: the WARC
+    /// payload digest and the JSONL `digest` are the same hash, so the page's bytes
+    /// are hashed once for both. [`Exchange::body_sha1`] computes it when `None`.
+    pub body_sha1: Option<[u8; 20]>,
     /// The peer's address, when known.
     pub remote_addr: Option<SocketAddr>,
     /// `HTTP/1.1` or `HTTP/2`.
     pub http_version: &'static str,
     /// When the request was sent (UTC).
     pub started: chrono::DateTime<chrono::Utc>,
+}
+
+impl Exchange {
+    /// SHA-1 of the body as received (the WARC payload digest).
+    pub fn body_sha1(&self) -> [u8; 20] {
+        self.body_sha1.unwrap_or_else(|| sha1_of(&self.body))
+    }
+}
+
+/// SHA-1 of `data`.
+pub(crate) fn sha1_of(data: &[u8]) -> [u8; 20] {
+    use sha1::Digest;
+    sha1::Sha1::digest(data).into()
 }
 
 /// One finished URL: its record, and its exchange when a sink asked for bodies.
@@ -76,6 +95,13 @@ pub struct SinkError {
 pub trait Sink: Send {
     /// Whether this sink needs the exchange bytes (bodies are only kept if one does).
     fn wants_bodies(&self) -> bool {
+        false
+    }
+
+    /// Whether this sink uses [`Exchange::decoded_body`]. The crawler keeps a
+    /// decoded copy of a compressed page (it decodes every HTML page to find links)
+    /// only if some sink says so; the others would just hold on to it.
+    fn wants_decoded_bodies(&self) -> bool {
         false
     }
 

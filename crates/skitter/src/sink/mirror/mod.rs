@@ -114,6 +114,10 @@ impl Sink for MirrorSink {
         true
     }
 
+    fn wants_decoded_bodies(&self) -> bool {
+        true
+    }
+
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
         let r = &page.record;
         if r.kind == OutcomeKind::Redirect {
@@ -208,7 +212,8 @@ fn content(ex: &Exchange) -> Result<Bytes, decode::DecodeError> {
         return Ok(decoded.clone());
     }
     match header(&ex.response_head, "content-encoding") {
-        Some(coding) => decode::decode(Some(&coding), &ex.body, MAX_DECODED).map(Bytes::from),
+        Some(coding) => decode::decode(Some(&coding), &ex.body, MAX_DECODED)
+            .map(|body| Bytes::from(body.into_owned())),
         None => Ok(ex.body.clone()),
     }
 }

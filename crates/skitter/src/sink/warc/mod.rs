@@ -18,9 +18,12 @@
 //! a request/response pair that would take it past `max_size`, so pairs never
 //! straddle files; a pair larger than `max_size` gets a file of its own.
 //!
-//! Crash safety: each pair is built fully in memory and written with one
-//! `write_all` on an unbuffered file, so an interrupted crawl leaves whole records;
-//! `finish` fsyncs. All file work runs in `spawn_blocking`, off the async workers.
+//! Crash safety: the records of a batch of pages are built fully in memory and
+//! written with one `write_all` (one system call for up to [`BATCH`] pages, not
+//! one per page), so an interrupted crawl leaves whole records, except when the
+//! process dies inside that call: then [`repair_warc`] cuts the torn tail off
+//! before a resumed crawl goes on. `finish` fsyncs. All file work runs in
+//! `spawn_blocking`, off the async workers.
 
 mod cdx;
 mod record;
@@ -36,7 +39,6 @@ use url::Url;
 
 use super::{Exchange, Page, Sink, SinkError, SinkSummary};
 
-pub(crate) use record::sha1_base32;
 pub use repair::{WarcRepair, repair_warc};
 
 /// How to write WARC files.
@@ -108,8 +110,10 @@ impl WarcSink {
         let mut writer = self.take_writer().await?;
         let jobs = std::mem::take(&mut self.pending);
         self.in_flight = Some(tokio::task::spawn_blocking(move || {
-            let result = jobs.iter().try_for_each(|job| writer.write_page(job));
-            (writer, result)
+            let built = jobs.iter().try_for_each(|job| writer.write_page(job));
+            // The pages built before a failure are still written.
+            let written = writer.write_out();
+            (writer, built.and(written))
         }));
         Ok(())
     }
@@ -220,6 +224,8 @@ struct Writer {
     /// The reused compressor, when writing `.gz`.
     deflater: Option<record::Deflater>,
     current: Current,
+    /// Records built for the current file but not yet written to it.
+    unwritten: Vec<u8>,
     next_index: u32,
     files: Vec<String>,
     bytes: u64,
@@ -249,6 +255,7 @@ impl Writer {
             gzip,
             deflater: gzip.then(record::Deflater::new),
             current,
+            unwritten: Vec::new(),
             next_index: 1,
             cdx_lines: Vec::new(),
         })
@@ -267,15 +274,11 @@ impl Writer {
             pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
         }
         let offset = self.current.size + pair.request.len() as u64;
-        let mut buf = pair.request;
-        buf.extend_from_slice(&pair.response);
+        self.unwritten.extend_from_slice(&pair.request);
+        self.unwritten.extend_from_slice(&pair.response);
         let cur = &mut self.current;
-        cur.file
-            .write_all(&buf)
-            .and_then(|()| cur.file.flush())
-            .map_err(|e| format!("cannot write {}: {e}", cur.path.display()))?;
-        cur.size += buf.len() as u64;
-        self.bytes += buf.len() as u64;
+        cur.size += len;
+        self.bytes += len;
         self.records += 2;
         if self.options.cdx.is_some() {
             self.cdx_lines.push(cdx::line(&cdx::Entry {
@@ -292,6 +295,17 @@ impl Writer {
         Ok(())
     }
 
+    /// Writes the records built so far to the current file, in one call.
+    fn write_out(&mut self) -> Result<(), String> {
+        if self.unwritten.is_empty() {
+            return Ok(());
+        }
+        let cur = &mut self.current;
+        let result = cur.file.write_all(&self.unwritten);
+        self.unwritten.clear();
+        result.map_err(|e| format!("cannot write {}: {e}", cur.path.display()))
+    }
+
     fn should_rotate(&self, len: u64) -> bool {
         match self.options.max_size {
             Some(max) => {
@@ -302,6 +316,7 @@ impl Writer {
     }
 
     fn rotate(&mut self) -> Result<(), String> {
+        self.write_out()?;
         sync(&self.current)?;
         let path = numbered(&self.base, self.next_index);
         self.next_index += 1;
@@ -313,6 +328,7 @@ impl Writer {
     }
 
     fn finish(&mut self) -> Result<SinkSummary, String> {
+        self.write_out()?;
         sync(&self.current)?;
         let mut files = self.files.clone();
         if let Some(cdx) = &self.options.cdx {
