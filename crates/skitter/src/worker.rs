@@ -37,11 +37,13 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
         OutcomeKind::Failed | OutcomeKind::HttpError
     );
     ctx.progress.finished(page.record.size, failed);
-    crate::handoff::deliver(&ctx, lease, feedback, page).await;
+    // Boxed, like the other steps that do not wait on the network: a task's size
+    // is that of its largest step, and every request in flight pays for it.
+    Box::pin(crate::handoff::deliver(&ctx, lease, feedback, page)).await;
 }
 
 async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
-    if let Some(record) = pre_fetch(ctx, req).await {
+    if let Some(record) = Box::pin(pre_fetch(ctx, req)).await {
         ctx.budget.give_back();
         let page = Page {
             record,
@@ -50,7 +52,24 @@ async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
         return (page, HostFeedback::default());
     }
     let started = Instant::now();
-    let (attempts, result, feedback) = fetch_with_retries(ctx, &req.url).await;
+    // Only the fetch stays inline: it is what a request in flight waits on. The
+    // response's scope ends in this block, before the boxed step is awaited.
+    let (outcome, feedback) = {
+        let (attempts, result, feedback) = fetch_with_retries(ctx, &req.url).await;
+        let outcome = Box::pin(outcome(ctx, req, attempts, result, started));
+        (outcome, feedback)
+    };
+    (outcome.await, feedback)
+}
+
+/// The page for a finished fetch: its record, its links offered, its exchange.
+async fn outcome(
+    ctx: &Ctx,
+    req: &Request,
+    attempts: u32,
+    result: Result<Response, FetchFailure>,
+    started: Instant,
+) -> Page {
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
     let exchange = match result {
@@ -73,7 +92,7 @@ async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
         }
     };
     record.elapsed = started.elapsed();
-    (Page { record, exchange }, feedback)
+    Page { record, exchange }
 }
 
 /// Checks robots.txt and the per-host quota; a record when the URL must not be
@@ -136,27 +155,40 @@ async fn fetch_with_retries(
             Some(_) if ctx.keep != Keep::Everything => Keep::Body,
             _ => ctx.keep,
         };
-        let result = ctx.fetcher.get(url, keep).await;
-        let verdict_input = match &result {
-            Ok(resp) => {
-                let retry_after = resp
-                    .header("retry-after")
-                    .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
-                if matches!(resp.status, 429 | 503) {
-                    feedback.back_off = Some(ctx.config.retry.wait(attempt, retry_after));
-                }
-                AttemptResult::Status(resp.status, retry_after)
+        // The response's scope ends before the back-off sleep, so the task does
+        // not keep room for both.
+        let wait = {
+            let result = ctx.fetcher.get(url, keep).await;
+            match judge(ctx, attempt, &result, &mut feedback) {
+                Verdict::Done => return (attempt, result, feedback),
+                Verdict::Retry(wait) => wait,
             }
-            Err(failure) => AttemptResult::Failed(failure.kind),
         };
-        match ctx.config.retry.verdict(attempt, verdict_input) {
-            Verdict::Done => return (attempt, result, feedback),
-            Verdict::Retry(wait) => {
-                tracing::debug!(%url, attempt, ?wait, "retrying");
-                tokio::time::sleep(wait).await;
-            }
-        }
+        tracing::debug!(%url, attempt, ?wait, "retrying");
+        tokio::time::sleep(wait).await;
     }
+}
+
+/// The retry policy's verdict on one attempt; notes a back-off request (429, 503).
+fn judge(
+    ctx: &Ctx,
+    attempt: u32,
+    result: &Result<Response, FetchFailure>,
+    feedback: &mut HostFeedback,
+) -> Verdict {
+    let input = match result {
+        Ok(resp) => {
+            let retry_after = resp
+                .header("retry-after")
+                .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
+            if matches!(resp.status, 429 | 503) {
+                feedback.back_off = Some(ctx.config.retry.wait(attempt, retry_after));
+            }
+            AttemptResult::Status(resp.status, retry_after)
+        }
+        Err(failure) => AttemptResult::Failed(failure.kind),
+    };
+    ctx.config.retry.verdict(attempt, input)
 }
 
 /// Fills in the record for a response and queues what it links to. Returns the

@@ -169,7 +169,11 @@ impl Fetcher {
             .tcp_nodelay(true)
             .pool_idle_timeout(Duration::from_secs(30))
             .danger_accept_invalid_certs(config.insecure)
-            .cookie_store(config.cookies);
+            .cookie_store(config.cookies)
+            // skitter retries on its own (backoff, Retry-After, attempts in the
+            // record). reqwest's layer would resend HTTP/2 refusals unrecorded, and
+            // it keeps a copy of every request in flight in case it does.
+            .retry(reqwest::retry::never().max_retries_per_request(0));
         if config.http1_only {
             builder = builder.http1_only();
         }
@@ -200,6 +204,19 @@ impl Fetcher {
             .send()
             .await
             .map_err(|e| classify(&e))?;
+        // Boxed: while a request waits for its response head (the long wait on a
+        // slow server) its task need not keep room for reading the body.
+        Box::pin(self.receive(url, keep, started, resp)).await
+    }
+
+    /// The rest of [`Fetcher::get`], once the response head has arrived.
+    async fn receive(
+        &self,
+        url: &Url,
+        keep: Keep,
+        started: chrono::DateTime<chrono::Utc>,
+        resp: reqwest::Response,
+    ) -> Result<Response, FetchFailure> {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let (media_type, charset) = content_type(&headers);
@@ -334,7 +351,8 @@ fn response_head(status: u16, version: &str, headers: &HeaderMap) -> Bytes {
     } else {
         "HTTP/1.1"
     };
-    let mut head = format!("{line_version} {status} {reason}\r\n").into_bytes();
+    let mut head = Vec::with_capacity(256);
+    head.extend_from_slice(format!("{line_version} {status} {reason}\r\n").as_bytes());
     for (name, value) in headers {
         head.extend_from_slice(name.as_str().as_bytes());
         head.extend_from_slice(b": ");

@@ -305,36 +305,44 @@ impl Sink for JsonlSink {
 /// One complete line, newline included.
 fn to_line(r: &PageRecord, digest: Option<String>) -> serde_json::Result<Vec<u8>> {
     let parent = r.parent.as_ref().map(|p| p.as_str());
-    let mut line = if r.kind == OutcomeKind::Skipped {
-        serde_json::to_vec(&SkipLine {
-            r#type: "skip",
-            url: r.url.as_str(),
-            reason: r.skip.map(|s| s.as_str()),
-            depth: r.depth,
-            parent,
-        })?
+    // Room for a typical line up front: growing from serde's default costs reallocations.
+    let mut line = Vec::with_capacity(512);
+    if r.kind == OutcomeKind::Skipped {
+        serde_json::to_writer(
+            &mut line,
+            &SkipLine {
+                r#type: "skip",
+                url: r.url.as_str(),
+                reason: r.skip.map(|s| s.as_str()),
+                depth: r.depth,
+                parent,
+            },
+        )?;
     } else {
-        serde_json::to_vec(&PageLine {
-            r#type: "page",
-            url: r.url.as_str(),
-            final_url: r.next_url.as_ref().map(|u| u.as_str()),
-            status: r.status,
-            content_type: r.content_type.as_deref(),
-            charset: r.encoding.as_deref(),
-            size: r.size,
-            digest,
-            depth: r.depth,
-            parent,
-            elapsed_ms: r.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
-            attempts: r.attempts,
-            retries: r.attempts.saturating_sub(1),
-            kind: r.kind,
-            error_kind: r.error.as_ref().map(|e| e.kind.as_str()),
-            error: r.error.as_ref().map(|e| e.message.as_str()),
-            links_found: r.num_urls,
-            links_new: r.num_new_urls,
-        })?
-    };
+        serde_json::to_writer(
+            &mut line,
+            &PageLine {
+                r#type: "page",
+                url: r.url.as_str(),
+                final_url: r.next_url.as_ref().map(|u| u.as_str()),
+                status: r.status,
+                content_type: r.content_type.as_deref(),
+                charset: r.encoding.as_deref(),
+                size: r.size,
+                digest,
+                depth: r.depth,
+                parent,
+                elapsed_ms: r.elapsed.as_millis().try_into().unwrap_or(u64::MAX),
+                attempts: r.attempts,
+                retries: r.attempts.saturating_sub(1),
+                kind: r.kind,
+                error_kind: r.error.as_ref().map(|e| e.kind.as_str()),
+                error: r.error.as_ref().map(|e| e.message.as_str()),
+                links_found: r.num_urls,
+                links_new: r.num_new_urls,
+            },
+        )?;
+    }
     line.push(b'\n');
     Ok(line)
 }

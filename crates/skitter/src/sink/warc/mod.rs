@@ -26,6 +26,7 @@
 //! `spawn_blocking`, off the async workers.
 
 mod cdx;
+mod gzip;
 mod record;
 mod repair;
 
@@ -222,7 +223,7 @@ struct Writer {
     options: WarcOptions,
     gzip: bool,
     /// The reused compressor, when writing `.gz`.
-    deflater: Option<record::Deflater>,
+    deflater: Option<gzip::Deflater>,
     current: Current,
     /// Records built for the current file but not yet written to it.
     unwritten: Vec<u8>,
@@ -253,7 +254,7 @@ impl Writer {
             base,
             options,
             gzip,
-            deflater: gzip.then(record::Deflater::new),
+            deflater: gzip.then(gzip::Deflater::new),
             current,
             unwritten: Vec::new(),
             next_index: 1,
@@ -262,7 +263,7 @@ impl Writer {
     }
 
     fn write_page(&mut self, job: &Job) -> Result<(), String> {
-        let build = |warcinfo_id: &str, deflater: Option<&mut record::Deflater>| {
+        let build = |warcinfo_id: &str, deflater: Option<&mut gzip::Deflater>| {
             record::exchange_pair(&job.url, &job.exchange, warcinfo_id, deflater)
                 .map_err(|e| format!("cannot build records for {}: {e}", job.url))
         };

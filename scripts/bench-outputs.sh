@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Measures what writing WARC + JSONL costs (issue 4's speed figure).
+#
+# Runs the default `skitter bench` (20,000 pages of 4 KiB, --max-tasks 100)
+# without outputs and with --outputs (bench.warc.gz + bench.jsonl), interleaved
+# ROUNDS times so both see the same machine, then prints the median pages/s of
+# each and their ratio. The site and the crawler share the machine's cores, so
+# run it on an otherwise idle machine.
+#
+# Usage: scripts/bench-outputs.sh [ROUNDS=7]
+# Needs a release build: cargo build --release -p skitter-cli
+set -euo pipefail
+
+rounds=${1:-7}
+bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+rate() {
+    "$bin" bench -q --json "$@" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d['correct'], d; print(round(d['pages_per_sec']))"
+}
+
+plain=()
+outputs=()
+for round in $(seq "$rounds"); do
+    plain+=("$(rate)")
+    rm -rf "$work/out"
+    outputs+=("$(rate --outputs "$work/out")")
+    echo "round $round: plain ${plain[-1]} pages/s, with WARC + JSONL ${outputs[-1]} pages/s" >&2
+done
+python3 - "${plain[*]}" "${outputs[*]}" <<'PY'
+import statistics, sys
+plain = [int(x) for x in sys.argv[1].split()]
+outputs = [int(x) for x in sys.argv[2].split()]
+p, o = statistics.median(plain), statistics.median(outputs)
+print(f"median: plain {p:.0f} pages/s, with WARC + JSONL {o:.0f} pages/s, "
+      f"ratio {o / p:.3f} (outputs cost {100 * (1 - o / p):.1f}% of pages/s)")
+PY

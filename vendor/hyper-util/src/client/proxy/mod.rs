@@ -1,0 +1,3 @@
+//! Proxy utilities
+
+pub mod matcher;
