@@ -30,6 +30,7 @@ pub mod discovery;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;
+mod fsname;
 mod gate;
 mod handoff;
 mod limit;

@@ -13,15 +13,15 @@
 //! `DIR/_unsafe/<sha1 of the URL>`.
 
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use sha1::{Digest, Sha1};
 use url::Url;
 
+use crate::fsname::{cap, encode_name, hex_sha1, is_plainly_under, windows_safe};
 use crate::sink::mirror_path;
 
 /// Longest file or directory name written by a template, in bytes (as the mirror).
-pub const MAX_COMPONENT: usize = 200;
+pub use crate::fsname::MAX_COMPONENT;
 
 /// A template placeholder is unknown or unclosed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -160,89 +160,22 @@ pub fn target_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
             out.push(safe_component(component));
         }
     }
-    let plainly_under = out.strip_prefix(dir).is_ok_and(|rel| {
-        rel.components().count() > 0 && rel.components().all(|c| matches!(c, Component::Normal(_)))
-    });
-    if plainly_under {
+    if is_plainly_under(dir, &out) {
         out
     } else {
         dir.join("_unsafe").join(hex_sha1(url.as_str()))
     }
 }
 
-/// One path component made safe on every OS (see the module docs).
+/// One path component made safe on every OS (see [`crate::fsname`]); a capped
+/// name keeps a short extension.
 fn safe_component(raw: &str) -> String {
-    let bytes: Vec<u8> = percent_encoding::percent_decode_str(raw).collect();
-    let mut name = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            let unsafe_char = matches!(
-                c,
-                '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '%'
-            ) || c.is_control();
-            if unsafe_char {
-                for b in c.encode_utf8(&mut [0; 4]).bytes() {
-                    let _ = write!(name, "%{b:02X}");
-                }
-            } else {
-                name.push(c);
-            }
-        }
-        for b in chunk.invalid() {
-            let _ = write!(name, "%{b:02X}");
-        }
-    }
-    cap(windows_safe(name))
-}
-
-/// Encodes trailing dots and spaces (which also covers `.` and `..`) and the
-/// first letter of Windows device names (`CON`, `NUL`, `COM1`, `LPT9`…).
-fn windows_safe(mut name: String) -> String {
-    let kept = name.trim_end_matches(['.', ' ']).len();
-    if kept < name.len() {
-        let tail: String = name[kept..]
-            .chars()
-            .map(|c| if c == '.' { "%2E" } else { "%20" })
-            .collect();
-        name.truncate(kept);
-        name.push_str(&tail);
-    }
-    let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
-    let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
-        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
-            && matches!(stem.as_bytes().get(3..), Some([b'1'..=b'9'])));
-    if reserved {
-        let first = name.as_bytes()[0];
-        name.replace_range(..1, &format!("%{first:02X}"));
-    }
-    name
-}
-
-/// Cuts a name longer than [`MAX_COMPONENT`], keeping a short extension, and
-/// appends `~` and 16 hex digits of its SHA-1 so distinct long names stay distinct.
-fn cap(name: String) -> String {
-    if name.len() <= MAX_COMPONENT {
-        return name;
-    }
+    let name = windows_safe(encode_name(raw, false));
     let ext = match name.rfind('.') {
         Some(i) if name.len() - i <= 9 => name[i..].to_string(),
         _ => String::new(),
     };
-    let hash = &hex_sha1(&name)[..16];
-    let mut cut = MAX_COMPONENT - 1 - hash.len() - ext.len();
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}~{hash}{ext}", &name[..cut])
-}
-
-fn hex_sha1(s: &str) -> String {
-    Sha1::digest(s.as_bytes())
-        .iter()
-        .fold(String::new(), |mut out, b| {
-            let _ = write!(out, "{b:02x}");
-            out
-        })
+    cap(name, &ext)
 }
 
 #[cfg(test)]
