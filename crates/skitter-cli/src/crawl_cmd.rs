@@ -16,10 +16,8 @@ use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
-use skitter::fetch::FetchConfig;
 use skitter::frontier::{DiskFrontier, DiskOptions, HostPolicy};
 use skitter::report::StopReason;
-use skitter::retry::RetryPolicy;
 use skitter::scope::ScopeMode;
 use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
 use skitter::store::CrawlMeta;
@@ -28,6 +26,7 @@ use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
 use crate::progress::{ProgressLine, StderrLogs};
+use crate::request_flags::RequestFlags;
 use crate::{flags, resume_outputs};
 use skitter::report_html::{self, TimelineSink};
 
@@ -55,9 +54,6 @@ pub struct CrawlArgs {
     /// Redirect hops followed per chain.
     #[arg(long, alias = "max_redirect", default_value_t = 10, value_name = "N")]
     pub max_redirect: u32,
-    /// Attempts per URL for transient failures (transport errors, 408, 429, 5xx).
-    #[arg(long, alias = "max_tries", default_value_t = 4, value_name = "N")]
-    pub max_tries: u32,
     /// Skip URLs matching this regex (unanchored, on the absolute URL); repeatable.
     #[arg(long, value_name = "REGEX")]
     pub exclude: Vec<String>,
@@ -124,45 +120,18 @@ pub struct CrawlArgs {
     /// Up to this much random extra gap on top of --delay.
     #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
     pub jitter: Duration,
-    /// The User-Agent header [default: skitter/VERSION].
-    #[arg(long, value_name = "STRING")]
-    pub user_agent: Option<String>,
-    /// Time allowed to connect (TCP and TLS).
-    #[arg(long, value_parser = flags::duration, default_value = "10s", value_name = "DURATION")]
-    pub connect_timeout: Duration,
-    /// Longest silence while reading a response.
-    #[arg(long, value_parser = flags::duration, default_value = "30s", value_name = "DURATION")]
-    pub read_timeout: Duration,
-    /// Longest time for one attempt, body included.
-    #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
-    pub timeout: Duration,
     /// Bodies larger than this are not read (outcome body_too_large), e.g. 10M.
     #[arg(long, value_parser = flags::size, default_value = "10M", value_name = "SIZE")]
     pub max_body_size: u64,
-    /// First retry wait; doubles per attempt (with jitter), capped at 30s.
-    #[arg(long, value_parser = flags::duration, default_value = "500ms", value_name = "DURATION")]
-    pub retry_delay: Duration,
-    /// Longest Retry-After honoured; longer ones are cut to this.
-    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
-    pub max_retry_after: Duration,
-    /// After Ctrl-C, how long in-flight requests may take to finish.
-    #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
-    pub grace: Duration,
-    /// Extra request header 'Name: value'; repeatable.
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<String>,
-    /// Send requests through this proxy (http://, https://, socks5://).
-    #[arg(long, value_name = "URL")]
-    pub proxy: Option<String>,
     /// Keep a cookie jar for the crawl.
     #[arg(long)]
     pub cookies: bool,
-    /// Accept invalid TLS certificates.
-    #[arg(long)]
-    pub insecure: bool,
     /// Use HTTP/1.1 only (HTTP/2 is used when a server offers it by ALPN).
     #[arg(long)]
     pub http1_only: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub request: RequestFlags,
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -242,21 +211,9 @@ impl CrawlArgs {
 
     /// Maps the flags onto the library's builder; the only place that does.
     pub fn builder(&self) -> anyhow::Result<CrawlerBuilder> {
-        let mut fetch = FetchConfig {
-            connect_timeout: self.connect_timeout,
-            read_timeout: self.read_timeout,
-            total_timeout: self.timeout,
-            max_body_size: self.max_body_size,
-            http1_only: self.http1_only,
-            insecure: self.insecure,
-            proxy: self.proxy.clone(),
-            cookies: self.cookies,
-            headers: flags::headers(&self.headers)?,
-            ..FetchConfig::default()
-        };
-        if let Some(ua) = &self.user_agent {
-            fetch.user_agent = ua.clone();
-        }
+        let mut fetch = self.request.fetch_config(self.max_body_size)?;
+        fetch.http1_only = self.http1_only;
+        fetch.cookies = self.cookies;
         let mut b = Crawler::builder()
             .roots(self.roots.iter().cloned())
             .scope_mode(if self.lenient {
@@ -266,12 +223,7 @@ impl CrawlArgs {
             })
             .max_tasks(self.max_tasks)
             .max_redirect(self.max_redirect)
-            .retry_policy(RetryPolicy {
-                max_tries: self.max_tries,
-                base_delay: self.retry_delay,
-                max_retry_after: self.max_retry_after,
-                ..RetryPolicy::default()
-            })
+            .retry_policy(self.request.retry_policy())
             .extract_mode(if self.resources {
                 ExtractMode::Resources
             } else {
@@ -279,7 +231,7 @@ impl CrawlArgs {
             })
             .per_host(self.per_host)
             .host_delay(self.delay, self.jitter)
-            .grace(self.grace)
+            .grace(self.request.grace)
             .fetch_config(fetch);
         for p in &self.exclude {
             b = b.exclude(p.clone());

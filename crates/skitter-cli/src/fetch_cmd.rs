@@ -19,13 +19,12 @@ use futures_util::stream::{self, Stream, StreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skitter::bulk::{self, BulkFetcher, BulkFetcherBuilder, InputItem, ItemReport, Outcome};
 use skitter::bulk::{StopReason, Summary};
-use skitter::fetch::FetchConfig;
-use skitter::retry::RetryPolicy;
 use skitter::sink::{JsonlSink, WarcOptions, WarcSink};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
 use crate::flags;
+use crate::request_flags::RequestFlags;
 
 /// Options of `skitter fetch`.
 #[derive(Args, Debug, Clone)]
@@ -49,40 +48,12 @@ pub struct FetchArgs {
     /// Redirect hops followed per URL.
     #[arg(long, alias = "max_redirect", default_value_t = bulk::DEFAULT_MAX_REDIRECT, value_name = "N")]
     pub max_redirect: u32,
-    /// Attempts per URL for transient failures (transport errors, 408, 429, 5xx).
-    #[arg(long, alias = "max_tries", default_value_t = 4, value_name = "N")]
-    pub max_tries: u32,
-    /// First retry wait; doubles per attempt (with jitter), capped at 30s.
-    #[arg(long, value_parser = flags::duration, default_value = "500ms", value_name = "DURATION")]
-    pub retry_delay: Duration,
-    /// Longest Retry-After honoured; longer ones are cut to this.
-    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
-    pub max_retry_after: Duration,
-    /// Time allowed to connect (TCP and TLS).
-    #[arg(long, value_parser = flags::duration, default_value = "10s", value_name = "DURATION")]
-    pub connect_timeout: Duration,
-    /// Longest silence while reading a response.
-    #[arg(long, value_parser = flags::duration, default_value = "30s", value_name = "DURATION")]
-    pub read_timeout: Duration,
-    /// Longest time for one attempt, body included.
-    #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
-    pub timeout: Duration,
     /// Bodies larger than this fail (error body_too_large); bodies are held in
     /// memory up to this size, one per request in flight.
     #[arg(long, value_parser = flags::size, default_value = "10M", value_name = "SIZE")]
     pub max_body_size: u64,
-    /// Extra request header 'Name: value'; repeatable.
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
-    pub headers: Vec<String>,
-    /// The User-Agent header [default: skitter/VERSION].
-    #[arg(long, value_name = "STRING")]
-    pub user_agent: Option<String>,
-    /// Send requests through this proxy (http://, https://, socks5://).
-    #[arg(long, value_name = "URL")]
-    pub proxy: Option<String>,
-    /// Accept invalid TLS certificates.
-    #[arg(long)]
-    pub insecure: bool,
+    #[command(flatten)]
+    pub request: RequestFlags,
     /// Save each 2xx body under DIR (as DIR/host/path unless --name-template).
     #[arg(short = 'o', long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
@@ -104,9 +75,6 @@ pub struct FetchArgs {
     /// No progress bar (it is also off when stderr is not a terminal, and with -q).
     #[arg(long)]
     pub no_progress: bool,
-    /// After Ctrl-C, how long in-flight requests may take to finish.
-    #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
-    pub grace: Duration,
 }
 
 type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
@@ -114,30 +82,13 @@ type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
 impl FetchArgs {
     /// Maps the flags onto the library's builder; the only place that does.
     pub fn builder(&self) -> anyhow::Result<BulkFetcherBuilder> {
-        let mut fetch = FetchConfig {
-            connect_timeout: self.connect_timeout,
-            read_timeout: self.read_timeout,
-            total_timeout: self.timeout,
-            max_body_size: self.max_body_size,
-            insecure: self.insecure,
-            proxy: self.proxy.clone(),
-            headers: flags::headers(&self.headers)?,
-            ..FetchConfig::default()
-        };
-        if let Some(ua) = &self.user_agent {
-            fetch.user_agent = ua.clone();
-        }
+        let fetch = self.request.fetch_config(self.max_body_size)?;
         let mut b = BulkFetcher::builder()
             .concurrency(self.concurrency)
             .per_host(self.per_host)
             .max_redirect(self.max_redirect)
-            .retry_policy(RetryPolicy {
-                max_tries: self.max_tries,
-                base_delay: self.retry_delay,
-                max_retry_after: self.max_retry_after,
-                ..RetryPolicy::default()
-            })
-            .grace(self.grace)
+            .retry_policy(self.request.retry_policy())
+            .grace(self.request.grace)
             .fetch_config(fetch)
             .skip_existing(self.skip_existing);
         if let Some(dir) = &self.output_dir {

@@ -12,6 +12,7 @@ mod flags;
 mod probe_cmd;
 mod progress;
 mod redis_cmd;
+mod request_flags;
 mod resume_outputs;
 mod signal;
 mod status_cmd;

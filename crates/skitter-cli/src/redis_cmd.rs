@@ -101,7 +101,7 @@ impl WorkerArgs {
         args.crawl = Some(self.target.crawl.clone());
         args.max_tasks = self.max_tasks;
         args.lease = self.lease;
-        args.grace = self.grace;
+        args.request.grace = self.grace;
         args.report = self.report;
         args.warc = self.warc.clone();
         args.warc_max_size = self.warc_max_size;
@@ -122,7 +122,7 @@ fn shared_options(args: &CrawlArgs) -> CrawlArgs {
     shared.crawl = None;
     shared.max_tasks = 0;
     shared.lease = Duration::ZERO;
-    shared.grace = Duration::ZERO;
+    shared.request.grace = Duration::ZERO;
     shared.report = ReportFormat::None;
     shared.warc = None;
     shared.warc_max_size = None;
