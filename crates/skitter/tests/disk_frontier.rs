@@ -13,14 +13,9 @@ use skitter::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use skitter::store::{CrawlMeta, OutcomeStore, StoreError, status};
 use url::Url;
 
-fn req(u: &str) -> Request {
-    Request {
-        url: Url::parse(u).unwrap(),
-        depth: 0,
-        redirects_left: 10,
-        parent: None,
-    }
-}
+#[path = "support/frontier_contract.rs"]
+mod contract;
+use contract::req;
 
 fn meta() -> CrawlMeta {
     CrawlMeta {
@@ -70,85 +65,32 @@ fn record(url: &Url, kind: OutcomeKind) -> PageRecord {
     r
 }
 
+// The contract every frontier owes the scheduler (support/frontier_contract.rs).
+
 #[tokio::test]
 async fn dedups_and_exhausts() {
     let dir = tempfile::tempdir().unwrap();
-    let f = open(dir.path(), unlimited());
-    let n = f
-        .offer(vec![
-            req("http://a/1"),
-            req("http://a/1"),
-            req("http://a/2"),
-        ])
-        .await
-        .unwrap();
-    assert_eq!(n, 2);
-    assert_eq!(f.offer(vec![req("http://a/2")]).await.unwrap(), 0);
-    let l1 = take(&f).await;
-    let l2 = take(&f).await;
-    assert_eq!(l1.request.url.path(), "/1");
-    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
-    f.complete(l1, HostFeedback::default()).await.unwrap();
-    f.complete(l2, HostFeedback::default()).await.unwrap();
-    assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+    contract::dedups_and_exhausts(&open(dir.path(), unlimited())).await;
 }
 
 #[tokio::test]
 async fn full_host_does_not_block_others() {
     let dir = tempfile::tempdir().unwrap();
-    let f = open(
-        dir.path(),
-        options(HostPolicy {
-            max_in_flight: 1,
-            ..HostPolicy::default()
-        }),
-    );
-    f.offer(vec![
-        req("http://slow/1"),
-        req("http://slow/2"),
-        req("http://fast/1"),
-    ])
-    .await
-    .unwrap();
-    let a = take(&f).await;
-    let b = take(&f).await;
-    assert_eq!(a.request.url.host_str(), Some("slow"));
-    assert_eq!(b.request.url.host_str(), Some("fast"));
-    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
-    f.complete(a, HostFeedback::default()).await.unwrap();
-    assert_eq!(take(&f).await.request.url.path(), "/2");
+    let f = open(dir.path(), options(contract::one_per_host()));
+    contract::full_host_does_not_block_others(&f).await;
 }
 
 #[tokio::test]
 async fn delayed_host_asks_to_wait() {
     let dir = tempfile::tempdir().unwrap();
-    let f = open(
-        dir.path(),
-        options(HostPolicy {
-            max_in_flight: 4,
-            delay: Duration::from_secs(5),
-            jitter: Duration::ZERO,
-        }),
-    );
-    f.offer(vec![req("http://a/1"), req("http://a/2")])
-        .await
-        .unwrap();
-    let _l = take(&f).await;
-    match f.claim().await.unwrap() {
-        Claim::Wait(Some(d)) => assert!(d > Duration::from_secs(4)),
-        other => panic!("expected a timed wait, got {other:?}"),
-    }
+    let f = open(dir.path(), options(contract::five_second_delay()));
+    contract::delayed_host_asks_to_wait(&f).await;
 }
 
 #[tokio::test]
 async fn unknown_lease_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let f = open(dir.path(), unlimited());
-    let bogus = Lease {
-        id: 42,
-        request: req("http://a/"),
-    };
-    assert!(f.complete(bogus, HostFeedback::default()).await.is_err());
+    contract::unknown_lease_is_an_error(&open(dir.path(), unlimited())).await;
 }
 
 #[tokio::test]

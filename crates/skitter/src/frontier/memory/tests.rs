@@ -1,16 +1,9 @@
-//! Tests of the bounded in-memory frontier: dedup, politeness order, spilling.
+//! Tests of what only the in-memory frontier does: staying within its budget by
+//! spilling. The behaviour every frontier owes (dedup, host caps, delays, leases)
+//! is tested once for all in `tests/support/frontier_contract.rs`.
 
 use super::*;
 use url::Url;
-
-fn req(u: &str) -> Request {
-    Request {
-        url: Url::parse(u).unwrap(),
-        depth: 0,
-        redirects_left: 10,
-        parent: None,
-    }
-}
 
 fn unlimited() -> HostPolicy {
     HostPolicy {
@@ -24,77 +17,6 @@ async fn take(f: &MemoryFrontier) -> Lease {
         Claim::Ready(lease) => lease,
         other => panic!("expected a lease, got {other:?}"),
     }
-}
-
-#[tokio::test]
-async fn dedups_and_exhausts() {
-    let f = MemoryFrontier::new(unlimited());
-    let n = f
-        .offer(vec![
-            req("http://a/1"),
-            req("http://a/1"),
-            req("http://a/2"),
-        ])
-        .await
-        .unwrap();
-    assert_eq!(n, 2);
-    assert_eq!(f.offer(vec![req("http://a/2")]).await.unwrap(), 0);
-    let l1 = take(&f).await;
-    let l2 = take(&f).await;
-    assert_eq!(l1.request.url.path(), "/1");
-    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
-    f.complete(l1, HostFeedback::default()).await.unwrap();
-    f.complete(l2, HostFeedback::default()).await.unwrap();
-    assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
-}
-
-#[tokio::test]
-async fn full_host_does_not_block_others() {
-    let f = MemoryFrontier::new(HostPolicy {
-        max_in_flight: 1,
-        ..HostPolicy::default()
-    });
-    f.offer(vec![
-        req("http://slow/1"),
-        req("http://slow/2"),
-        req("http://fast/1"),
-    ])
-    .await
-    .unwrap();
-    let a = take(&f).await;
-    let b = take(&f).await;
-    assert_eq!(a.request.url.host_str(), Some("slow"));
-    assert_eq!(b.request.url.host_str(), Some("fast"));
-    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
-    f.complete(a, HostFeedback::default()).await.unwrap();
-    assert_eq!(take(&f).await.request.url.path(), "/2");
-}
-
-#[tokio::test]
-async fn delayed_host_asks_to_wait() {
-    let f = MemoryFrontier::new(HostPolicy {
-        max_in_flight: 4,
-        delay: Duration::from_secs(5),
-        jitter: Duration::ZERO,
-    });
-    f.offer(vec![req("http://a/1"), req("http://a/2")])
-        .await
-        .unwrap();
-    let _l = take(&f).await;
-    match f.claim().await.unwrap() {
-        Claim::Wait(Some(d)) => assert!(d > Duration::from_secs(4)),
-        other => panic!("expected a timed wait, got {other:?}"),
-    }
-}
-
-#[tokio::test]
-async fn unknown_lease_is_an_error() {
-    let f = MemoryFrontier::new(unlimited());
-    let bogus = Lease {
-        id: 42,
-        request: req("http://a/"),
-    };
-    assert!(f.complete(bogus, HostFeedback::default()).await.is_err());
 }
 
 fn tiny(spill_dir: Option<PathBuf>) -> MemoryFrontier {

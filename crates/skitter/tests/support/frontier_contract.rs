@@ -1,0 +1,117 @@
+//! The behaviour every frontier owes the scheduler, written once and run against
+//! each implementation (`memory_frontier.rs`, `disk_frontier.rs`): dedup, the
+//! end condition, per-host caps that never block other hosts, delays, and leases.
+//!
+//! Each check takes a function that opens a fresh, empty frontier with the given
+//! host policy, so a persistent frontier can put it in a temporary directory.
+
+#![allow(dead_code)] // Each test binary uses the checks it runs.
+
+use std::time::Duration;
+
+use skitter::frontier::{Claim, Frontier, HostFeedback, HostPolicy, Lease, Request};
+use url::Url;
+
+/// A depth-0 request for `u`.
+pub fn req(u: &str) -> Request {
+    Request {
+        url: Url::parse(u).unwrap(),
+        depth: 0,
+        redirects_left: 10,
+        parent: None,
+    }
+}
+
+/// A policy that caps nothing the checks do.
+pub fn unlimited() -> HostPolicy {
+    HostPolicy {
+        max_in_flight: 100,
+        ..HostPolicy::default()
+    }
+}
+
+/// Claims a lease, failing the test if the frontier has none ready.
+pub async fn take(f: &dyn Frontier) -> Lease {
+    match f.claim().await.unwrap() {
+        Claim::Ready(lease) => lease,
+        other => panic!("expected a lease, got {other:?}"),
+    }
+}
+
+/// Each URL is queued once; the frontier is exhausted only when the queue is
+/// empty and no lease is out.
+pub async fn dedups_and_exhausts(f: &dyn Frontier) {
+    let n = f
+        .offer(vec![
+            req("http://a/1"),
+            req("http://a/1"),
+            req("http://a/2"),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(n, 2);
+    assert_eq!(f.offer(vec![req("http://a/2")]).await.unwrap(), 0);
+    let l1 = take(f).await;
+    let l2 = take(f).await;
+    assert_eq!(l1.request.url.path(), "/1");
+    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
+    f.complete(l1, HostFeedback::default()).await.unwrap();
+    f.complete(l2, HostFeedback::default()).await.unwrap();
+    assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+}
+
+/// A host at its cap waits while another host's URL is handed out.
+pub async fn full_host_does_not_block_others(f: &dyn Frontier) {
+    f.offer(vec![
+        req("http://slow/1"),
+        req("http://slow/2"),
+        req("http://fast/1"),
+    ])
+    .await
+    .unwrap();
+    let a = take(f).await;
+    let b = take(f).await;
+    assert_eq!(a.request.url.host_str(), Some("slow"));
+    assert_eq!(b.request.url.host_str(), Some("fast"));
+    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
+    f.complete(a, HostFeedback::default()).await.unwrap();
+    assert_eq!(take(f).await.request.url.path(), "/2");
+}
+
+/// The policy for [`full_host_does_not_block_others`].
+pub fn one_per_host() -> HostPolicy {
+    HostPolicy {
+        max_in_flight: 1,
+        ..HostPolicy::default()
+    }
+}
+
+/// A host with a delay asks the scheduler to wait about that long.
+pub async fn delayed_host_asks_to_wait(f: &dyn Frontier) {
+    f.offer(vec![req("http://a/1"), req("http://a/2")])
+        .await
+        .unwrap();
+    let _lease = take(f).await;
+    match f.claim().await.unwrap() {
+        Claim::Wait(Some(d)) => assert!(d > Duration::from_secs(4)),
+        other => panic!("expected a timed wait, got {other:?}"),
+    }
+}
+
+/// The policy for [`delayed_host_asks_to_wait`].
+pub fn five_second_delay() -> HostPolicy {
+    HostPolicy {
+        max_in_flight: 4,
+        delay: Duration::from_secs(5),
+        jitter: Duration::ZERO,
+    }
+}
+
+/// Completing a lease the frontier never handed out is an error.
+pub async fn unknown_lease_is_an_error(f: &dyn Frontier) {
+    let bogus = Lease {
+        id: 42,
+        request: req("http://a/"),
+    };
+    assert!(f.complete(bogus, HostFeedback::default()).await.is_err());
+}
