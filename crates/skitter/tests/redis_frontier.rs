@@ -4,6 +4,10 @@
 #[path = "support/redis_server.rs"]
 mod redis_server;
 
+#[path = "support/frontier_contract.rs"]
+mod contract;
+use contract::take;
+
 use std::time::{Duration, Instant};
 
 use redis_server::RedisServer;
@@ -37,13 +41,6 @@ async fn worker(server: &RedisServer, crawl: &str, options: RedisOptions) -> Red
     RedisFrontier::connect(&server.url(), crawl, options)
         .await
         .expect("connect")
-}
-
-async fn take(f: &RedisFrontier) -> Lease {
-    match f.claim().await.unwrap() {
-        Claim::Ready(lease) => lease,
-        other => panic!("expected a lease, got {other:?}"),
-    }
 }
 
 fn assert_wait(claim: Claim) {

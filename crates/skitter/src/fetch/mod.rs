@@ -8,6 +8,7 @@
 pub mod decode;
 mod error;
 
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -352,7 +353,8 @@ fn response_head(status: u16, version: &str, headers: &HeaderMap) -> Bytes {
         "HTTP/1.1"
     };
     let mut head = Vec::with_capacity(256);
-    head.extend_from_slice(format!("{line_version} {status} {reason}\r\n").as_bytes());
+    // Writing to a Vec cannot fail.
+    let _ = write!(head, "{line_version} {status} {reason}\r\n");
     for (name, value) in headers {
         head.extend_from_slice(name.as_str().as_bytes());
         head.extend_from_slice(b": ");

@@ -59,9 +59,12 @@ impl Deflater {
     /// The concatenation of `parts` as one complete gzip member.
     pub(crate) fn member(&mut self, parts: &[&[u8]]) -> io::Result<Vec<u8>> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let mut out = Vec::with_capacity(len / 3 + 64);
+        let stored = len < STORE_BELOW;
+        // Room for the whole member: header, block, trailer (20 bytes with the
+        // stored block's own 5), and for deflate a typical page's compressed size.
+        let mut out = Vec::with_capacity(if stored { len + 20 } else { len / 3 + 64 });
         out.extend_from_slice(&HEADER);
-        if len < STORE_BELOW {
+        if stored {
             stored_block(parts, len, &mut out);
         } else {
             self.deflate(parts, &mut out)?;
@@ -74,10 +77,11 @@ impl Deflater {
         Ok(out)
     }
 
-    /// `parts` as one complete raw deflate stream, appended to `out`.
+    /// `parts` (not all empty: see [`STORE_BELOW`]) as one complete raw deflate
+    /// stream, appended to `out`.
     fn deflate(&mut self, parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()> {
         self.deflate.reset();
-        let last = parts.len().saturating_sub(1);
+        let last = parts.len() - 1;
         for (i, part) in parts.iter().enumerate() {
             let flush = if i == last {
                 DeflateFlush::Finish
@@ -85,9 +89,6 @@ impl Deflater {
                 DeflateFlush::NoFlush
             };
             self.feed(part, flush, out)?;
-        }
-        if parts.is_empty() {
-            self.feed(&[], DeflateFlush::Finish, out)?;
         }
         Ok(())
     }
