@@ -50,6 +50,12 @@ pub struct BenchArgs {
     /// Keep the crawl in this (new) state directory (to measure what crash safety costs).
     #[arg(long, value_name = "DIR")]
     pub state: Option<std::path::PathBuf>,
+    /// Crawl the site twice, clean and then with these faults (see `skitter
+    /// testsite --faults`), and print both with their ratio, e.g.
+    /// `fail=0.1,times=1,status=503`. INCORRECT unless every page was fetched
+    /// and every failing URL recovered.
+    #[arg(long, value_name = "SPEC", value_parser = crate::testsite_cmd::parse_faults)]
+    pub faults: Option<skitter_testsite::Faults>,
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -58,7 +64,48 @@ pub struct BenchArgs {
 /// Runs the benchmark; exit status 1 when the crawl was not complete and exact.
 pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
     raise_open_file_limit();
-    let (mut child, root) = start_site(&args).await?;
+    let Some(faults) = args.faults.clone() else {
+        let (ok, figures) = crawl_once(&args, None, cancel).await?;
+        report(&args, &figures);
+        return Ok(u8::from(!ok));
+    };
+    let (clean_ok, clean) = crawl_once(&args, None, cancel.clone()).await?;
+    let (faulty_ok, faulty) = crawl_once(&args, Some(&faults), cancel).await?;
+    let rate = |f: &serde_json::Value| f["pages_per_sec"].as_f64().unwrap_or(0.0);
+    let ratio = rate(&faulty) / rate(&clean).max(f64::MIN_POSITIVE);
+    if args.json {
+        println!(
+            "{}",
+            json!({ "clean": clean, "faults": faulty, "ratio": ratio })
+        );
+    } else {
+        println!("clean:");
+        print_figures(&args, &clean);
+        println!("with faults {faults:?}:");
+        print_figures(&args, &faulty);
+        println!("  retries      {}", faulty["retries"]);
+        println!("  throttled    {}", faulty["throttled"]);
+        println!("faults/clean pages/s ratio: {ratio:.3}");
+    }
+    Ok(u8::from(!(clean_ok && faulty_ok)))
+}
+
+fn report(args: &BenchArgs, figures: &serde_json::Value) {
+    if args.json {
+        println!("{figures}");
+    } else {
+        print_figures(args, figures);
+    }
+}
+
+/// One crawl of a fresh site (with `faults`, if any); whether it was correct,
+/// and its figures.
+async fn crawl_once(
+    args: &BenchArgs,
+    faults: Option<&skitter_testsite::Faults>,
+    cancel: CancellationToken,
+) -> anyhow::Result<(bool, serde_json::Value)> {
+    let (mut child, root) = start_site(args, faults).await?;
     let mut crawl = CrawlArgs::for_bench(
         root,
         args.max_tasks,
@@ -67,6 +114,7 @@ pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u
     crawl.ignore_robots = args.ignore_robots;
     crawl.state = args.state.clone();
     if let Some(dir) = &args.outputs {
+        let dir = &dir.join(if faults.is_some() { "faults" } else { "clean" });
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         crawl.warc = Some(dir.join("bench.warc.gz"));
         crawl.jsonl = Some(dir.join("bench.jsonl").to_string_lossy().into_owned());
@@ -87,7 +135,11 @@ pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u
         .iter()
         .filter(|p| p.kind != skitter::outcome::OutcomeKind::Html)
         .all(|p| p.status == Some(404) && p.url.path().starts_with("/P/"));
-    let ok = report.completed() && html == expected && extras_ok;
+    // With faults, every failing URL must have recovered (it is then HTML like
+    // the rest), and the faults must have happened at all.
+    let retries = report.counters.get("retries").copied().unwrap_or(0);
+    let faults_seen = faults.is_none_or(|f| retries > 0 || !f.any());
+    let ok = report.completed() && html == expected && extras_ok && faults_seen;
     let ideal = ideal_time(args.pages, args.fanout, args.max_tasks, args.latency);
     let figures = json!({
         "pages": html,
@@ -102,23 +154,22 @@ pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u
         "latency_ms": args.latency.as_millis() as u64,
         "ideal_secs": ideal.map(|d| d.as_secs_f64()),
         "wall_over_ideal": ideal.map(|d| wall.as_secs_f64() / d.as_secs_f64()),
+        "retries": retries,
+        "throttled": report.throttled,
     });
-    if args.json {
-        println!("{figures}");
-    } else {
-        print_figures(&args, &figures);
-    }
     if !ok {
         eprintln!(
-            "skitter bench: INCORRECT crawl: {html} HTML pages of {expected} expected, {} records",
+            "skitter bench: INCORRECT crawl: {html} HTML pages of {expected} expected, {} records, {retries} retries",
             report.done
         );
-        return Ok(1);
     }
-    Ok(0)
+    Ok((ok, figures))
 }
 
-async fn start_site(args: &BenchArgs) -> anyhow::Result<(Child, String)> {
+async fn start_site(
+    args: &BenchArgs,
+    faults: Option<&skitter_testsite::Faults>,
+) -> anyhow::Result<(Child, String)> {
     let exe = std::env::current_exe().context("cannot find the skitter executable")?;
     let mut child = Command::new(exe)
         .args(["-q", "testsite", "--port", "0"])
@@ -126,6 +177,7 @@ async fn start_site(args: &BenchArgs) -> anyhow::Result<(Child, String)> {
         .arg(format!("--fanout={}", args.fanout))
         .arg(format!("--page-size={}", args.page_size))
         .arg(format!("--latency={}ms", args.latency.as_millis()))
+        .args(faults.map(|f| format!("--faults={}", fault_spec(f))))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -142,6 +194,26 @@ async fn start_site(args: &BenchArgs) -> anyhow::Result<(Child, String)> {
         bail!("the test site did not start (printed {root:?})");
     }
     Ok((child, root))
+}
+
+/// A `--faults` spec that parses back to `f`.
+fn fault_spec(f: &skitter_testsite::Faults) -> String {
+    let mut parts = vec![
+        format!("fail={}", f.fail_rate),
+        format!("times={}", f.fail_times),
+        format!("reset={}", f.reset_rate),
+        format!("stall={}ms", f.stall.as_millis()),
+        format!("robots={}", f.robots_failures),
+        format!("seed={}", f.seed),
+    ];
+    parts.extend(f.fail_status.map(|s| format!("status={s}")));
+    parts.extend(f.retry_after.map(|s| format!("retry-after={s}")));
+    parts.extend(f.rate_limit.map(|r| format!("rate={r}")));
+    parts.extend(
+        f.outage
+            .map(|(s, l)| format!("outage={}ms+{}ms", s.as_millis(), l.as_millis())),
+    );
+    parts.join(",")
 }
 
 fn print_figures(args: &BenchArgs, f: &serde_json::Value) {
@@ -219,6 +291,16 @@ fn raise_open_file_limit() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fault_spec_round_trips() {
+        let spec = "fail=0.1,times=2,status=500,retry-after=3,reset=0.5,stall=250ms,robots=2,rate=100,outage=1s+2s,seed=9";
+        let f: skitter_testsite::Faults = spec.parse().unwrap();
+        assert_eq!(
+            fault_spec(&f).parse::<skitter_testsite::Faults>().unwrap(),
+            f
+        );
+    }
 
     #[test]
     fn ideal_counts_breadth_first_rounds() {

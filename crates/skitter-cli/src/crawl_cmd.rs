@@ -120,6 +120,13 @@ pub struct CrawlArgs {
     /// Up to this much random extra gap on top of --delay.
     #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
     pub jitter: Duration,
+    /// How long an origin's robots.txt may stay unavailable (5xx, 429,
+    /// unreachable) while its URLs wait, without using up tries; after that they
+    /// are skipped as robots_unavailable. robots.txt is also checked again after
+    /// a page fails, so a server that is down as a whole makes its URLs wait too.
+    #[arg(long, value_parser = flags::duration, default_value = "10m", value_name = "DURATION")]
+    #[serde(default = "default_max_outage")]
+    pub max_outage: Duration,
     /// Bodies larger than this are not read (outcome body_too_large), e.g. 10M.
     #[arg(long, value_parser = flags::size, default_value = "10M", value_name = "SIZE")]
     pub max_body_size: u64,
@@ -231,6 +238,7 @@ impl CrawlArgs {
             })
             .per_host(self.per_host)
             .host_delay(self.delay, self.jitter)
+            .max_outage(self.max_outage)
             .grace(self.request.grace)
             .fetch_config(fetch);
         for p in &self.exclude {
@@ -284,17 +292,22 @@ impl CrawlArgs {
                 .collect(),
         };
         let options = DiskOptions {
-            policy: HostPolicy {
-                max_in_flight: self.per_host,
-                delay: self.delay,
-                jitter: self.jitter,
-            },
+            policy: self.host_policy(),
             memory_budget: usize::try_from(self.memory_budget).unwrap_or(usize::MAX),
             force: self.force,
             ..DiskOptions::default()
         };
         DiskFrontier::open(dir, &meta, options)
             .with_context(|| format!("cannot open the crawl state in {}", dir.display()))
+    }
+
+    /// The politeness rules every host starts with.
+    pub fn host_policy(&self) -> HostPolicy {
+        HostPolicy {
+            max_in_flight: self.per_host,
+            delay: self.delay,
+            jitter: self.jitter,
+        }
     }
 
     fn trap_rules(&self) -> TrapRules {
@@ -452,4 +465,9 @@ pub fn exit_status(report: &Report) -> u8 {
             2
         }
     }
+}
+
+/// `--max-outage` for shared crawl options stored before the flag existed.
+fn default_max_outage() -> Duration {
+    Duration::from_secs(600)
 }

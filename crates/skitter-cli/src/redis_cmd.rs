@@ -22,7 +22,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
 use skitter::Report;
-use skitter::frontier::{Frontier, HostPolicy, RedisFrontier, RedisOptions};
+use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
 use skitter::report::{ReportSummary, StopReason, Tally};
 use skitter::sink::RedisStatsSink;
 use tokio_util::sync::CancellationToken;
@@ -235,11 +235,7 @@ fn validate(args: &CrawlArgs) -> anyhow::Result<()> {
 
 fn redis_options(args: &CrawlArgs) -> RedisOptions {
     RedisOptions {
-        policy: HostPolicy {
-            max_in_flight: args.per_host,
-            delay: args.delay,
-            jitter: args.jitter,
-        },
+        policy: args.host_policy(),
         lease: args.lease,
         max_claims: args.max_pages,
         ..RedisOptions::default()

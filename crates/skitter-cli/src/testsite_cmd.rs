@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use skitter_testsite::SiteConfig;
+use skitter_testsite::{Faults, SiteConfig};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
@@ -43,6 +43,10 @@ pub struct TestsiteArgs {
     /// Serve pages gzip-encoded to clients that accept it.
     #[arg(long)]
     pub gzip: bool,
+    /// Fault modes, e.g. `fail=0.1,times=1,status=503,robots=2,rate=500,seed=7`
+    /// (see the skitter-testsite crate's `fault` module for every key).
+    #[arg(long, value_parser = parse_faults, value_name = "SPEC")]
+    pub faults: Option<Faults>,
     /// Keep serving when standard input closes.
     #[arg(long)]
     pub ignore_stdin: bool,
@@ -59,6 +63,7 @@ impl TestsiteArgs {
             specials: self.specials,
             traps: self.traps,
             gzip: self.gzip,
+            faults: self.faults.clone().unwrap_or_default(),
             ..SiteConfig::default()
         }
     }
@@ -84,4 +89,9 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         .await
         .context("test site failed")?;
     Ok(0)
+}
+
+/// Parses a `--faults` spec.
+pub fn parse_faults(spec: &str) -> Result<Faults, String> {
+    spec.parse()
 }

@@ -35,6 +35,8 @@ pub struct SiteConfig {
     pub traps: bool,
     /// Record each request's arrival time, for [`crate::Stats::starts`].
     pub record_starts: bool,
+    /// Fault modes: failing URLs, robots.txt outages, rate limits, outages.
+    pub faults: crate::Faults,
 }
 
 impl Default for SiteConfig {
@@ -51,6 +53,7 @@ impl Default for SiteConfig {
             specials: false,
             traps: false,
             record_starts: false,
+            faults: crate::Faults::default(),
         }
     }
 }

@@ -25,6 +25,7 @@
 
 mod body;
 mod config;
+mod fault;
 mod page;
 mod route;
 mod server;
@@ -41,6 +42,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 pub use config::{ORIGIN_PLACEHOLDER, SiteConfig};
+pub use fault::Faults;
 pub use server::serve;
 pub use special::{BIG_BIN_LEN, SPECIALS};
 pub use stats::{MAX_RECORDED_STARTS, Stats};

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::body::{Aborted, SiteBody};
 use crate::config::SiteConfig;
+use crate::fault::Fault;
 use crate::stats::Counters;
 use crate::{page, special, trap};
 
@@ -33,6 +34,8 @@ pub(crate) struct Site {
     /// `http://127.0.0.1:PORT`.
     pub(crate) origin: String,
     pub(crate) counters: Arc<Counters>,
+    /// Which URLs fail, and how (see `fault`).
+    pub(crate) faults: crate::fault::FaultState,
     /// Cancelled when the site shuts down: ends hangs, stalls and latency waits.
     pub(crate) shutdown: CancellationToken,
 }
@@ -52,6 +55,9 @@ pub(crate) async fn handle(
             () = site.shutdown.cancelled() => return Err(Aborted("shutdown")),
         }
     }
+    if let Some(fault) = site.faults.judge(uri.path()) {
+        return serve_fault(&site, fault).await;
+    }
     let mut resp = match uri.path() {
         "/hang" => hang(&site.shutdown).await?,
         path => route(&site, path, uri.query(), count),
@@ -61,6 +67,29 @@ pub(crate) async fn handle(
     }
     resp.body_mut().hold(in_flight);
     Ok(resp)
+}
+
+/// Serves a fault: a stall first (if configured), then a status or a reset.
+async fn serve_fault(site: &Site, fault: Fault) -> Result<Response<SiteBody>, Aborted> {
+    let stall = site.faults.stall();
+    if !stall.is_zero() {
+        tokio::select! {
+            () = tokio::time::sleep(stall) => {}
+            () = site.shutdown.cancelled() => return Err(Aborted("shutdown")),
+        }
+    }
+    match fault {
+        Fault::Reset => Err(Aborted("fault: reset")),
+        Fault::Status(code, retry_after) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
+            let mut resp = reply(status, Some(HTML), "<p>try again later</p>");
+            if let Some(secs) = retry_after {
+                resp.headers_mut()
+                    .insert(hyper::header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            Ok(resp)
+        }
+    }
 }
 
 async fn hang(shutdown: &CancellationToken) -> Result<Response<SiteBody>, Aborted> {
@@ -130,10 +159,10 @@ pub(crate) fn with_header(
 
 /// Gzips a successful whole-buffer HTML response when the client accepts it.
 fn gzip(resp: &mut Response<SiteBody>, req_headers: &HeaderMap) {
-    let is_html = resp
-        .headers()
-        .get(CONTENT_TYPE)
-        .is_some_and(|ct| ct.as_bytes().starts_with(b"text/html"));
+    // Pages and robots.txt (text/plain) are compressed, as real servers do.
+    let is_html = resp.headers().get(CONTENT_TYPE).is_some_and(|ct| {
+        ct.as_bytes().starts_with(b"text/html") || ct.as_bytes().starts_with(b"text/plain")
+    });
     if resp.status() != StatusCode::OK || !is_html {
         return;
     }

@@ -50,6 +50,7 @@ pub(crate) fn site(config: &SiteConfig, addr: SocketAddr) -> Arc<Site> {
         config: config.with_origin(&origin),
         origin,
         counters: Arc::new(Counters::new(config.record_starts)),
+        faults: crate::fault::FaultState::new(config.faults.clone()),
         shutdown: CancellationToken::new(),
     })
 }

@@ -147,6 +147,19 @@ impl Stats {
         times
     }
 
+    /// Arrival times of requests for exactly `path`, in arrival order (see
+    /// [`Stats::starts`]).
+    pub fn starts_of(&self, path: &str) -> Vec<Duration> {
+        let mut times: Vec<Duration> = self
+            .starts
+            .iter()
+            .filter(|(p, _)| p == path)
+            .map(|(_, at)| *at)
+            .collect();
+        times.sort_unstable();
+        times
+    }
+
     /// The paths a complete crawl from `/` must fetch (see [`crate::SiteConfig::page_paths`]).
     pub fn page_paths(&self) -> Vec<String> {
         page_paths(self.pages)

@@ -257,6 +257,13 @@ impl CrawlerBuilder {
         self
     }
 
+    /// How long an origin's robots.txt may stay unavailable while its URLs wait
+    /// (default 10 min); see [`RobotsPolicy::max_outage`].
+    pub fn max_outage(mut self, limit: Duration) -> Self {
+        self.robots_policy.max_outage = limit;
+        self
+    }
+
     /// How long in-flight fetches may run after a stop is requested (default 5 s).
     pub fn grace(mut self, grace: Duration) -> Self {
         self.grace = Some(grace);

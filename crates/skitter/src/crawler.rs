@@ -17,7 +17,7 @@ use crate::config::{Config, CrawlerBuilder};
 use crate::discovery::SitemapRegistry;
 use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
-use crate::frontier::{Frontier, FrontierError, HostKey, Request};
+use crate::frontier::{Frontier, FrontierError, HostKey, Request, Throttle};
 use crate::gate::LinkSkips;
 use crate::handoff::{self, Handoff};
 use crate::limit::{HostQuota, PageBudget};
@@ -26,6 +26,7 @@ use crate::report::{Report, ReportSummary, StopReason, Tally};
 use crate::robots::{RobotsCache, RobotsStore};
 use crate::scheduler;
 use crate::sink::Sink;
+use crate::slowdown::Slowdowns;
 use crate::store::OutcomeStore;
 use crate::trap::TrapGuard;
 
@@ -115,9 +116,18 @@ pub(crate) struct Ctx {
     pub(crate) quota: HostQuota,
     pub(crate) traps: Arc<TrapGuard>,
     pub(crate) sitemaps: SitemapRegistry,
+    pub(crate) slowdowns: Arc<Slowdowns>,
 }
 
 impl Ctx {
+    /// Notes what a frontier answered to a hand-back: a slow-down of `host`.
+    pub(crate) fn throttled(&self, host: &HostKey, throttle: Option<Throttle>) {
+        if let Some(t) = throttle {
+            tracing::debug!(%host, reason = t.reason.as_str(), cut = t.cut, limit = t.limit, gap = ?t.gap, "host slowed down");
+            self.slowdowns.throttled(host, t);
+        }
+    }
+
     /// Offers URLs to the frontier; a frontier failure stops the crawl.
     pub(crate) async fn offer(&self, requests: Vec<Request>) -> usize {
         if requests.is_empty() {
@@ -207,6 +217,7 @@ impl Crawler {
         let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
         let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
+        let slowdowns = Arc::new(Slowdowns::default());
         let ctx = Arc::new(Ctx {
             frontier: self.frontier.clone(),
             pages: tx,
@@ -230,6 +241,7 @@ impl Crawler {
             quota: HostQuota::new(self.config.limits.max_per_host),
             traps: traps.clone(),
             sitemaps,
+            slowdowns: slowdowns.clone(),
             config: self.config,
             fetcher: self.fetcher,
         });
@@ -262,6 +274,11 @@ impl Crawler {
         for (kind, n) in traps.trips() {
             tally.bump(&format!("trap_{kind}"), n);
         }
+        let (throttled, counters) = slowdowns.snapshot();
+        for (key, n) in counters {
+            tally.bump(&key, n);
+        }
+        tally.throttled(throttled);
         let counts = self.frontier.counts().await.unwrap_or_default();
         let stopped = stop.or_else(|| halt.is_set().then(|| halt.reason()));
         Ok(tally.finish(ReportSummary {

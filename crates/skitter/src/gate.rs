@@ -79,7 +79,7 @@ impl LinkSkips {
             SkipReason::Scheme => &self.scheme,
             SkipReason::Exclude => &self.exclude,
             SkipReason::Malformed => &self.malformed,
-            SkipReason::Robots => &self.robots,
+            SkipReason::Robots | SkipReason::RobotsUnavailable => &self.robots,
             SkipReason::Trap => &self.trap,
             SkipReason::Limit => &self.limit,
         }

@@ -61,8 +61,10 @@ pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, pag
 }
 
 async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &PageRecord) {
-    if let Err(e) = ctx.frontier.complete_with(lease, feedback, record).await {
-        ctx.halt.fail(format!("frontier: {e}"));
+    let host = crate::frontier::HostKey::of(&lease.request.url);
+    match ctx.frontier.complete_with(lease, feedback, record).await {
+        Ok(throttle) => ctx.throttled(&host, throttle),
+        Err(e) => ctx.halt.fail(format!("frontier: {e}")),
     }
     ctx.changed.notify_one();
 }

@@ -45,6 +45,7 @@ mod scheduler;
 pub mod scope;
 pub mod sink;
 pub mod sitemap;
+mod slowdown;
 pub mod store;
 pub mod trap;
 pub mod urlnorm;

@@ -98,6 +98,9 @@ pub enum SkipReason {
     Malformed,
     /// Disallowed by the origin's robots.txt.
     Robots,
+    /// The origin's robots.txt stayed unavailable (5xx, 429, unreachable) for
+    /// longer than the outage limit, so nothing of it may be fetched.
+    RobotsUnavailable,
     /// A crawler-trap rule (URL too long, repeated segments, too many variants…).
     Trap,
     /// A crawl limit (depth, pages, time, per-host) was reached.
@@ -113,6 +116,7 @@ impl SkipReason {
             SkipReason::Exclude => "exclude",
             SkipReason::Malformed => "malformed",
             SkipReason::Robots => "robots",
+            SkipReason::RobotsUnavailable => "robots_unavailable",
             SkipReason::Trap => "trap",
             SkipReason::Limit => "limit",
         }

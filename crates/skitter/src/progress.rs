@@ -87,6 +87,11 @@ impl Progress {
         self.inner.in_flight.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A request ended without finishing its URL (handed back for a retry).
+    pub(crate) fn deferred(&self) {
+        self.inner.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn finished(&self, bytes: u64, error: bool) {
         let c = &self.inner;
         c.in_flight.fetch_sub(1, Ordering::Relaxed);

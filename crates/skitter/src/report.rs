@@ -34,6 +34,7 @@ pub enum StopReason {
 pub struct Tally {
     pages: Vec<PageRecord>,
     counters: BTreeMap<String, u64>,
+    throttled: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
 impl Tally {
@@ -55,6 +56,11 @@ impl Tally {
         }
     }
 
+    /// Sets the per-host slow-downs: host → reason → how often.
+    pub fn throttled(&mut self, throttled: BTreeMap<String, BTreeMap<String, u64>>) {
+        self.throttled = throttled;
+    }
+
     /// URLs recorded so far.
     pub fn done(&self) -> u64 {
         self.pages.len() as u64
@@ -68,6 +74,7 @@ impl Tally {
             done: self.pages.len() as u64,
             pages: self.pages,
             counters: self.counters,
+            throttled: self.throttled,
             todo: summary.todo,
             elapsed: summary.elapsed,
             max_tasks: summary.max_tasks,
@@ -101,6 +108,9 @@ pub struct Report {
     /// The baseline's counters (`html`, `html_bytes`, `status_404`, `fail_timeout`…)
     /// plus skitter's (`skipped_robots`, `links_skipped_scope`…).
     pub counters: BTreeMap<String, u64>,
+    /// Hosts that slowed the crawl down: host → reason (`429`, `retry_after`,
+    /// `distress`, `robots_unavailable`) → how often.
+    pub throttled: BTreeMap<String, BTreeMap<String, u64>>,
     /// URLs left queued or in flight when the crawl stopped (0 when it completed).
     pub todo: u64,
     /// URLs with a record.
@@ -152,6 +162,10 @@ impl Report {
         )?;
         for (key, value) in &self.counters {
             writeln!(w, "{value:>10} {key}")?;
+        }
+        for (host, reasons) in &self.throttled {
+            let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} x{n}")).collect();
+            writeln!(w, "Throttled: {host} {}", reasons.join(", "))?;
         }
         for sink in &self.sinks {
             writeln!(

@@ -1,11 +1,12 @@
-//! One claimed URL, start to finish: fetch (with retries), turn the response into a
-//! record, extract and gate its links, offer the new ones to the frontier.
+//! One claimed URL: robots.txt, one fetch, and either another attempt later (the
+//! lease goes back to the frontier) or the response turned into a record, its
+//! links extracted, gated and offered to the frontier.
 //!
 //! Links are offered before the lease is completed, so a crash in between can only
 //! cause a refetch, never a lost link.
 
 use std::borrow::Cow;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::OwnedSemaphorePermit;
 use url::Url;
@@ -13,7 +14,7 @@ use url::Url;
 use crate::crawler::Ctx;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
 use crate::fetch::{self, Keep, Response};
-use crate::frontier::{HostFeedback, HostKey, Lease, Request};
+use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
 use crate::gate::{self, Admission};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::retry::{self, AttemptResult, Verdict};
@@ -24,42 +25,96 @@ use crate::urlnorm;
 
 const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
 
-/// Runs one lease to completion and hands it back; aborted (lease left
-/// outstanding, so it counts as "to do") only when the crawl's grace period ends.
-pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
-    ctx.progress.started();
-    let (page, feedback) = tokio::select! {
-        done = process(&ctx, &lease.request) => done,
-        _ = ctx.hard_stop.cancelled() => return,
-    };
-    let failed = matches!(
-        page.record.kind,
-        OutcomeKind::Failed | OutcomeKind::HttpError
-    );
-    ctx.progress.finished(page.record.size, failed);
-    // Boxed, like the other steps that do not wait on the network: a task's size
-    // is that of its largest step, and every request in flight pays for it.
-    Box::pin(crate::handoff::deliver(&ctx, lease, feedback, page)).await;
+/// Where one claim ends.
+enum Step {
+    /// The URL is finished: its page goes to the outputs, its lease completes.
+    Done(Box<Page>, HostFeedback),
+    /// Not this time: the lease goes back to the frontier, to be claimed again
+    /// after `wait` (a transient failure, or robots.txt unavailable).
+    Again(Duration, HostFeedback),
 }
 
-async fn process(ctx: &Ctx, req: &Request) -> (Page, HostFeedback) {
-    if let Some(record) = Box::pin(pre_fetch(ctx, req)).await {
-        ctx.budget.give_back();
-        let page = Page {
-            record,
-            exchange: None,
-        };
-        return (page, HostFeedback::default());
+/// Runs one claim: one attempt at the URL. Finished, it is handed over and its
+/// lease completed; failed transiently, it goes back to the frontier for another
+/// attempt later, through its host's slot and gap like any request, so a
+/// waiting retry holds neither a task nor the host. Aborted (lease left
+/// outstanding, so it counts as "to do") only when the grace period ends.
+pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
+    ctx.progress.started();
+    let step = tokio::select! {
+        done = process(&ctx, &lease) => done,
+        _ = ctx.hard_stop.cancelled() => return,
+    };
+    match step {
+        Step::Done(page, feedback) => {
+            let failed = matches!(
+                page.record.kind,
+                OutcomeKind::Failed | OutcomeKind::HttpError
+            );
+            ctx.progress.finished(page.record.size, failed);
+            // Boxed, like the other steps that do not wait on the network: a
+            // task's size is that of its largest step, and every request in
+            // flight pays for it.
+            Box::pin(crate::handoff::deliver(&ctx, lease, feedback, *page)).await;
+        }
+        Step::Again(wait, feedback) => {
+            ctx.progress.deferred();
+            ctx.budget.give_back();
+            ctx.slowdowns.retried();
+            let host = HostKey::of(&lease.request.url);
+            match ctx.frontier.retry(lease, wait, feedback).await {
+                Ok(throttle) => ctx.throttled(&host, throttle),
+                Err(e) => ctx.halt.fail(format!("frontier: {e}")),
+            }
+            ctx.changed.notify_one();
+        }
+    }
+}
+
+async fn process(ctx: &Ctx, lease: &Lease) -> Step {
+    let req = &lease.request;
+    match Box::pin(pre_fetch(ctx, req)).await {
+        Ok(()) => {}
+        Err(PreFetch::Skip(record)) => {
+            ctx.budget.give_back();
+            let page = Page {
+                record: *record,
+                exchange: None,
+            };
+            return Step::Done(Box::new(page), HostFeedback::Silent);
+        }
+        Err(PreFetch::Defer(wait)) => {
+            let pause = HostFeedback::SlowDown(wait, ThrottleReason::RobotsUnavailable);
+            return Step::Again(wait, pause);
+        }
     }
     let started = Instant::now();
+    let attempt = lease.tries + 1;
     // Only the fetch stays inline: it is what a request in flight waits on. The
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
-        let (attempts, result, feedback) = fetch_with_retries(ctx, &req.url).await;
-        let outcome = Box::pin(outcome(ctx, req, attempts, result, started));
+        let result = fetch(ctx, &req.url).await;
+        let (verdict, feedback) = judge(ctx, attempt, &result);
+        if feedback == HostFeedback::Failed {
+            // Before a retry (cheaply) and before giving up on the URL (always):
+            // is the whole server down? Then the URL waits, using no try.
+            let max_age = match verdict {
+                Verdict::Retry(_) => HEALTH_PROBE_INTERVAL,
+                Verdict::Done => LAST_TRY_PROBE_INTERVAL,
+            };
+            if let Some(defer) = Box::pin(probe_health(ctx, &req.url, max_age)).await {
+                let pause = HostFeedback::SlowDown(defer, ThrottleReason::RobotsUnavailable);
+                return Step::Again(defer, pause);
+            }
+        }
+        if let Verdict::Retry(wait) = verdict {
+            tracing::debug!(url = %req.url, attempt, ?wait, "retrying later");
+            return Step::Again(wait, feedback);
+        }
+        let outcome = Box::pin(outcome(ctx, req, attempt, result, started));
         (outcome, feedback)
     };
-    (outcome.await, feedback)
+    Step::Done(Box::new(outcome.await), feedback)
 }
 
 /// The page for a finished fetch: its record, its links offered, its exchange.
@@ -95,13 +150,23 @@ async fn outcome(
     Page { record, exchange }
 }
 
-/// Checks robots.txt and the per-host quota; a record when the URL must not be
-/// fetched.
-async fn pre_fetch(ctx: &Ctx, req: &Request) -> Option<PageRecord> {
+/// Why a URL is not fetched on this claim.
+enum PreFetch {
+    /// Not at all: its record says why.
+    Skip(Box<PageRecord>),
+    /// Not yet: its origin's robots.txt is unavailable; ask again after this.
+    Defer(Duration),
+}
+
+/// Checks robots.txt and the per-host quota.
+async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<(), PreFetch> {
     let host = HostKey::of(&req.url);
     let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
     if let Some(robots) = &ctx.robots {
         let rules = robots.rules_for(&req.url).await;
+        if let Some(wait) = rules.deferral(tokio::time::Instant::now()) {
+            return Err(PreFetch::Defer(wait));
+        }
         let named = rules.robots.sitemaps();
         if !named.is_empty() {
             let origin = req.url.origin().ascii_serialization();
@@ -111,24 +176,25 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Option<PageRecord> {
         if let Some(delay) = rules.robots.crawl_delay(robots.token()) {
             apply_crawl_delay(ctx, &host, delay.min(ctx.config.max_crawl_delay)).await;
         }
+        if rules.source == RobotsSource::Unavailable {
+            let mut record = skip(SkipReason::RobotsUnavailable);
+            record.error = Some(FetchFailure {
+                kind: ErrorKind::Other,
+                message: format!(
+                    "robots.txt unavailable ({}) for longer than the outage limit",
+                    rules.detail
+                ),
+            });
+            return Err(PreFetch::Skip(Box::new(record)));
+        }
         if !rules.robots.allowed(robots.token(), &req.url) {
-            let mut record = skip(SkipReason::Robots);
-            if rules.source == RobotsSource::Unavailable {
-                record.error = Some(FetchFailure {
-                    kind: ErrorKind::Other,
-                    message: format!(
-                        "robots.txt unavailable ({}): origin disallowed",
-                        rules.detail
-                    ),
-                });
-            }
-            return Some(record);
+            return Err(PreFetch::Skip(Box::new(skip(SkipReason::Robots))));
         }
     }
     if !ctx.quota.try_take(&host) {
-        return Some(skip(SkipReason::Limit));
+        return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
     }
-    None
+    Ok(())
 }
 
 /// Hands a host's robots `Crawl-delay` to the frontier, once per host.
@@ -142,53 +208,73 @@ async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration
     }
 }
 
-/// Attempts the fetch until it succeeds, fails for good, or runs out of tries.
-async fn fetch_with_retries(
-    ctx: &Ctx,
-    url: &Url,
-) -> (u32, Result<Response, FetchFailure>, HostFeedback) {
-    let mut feedback = HostFeedback::default();
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let keep = match ctx.sitemaps.lookup(url) {
-            Some(_) if ctx.keep != Keep::Everything => Keep::Body,
-            _ => ctx.keep,
-        };
-        // The response's scope ends before the back-off sleep, so the task does
-        // not keep room for both.
-        let wait = {
-            let result = ctx.fetcher.get(url, keep).await;
-            match judge(ctx, attempt, &result, &mut feedback) {
-                Verdict::Done => return (attempt, result, feedback),
-                Verdict::Retry(wait) => wait,
-            }
-        };
-        tracing::debug!(%url, attempt, ?wait, "retrying");
-        tokio::time::sleep(wait).await;
-    }
+/// How old an origin's robots.txt may be before a page that failed and will be
+/// retried makes the crawler fetch it again as a health probe.
+const HEALTH_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+/// The same before a page that failed its last try is recorded as failed: the
+/// probe then (almost) always runs, so a server that went down loses no page.
+const LAST_TRY_PROBE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// After a page failed: is its whole server down? Checks the origin's
+/// robots.txt again if it is older than `max_age`; while that is unavailable
+/// too, the URL waits without using up a try (how long: the answer). Without
+/// robots.txt handling there is no probe, and failures count as usual.
+async fn probe_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duration> {
+    let robots = ctx.robots.as_ref()?;
+    let rules = robots.recheck(url, max_age).await;
+    rules.deferral(tokio::time::Instant::now())
 }
 
-/// The retry policy's verdict on one attempt; notes a back-off request (429, 503).
+/// One attempt at the URL (sitemaps keep their body for parsing).
+async fn fetch(ctx: &Ctx, url: &Url) -> Result<Response, FetchFailure> {
+    let keep = match ctx.sitemaps.lookup(url) {
+        Some(_) if ctx.keep != Keep::Everything => Keep::Body,
+        _ => ctx.keep,
+    };
+    ctx.fetcher.get(url, keep).await
+}
+
+/// The retry policy's verdict on one attempt, and what it says about the server
+/// (see `frontier::politeness`): a `429` or a `Retry-After` slows the whole host
+/// down; any other transient failure is this URL's alone.
 fn judge(
     ctx: &Ctx,
     attempt: u32,
     result: &Result<Response, FetchFailure>,
-    feedback: &mut HostFeedback,
-) -> Verdict {
-    let input = match result {
+) -> (Verdict, HostFeedback) {
+    let policy = &ctx.config.retry;
+    match result {
         Ok(resp) => {
             let retry_after = resp
                 .header("retry-after")
                 .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
-            if matches!(resp.status, 429 | 503) {
-                feedback.back_off = Some(ctx.config.retry.wait(attempt, retry_after));
-            }
-            AttemptResult::Status(resp.status, retry_after)
+            let feedback = match (resp.status, retry_after) {
+                (429, _) => HostFeedback::SlowDown(
+                    policy.wait(attempt, retry_after),
+                    ThrottleReason::TooManyRequests,
+                ),
+                (_, Some(ra)) => HostFeedback::SlowDown(
+                    ra.min(policy.max_retry_after),
+                    ThrottleReason::RetryAfter,
+                ),
+                (status, None) if retry::is_retryable_status(status) => HostFeedback::Failed,
+                _ => HostFeedback::Clean,
+            };
+            let verdict = policy.verdict(attempt, AttemptResult::Status(resp.status, retry_after));
+            (verdict, feedback)
         }
-        Err(failure) => AttemptResult::Failed(failure.kind),
-    };
-    ctx.config.retry.verdict(attempt, input)
+        Err(failure) => {
+            let feedback = if retry::is_transient(failure.kind) {
+                HostFeedback::Failed
+            } else {
+                HostFeedback::Silent
+            };
+            (
+                policy.verdict(attempt, AttemptResult::Failed(failure.kind)),
+                feedback,
+            )
+        }
+    }
 }
 
 /// Fills in the record for a response and queues what it links to. Returns the

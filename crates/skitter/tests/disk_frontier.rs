@@ -94,6 +94,24 @@ async fn unknown_lease_is_an_error() {
 }
 
 #[tokio::test]
+async fn retry_waits_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    contract::retry_waits_alone(&open(dir.path(), unlimited())).await;
+}
+
+#[tokio::test]
+async fn retry_comes_back_with_its_tries() {
+    let dir = tempfile::tempdir().unwrap();
+    contract::retry_comes_back_with_its_tries(&open(dir.path(), unlimited())).await;
+}
+
+#[tokio::test]
+async fn slow_down_pauses_only_its_host() {
+    let dir = tempfile::tempdir().unwrap();
+    contract::slow_down_pauses_only_its_host(&open(dir.path(), unlimited())).await;
+}
+
+#[tokio::test]
 async fn reopen_requeues_only_unfinished_leases() {
     let dir = tempfile::tempdir().unwrap();
     {

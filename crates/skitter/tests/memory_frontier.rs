@@ -28,3 +28,18 @@ async fn delayed_host_asks_to_wait() {
 async fn unknown_lease_is_an_error() {
     contract::unknown_lease_is_an_error(&MemoryFrontier::new(contract::unlimited())).await;
 }
+
+#[tokio::test]
+async fn retry_waits_alone() {
+    contract::retry_waits_alone(&MemoryFrontier::new(contract::unlimited())).await;
+}
+
+#[tokio::test]
+async fn retry_comes_back_with_its_tries() {
+    contract::retry_comes_back_with_its_tries(&MemoryFrontier::new(contract::unlimited())).await;
+}
+
+#[tokio::test]
+async fn slow_down_pauses_only_its_host() {
+    contract::slow_down_pauses_only_its_host(&MemoryFrontier::new(contract::unlimited())).await;
+}

@@ -76,20 +76,58 @@ async fn robots_4xx_allows_everything() {
     assert!(!report.counters.contains_key("skipped_robots"));
 }
 
+/// robots.txt retried quickly and given up on after 300 ms, so outage tests
+/// finish fast.
+fn short_outage(b: CrawlerBuilder) -> CrawlerBuilder {
+    b.robots_policy(skitter::robots::RobotsPolicy {
+        retry_unavailable: Duration::from_millis(40),
+        ..skitter::robots::RobotsPolicy::default()
+    })
+    .max_outage(Duration::from_millis(300))
+}
+
 #[tokio::test]
-async fn robots_5xx_disallows_everything() {
+async fn robots_5xx_beyond_the_outage_limit_skips_as_unavailable() {
     let site = site_with_robots(503, "", 10);
-    let report = crawl(builder(&site)).await;
+    let report = crawl(short_outage(builder(&site))).await;
     let stats = site.stats();
     assert_eq!(
         stats.total_requests,
         stats.requests("/robots.txt"),
         "nothing but robots.txt fetched"
     );
+    assert!(
+        stats.requests("/robots.txt") >= 3,
+        "fetched again with back-off"
+    );
     assert_eq!(report.pages.len(), 1);
-    assert_eq!(report.pages[0].skip, Some(SkipReason::Robots));
+    assert_eq!(report.pages[0].skip, Some(SkipReason::RobotsUnavailable));
     let message = &report.pages[0].error.as_ref().unwrap().message;
     assert!(message.contains("unavailable"), "{message}");
+}
+
+#[tokio::test]
+async fn robots_503_once_defers_the_origin_and_skips_nothing() {
+    let site = TestSite::start(SiteConfig {
+        pages: 10,
+        robots_txt: Some((200, "User-agent: *\nDisallow: /p/3\n".into())),
+        faults: "robots=1".parse().unwrap(),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let b = builder(&site).robots_policy(skitter::robots::RobotsPolicy {
+        retry_unavailable: Duration::from_millis(40),
+        ..skitter::robots::RobotsPolicy::default()
+    });
+    let report = crawl(b).await;
+    assert_eq!(site.stats().requests("/robots.txt"), 2);
+    // Everything but the disallowed page was fetched once robots.txt answered.
+    assert_eq!(report.counters["html"], 10, "{}", report.to_text());
+    let skipped: Vec<_> = report.pages.iter().filter(|p| p.skip.is_some()).collect();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].skip, Some(SkipReason::Robots));
+    assert_eq!(skipped[0].url.path(), "/p/3");
+    assert_eq!(report.throttled.len(), 1, "the deferral is reported");
 }
 
 #[tokio::test]
@@ -97,8 +135,11 @@ async fn unreachable_robots_disallows_the_origin() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     drop(listener);
-    let report = crawl(Crawler::builder().root(format!("127.0.0.1:{port}/"))).await;
-    assert_eq!(report.pages[0].skip, Some(SkipReason::Robots));
+    let report = crawl(short_outage(
+        Crawler::builder().root(format!("127.0.0.1:{port}/")),
+    ))
+    .await;
+    assert_eq!(report.pages[0].skip, Some(SkipReason::RobotsUnavailable));
 }
 
 #[tokio::test]
@@ -329,4 +370,46 @@ async fn sitemap_probe_is_opt_in_and_no_sitemaps_turns_them_off() {
     )
     .await;
     assert_eq!(named.stats().requests("/sitemap.xml"), 0);
+}
+
+/// RFC 9309's size rule is on the decoded file: a gzip robots.txt that decodes
+/// to more than 500 KiB is parsed up to there, never as compressed bytes.
+#[tokio::test]
+async fn large_gzip_robots_is_parsed_decoded() {
+    let padding = "# padding padding padding padding padding padding padding\n".repeat(12_000);
+    let site = TestSite::start(SiteConfig {
+        pages: 10,
+        robots_txt: Some((200, format!("User-agent: *\nDisallow: /p/1\n{padding}"))),
+        gzip: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    assert!(padding.len() > 600 * 1024);
+    let report = crawl(builder(&site)).await;
+    assert_eq!(site.stats().requests("/p/1"), 0, "{}", report.to_text());
+    assert_eq!(report.counters.get("skipped_robots"), Some(&1));
+}
+
+/// Retries take their host's slot and keep its gap, like every request.
+#[tokio::test]
+async fn retries_keep_the_crawl_delay() {
+    let site = TestSite::start(SiteConfig {
+        pages: 12,
+        robots_txt: Some((200, "User-agent: *\nCrawl-delay: 0.05\n".into())),
+        faults: "fail=0.4,times=1,status=503,seed=5".parse().unwrap(),
+        record_starts: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let b = builder(&site).retry_policy(RetryPolicy {
+        base_delay: Duration::from_millis(10),
+        ..RetryPolicy::default()
+    });
+    let report = crawl(b).await;
+    assert!(report.counters.get("retries").copied().unwrap_or(0) >= 2);
+    let starts = site.stats().starts("/p/");
+    for pair in starts.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap >= Duration::from_millis(45), "requests {gap:?} apart");
+    }
 }

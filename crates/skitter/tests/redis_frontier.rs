@@ -31,7 +31,7 @@ fn options(max_in_flight: usize, delay: Duration) -> RedisOptions {
         policy: HostPolicy {
             max_in_flight,
             delay,
-            jitter: Duration::ZERO,
+            ..HostPolicy::default()
         },
         ..RedisOptions::default()
     }
@@ -153,9 +153,7 @@ async fn delays_and_back_off_hold_across_workers() {
     .unwrap();
     let e1 = take(&c).await;
     assert_eq!(e1.request.url.host_str(), Some("e.test"));
-    let slow_down = HostFeedback {
-        back_off: Some(minute),
-    };
+    let slow_down = HostFeedback::SlowDown(minute, skitter::frontier::ThrottleReason::RetryAfter);
     c.complete(e1, slow_down).await.unwrap();
     assert_wait(d.claim().await.unwrap());
 }
@@ -233,6 +231,7 @@ async fn leases_are_checked_on_completion() {
     let bogus = Lease {
         id: 4242,
         request: req("http://a.test/"),
+        tries: 0,
     };
     assert!(matches!(
         a.complete(bogus, HostFeedback::default()).await,
@@ -414,4 +413,44 @@ async fn workers_share_robots_txt() {
         "the shared rules still apply"
     );
     assert!(first.completed());
+}
+
+/// The shared contract (support/frontier_contract.rs), on Redis.
+#[tokio::test]
+async fn retry_waits_alone() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "retry_waits_alone", options(100, Duration::ZERO)).await;
+    contract::retry_waits_alone(&f).await;
+}
+
+/// The shared contract (support/frontier_contract.rs), on Redis.
+#[tokio::test]
+async fn retry_comes_back_with_its_tries() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(
+        &server,
+        "retry_comes_back_with_its_tries",
+        options(100, Duration::ZERO),
+    )
+    .await;
+    contract::retry_comes_back_with_its_tries(&f).await;
+}
+
+/// The shared contract (support/frontier_contract.rs), on Redis.
+#[tokio::test]
+async fn slow_down_pauses_only_its_host() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(
+        &server,
+        "slow_down_pauses_only_its_host",
+        options(100, Duration::ZERO),
+    )
+    .await;
+    contract::slow_down_pauses_only_its_host(&f).await;
 }

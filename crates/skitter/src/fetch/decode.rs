@@ -52,6 +52,60 @@ pub fn decode<'a>(
     Ok(data)
 }
 
+/// Like [`decode`], but a body that decodes to more than `max` bytes yields its
+/// first `max` bytes instead of an error (for formats whose size rule is on the
+/// decoded text, like robots.txt). Only an unknown coding or data that is corrupt
+/// before `max` bytes come out is an error.
+pub fn decode_prefix<'a>(
+    content_encoding: Option<&str>,
+    raw: &'a [u8],
+    max: u64,
+) -> Result<Cow<'a, [u8]>, DecodeError> {
+    let cap = usize::try_from(max).unwrap_or(usize::MAX);
+    match decode(content_encoding, raw, max) {
+        Ok(Cow::Borrowed(b)) => Ok(Cow::Borrowed(&b[..b.len().min(cap)])),
+        Ok(owned) => Ok(owned),
+        Err(DecodeError::TooLarge(_)) => {
+            // Decode again, keeping what fits: the cap bounds the work too.
+            let mut data = Cow::Borrowed(raw);
+            let codings = codings(content_encoding);
+            for coding in codings.iter().rev() {
+                let mut out = Vec::new();
+                let reader = decoder(coding, &data)?;
+                let _ = reader.take(max).read_to_end(&mut out);
+                data = Cow::Owned(out);
+            }
+            Ok(data)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn codings(content_encoding: Option<&str>) -> Vec<String> {
+    content_encoding
+        .unwrap_or("")
+        .split(',')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty() && c != "identity")
+        .collect()
+}
+
+/// A streaming decoder for one coding (gzip, zlib deflate, br, zstd).
+fn decoder<'a>(coding: &str, data: &'a [u8]) -> Result<Box<dyn Read + 'a>, DecodeError> {
+    Ok(match coding {
+        "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(data)),
+        "deflate" => Box::new(flate2::read::ZlibDecoder::new(data)),
+        "br" => Box::new(brotli_decompressor::Decompressor::new(data, 4096)),
+        "zstd" => Box::new(zstd::stream::read::Decoder::new(data).map_err(|source| {
+            DecodeError::Corrupt {
+                coding: coding.to_string(),
+                source,
+            }
+        })?),
+        other => return Err(DecodeError::Unsupported(other.to_string())),
+    })
+}
+
 fn decode_one(coding: &str, data: &[u8], max: u64) -> Result<Vec<u8>, DecodeError> {
     let corrupt = |source| DecodeError::Corrupt {
         coding: coding.to_string(),
@@ -134,6 +188,21 @@ mod tests {
                 "{coding:?}: copied only when decoded"
             );
         }
+    }
+
+    #[test]
+    fn prefix_keeps_the_first_bytes_of_a_large_decoded_body() {
+        let text = b"Disallow: /private\n".repeat(60_000); // about 1.1 MB
+        let body = gzip(&text);
+        assert!(matches!(
+            decode(Some("gzip"), &body, 1000),
+            Err(DecodeError::TooLarge(_))
+        ));
+        let prefix = decode_prefix(Some("gzip"), &body, 1000).unwrap();
+        assert_eq!(&prefix[..], &text[..1000]);
+        let plain = decode_prefix(None, &text, 1000).unwrap();
+        assert_eq!(&plain[..], &text[..1000]);
+        assert!(decode_prefix(Some("gzip"), b"not gzip", 1000).is_err());
     }
 
     #[test]

@@ -13,8 +13,10 @@
 
 mod host;
 mod memory;
+pub mod politeness;
 mod queue;
 mod redis;
+mod retry_queue;
 mod rota;
 mod seen;
 mod spill;
@@ -29,6 +31,7 @@ use crate::outcome::PageRecord;
 
 pub use host::{HostKey, HostPolicy};
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
+pub use politeness::{HostFeedback, Throttle, ThrottleReason};
 pub use redis::{RedisFrontier, RedisOptions};
 
 /// One URL waiting to be fetched, with what the crawl knows about how it got there.
@@ -51,6 +54,9 @@ pub struct Lease {
     pub id: u64,
     /// What to fetch.
     pub request: Request,
+    /// Failed attempts that counted against this URL's tries so far (0 on its
+    /// first claim; see [`Frontier::retry`]).
+    pub tries: u32,
 }
 
 /// The answer to [`Frontier::claim`].
@@ -64,14 +70,6 @@ pub enum Claim {
     Wait(Option<Duration>),
     /// Nothing is queued and no lease is outstanding: the crawl is over.
     Exhausted,
-}
-
-/// What a completed fetch tells the frontier about its host.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HostFeedback {
-    /// The host asked us to slow down (429, 503, `Retry-After`): start nothing
-    /// more on it for this long, and lower its concurrency.
-    pub back_off: Option<Duration>,
 }
 
 /// Counts for progress lines and the report's `Todo:`.
@@ -106,8 +104,29 @@ pub trait Frontier: Send + Sync {
     /// Claims the next URL that may be fetched now, taking its host's slot.
     async fn claim(&self) -> Result<Claim, FrontierError>;
 
-    /// Hands a lease back once its outcome is recorded, releasing the host slot.
-    async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError>;
+    /// Hands a lease back once its outcome is recorded, releasing the host slot
+    /// and applying what the answer says about the server (see [`politeness`]).
+    /// Returns the slow-down that caused, if any.
+    async fn complete(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError>;
+
+    /// Hands a lease back for another attempt: its host slot is released (with
+    /// `feedback`, as for [`Frontier::complete`]), and the request is claimed
+    /// again no earlier than `wait` from now, through its host's slot and gap like
+    /// any other request. Until then it counts as outstanding, so the crawl is not
+    /// over. Its [`Lease::tries`] goes up by one, unless its host is in an outage
+    /// (a server down as a whole costs its URLs no tries, up to
+    /// [`HostPolicy::max_outage`]). Not durable: after a crash the URL is simply
+    /// queued again with fresh tries.
+    async fn retry(
+        &self,
+        lease: Lease,
+        wait: Duration,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError>;
 
     /// Completes a lease together with its URL's record. A frontier that keeps
     /// outcomes (the crash-safe store) commits both at once, so after a crash a URL
@@ -117,7 +136,7 @@ pub trait Frontier: Send + Sync {
         lease: Lease,
         feedback: HostFeedback,
         record: &PageRecord,
-    ) -> Result<(), FrontierError> {
+    ) -> Result<Option<Throttle>, FrontierError> {
         let _ = record;
         self.complete(lease, feedback).await
     }

@@ -9,11 +9,13 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use rand::RngExt;
 
-use super::host::HostSlots;
+use super::politeness::HostSlots;
 
 /// Where one host stands in the [`Rota`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,32 +34,38 @@ pub(crate) struct Rota {
 }
 
 impl Rota {
-    /// Puts host `idx` where its queue (`has_work`) and slots say it belongs.
+    /// Puts host `idx` where its work and slots say it belongs: `work_at` is when
+    /// it has something to start (now for queued URLs, later for a retry that is
+    /// not due yet), `None` when it has nothing.
     pub(crate) fn place(
         &mut self,
         idx: usize,
         place: &mut Place,
-        has_work: bool,
+        work_at: Option<Instant>,
         slots: &HostSlots,
         now: Instant,
     ) {
         if matches!(place, Place::Ready | Place::Timed) {
             return; // Already scheduled; it is re-checked when taken out.
         }
-        *place = if !has_work {
-            Place::Idle
-        } else {
-            match slots.ready_at(now) {
-                Ok(()) => {
-                    self.ready.push_back(idx);
-                    Place::Ready
-                }
-                Err(Some(at)) => {
-                    self.timed.push(Reverse((at, idx)));
-                    Place::Timed
-                }
-                Err(None) => Place::Full,
+        let Some(work_at) = work_at else {
+            *place = Place::Idle;
+            return;
+        };
+        let at = match slots.ready_at(now) {
+            Err(None) => {
+                *place = Place::Full;
+                return;
             }
+            Ok(()) => work_at,
+            Err(Some(at)) => at.max(work_at),
+        };
+        *place = if at <= now {
+            self.ready.push_back(idx);
+            Place::Ready
+        } else {
+            self.timed.push(Reverse((at, idx)));
+            Place::Timed
         };
     }
 

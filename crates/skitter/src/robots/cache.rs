@@ -2,17 +2,22 @@
 //! port), before any other request to it, and kept for the crawl (at most 24 h).
 //!
 //! Status rules (RFC 9309 §2.3.1): 2xx → parse; 4xx → everything allowed;
-//! 5xx, 429, a timeout or a network failure → everything disallowed, and the
-//! file is fetched again after `retry_unavailable` (a long outage keeps the origin
-//! disallowed). Up to five redirects are followed; more count as "unavailable" in
-//! the RFC's 4xx sense (allowed). Concurrent first requests to one origin share a
-//! single fetch.
+//! 5xx, 429, a timeout or a network failure → *unavailable*: the origin's URLs
+//! wait (see [`OriginRules::deferral`]) while the file is fetched again with
+//! back-off (`retry_unavailable`, doubling up to `max_retry_unavailable`); only
+//! an outage longer than `max_outage` makes them skipped, as
+//! `robots_unavailable`. Up to five redirects are followed; more count as
+//! "unavailable" in the RFC's 4xx sense (allowed). Concurrent first requests to
+//! one origin share a single fetch. The size rule applies to the decoded file:
+//! the first [`MAX_ROBOTS_BYTES`] are parsed, whatever the encoding, and
+//! compressed bytes are never parsed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::OnceCell;
+use tokio::time::Instant;
 use url::Url;
 
 use super::{Robots, product_token};
@@ -20,6 +25,9 @@ use crate::fetch::{Fetcher, Keep};
 
 /// Redirects followed when fetching robots.txt (RFC 9309: at least five).
 const MAX_REDIRECTS: usize = 5;
+/// The decoded bytes of a robots.txt that are parsed (RFC 9309 §2.5: at least
+/// 500 KiB); the rest is ignored.
+pub const MAX_ROBOTS_BYTES: u64 = 500 * 1024;
 
 /// How the robots.txt of an origin came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +50,36 @@ pub struct OriginRules {
     /// The status or error that decided it, for skip messages.
     pub detail: String,
     fetched: Instant,
+    /// For an unavailable file: when it is fetched again, counted from `fetched`.
+    retry_in: Duration,
+    /// For an unavailable file: when the origin's outage began, and how long it
+    /// may last before its URLs are skipped.
+    outage: Option<(Instant, Duration)>,
+}
+
+impl OriginRules {
+    /// For an origin whose robots.txt is unavailable and whose outage is still
+    /// within the limit: how long its URLs should wait (until the file is
+    /// fetched again). `None` once the rules are in force: parsed, missing, or
+    /// unavailable for longer than the limit (then everything is disallowed).
+    pub fn deferral(&self, now: Instant) -> Option<Duration> {
+        let (since, limit) = self.outage?;
+        if now.saturating_duration_since(since) >= limit {
+            return None;
+        }
+        let due = self.fetched + self.retry_in;
+        Some(
+            due.saturating_duration_since(now)
+                .max(Duration::from_millis(1)),
+        )
+    }
+}
+
+/// An origin whose robots.txt keeps failing.
+#[derive(Clone, Copy, Debug)]
+struct Outage {
+    since: Instant,
+    failures: u32,
 }
 
 /// Settings of the cache.
@@ -49,15 +87,24 @@ pub struct OriginRules {
 pub struct RobotsPolicy {
     /// Longest a fetched robots.txt is trusted (RFC 9309 caps it at 24 h).
     pub max_age: Duration,
-    /// When an unavailable robots.txt is fetched again.
+    /// When an unavailable robots.txt is first fetched again (default 1 s); the
+    /// wait doubles with each failure in a row.
     pub retry_unavailable: Duration,
+    /// The longest wait between two fetches of an unavailable robots.txt
+    /// (default 60 s).
+    pub max_retry_unavailable: Duration,
+    /// How long an origin's robots.txt may stay unavailable before its URLs are
+    /// skipped as `robots_unavailable` (default 10 min). Until then they wait.
+    pub max_outage: Duration,
 }
 
 impl Default for RobotsPolicy {
     fn default() -> Self {
         RobotsPolicy {
             max_age: Duration::from_secs(24 * 3600),
-            retry_unavailable: Duration::from_secs(60),
+            retry_unavailable: Duration::from_secs(1),
+            max_retry_unavailable: Duration::from_secs(60),
+            max_outage: Duration::from_secs(600),
         }
     }
 }
@@ -95,6 +142,7 @@ pub struct RobotsCache {
     token: String,
     policy: RobotsPolicy,
     origins: Mutex<HashMap<String, Slot>>,
+    outages: Mutex<HashMap<String, Outage>>,
     store: Option<Arc<dyn RobotsStore>>,
 }
 
@@ -117,6 +165,7 @@ impl RobotsCache {
             token,
             policy,
             origins: Mutex::new(HashMap::new()),
+            outages: Mutex::new(HashMap::new()),
             store: None,
         }
     }
@@ -178,6 +227,28 @@ impl RobotsCache {
         rules
     }
 
+    /// The rules for `url`'s origin, fetched afresh first (bypassing the shared
+    /// store) if they are older than `max_age`. The crawler calls it as a health
+    /// probe after one of the origin's pages failed: a server that is down fails
+    /// its robots.txt too, and its URLs then wait (see
+    /// [`OriginRules::deferral`]); a server with a few broken URLs does not.
+    pub async fn recheck(&self, url: &Url, max_age: Duration) -> Arc<OriginRules> {
+        let origin = url.origin().ascii_serialization();
+        let slot = self.slot(&origin);
+        let stale = slot
+            .get()
+            .is_some_and(|rules| rules.fetched.elapsed() >= max_age);
+        if !stale {
+            return self.rules_for(url).await;
+        }
+        self.forget(&origin, &slot);
+        let fresh = self.slot(&origin);
+        fresh
+            .get_or_init(|| self.fetch_from(origin.clone(), false))
+            .await
+            .clone()
+    }
+
     fn slot(&self, origin: &str) -> Slot {
         let mut map = self.origins.lock().unwrap_or_else(|e| e.into_inner());
         map.entry(origin.to_string()).or_default().clone()
@@ -194,23 +265,61 @@ impl RobotsCache {
     fn expired(&self, rules: &OriginRules) -> bool {
         let age = rules.fetched.elapsed();
         match rules.source {
-            RobotsSource::Unavailable => age >= self.policy.retry_unavailable,
+            RobotsSource::Unavailable => age >= rules.retry_in,
             _ => age >= self.policy.max_age,
         }
     }
 
+    /// Builds an origin's rules, keeping its outage (if the file is unavailable)
+    /// up to date: the back-off before the next fetch, and since when.
+    fn rules(
+        &self,
+        origin: &str,
+        (robots, source, detail): (Robots, RobotsSource, String),
+        fetched: Instant,
+    ) -> Arc<OriginRules> {
+        let mut outages = self.outages.lock().unwrap_or_else(|e| e.into_inner());
+        let (retry_in, outage) = if source == RobotsSource::Unavailable {
+            let entry = outages.entry(origin.to_owned()).or_insert(Outage {
+                since: fetched,
+                failures: 0,
+            });
+            entry.failures = entry.failures.saturating_add(1);
+            let doubling = 1u32 << entry.failures.saturating_sub(1).min(16);
+            let retry_in = self
+                .policy
+                .retry_unavailable
+                .saturating_mul(doubling)
+                .min(self.policy.max_retry_unavailable);
+            (retry_in, Some((entry.since, self.policy.max_outage)))
+        } else {
+            outages.remove(origin);
+            (Duration::ZERO, None)
+        };
+        Arc::new(OriginRules {
+            robots,
+            source,
+            detail,
+            fetched,
+            retry_in,
+            outage,
+        })
+    }
+
     async fn fetch(&self, origin: String) -> Arc<OriginRules> {
-        if let Some(store) = &self.store
+        self.fetch_from(origin, true).await
+    }
+
+    /// Fetches an origin's rules, from the shared store first if `shared` and it
+    /// has a fresh copy.
+    async fn fetch_from(&self, origin: String, shared: bool) -> Arc<OriginRules> {
+        if shared
+            && let Some(store) = &self.store
             && let Some(stored) = store.get_robots(&origin).await
             && let Some((robots, source, detail, age)) = self.read_shared(&stored)
         {
             let fetched = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
-            return Arc::new(OriginRules {
-                robots,
-                source,
-                detail,
-                fetched,
-            });
+            return self.rules(&origin, (robots, source, detail), fetched);
         }
         let (robots, source, detail, body) = self.fetch_rules(&origin).await;
         tracing::debug!(%origin, ?source, %detail, "robots.txt");
@@ -230,12 +339,7 @@ impl RobotsCache {
             };
             store.put_robots(&origin, &stored).await;
         }
-        Arc::new(OriginRules {
-            robots,
-            source,
-            detail,
-            fetched: Instant::now(),
-        })
+        self.rules(&origin, (robots, source, detail), Instant::now())
     }
 
     /// Fetches and classifies an origin's robots.txt; the last item is the body
@@ -260,12 +364,12 @@ impl RobotsCache {
             match resp.status {
                 200..=299 => {
                     let body = resp.body.as_deref().unwrap_or_default();
-                    let decoded = crate::fetch::decode::decode(
-                        resp.header("content-encoding"),
-                        body,
-                        512 * 1024,
-                    )
-                    .unwrap_or(std::borrow::Cow::Borrowed(body));
+                    // The size rule is on the decoded file; a body that cannot
+                    // be decoded has no rules in it (never parse compressed bytes).
+                    let coding = resp.header("content-encoding");
+                    let decoded =
+                        crate::fetch::decode::decode_prefix(coding, body, MAX_ROBOTS_BYTES)
+                            .unwrap_or_default();
                     let text = String::from_utf8_lossy(&decoded).into_owned();
                     return (
                         Robots::parse(&decoded),

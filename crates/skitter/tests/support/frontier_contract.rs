@@ -1,6 +1,8 @@
 //! The behaviour every frontier owes the scheduler, written once and run against
-//! each implementation (`memory_frontier.rs`, `disk_frontier.rs`): dedup, the
-//! end condition, per-host caps that never block other hosts, delays, and leases.
+//! each implementation (`memory_frontier.rs`, `disk_frontier.rs`,
+//! `redis_frontier.rs`): dedup, the end condition, per-host caps that never block
+//! other hosts, delays, leases, retries through the host's slot, and the
+//! politeness rule's reaction to a server that asks to slow down.
 //!
 //! Each check takes a function that opens a fresh, empty frontier with the given
 //! host policy, so a persistent frontier can put it in a temporary directory.
@@ -9,7 +11,9 @@
 
 use std::time::Duration;
 
-use skitter::frontier::{Claim, Frontier, HostFeedback, HostPolicy, Lease, Request};
+use skitter::frontier::{
+    Claim, Frontier, HostFeedback, HostPolicy, Lease, Request, ThrottleReason,
+};
 use url::Url;
 
 /// A depth-0 request for `u`.
@@ -103,7 +107,7 @@ pub fn five_second_delay() -> HostPolicy {
     HostPolicy {
         max_in_flight: 4,
         delay: Duration::from_secs(5),
-        jitter: Duration::ZERO,
+        ..HostPolicy::default()
     }
 }
 
@@ -112,6 +116,92 @@ pub async fn unknown_lease_is_an_error(f: &dyn Frontier) {
     let bogus = Lease {
         id: 42,
         request: req("http://a/"),
+        tries: 0,
     };
     assert!(f.complete(bogus, HostFeedback::default()).await.is_err());
+}
+
+/// Claims until a lease comes, sleeping through short waits (a distress gap,
+/// a retry falling due); fails after `limit` so a bug fails instead of hanging.
+pub async fn take_within(f: &dyn Frontier, limit: Duration) -> Lease {
+    let start = std::time::Instant::now();
+    loop {
+        match f.claim().await.unwrap() {
+            Claim::Ready(lease) => return lease,
+            Claim::Wait(wait) if start.elapsed() < limit => {
+                let nap = wait.unwrap_or(Duration::from_millis(5));
+                tokio::time::sleep(nap.min(Duration::from_millis(50))).await
+            }
+            other => panic!("no lease within {limit:?}: {other:?}"),
+        }
+    }
+}
+
+/// A URL that failed goes back with its own wait; its host goes on with the
+/// others at full speed, and the crawl is not over while the retry waits.
+pub async fn retry_waits_alone(f: &dyn Frontier) {
+    f.offer(vec![req("http://a/1"), req("http://a/2")])
+        .await
+        .unwrap();
+    let first = take(f).await;
+    assert_eq!(first.tries, 0);
+    let minute = Duration::from_secs(60);
+    let throttle = f.retry(first, minute, HostFeedback::Failed).await.unwrap();
+    assert_eq!(throttle, None, "one failure is not distress");
+    let second = take(f).await;
+    assert_eq!(second.request.url.path(), "/2", "the host is not paused");
+    f.complete(second, HostFeedback::Clean).await.unwrap();
+    match f.claim().await.unwrap() {
+        Claim::Wait(_) => {}
+        other => panic!("a waiting retry must keep the crawl alive, got {other:?}"),
+    }
+    assert_eq!(f.counts().await.unwrap().leased, 1, "the retry is to do");
+}
+
+/// A retry that is due is claimed again, with its try counted.
+pub async fn retry_comes_back_with_its_tries(f: &dyn Frontier) {
+    f.offer(vec![req("http://a/1")]).await.unwrap();
+    let lease = take(f).await;
+    f.retry(lease, Duration::ZERO, HostFeedback::Failed)
+        .await
+        .unwrap();
+    let again = take_within(f, Duration::from_secs(5)).await;
+    assert_eq!(again.request.url.path(), "/1");
+    assert_eq!(again.tries, 1);
+    f.retry(again, Duration::ZERO, HostFeedback::Silent)
+        .await
+        .unwrap();
+    let third = take_within(f, Duration::from_secs(5)).await;
+    assert_eq!(third.tries, 1, "a deferral without an attempt costs no try");
+    f.complete(third, HostFeedback::Clean).await.unwrap();
+    assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+}
+
+/// A 429 pauses its whole host (and cuts it), never another host.
+pub async fn slow_down_pauses_only_its_host(f: &dyn Frontier) {
+    f.offer(vec![
+        req("http://a/1"),
+        req("http://a/2"),
+        req("http://b/1"),
+    ])
+    .await
+    .unwrap();
+    let lease = take(f).await;
+    let host = lease.request.url.host_str().unwrap().to_owned();
+    let pause = HostFeedback::SlowDown(Duration::from_secs(60), ThrottleReason::TooManyRequests);
+    let throttle = f
+        .retry(lease, Duration::from_secs(60), pause)
+        .await
+        .unwrap();
+    let throttle = throttle.expect("a 429 is a slow-down");
+    assert_eq!(throttle.reason, ThrottleReason::TooManyRequests);
+    assert!(throttle.cut);
+    // Only the other host's URL may start now.
+    let other = take(f).await;
+    assert_ne!(other.request.url.host_str().unwrap(), host);
+    f.complete(other, HostFeedback::Clean).await.unwrap();
+    match f.claim().await.unwrap() {
+        Claim::Wait(_) => {}
+        other => panic!("host {host} is paused, got {other:?}"),
+    }
 }

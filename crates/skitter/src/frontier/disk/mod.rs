@@ -18,13 +18,15 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+
+use tokio::time::Instant;
 
 use async_trait::async_trait;
 
 use super::{
     Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
-    Request,
+    Request, Throttle,
 };
 use crate::outcome::PageRecord;
 use crate::store::batch::Op;
@@ -188,8 +190,9 @@ impl DiskFrontier {
         lease: Lease,
         feedback: HostFeedback,
         record: &PageRecord,
-    ) -> Result<(), StoreError> {
-        self.finish_in(lease, feedback, record, false).map(|_| ())
+    ) -> Result<Option<Throttle>, StoreError> {
+        self.finish_in(lease, feedback, record, false)
+            .map(|(_, t)| t)
     }
 
     /// [`DiskFrontier::finish`], answering the generation of the batch holding
@@ -200,19 +203,19 @@ impl DiskFrontier {
         feedback: HostFeedback,
         record: &PageRecord,
         wait: bool,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<(u64, Option<Throttle>), StoreError> {
         let now = Instant::now();
         let encoded = state::encode(record)?;
         self.with(|state| {
             state.record_outcome(&record.url, encoded, true);
-            if !state.complete(lease.id, feedback, now)? {
+            let Some(throttle) = state.complete(lease.id, feedback, now)? else {
                 return Err(StoreError::Corrupt(format!("unknown lease {}", lease.id)));
-            }
+            };
             if wait && !state.waiting {
                 state.waiting = true;
                 self.shared.wake.notify_one();
             }
-            Ok(state.generation)
+            Ok((state.generation, throttle))
         })
     }
 
@@ -334,12 +337,27 @@ impl Frontier for DiskFrontier {
         Ok(self.with(|state| state.claim(now, &self.shared.db))?)
     }
 
-    async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError> {
+    async fn complete(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError> {
         let now = Instant::now();
-        match self.with(|state| state.complete(lease.id, feedback, now))? {
-            true => Ok(()),
-            false => Err(FrontierError::UnknownLease(lease.id)),
-        }
+        let id = lease.id;
+        self.with(|state| state.complete(id, feedback, now))?
+            .ok_or(FrontierError::UnknownLease(id))
+    }
+
+    async fn retry(
+        &self,
+        lease: Lease,
+        wait: Duration,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        let now = Instant::now();
+        let id = lease.id;
+        self.with(|state| Ok(state.retry(lease, wait, feedback, now)))?
+            .ok_or(FrontierError::UnknownLease(id))
     }
 
     /// Records and completes, then waits until a commit covers both: until then the
@@ -349,12 +367,12 @@ impl Frontier for DiskFrontier {
         lease: Lease,
         feedback: HostFeedback,
         record: &PageRecord,
-    ) -> Result<(), FrontierError> {
+    ) -> Result<Option<Throttle>, FrontierError> {
         let mut commits = self.shared.commits.subscribe();
-        let generation = self.finish_in(lease, feedback, record, true)?;
+        let (generation, throttle) = self.finish_in(lease, feedback, record, true)?;
         let covered = commits.wait_for(|c| c.failed || c.generation >= generation);
         match tokio::time::timeout(Duration::from_secs(30), covered).await {
-            Ok(Ok(c)) if !c.failed => Ok(()),
+            Ok(Ok(c)) if !c.failed => Ok(throttle),
             _ => Err(FrontierError::Storage(
                 "the crawl store stopped committing".into(),
             )),

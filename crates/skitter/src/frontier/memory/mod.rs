@@ -13,16 +13,19 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::host::HostSlots;
+use tokio::time::Instant;
+
+use super::politeness::HostSlots;
 use super::queue::{HostQueue, Queues};
+use super::retry_queue::RetryQueue;
 use super::rota::{Place, Rota, random_up_to};
 use super::seen::SeenSet;
 use super::spill::SpillDir;
 use super::{
     Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
-    Request,
+    Request, Throttle,
 };
 use async_trait::async_trait;
 
@@ -79,8 +82,16 @@ impl std::fmt::Debug for MemoryFrontier {
 
 struct Host {
     queue: HostQueue,
+    /// Requests handed back for another attempt, with their tries so far.
+    retries: RetryQueue<(Request, u32)>,
     slots: HostSlots,
     place: Place,
+}
+
+impl Host {
+    fn work_at(&self, now: Instant) -> Option<Instant> {
+        self.retries.work_at(self.queue.len() > 0, now)
+    }
 }
 
 struct State {
@@ -91,7 +102,10 @@ struct State {
     hosts: Vec<Host>,
     by_key: HashMap<HostKey, usize>,
     rota: Rota,
+    /// Lease id → host index.
     leases: HashMap<u64, usize>,
+    /// Requests waiting in some host's retry queue.
+    retrying: u64,
     /// Hosts whose queue may have an encoded tail in memory.
     tailed: Vec<usize>,
     next_lease: u64,
@@ -144,6 +158,7 @@ impl State {
             by_key: HashMap::new(),
             rota: Rota::default(),
             leases: HashMap::new(),
+            retrying: 0,
             tailed: Vec::new(),
             next_lease: 0,
             queued: 0,
@@ -174,6 +189,7 @@ impl State {
         let idx = self.hosts.len();
         self.hosts.push(Host {
             queue: HostQueue::default(),
+            retries: RetryQueue::default(),
             slots: HostSlots::new(self.policy),
             place: Place::Idle,
         });
@@ -181,12 +197,21 @@ impl State {
         idx
     }
 
-    /// Puts a host where its queue and slots say it belongs.
+    /// Puts a host where its work and slots say it belongs.
     fn place(&mut self, idx: usize, now: Instant) {
         let host = &mut self.hosts[idx];
-        let has_work = host.queue.len() > 0;
+        let work_at = host.work_at(now);
         self.rota
-            .place(idx, &mut host.place, has_work, &host.slots, now);
+            .place(idx, &mut host.place, work_at, &host.slots, now);
+    }
+
+    /// Places a host again after it got work that may be due sooner than the
+    /// time it waits for (a stale timed entry is harmless: it is re-checked).
+    fn replace(&mut self, idx: usize, now: Instant) {
+        if matches!(self.hosts[idx].place, Place::Idle | Place::Timed) {
+            self.hosts[idx].place = Place::Idle;
+            self.place(idx, now);
+        }
     }
 
     fn offer(&mut self, requests: Vec<Request>, now: Instant) -> Result<usize, FrontierError> {
@@ -202,14 +227,15 @@ impl State {
             // Tails shrink as hosts multiply, so all of them fit their share.
             let chunk_bytes = (self.tail_limit / self.hosts.len()).clamp(256, 16 << 10);
             let host = &mut self.hosts[idx];
+            let was_empty = host.queue.len() == 0;
             let had_tail = host.queue.has_tail();
             self.queues
                 .push(&mut host.queue, request, &mut last, chunk_bytes)?;
             if !had_tail && host.queue.has_tail() {
                 self.tailed.push(idx);
             }
-            if self.hosts[idx].place == Place::Idle {
-                self.place(idx, now);
+            if was_empty {
+                self.replace(idx, now);
             }
         }
         if self.queues.tails_over() {
@@ -227,31 +253,62 @@ impl State {
         }
     }
 
+    /// Gives a lease's host slot back and applies the answer's feedback.
+    fn release(&mut self, idx: usize, feedback: HostFeedback, now: Instant) -> Option<Throttle> {
+        let host = &mut self.hosts[idx];
+        let throttle = host.slots.finish(now, feedback);
+        // A slow-down moves the host's next start later; a freed slot may make it
+        // ready: either way its place is looked at again.
+        if host.place == Place::Full || throttle.is_some() {
+            self.replace_any(idx, now);
+        }
+        throttle
+    }
+
+    /// Like `replace`, for a host that may also be full.
+    fn replace_any(&mut self, idx: usize, now: Instant) {
+        if self.hosts[idx].place != Place::Ready {
+            self.hosts[idx].place = Place::Idle;
+            self.place(idx, now);
+        }
+    }
+
     fn claim(&mut self, now: Instant) -> Result<Claim, FrontierError> {
         self.promote_due(now);
         while let Some(idx) = self.rota.pop_ready() {
             let host = &mut self.hosts[idx];
             host.place = Place::Idle;
-            if host.slots.ready_at(now).is_err() || host.queue.len() == 0 {
+            if host.slots.ready_at(now).is_err() || host.work_at(now).is_none_or(|t| t > now) {
                 self.place(idx, now);
                 continue;
             }
-            let request = self.queues.pop(&mut host.queue)?.ok_or_else(|| {
-                FrontierError::Storage("a host's queue lost count of its requests".into())
-            })?;
+            // A due retry goes before new work: it has waited already.
+            let (request, tries) = match host.retries.pop_due(now) {
+                Some(retry) => {
+                    self.retrying -= 1;
+                    retry
+                }
+                None => {
+                    let request = self.queues.pop(&mut host.queue)?.ok_or_else(|| {
+                        FrontierError::Storage("a host's queue lost count of its requests".into())
+                    })?;
+                    self.queued -= 1;
+                    (request, 0)
+                }
+            };
+            let host = &mut self.hosts[idx];
             let jitter = random_up_to(host.slots.jitter());
             host.slots.start(now, jitter);
-            self.queued -= 1;
             self.place(idx, now);
             let id = self.next_lease;
             self.next_lease += 1;
             self.leases.insert(id, idx);
-            return Ok(Claim::Ready(Lease { id, request }));
+            return Ok(Claim::Ready(Lease { id, request, tries }));
         }
         if let Some(wait) = self.rota.next_wait(now) {
             return Ok(Claim::Wait(Some(wait)));
         }
-        if self.queued == 0 && self.leases.is_empty() {
+        if self.queued == 0 && self.leases.is_empty() && self.retrying == 0 {
             Ok(Claim::Exhausted)
         } else {
             Ok(Claim::Wait(None))
@@ -276,20 +333,39 @@ impl Frontier for MemoryFrontier {
         state.guard(result)
     }
 
-    async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError> {
+    async fn complete(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError> {
         let now = Instant::now();
         let mut state = self.lock();
         let idx = state
             .leases
             .remove(&lease.id)
             .ok_or(FrontierError::UnknownLease(lease.id))?;
+        Ok(state.release(idx, feedback, now))
+    }
+
+    async fn retry(
+        &self,
+        lease: Lease,
+        wait: Duration,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        let now = Instant::now();
+        let mut state = self.lock();
+        let idx = state
+            .leases
+            .remove(&lease.id)
+            .ok_or(FrontierError::UnknownLease(lease.id))?;
+        let throttle = state.release(idx, feedback, now);
         let host = &mut state.hosts[idx];
-        host.slots.finish(now, feedback.back_off);
-        if host.place == Place::Full {
-            host.place = Place::Idle;
-            state.place(idx, now);
-        }
-        Ok(())
+        let tries = lease.tries + u32::from(HostSlots::counts_try(feedback));
+        host.retries.push(now + wait, (lease.request, tries));
+        state.retrying += 1;
+        state.replace(idx, now);
+        Ok(throttle)
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
@@ -303,7 +379,7 @@ impl Frontier for MemoryFrontier {
         let state = self.lock();
         Ok(FrontierCounts {
             queued: state.queued,
-            leased: state.leases.len() as u64,
+            leased: state.leases.len() as u64 + state.retrying,
             seen: state.seen.len(),
         })
     }

@@ -1,8 +1,9 @@
 -- Reclaims expired leases, then claims one URL of a ready host.
 -- ARGV: prefix, max_in_flight, delay_ms, jitter_ms, lease_ms, poll_ms,
 -- reclaim_batch, max_claims (0: no crawl-wide limit).
--- Returns {1, lease id, entry} | {0, wait ms, ''} | {2, 0, ''} (exhausted) |
--- {3, 0, ''} (the crawl-wide claim limit is used up and no lease is outstanding).
+-- Returns {1, lease id, entry, tries} | {0, wait ms, '', 0} | {2, 0, '', 0}
+-- (exhausted) | {3, 0, '', 0} (the crawl-wide claim limit is used up and no
+-- lease is outstanding). A due retry of a host goes before its queued URLs.
 local max_in_flight = tonumber(ARGV[2])
 local delay, jitter = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, poll = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -29,9 +30,9 @@ end
 local max_claims = tonumber(ARGV[8])
 if max_claims > 0 and (tonumber(redis.call('HGET', COUNT, 'claimed')) or 0) >= max_claims then
   if redis.call('ZCARD', LEASES) == 0 then
-    return {3, 0, ''}
+    return {3, 0, '', 0}
   end
-  return {0, poll, ''}
+  return {0, poll, '', 0}
 end
 
 -- READY only holds hosts with work and a free slot; the checks below guard
@@ -43,34 +44,51 @@ for _ = 1, 16 do
   end
   local host = first[1]
   local h = P .. 'h:' .. host
-  local st = redis.call('HMGET', h, 'inflight', 'limit', 'floor')
+  local st = redis.call('HMGET', h, 'inflight', 'limit')
   local inflight = tonumber(st[1]) or 0
   local limit = tonumber(st[2]) or max_in_flight
-  local entry = nil
+  local entry, tries = nil, 0
   if inflight < limit then
-    entry = redis.call('LPOP', P .. 'q:' .. host)
+    local rkey = P .. 'r:' .. host
+    local due = redis.call('ZRANGEBYSCORE', rkey, '-inf', fmt(now), 'LIMIT', 0, 1)
+    if #due > 0 then
+      redis.call('ZREM', rkey, due[1])
+      redis.call('HINCRBY', COUNT, 'retrying', -1)
+      local tab = string.find(due[1], '\t', 1, true)
+      tries = tonumber(string.sub(due[1], 1, tab - 1)) or 0
+      entry = string.sub(due[1], tab + 1)
+    else
+      entry = redis.call('LPOP', P .. 'q:' .. host)
+      if entry then
+        redis.call('HINCRBY', COUNT, 'queued', -1)
+      end
+    end
   end
   if not entry then
-    redis.call('ZREM', READY, host)
+    schedule(host, max_in_flight, now)
+    local score = redis.call('ZSCORE', READY, host)
+    if score and tonumber(score) <= now then
+      -- Ready by its score, yet nothing to take: a stale entry; drop it.
+      redis.call('ZREM', READY, host)
+    end
   else
-    local gap = math.max(delay, tonumber(st[3]) or 0) + jitter
-    redis.call('HSET', h, 'inflight', inflight + 1, 'limit', limit, 'next', fmt(now + gap))
+    start(host, limit, inflight, delay, jitter, now)
     schedule(host, max_in_flight, now)
     local id = redis.call('HINCRBY', COUNT, 'lease_seq', 1)
     redis.call('ZADD', LEASES, fmt(now + lease_ms), id)
     redis.call('HSET', LEASE, id, host .. '\t' .. entry)
-    redis.call('HINCRBY', COUNT, 'queued', -1)
     redis.call('HINCRBY', COUNT, 'claimed', 1)
-    return {1, id, entry}
+    return {1, id, entry, tries}
   end
 end
 
 local soonest = redis.call('ZRANGE', READY, 0, 0, 'WITHSCORES')
 if #soonest > 0 then
-  return {0, math.max(1, math.min(poll, math.ceil(tonumber(soonest[2]) - now))), ''}
+  return {0, math.max(1, math.min(poll, math.ceil(tonumber(soonest[2]) - now))), '', 0}
 end
-local queued = tonumber(redis.call('HGET', COUNT, 'queued')) or 0
-if queued <= 0 and redis.call('ZCARD', LEASES) == 0 then
-  return {2, 0, ''}
+local counts = redis.call('HMGET', COUNT, 'queued', 'retrying')
+local queued, retrying = tonumber(counts[1]) or 0, tonumber(counts[2]) or 0
+if queued <= 0 and retrying <= 0 and redis.call('ZCARD', LEASES) == 0 then
+  return {2, 0, '', 0}
 end
-return {0, poll, ''}
+return {0, poll, '', 0}

@@ -18,24 +18,48 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 end
 
--- Keeps the invariant "a host is in READY iff it has queued URLs and a free
--- slot", scored by its next allowed start. A host already in READY keeps its
--- place (round-robin fairness) unless its next start moved later.
+-- Keeps the invariant "a host is in READY iff it has work (queued URLs, or
+-- retries waiting in r:<host>) and a free slot", scored by when it may start:
+-- its next allowed start, or its first retry's due time when only retries wait.
+-- A host already in READY keeps its place (round-robin fairness) unless its
+-- start moved later, or it was waiting for a later time and may now go sooner.
 local function schedule(host, max_in_flight, now)
   local st = redis.call('HMGET', P .. 'h:' .. host, 'inflight', 'limit', 'next')
   local inflight = tonumber(st[1]) or 0
   local limit = tonumber(st[2]) or max_in_flight
-  if inflight >= limit or redis.call('LLEN', P .. 'q:' .. host) == 0 then
+  if inflight >= limit then
     redis.call('ZREM', READY, host)
     return
   end
-  local next_start = tonumber(st[3]) or 0
-  local current = tonumber(redis.call('ZSCORE', READY, host))
-  if current == nil then
-    redis.call('ZADD', READY, fmt(math.max(next_start, now)), host)
-  elseif next_start > current then
-    redis.call('ZADD', READY, fmt(next_start), host)
+  local at = math.max(tonumber(st[3]) or 0, now)
+  if redis.call('LLEN', P .. 'q:' .. host) == 0 then
+    local first = redis.call('ZRANGE', P .. 'r:' .. host, 0, 0, 'WITHSCORES')
+    if #first == 0 then
+      redis.call('ZREM', READY, host)
+      return
+    end
+    at = math.max(at, tonumber(first[2]))
   end
+  local current = tonumber(redis.call('ZSCORE', READY, host))
+  if current == nil or at > current or (current > now and at < current) then
+    redis.call('ZADD', READY, fmt(at), host)
+  end
+end
+
+-- Takes a host slot for a request starting now (the twin of HostSlots::start):
+-- the next start is one pacing gap away, and the recent pace is tracked.
+local function start(host, limit, inflight, delay, jitter, now)
+  local h = P .. 'h:' .. host
+  local st = redis.call('HMGET', h, 'floor', 'gap', 'avg', 'last')
+  local pace = math.max(delay, tonumber(st[1]) or 0, tonumber(st[2]) or 0)
+  local avg = tonumber(st[3]) or 0
+  local last = tonumber(st[4])
+  if last then
+    local cap = math.max(pace, 1000) * 2
+    avg = (avg * 7 + math.min(math.max(now - last, 0), cap)) / 8
+  end
+  redis.call('HSET', h, 'inflight', inflight + 1, 'limit', limit,
+    'next', fmt(now + pace + jitter), 'avg', fmt(avg), 'last', fmt(now))
 end
 
 -- Gives a host slot back (never below zero, whatever happened before).
@@ -49,4 +73,67 @@ end
 local function split_lease(v)
   local tab = string.find(v, '\t', 1, true)
   return string.sub(v, 1, tab - 1), string.sub(v, tab + 1)
+end
+
+-- The politeness rule, the twin of frontier/politeness.rs (its constants are
+-- prepended from there): releases the host slot and applies what an answer
+-- says about the server. signal: 0 silent, 1 clean, 2 failed, 3 slow down
+-- (for wait ms; reason 1 = 429, 2 = Retry-After, 4 = robots.txt unavailable).
+-- Returns {reason (0: none, 3: distress), cut 0/1, limit, gap ms}.
+local function feedback(host, signal, wait, reason, max_in_flight, now)
+  release(host)
+  if signal == 0 then
+    return {0, 0, 0, 0}
+  end
+  local h = P .. 'h:' .. host
+  local st = redis.call('HMGET', h, 'limit', 'next', 'gap', 'gcut', 'avg', 'wt', 'wf', 'sc', 'cr')
+  local limit = tonumber(st[1]) or max_in_flight
+  local nxt = tonumber(st[2]) or 0
+  local gap, gcut, avg = tonumber(st[3]) or 0, tonumber(st[4]) or 0, tonumber(st[5]) or 0
+  local wt, wf = tonumber(st[6]) or 0, tonumber(st[7]) or 0
+  local sc, cr = tonumber(st[8]) or WINDOW, tonumber(st[9]) or 0
+  local why, did = 0, 0
+  local function cut()
+    sc, cr, did = 0, 0, 1
+    limit = math.max(1, math.floor(limit / 2))
+    gap = math.min(math.max(gap * 2, avg * 2, MIN_GAP), MAX_GAP)
+    gcut = gap
+  end
+  if signal == 3 then
+    nxt = math.max(nxt, now + wait)
+    sc = sc + 1
+    if reason ~= 4 and sc >= WINDOW then
+      cut()
+    end
+    why = reason
+  else
+    if signal == 1 then
+      if gap > 0 then
+        gap = math.max(0, gap - math.max(gcut / STEPS, 0.001))
+      end
+      if limit < max_in_flight then
+        cr = cr + 1
+        if cr >= limit then
+          cr, limit = 0, limit + 1
+        end
+      end
+    end
+    wt, sc = wt + 1, sc + 1
+    if signal == 2 then
+      wf = wf + 1
+    end
+    if wt >= WINDOW then
+      local distressed = wf * 2 >= wt
+      wt, wf = 0, 0
+      if distressed then
+        if sc >= WINDOW then
+          cut()
+        end
+        why = 3
+      end
+    end
+  end
+  redis.call('HSET', h, 'limit', limit, 'next', fmt(nxt), 'gap', fmt(gap), 'gcut', fmt(gcut),
+    'wt', wt, 'wf', wf, 'sc', sc, 'cr', cr)
+  return {why, did, limit, math.floor(gap)}
 end

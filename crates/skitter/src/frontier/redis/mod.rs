@@ -21,11 +21,12 @@
 //! |-----|------|-------|
 //! | `seen:<b>` | hash | seen set: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks) |
 //! | `q:<host:port>` | list | that host's queue; entries are tab-separated `depth redirects_left url parent` |
-//! | `h:<host:port>` | hash | host politeness: `inflight`, `limit` (lowered by back-off), `floor` (Crawl-delay ms), `next` (next allowed start, ms) |
+//! | `r:<host:port>` | zset | that host's retries: `tries<TAB>entry` → when it may go again (ms) |
+//! | `h:<host:port>` | hash | host politeness (the Lua twin of `frontier::politeness`): `inflight`, `limit` (concurrency, cut in distress), `floor` (Crawl-delay ms), `next` (next allowed start, ms), `gap`/`gcut` (distress gap now and at the last cut, ms), `avg`/`last` (recent pace, last start), `wt`/`wf` (window answers, failures), `sc` (answers since the last cut), `cr` (recovery credit) |
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
 //! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires |
-//! | `count` | hash | `queued`, `seen`, `claimed`, `lease_seq` |
+//! | `count` | hash | `queued`, `retrying`, `seen`, `claimed`, `lease_seq` |
 //! | `stats` | hash | crawl-wide totals the workers add to |
 //! | `meta` | hash | crawl-wide metadata (roots, options) for joining workers |
 //!
@@ -50,7 +51,7 @@ use url::Url;
 use super::memory::fingerprint;
 use super::{
     Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
-    Request,
+    Request, Throttle, ThrottleReason, politeness,
 };
 use layout::{Keys, decode_request, encode_request, host_of, seen_slot};
 use link::Link;
@@ -102,18 +103,33 @@ struct Scripts {
     seen: Script,
     claim: Script,
     complete: Script,
+    retry: Script,
     renew: Script,
 }
 
 impl Scripts {
+    /// The scripts, each with the shared prelude and the politeness rule's
+    /// constants (from `politeness`, so the Lua twin cannot drift from them).
     fn new() -> Scripts {
-        let with_prelude =
-            |body: &str| Script::new(&format!("{}\n{body}", include_str!("common.lua")));
+        let constants = format!(
+            "local WINDOW, MIN_GAP, MAX_GAP, STEPS = {}, {}, {}, {}",
+            politeness::WINDOW,
+            millis(politeness::MIN_DISTRESS_GAP),
+            millis(politeness::MAX_DISTRESS_GAP),
+            politeness::RECOVERY_STEPS,
+        );
+        let with_prelude = |body: &str| {
+            Script::new(&format!(
+                "{constants}\n{}\n{body}",
+                include_str!("common.lua")
+            ))
+        };
         Scripts {
             offer: with_prelude(include_str!("offer.lua")),
             seen: with_prelude(include_str!("seen.lua")),
             claim: with_prelude(include_str!("claim.lua")),
             complete: with_prelude(include_str!("complete.lua")),
+            retry: with_prelude(include_str!("retry.lua")),
             renew: with_prelude(include_str!("renew.lua")),
         }
     }
@@ -318,14 +334,71 @@ impl RedisFrontier {
         self.shared.link.invoke(what, call).await
     }
 
-    /// Acks lease `id` in Redis; `false` if it was no longer there.
-    async fn ack(&self, id: u64, back_off: Option<Duration>) -> Result<bool, FrontierError> {
-        let back_off_ms = back_off.map_or(-1, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let mut call = self.invocation(&self.shared.scripts.complete);
+    /// Acks lease `id` in Redis, or with `retry` (wait, tries so far) hands it
+    /// back for another attempt; `None` if it was no longer there.
+    async fn ack(
+        &self,
+        id: u64,
+        feedback: HostFeedback,
+        retry: Option<(Duration, u32)>,
+    ) -> Result<Option<Option<Throttle>>, FrontierError> {
+        let (signal, wait, reason) = match feedback {
+            HostFeedback::Silent => (0, 0, 0),
+            HostFeedback::Clean => (1, 0, 0),
+            HostFeedback::Failed => (2, 0, 0),
+            HostFeedback::SlowDown(wait, reason) => (3, millis(wait), reason_code(reason)),
+        };
+        let script = match retry {
+            Some(_) => &self.shared.scripts.retry,
+            None => &self.shared.scripts.complete,
+        };
+        let mut call = self.invocation(script);
         call.arg(self.shared.options.policy.max_in_flight.max(1))
             .arg(id)
-            .arg(back_off_ms);
-        self.run_script("complete", &call).await
+            .arg(signal)
+            .arg(wait)
+            .arg(reason);
+        if let Some((wait, tries)) = retry {
+            call.arg(millis(wait)).arg(tries);
+        }
+        let (found, why, cut, limit, gap): (u8, u8, u8, u64, u64) =
+            self.run_script("complete", &call).await?;
+        if found == 0 {
+            return Ok(None);
+        }
+        let reason = match why {
+            1 => ThrottleReason::TooManyRequests,
+            2 => ThrottleReason::RetryAfter,
+            3 => ThrottleReason::Distress,
+            4 => ThrottleReason::RobotsUnavailable,
+            _ => return Ok(Some(None)),
+        };
+        Ok(Some(Some(Throttle {
+            reason,
+            cut: cut == 1,
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            gap: Duration::from_millis(gap),
+        })))
+    }
+
+    /// Hands a lease back, checking it is this worker's.
+    async fn hand_back(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        retry: Option<Duration>,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        if !self.own_leases().contains(&lease.id) {
+            return Err(FrontierError::UnknownLease(lease.id));
+        }
+        let acked = self
+            .ack(lease.id, feedback, retry.map(|w| (w, lease.tries)))
+            .await?;
+        self.own_leases().remove(&lease.id);
+        if acked.is_none() {
+            tracing::warn!(url = %lease.request.url, "lease expired before completion; the URL was requeued and may be fetched twice");
+        }
+        Ok(acked.flatten())
     }
 
     fn own_leases(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
@@ -366,6 +439,16 @@ async fn heartbeat(shared: Arc<Shared>) {
         if let Err(e) = renewed {
             tracing::warn!(error = %e, "could not renew leases; other workers may take them over");
         }
+    }
+}
+
+/// The Lua twin's code for a slow-down reason.
+fn reason_code(reason: ThrottleReason) -> u8 {
+    match reason {
+        ThrottleReason::TooManyRequests => 1,
+        ThrottleReason::RetryAfter => 2,
+        ThrottleReason::Distress => 3,
+        ThrottleReason::RobotsUnavailable => 4,
     }
 }
 
@@ -414,18 +497,23 @@ impl Frontier for RedisFrontier {
                 .arg(millis(options.poll).max(1))
                 .arg(RECLAIM_BATCH)
                 .arg(options.max_claims.unwrap_or(0));
-            let (kind, n, entry): (u8, u64, Vec<u8>) = self.run_script("claim", &call).await?;
+            let (kind, n, entry, tries): (u8, u64, Vec<u8>, u32) =
+                self.run_script("claim", &call).await?;
             match kind {
                 1 => {
                     let decoded = std::str::from_utf8(&entry).ok().and_then(decode_request);
                     let Some(request) = decoded else {
                         // Not ours to crash on: drop the entry and hand the slot back.
                         tracing::warn!(entry = %String::from_utf8_lossy(&entry), "dropping an unreadable queue entry");
-                        self.ack(n, None).await?;
+                        self.ack(n, HostFeedback::Silent, None).await?;
                         continue;
                     };
                     self.own_leases().insert(n);
-                    return Ok(Claim::Ready(Lease { id: n, request }));
+                    return Ok(Claim::Ready(Lease {
+                        id: n,
+                        request,
+                        tries,
+                    }));
                 }
                 2 => return Ok(Claim::Exhausted),
                 3 => {
@@ -437,16 +525,21 @@ impl Frontier for RedisFrontier {
         }
     }
 
-    async fn complete(&self, lease: Lease, feedback: HostFeedback) -> Result<(), FrontierError> {
-        if !self.own_leases().contains(&lease.id) {
-            return Err(FrontierError::UnknownLease(lease.id));
-        }
-        let acked = self.ack(lease.id, feedback.back_off).await?;
-        self.own_leases().remove(&lease.id);
-        if !acked {
-            tracing::warn!(url = %lease.request.url, "lease expired before completion; the URL was requeued and may be fetched twice");
-        }
-        Ok(())
+    async fn complete(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        self.hand_back(lease, feedback, None).await
+    }
+
+    async fn retry(
+        &self,
+        lease: Lease,
+        wait: Duration,
+        feedback: HostFeedback,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        self.hand_back(lease, feedback, Some(wait)).await
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
@@ -465,13 +558,15 @@ impl Frontier for RedisFrontier {
             .arg(keys.key("count"))
             .arg("queued")
             .arg("seen")
+            .arg("retrying")
             .cmd("ZCARD")
             .arg(keys.key("leases"));
-        let ((queued, seen), leased): ((Option<i64>, Option<u64>), u64) =
+        let ((queued, seen, retrying), leased): ((Option<i64>, Option<u64>, Option<i64>), u64) =
             self.shared.link.query_pipe("counts", &pipe).await?;
+        let positive = |n: Option<i64>| n.map_or(0, |q| q.max(0).unsigned_abs());
         Ok(FrontierCounts {
-            queued: queued.map_or(0, |q| q.max(0).unsigned_abs()),
-            leased,
+            queued: positive(queued),
+            leased: leased + positive(retrying),
             seen: seen.unwrap_or(0),
         })
     }

@@ -11,14 +11,19 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use url::Url;
 
-use super::super::host::HostSlots;
 use super::super::memory::fingerprint;
+use super::super::politeness::HostSlots;
+use super::super::retry_queue::RetryQueue;
 use super::super::rota::{Place, Rota, random_up_to};
-use super::super::{Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request};
+use super::super::{
+    Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request, Throttle,
+};
 use super::Db;
 
 mod restore;
@@ -42,7 +47,16 @@ struct Host {
     queue: HostQueue,
     /// Queued and not leased.
     waiting: u64,
+    /// Leases handed back for another attempt. They stay in their chunk (not
+    /// done), so a crash simply queues them again.
+    retries: RetryQueue<(Request, Leased, u32)>,
     dirty: bool,
+}
+
+impl Host {
+    fn work_at(&self, now: Instant) -> Option<Instant> {
+        self.retries.work_at(self.waiting > 0, now)
+    }
 }
 
 struct Leased {
@@ -66,6 +80,8 @@ pub(super) struct State {
     by_key: HashMap<String, usize>,
     rota: Rota,
     leases: HashMap<u64, Leased>,
+    /// Requests waiting in some host's retry queue.
+    retrying: u64,
     next_lease: u64,
     failed: Option<String>,
     /// Hosts whose counters changed since the last snapshot.
@@ -114,9 +130,18 @@ impl State {
 
     fn place(&mut self, idx: usize, now: Instant) {
         let host = &mut self.hosts[idx];
-        let has_work = host.waiting > 0;
+        let work_at = host.work_at(now);
         self.rota
-            .place(idx, &mut host.place, has_work, &host.slots, now);
+            .place(idx, &mut host.place, work_at, &host.slots, now);
+    }
+
+    /// Places a host again after it got work or its slots changed (a stale
+    /// timed entry is harmless: it is re-checked when it comes up).
+    fn replace(&mut self, idx: usize, now: Instant) {
+        if self.hosts[idx].place != Place::Ready {
+            self.hosts[idx].place = Place::Idle;
+            self.place(idx, now);
+        }
     }
 
     fn next_id(&mut self) -> i64 {
@@ -165,6 +190,7 @@ impl State {
             place: Place::Idle,
             queue: HostQueue::default(),
             waiting: 0,
+            retries: RetryQueue::default(),
             dirty: false,
         });
         self.by_key.insert(key, idx);
@@ -201,9 +227,10 @@ impl State {
             let host = &mut self.hosts[idx];
             host.row.pending += 1;
             host.waiting += 1;
+            let was_empty = host.waiting == 1;
             self.mark(idx);
-            if self.hosts[idx].place == Place::Idle {
-                self.place(idx, now);
+            if was_empty && self.hosts[idx].place != Place::Full {
+                self.replace(idx, now);
             }
             new += 1;
         }
@@ -261,10 +288,21 @@ impl State {
         self.promote_due(now);
         while let Some(idx) = self.rota.pop_ready() {
             self.hosts[idx].place = Place::Idle;
-            let host = &self.hosts[idx];
-            if host.slots.ready_at(now).is_err() || host.waiting == 0 {
+            let host = &mut self.hosts[idx];
+            if host.slots.ready_at(now).is_err() || host.work_at(now).is_none_or(|t| t > now) {
                 self.place(idx, now);
                 continue;
+            }
+            // A due retry goes before new work: it has waited already.
+            if let Some((request, leased, tries)) = host.retries.pop_due(now) {
+                let jitter = random_up_to(host.slots.jitter());
+                host.slots.start(now, jitter);
+                self.retrying -= 1;
+                self.place(idx, now);
+                let id = self.next_lease;
+                self.next_lease += 1;
+                self.leases.insert(id, leased);
+                return Ok(Claim::Ready(Lease { id, request, tries }));
             }
             if self.hosts[idx].queue.window.is_empty() {
                 self.refill(idx, db)?;
@@ -292,12 +330,13 @@ impl State {
             return Ok(Claim::Ready(Lease {
                 id,
                 request: entry.request,
+                tries: 0,
             }));
         }
         if let Some(wait) = self.rota.next_wait(now) {
             return Ok(Claim::Wait(Some(wait)));
         }
-        if self.progress.queued == 0 && self.leases.is_empty() {
+        if self.progress.queued == 0 && self.leases.is_empty() && self.retrying == 0 {
             Ok(Claim::Exhausted)
         } else {
             Ok(Claim::Wait(None))
@@ -331,9 +370,9 @@ impl State {
         lease: u64,
         feedback: HostFeedback,
         now: Instant,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<Option<Throttle>>, StoreError> {
         let Some(leased) = self.leases.remove(&lease) else {
-            return Ok(false);
+            return Ok(None);
         };
         self.batch.push(Op::Done(leased.fp));
         if self.hosts[leased.host].queue.finish(leased.chunk)? {
@@ -343,13 +382,33 @@ impl State {
         let host = &mut self.hosts[leased.host];
         host.row.pending -= 1;
         host.row.done += 1;
-        host.slots.finish(now, feedback.back_off);
-        if host.place == Place::Full {
-            host.place = Place::Idle;
-            self.place(leased.host, now);
+        let throttle = host.slots.finish(now, feedback);
+        if host.place == Place::Full || throttle.is_some() {
+            self.replace(leased.host, now);
         }
         self.mark(leased.host);
-        Ok(true)
+        Ok(Some(throttle))
+    }
+
+    /// Hands a lease back for another attempt at `now + wait` (see
+    /// `Frontier::retry`); `None` when the lease is unknown.
+    pub(super) fn retry(
+        &mut self,
+        lease: Lease,
+        wait: Duration,
+        feedback: HostFeedback,
+        now: Instant,
+    ) -> Option<Option<Throttle>> {
+        let leased = self.leases.remove(&lease.id)?;
+        let idx = leased.host;
+        let host = &mut self.hosts[idx];
+        let throttle = host.slots.finish(now, feedback);
+        let tries = lease.tries + u32::from(HostSlots::counts_try(feedback));
+        host.retries
+            .push(now + wait, (lease.request, leased, tries));
+        self.retrying += 1;
+        self.replace(idx, now);
+        Some(throttle)
     }
 
     /// Queues a URL's record, already encoded (outside the lock) by [`encode`].
@@ -383,7 +442,7 @@ impl State {
     pub(super) fn counts(&self) -> FrontierCounts {
         FrontierCounts {
             queued: self.progress.queued,
-            leased: self.leases.len() as u64,
+            leased: self.leases.len() as u64 + self.retrying,
             seen: self.progress.seen,
         }
     }

@@ -3,7 +3,7 @@
 //! is in memory is squared with what a crash may have left in the database.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::time::Instant;
+use tokio::time::Instant;
 
 use super::{Host, HostQueue, HostSlots, Limits, Place, Rota, State};
 use crate::frontier::HostPolicy;
@@ -32,6 +32,7 @@ impl State {
             by_key: HashMap::new(),
             rota: Rota::default(),
             leases: HashMap::new(),
+            retrying: 0,
             next_lease: 0,
             failed: None,
             dirty: Vec::new(),
@@ -60,6 +61,7 @@ impl State {
                 place: Place::Idle,
                 queue: HostQueue::default(),
                 waiting: 0,
+                retries: super::RetryQueue::default(),
                 dirty: false,
             });
         }

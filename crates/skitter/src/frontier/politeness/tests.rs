@@ -1,0 +1,174 @@
+//! The politeness rule, step by step on explicit instants.
+
+use super::*;
+
+fn policy(max: usize, delay_ms: u64) -> HostPolicy {
+    HostPolicy {
+        max_in_flight: max,
+        delay: Duration::from_millis(delay_ms),
+        jitter: Duration::ZERO,
+    }
+}
+
+/// Runs one request start-to-finish at `now` with `signal`.
+fn answer(h: &mut HostSlots, now: Instant, signal: HostFeedback) -> Option<Throttle> {
+    h.start(now, Duration::ZERO);
+    h.finish(now, signal)
+}
+
+#[test]
+fn slots_cap_concurrency() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(2, 0));
+    assert_eq!(h.ready_at(now), Ok(()));
+    h.start(now, Duration::ZERO);
+    h.start(now, Duration::ZERO);
+    assert_eq!(h.ready_at(now), Err(None));
+    h.finish(now, HostFeedback::Clean);
+    assert_eq!(h.ready_at(now), Ok(()));
+}
+
+#[test]
+fn delay_spaces_starts() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(4, 100));
+    h.start(now, Duration::ZERO);
+    assert_eq!(h.ready_at(now), Err(Some(now + Duration::from_millis(100))));
+    assert_eq!(h.ready_at(now + Duration::from_millis(100)), Ok(()));
+}
+
+#[test]
+fn crawl_delay_floor_applies() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(4, 0));
+    h.set_delay_floor(Duration::from_secs(2));
+    h.start(now, Duration::ZERO);
+    assert_eq!(h.ready_at(now), Err(Some(now + Duration::from_secs(2))));
+}
+
+#[test]
+fn one_url_in_ten_failing_never_slows_the_host() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    for i in 0..1000 {
+        now += Duration::from_millis(1);
+        let signal = if i % 10 == 0 {
+            HostFeedback::Failed
+        } else {
+            HostFeedback::Clean
+        };
+        assert_eq!(answer(&mut h, now, signal), None, "answer {i}");
+    }
+    assert_eq!(h.limit, 8);
+    assert_eq!(h.ready_at(now), Ok(()));
+}
+
+#[test]
+fn a_distressed_window_cuts_once() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    let mut throttles = Vec::new();
+    for _ in 0..WINDOW {
+        now += Duration::from_millis(4);
+        throttles.extend(answer(&mut h, now, HostFeedback::Failed));
+    }
+    assert_eq!(throttles.len(), 1, "one cut for one window: {throttles:?}");
+    let t = throttles[0];
+    assert_eq!(t.reason, ThrottleReason::Distress);
+    assert!(t.cut);
+    assert_eq!(t.limit, 4);
+    // Twice the recent pace (4 ms between starts): the request rate halves.
+    assert!(t.gap >= Duration::from_millis(6), "{t:?}");
+    // The next start waits for the gap.
+    h.start(now, Duration::ZERO);
+    assert!(matches!(h.ready_at(now), Err(Some(_))));
+}
+
+#[test]
+fn sustained_distress_keeps_cutting_once_per_window() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    let mut gaps = Vec::new();
+    for _ in 0..5 {
+        for _ in 0..WINDOW {
+            now += Duration::from_millis(1);
+            if let Some(t) = answer(&mut h, now, HostFeedback::Failed) {
+                gaps.push(t.gap);
+            }
+        }
+    }
+    assert_eq!(gaps.len(), 5);
+    assert!(
+        gaps.windows(2)
+            .all(|w| w[1] >= w[0] * 2 || w[1] == MAX_DISTRESS_GAP)
+    );
+    assert_eq!(h.limit, 1);
+}
+
+#[test]
+fn only_failed_attempts_cost_a_try() {
+    assert!(HostSlots::counts_try(HostFeedback::Failed));
+    let pause = |r| HostFeedback::SlowDown(Duration::from_secs(1), r);
+    assert!(HostSlots::counts_try(pause(
+        ThrottleReason::TooManyRequests
+    )));
+    assert!(!HostSlots::counts_try(pause(
+        ThrottleReason::RobotsUnavailable
+    )));
+    assert!(!HostSlots::counts_try(HostFeedback::Silent));
+}
+
+#[test]
+fn too_many_requests_pauses_the_host_and_cuts_at_most_once_per_window() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    let pause = HostFeedback::SlowDown(Duration::from_secs(2), ThrottleReason::TooManyRequests);
+    let first = answer(&mut h, now, pause).unwrap();
+    assert!(first.cut);
+    assert_eq!(first.limit, 4);
+    assert_eq!(h.ready_at(now), Err(Some(now + Duration::from_secs(2))));
+    let second = answer(&mut h, now, pause).unwrap();
+    assert!(!second.cut, "a burst of 429s is one signal");
+    assert_eq!(h.limit, 4);
+}
+
+#[test]
+fn robots_unavailable_pauses_without_a_cut() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    let t = h
+        .finish(
+            now,
+            HostFeedback::SlowDown(Duration::from_secs(1), ThrottleReason::RobotsUnavailable),
+        )
+        .unwrap();
+    assert!(!t.cut);
+    assert_eq!(h.limit, 8);
+    assert_eq!(h.ready_at(now), Err(Some(now + Duration::from_secs(1))));
+}
+
+#[test]
+fn recovery_is_additive() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    for _ in 0..WINDOW {
+        now += Duration::from_millis(2);
+        answer(&mut h, now, HostFeedback::Failed);
+    }
+    let gap = h.distress_gap;
+    assert_eq!(h.limit, 4);
+    // One clean answer takes one step off the gap, not all of it.
+    now += gap;
+    answer(&mut h, now, HostFeedback::Clean);
+    assert!(h.distress_gap < gap && h.distress_gap > gap / 2);
+    for _ in 0..RECOVERY_STEPS {
+        now += gap;
+        answer(&mut h, now, HostFeedback::Clean);
+    }
+    assert_eq!(h.distress_gap, Duration::ZERO);
+    // limit 4 needs 4 clean answers for a slot, 5 for the next, …
+    for _ in 0..100 {
+        answer(&mut h, now, HostFeedback::Clean);
+    }
+    assert_eq!(h.limit, 8);
+}

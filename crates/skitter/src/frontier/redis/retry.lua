@@ -1,0 +1,25 @@
+-- Hands a lease back for another attempt: releases its host slot with the
+-- answer's feedback, and puts its entry in the host's retry set r:<host>, due
+-- after the retry wait, with its tries (one more if an attempt failed: the
+-- twin of HostSlots::counts_try). ARGV: prefix, max_in_flight, lease id,
+-- signal, wait ms, reason, retry wait ms, tries so far. Returns as complete.lua.
+local max_in_flight = tonumber(ARGV[2])
+local id = ARGV[3]
+local v = redis.call('HGET', LEASE, id)
+redis.call('ZREM', LEASES, id)
+if not v then
+  return {0, 0, 0, 0, 0}
+end
+redis.call('HDEL', LEASE, id)
+local host, entry = split_lease(v)
+local now = now_ms()
+local t = feedback(host, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), max_in_flight, now)
+local tries = tonumber(ARGV[8])
+local attempted = ARGV[4] == '2' or (ARGV[4] == '3' and ARGV[6] ~= '4')
+if attempted then
+  tries = tries + 1
+end
+redis.call('ZADD', P .. 'r:' .. host, fmt(now + tonumber(ARGV[7])), tries .. '\t' .. entry)
+redis.call('HINCRBY', COUNT, 'retrying', 1)
+schedule(host, max_in_flight, now)
+return {1, t[1], t[2], t[3], t[4]}
