@@ -19,7 +19,7 @@ use skitter::extract::ExtractMode;
 use skitter::frontier::{DiskFrontier, DiskOptions, HostPolicy};
 use skitter::report::StopReason;
 use skitter::scope::ScopeMode;
-use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
+use skitter::sink::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
 use skitter::store::CrawlMeta;
 use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
@@ -359,11 +359,10 @@ impl CrawlArgs {
         }
         if let Some(path) = &self.jsonl {
             // A crawl kept in --state may be a resumed one: continue its JSONL.
-            let sink = match self.state {
-                Some(_) => JsonlSink::append(path)?,
-                None => JsonlSink::create(path)?,
-            };
-            sinks.push(Box::new(sink));
+            sinks.push(Box::new(crate::output::jsonl_sink(
+                path,
+                self.state.is_some(),
+            )?));
         }
         Ok(sinks)
     }

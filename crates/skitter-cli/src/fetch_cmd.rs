@@ -19,7 +19,7 @@ use futures_util::stream::{self, Stream, StreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skitter::bulk::{self, BulkFetcher, BulkFetcherBuilder, InputItem, ItemReport, Outcome};
 use skitter::bulk::{StopReason, Summary};
-use skitter::sink::{JsonlSink, WarcOptions, WarcSink};
+use skitter::sink::{WarcOptions, WarcSink};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
@@ -98,7 +98,7 @@ impl FetchArgs {
             b = b.name_template(t.clone());
         }
         if let Some(path) = &self.jsonl {
-            b = b.sink(Box::new(JsonlSink::create(path)?));
+            b = b.sink(Box::new(crate::output::jsonl_sink(path, false)?));
         }
         if let Some(path) = &self.warc {
             let options = WarcOptions {

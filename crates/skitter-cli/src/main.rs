@@ -9,6 +9,7 @@ mod bench_cmd;
 mod crawl_cmd;
 mod fetch_cmd;
 mod flags;
+mod output;
 mod probe_cmd;
 mod progress;
 mod redis_cmd;

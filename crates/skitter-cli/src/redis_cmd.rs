@@ -326,8 +326,7 @@ fn worker_id() -> String {
     format!("w{}-{}", short_host_name(), std::process::id())
 }
 
-/// The host name up to its first dot, with anything but `[A-Za-z0-9_-]`
-/// replaced, so it is safe in a file name.
+/// This machine's host name, made safe for a file name by [`file_safe_host`].
 fn short_host_name() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most `buf.len()` bytes into `buf`.
@@ -338,6 +337,13 @@ fn short_host_name() -> String {
     } else {
         String::new()
     };
+    file_safe_host(&raw)
+}
+
+/// The host name up to its first dot, with anything but `[A-Za-z0-9_-]`
+/// replaced by `_`, or `host` when nothing is left: it goes into output file
+/// names, so it must not name a directory, climb out of one, or be empty.
+fn file_safe_host(raw: &str) -> String {
     let short: String = raw
         .split('.')
         .next()
@@ -410,13 +416,22 @@ mod tests {
 
     #[test]
     fn host_names_are_file_name_safe() {
-        let host = short_host_name();
-        assert!(!host.is_empty());
-        assert!(
-            host.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
-            "{host}"
-        );
+        let cases = [
+            ("crawler-01.example.org", "crawler-01"),
+            ("../../etc/passwd", "host"),
+            ("a/b.example", "a_b"),
+            ("C:\\evil", "C__evil"),
+            ("x y\tz", "x_y_z"),
+            ("nul\0byte", "nul_byte"),
+            ("h\u{e9}te", "h_te"),
+            ("\u{fffd}\u{fffd}", "__"),
+            ("", "host"),
+            (".", "host"),
+            ("under_score", "under_score"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(file_safe_host(raw), want, "{raw:?}");
+        }
     }
 
     fn args(extra: &[&str]) -> CrawlArgs {

@@ -2,6 +2,9 @@
 //! queue spill to disk still fetches every page exactly once, and a spill
 //! directory that cannot be used is refused before the crawl starts.
 
+use std::sync::Arc;
+
+use skitter::frontier::{HostPolicy, MemoryFrontier, MemoryOptions};
 use skitter::{BuildError, Crawler, CrawlerBuilder};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -23,9 +26,19 @@ async fn a_tiny_budget_still_fetches_every_page_exactly_once() {
     .unwrap();
     let spill = tempfile::tempdir().unwrap();
     // 64 KiB: about 150 queued requests and 2,000 fingerprints before spilling.
+    let frontier = Arc::new(
+        MemoryFrontier::with_options(MemoryOptions {
+            policy: HostPolicy {
+                max_in_flight: 20,
+                ..HostPolicy::default()
+            },
+            memory_budget: 64 << 10,
+            spill_dir: Some(spill.path().to_path_buf()),
+        })
+        .unwrap(),
+    );
     let report = builder(&site)
-        .memory_budget(64 << 10)
-        .spill_dir(spill.path())
+        .frontier(frontier.clone())
         .build()
         .expect("valid config")
         .run(CancellationToken::new())
@@ -40,6 +53,12 @@ async fn a_tiny_budget_still_fetches_every_page_exactly_once() {
     for path in pages {
         assert_eq!(stats.requests(&path), 1, "{path} fetched once");
     }
+    // The test is only worth something if the budget was really exceeded.
+    assert!(
+        frontier.spill_files_created() > 1,
+        "{} spill files: the crawl fitted in memory",
+        frontier.spill_files_created()
+    );
     let left: Vec<_> = std::fs::read_dir(spill.path()).unwrap().collect();
     assert!(left.is_empty(), "spill files left behind: {left:?}");
 }

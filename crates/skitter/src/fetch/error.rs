@@ -1,39 +1,141 @@
 //! Turning HTTP-client errors into skitter's [`ErrorKind`]s with readable messages.
 //!
-//! reqwest's error says little at the top level ("error sending request"); the
-//! useful part (DNS, refused, certificate, reset) is down its `source()` chain, so
-//! the chain is walked once here and joined into the message.
+//! reqwest's error says little at the top level ("error sending request"); what
+//! happened (refused, reset, certificate, malformed response) is down its
+//! `source()` chain. The kind is read from the typed causes there — `io::Error`
+//! kinds, `hyper::Error` and `h2::Error` predicates, `rustls::Error` — never from
+//! message text, so a reworded message upstream cannot change what is retried
+//! ([`crate::retry::is_transient`] decides that from the kind).
 
 use std::error::Error as StdError;
+use std::io;
 
 use crate::outcome::{ErrorKind, FetchFailure};
 
+/// Causes deeper than this are not inspected (real chains are under ten long).
+const MAX_CHAIN: usize = 32;
+
 /// Classifies a reqwest error and keeps its whole cause chain as the message.
 pub fn classify(err: &reqwest::Error) -> FetchFailure {
-    let message = chain(err);
-    let lower = message.to_ascii_lowercase();
-    let kind = if err.is_timeout() || lower.contains("timed out") {
-        ErrorKind::Timeout
-    } else if lower.contains("dns error") || lower.contains("failed to lookup") {
-        ErrorKind::Dns
-    } else if lower.contains("certificate") || lower.contains("tls") || lower.contains("handshake")
+    FetchFailure {
+        kind: kind_of(err),
+        message: chain(err),
+    }
+}
+
+/// The kind of a reqwest error: its own flags first, then the first cause in
+/// the chain that tells.
+fn kind_of(err: &reqwest::Error) -> ErrorKind {
+    // Both walk the chain themselves, and cover reqwest's private cause types.
+    if err.is_timeout() {
+        return ErrorKind::Timeout;
+    }
+    if err.is_dns() {
+        return ErrorKind::Dns;
+    }
+    match chain_kind(err) {
+        // A connection that breaks before the response started is a failed
+        // connection, not a broken body.
+        Some(ErrorKind::Body) if err.is_connect() => ErrorKind::Connect,
+        Some(kind) => kind,
+        None if err.is_connect() => ErrorKind::Connect,
+        None if err.is_body() || err.is_decode() => ErrorKind::Body,
+        None => ErrorKind::Other,
+    }
+}
+
+/// The kind told by the first cause in `err`'s chain that tells one.
+fn chain_kind(err: &(dyn StdError + 'static)) -> Option<ErrorKind> {
+    causes(err).take(MAX_CHAIN).find_map(cause_kind)
+}
+
+/// `err` and its causes, outermost first. Two links `source()` misses are
+/// followed: `io::Error::source()` skips the error it wraps (where rustls puts
+/// its own), and `h2::Error` has no `source()` at all, only `get_io()`.
+fn causes<'a>(
+    err: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(err), |&e| {
+        if let Some(inner) = e.downcast_ref::<io::Error>().and_then(io::Error::get_ref) {
+            return Some(inner as &(dyn StdError + 'static));
+        }
+        if let Some(io) = e.downcast_ref::<h2::Error>().and_then(h2::Error::get_io) {
+            return Some(io as &(dyn StdError + 'static));
+        }
+        e.source()
+    })
+}
+
+/// What one cause says on its own, if it is a type that says anything.
+fn cause_kind(e: &(dyn StdError + 'static)) -> Option<ErrorKind> {
+    if e.is::<rustls::Error>() {
+        return Some(ErrorKind::Tls);
+    }
+    if e.is::<hickory_resolver::net::NetError>() {
+        return Some(ErrorKind::Dns);
+    }
+    if let Some(io) = e.downcast_ref::<io::Error>() {
+        return io_kind(io.kind());
+    }
+    if let Some(h) = e.downcast_ref::<hyper::Error>() {
+        return hyper_kind(h);
+    }
+    if let Some(h2) = e.downcast_ref::<h2::Error>() {
+        return h2_kind(h2);
+    }
+    None
+}
+
+fn io_kind(kind: io::ErrorKind) -> Option<ErrorKind> {
+    use io::ErrorKind as Io;
+    match kind {
+        Io::TimedOut => Some(ErrorKind::Timeout),
+        Io::ConnectionRefused
+        | Io::HostUnreachable
+        | Io::NetworkUnreachable
+        | Io::NetworkDown
+        | Io::AddrNotAvailable => Some(ErrorKind::Connect),
+        Io::ConnectionReset
+        | Io::ConnectionAborted
+        | Io::BrokenPipe
+        | Io::UnexpectedEof
+        | Io::NotConnected => Some(ErrorKind::Body),
+        // InvalidData and Other say nothing; what they wrap may (rustls does).
+        _ => None,
+    }
+}
+
+fn hyper_kind(h: &hyper::Error) -> Option<ErrorKind> {
+    if h.is_timeout() {
+        Some(ErrorKind::Timeout)
+    } else if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() {
+        Some(ErrorKind::Protocol)
+    } else if h.is_incomplete_message()
+        || h.is_closed()
+        || h.is_canceled()
+        || h.is_body_write_aborted()
     {
-        ErrorKind::Tls
-    } else if err.is_connect() {
-        ErrorKind::Connect
-    } else if err.is_body() || err.is_decode() {
-        ErrorKind::Body
-    } else if lower.contains("parse") || lower.contains("invalid") || lower.contains("protocol") {
-        ErrorKind::Protocol
-    } else if lower.contains("connection")
-        || lower.contains("broken pipe")
-        || lower.contains("reset")
-    {
-        ErrorKind::Body
+        Some(ErrorKind::Body)
     } else {
-        ErrorKind::Other
-    };
-    FetchFailure { kind, message }
+        // An I/O or HTTP/2 error: its cause, next in the chain, tells.
+        None
+    }
+}
+
+fn h2_kind(h2: &h2::Error) -> Option<ErrorKind> {
+    use h2::Reason;
+    if h2.is_io() {
+        return None;
+    }
+    match h2.reason()? {
+        Reason::PROTOCOL_ERROR
+        | Reason::COMPRESSION_ERROR
+        | Reason::FRAME_SIZE_ERROR
+        | Reason::FLOW_CONTROL_ERROR
+        | Reason::HTTP_1_1_REQUIRED => Some(ErrorKind::Protocol),
+        // REFUSED_STREAM, CANCEL, a GOAWAY…: the stream ended early.
+        _ => Some(ErrorKind::Body),
+    }
 }
 
 /// `outer: inner: innermost`, skipping repeats (hyper often nests one message twice).
@@ -49,3 +151,6 @@ fn chain(err: &dyn StdError) -> String {
     }
     parts.join(": ")
 }
+
+#[cfg(test)]
+mod tests;

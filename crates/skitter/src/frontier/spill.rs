@@ -11,16 +11,18 @@ use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use url::Url;
 
 use super::{FrontierError, Request};
 use crate::varint::{get_bytes, get_varint, put_str, put_varint};
 
-/// Where spill files are created.
+/// Where spill files are created. Clones share one count of files created.
 #[derive(Clone, Debug)]
 pub(crate) struct SpillDir {
     path: PathBuf,
+    created: Arc<AtomicU64>,
 }
 
 impl SpillDir {
@@ -28,16 +30,28 @@ impl SpillDir {
     pub(crate) fn new(path: Option<PathBuf>) -> SpillDir {
         SpillDir {
             path: path.unwrap_or_else(std::env::temp_dir),
+            created: Arc::default(),
         }
     }
 
     /// Fails now, rather than hours into a crawl, when no file can be made here.
     pub(crate) fn probe(&self) -> Result<(), FrontierError> {
-        self.create().map(drop)
+        self.open().map(drop)
+    }
+
+    /// Spill files created so far (a probe is not one).
+    pub(crate) fn files_created(&self) -> u64 {
+        self.created.load(Ordering::Relaxed)
     }
 
     /// A new, empty, anonymous spill file.
     pub(crate) fn create(&self) -> Result<File, FrontierError> {
+        let file = self.open()?;
+        self.created.fetch_add(1, Ordering::Relaxed);
+        Ok(file)
+    }
+
+    fn open(&self) -> Result<File, FrontierError> {
         #[cfg(all(test, target_os = "linux"))]
         if self.path.as_os_str() == "/dev/full" {
             return std::fs::OpenOptions::new()
@@ -55,6 +69,7 @@ impl SpillDir {
     pub(crate) fn failing_for_tests() -> SpillDir {
         SpillDir {
             path: "/dev/full".into(),
+            created: Arc::default(),
         }
     }
 

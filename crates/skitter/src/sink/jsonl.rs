@@ -128,12 +128,16 @@ pub struct JsonlSink {
 }
 
 impl JsonlSink {
-    /// Writes to `path`, created or truncated now; `-` means stdout.
+    /// Writes to standard output, one flush per line so a reader downstream
+    /// sees each URL as it finishes.
+    pub fn stdout() -> JsonlSink {
+        JsonlSink::new(Output::Stdout, 1)
+    }
+
+    /// Writes to `path`, created or truncated now (a path `-` is a file named
+    /// `-`; see [`JsonlSink::stdout`]).
     pub fn create(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
-        if path == Path::new("-") {
-            return Ok(JsonlSink::new(Output::Stdout, 1));
-        }
         let file = File::create(path)
             .map_err(|e| sink_error(format!("cannot create {}: {e}", path.display())))?;
         Ok(JsonlSink::new(
@@ -143,12 +147,9 @@ impl JsonlSink {
     }
 
     /// Appends to `path` (a resumed crawl): a torn last line left by a crash is
-    /// cut off first, so the file stays valid JSON Lines. `-` means stdout.
+    /// cut off first, so the file stays valid JSON Lines.
     pub fn append(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
-        if path == Path::new("-") {
-            return Ok(JsonlSink::new(Output::Stdout, 1));
-        }
         let cannot = |e: io::Error| sink_error(format!("cannot append to {}: {e}", path.display()));
         let mut file = std::fs::OpenOptions::new()
             .create(true)

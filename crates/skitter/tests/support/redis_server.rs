@@ -2,6 +2,7 @@
 //! temporary directory, and stopped by its PID when dropped. No mocks: the
 //! frontier's atomicity lives in Lua scripts only a real server runs.
 
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -29,7 +30,13 @@ impl RedisServer {
                 std::env::var_os("CI").is_none(),
                 "redis-server is not installed but CI is set: install it (apt-get install redis-server)"
             );
-            eprintln!("SKIPPED: redis-server not installed");
+            // Straight to stderr: the test harness hides what `eprintln!`
+            // prints for a test that passes, and a skip must be seen.
+            let test = std::thread::current().name().unwrap_or("?").to_string();
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: redis-server is not installed (set CI=1 to make this a failure)"
+            );
             return None;
         }
         let dir = tempfile::tempdir().expect("temp dir for redis-server");

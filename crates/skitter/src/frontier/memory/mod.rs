@@ -96,6 +96,8 @@ impl Host {
 
 struct State {
     policy: HostPolicy,
+    /// The directory the seen set and the queues share, kept for its count.
+    spill: SpillDir,
     seen: SeenSet,
     queues: Queues,
     tail_limit: usize,
@@ -139,6 +141,12 @@ impl MemoryFrontier {
         })
     }
 
+    /// Spill files created so far, seen-set runs and queue segments together:
+    /// zero while the frontier has fitted in its budget.
+    pub fn spill_files_created(&self) -> u64 {
+        self.lock().spill.files_created()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding this lock leaves plain data behind; carry on with it.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
@@ -151,6 +159,7 @@ impl State {
         let dir = SpillDir::new(options.spill_dir.clone());
         State {
             policy: options.policy,
+            spill: dir.clone(),
             seen: SeenSet::new(budget / 2, dir.clone()),
             queues: Queues::new(budget / 4, budget / 8, dir),
             tail_limit: budget / 8,
