@@ -28,6 +28,7 @@ mod config;
 mod page;
 mod route;
 mod server;
+pub mod skip;
 mod special;
 mod stats;
 mod trap;
