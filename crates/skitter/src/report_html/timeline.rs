@@ -1,4 +1,4 @@
-//! The crawl's throughput over time, for the HTML report's pages/s chart.
+//! The crawl's throughput over time, for the HTML report's URLs/s chart.
 //!
 //! A [`TimelineSink`] counts finished URLs into fixed-width time buckets from the
 //! moment it is created. Buckets start [`BASE_WIDTH`] wide, fine enough for a crawl
