@@ -7,10 +7,18 @@
 # each and their ratio. The site and the crawler share the machine's cores, so
 # run it on an otherwise idle machine.
 #
-# Usage: scripts/bench-outputs.sh [ROUNDS=7]
+# Usage: scripts/bench-outputs.sh [--smoke] [ROUNDS=7]
 # Needs a release build: cargo build --release -p skitter-cli
+# --smoke: one round of 300 pages, a few seconds, for CI to check that the script
+# still runs and prints its figures.
 set -euo pipefail
 
+sizes=()
+if [[ ${1:-} == --smoke ]]; then
+    shift
+    sizes=(--pages 300)
+    set -- "${1:-1}"
+fi
 rounds=${1:-7}
 bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
 [[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
@@ -18,7 +26,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 rate() {
-    "$bin" bench -q --json "$@" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d['correct'], d; print(round(d['pages_per_sec']))"
+    "$bin" bench -q --json ${sizes[@]+"${sizes[@]}"} "$@" | python3 -c "import json, sys; d = json.load(sys.stdin); assert d['correct'], d; print(round(d['pages_per_sec']))"
 }
 
 plain=()

@@ -29,6 +29,7 @@ mod fault;
 mod page;
 mod route;
 mod server;
+pub mod skip;
 mod special;
 mod stats;
 mod trap;

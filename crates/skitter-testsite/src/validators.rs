@@ -3,31 +3,45 @@
 //!
 //! They come from `scripts/validators.sh`: a venv in `target/validators-venv`, or
 //! the bin dir named by `$SKITTER_VALIDATORS`. When they are missing a test says
-//! SKIPPED loudly, and fails outright when `$CI` is set, so CI cannot pass without
-//! actually validating.
+//! SKIPPED loudly ([`crate::skip`]), and fails outright when `$CI` is set, so CI
+//! cannot pass without actually validating.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The validators' bin dir, or `None` after saying loudly on stderr why the
-/// validating part of `test` is skipped. Panics when `$CI` is set and they are missing.
+use crate::skip::cannot_run;
+
+/// The validators' bin dir, or `None` after saying loudly why the validating part
+/// of `test` is skipped ([`cannot_run`]). Panics when `$CI` is set and they are missing.
 pub fn warc_validators(test: &str) -> Option<PathBuf> {
+    python_tools(test, &["warcio", "fastwarc"])
+}
+
+/// The bin dir holding every one of `tools` (programs `scripts/validators.sh`
+/// installs, such as `cdxj-indexer`), or `None` after [`cannot_run`] said why.
+pub fn python_tools(test: &str, tools: &[&str]) -> Option<PathBuf> {
     let dir = std::env::var_os("SKITTER_VALIDATORS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/validators-venv/bin")
         });
-    if dir.join("warcio").is_file() && dir.join("fastwarc").is_file() {
+    let missing: Vec<&str> = tools
+        .iter()
+        .copied()
+        .filter(|t| !dir.join(t).is_file())
+        .collect();
+    if missing.is_empty() {
         return Some(dir);
     }
-    let msg = format!(
-        "{test}: WARC validators not installed in {}; run scripts/validators.sh",
-        dir.display()
+    cannot_run(
+        test,
+        &format!("the {} part", tools.join(" + ")),
+        &format!(
+            "{} not installed in {}; run scripts/validators.sh (or scripts/test.sh)",
+            missing.join(", "),
+            dir.display()
+        ),
     );
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("\n*** SKIPPED (validator part): {msg} ***\n");
     None
 }
 

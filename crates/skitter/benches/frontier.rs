@@ -5,6 +5,10 @@
 //! `cargo bench -p skitter --bench frontier -- disk 10000000 [commit_interval_ms]`
 //! (or `memory 10000000 [budget_mib]`, default 256, spilling to the temp dir).
 //! Run each frontier in its own process: peak RSS is per process.
+//!
+//! With `SKITTER_BENCH_SMOKE` set, N defaults to 2,000: a run of a second or two
+//! that CI makes (`scripts/smoke-benches.sh`) to check the bench still runs and
+//! prints its figures.
 
 use std::time::{Duration, Instant};
 
@@ -128,6 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let which = args.first().map_or("disk", String::as_str).to_owned();
     let n: u64 = match args.get(1) {
         Some(v) => v.parse()?,
+        None if std::env::var_os("SKITTER_BENCH_SMOKE").is_some() => 2_000,
         None => 10_000_000,
     };
     let policy = HostPolicy {

@@ -5,6 +5,10 @@
 //! Run with `cargo bench -p skitter --bench probe`. The machine must be
 //! otherwise idle: the figure is wall time on a 2-core box, and each query
 //! costs a socket, a bind and two loopback datagrams on both sides.
+//!
+//! With `SKITTER_BENCH_SMOKE` set it probes 300 names at concurrency 50: a
+//! second's run that CI makes (`scripts/smoke-benches.sh`) to check the bench
+//! still runs and prints its figures.
 
 use std::time::{Duration, Instant};
 
@@ -15,6 +19,15 @@ use skitter::probe::{ProbeOutcome, Prober, RecordData, RecordType};
 const NAMES: usize = 10_000;
 const CONCURRENCY: usize = 1_000;
 const DELAY: Duration = Duration::from_millis(50);
+
+/// (names, concurrency): the measured run, or the smoke run's few.
+fn size() -> (usize, usize) {
+    if std::env::var_os("SKITTER_BENCH_SMOKE").is_some() {
+        (300, 50)
+    } else {
+        (NAMES, CONCURRENCY)
+    }
+}
 
 /// `PROBE_BENCH_DELAY_MS` overrides the answer delay, to separate the
 /// prober's own cost (delay 0) from waiting.
@@ -48,17 +61,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn measure(dns: &Responder) -> Result<(), Box<dyn std::error::Error>> {
-    let ideal = delay().as_secs_f64() * NAMES as f64 / CONCURRENCY as f64;
+    let (names, concurrency) = size();
+    let ideal = delay().as_secs_f64() * names as f64 / concurrency as f64;
     for types in [&[RecordType::A][..], &RecordType::ADDRESSES] {
         let prober = Prober::builder()
-            .concurrency(CONCURRENCY)
+            .concurrency(concurrency)
             .timeout(Duration::from_secs(5))
             .nameservers(vec![dns.addr()])
             .record_types(types.iter().copied())
             .build()?;
-        let names = stream::iter((0..NAMES).map(|i| format!("host{i}.bench.test")));
+        let queries = stream::iter((0..names).map(|i| format!("host{i}.bench.test")));
         let start = Instant::now();
-        let results: Vec<_> = prober.probe_stream(names).collect().await;
+        let results: Vec<_> = prober.probe_stream(queries).collect().await;
         let resolved = results
             .iter()
             .filter(|r| matches!(r.outcome, ProbeOutcome::Resolved(_)))
@@ -77,7 +91,7 @@ async fn measure(dns: &Responder) -> Result<(), Box<dyn std::error::Error>> {
         let wall = start.elapsed().as_secs_f64();
         let label: Vec<String> = types.iter().map(ToString::to_string).collect();
         println!(
-            "probe {NAMES} names, types {}, concurrency {CONCURRENCY}, answer delay {} ms: \
+            "probe {names} names, types {}, concurrency {concurrency}, answer delay {} ms: \
              {resolved} resolved in {wall:.3} s; ideal {ideal:.3} s; ratio {:.2}",
             label.join(","),
             delay().as_millis(),

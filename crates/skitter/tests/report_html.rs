@@ -1,9 +1,12 @@
 //! The one-file HTML report: its sections, its escaping of hostile text, its size on
-//! big crawls, and (in a headless Chromium) that it draws with no script error.
+//! big crawls, and (in a headless Chromium) that it draws with no script error and
+//! that its time chart reads right for a crawl of a fraction of a second, minutes
+//! or days (round axis labels that fit, rates that agree with the URLs/s card).
 //!
 //! The browser test needs Debian's `chromium` (or `$SKITTER_CHROMIUM`); without it
 //! the test fails when `CI` is set and is skipped loudly otherwise. To look at the
-//! page yourself, set `SKITTER_REPORT_HTML_KEEP=/tmp/report.html`.
+//! page yourself, set `SKITTER_REPORT_HTML_KEEP=/tmp/report.html` (the time-chart
+//! test then also leaves `/tmp/report.LENGTH.png` screenshots).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -137,7 +140,7 @@ fn synthetic_report_has_every_section() {
     for want in [
         "<!DOCTYPE html>",
         "Content-Security-Policy",
-        "<h2>Pages per second</h2>",
+        "<h2>URLs per second</h2>",
         "<h2>HTTP status codes</h2>",
         "<h2>Response times</h2>",
         "<h2>Top hosts</h2>",
@@ -207,10 +210,12 @@ fn size_does_not_grow_with_the_crawl() {
         let (report, timeline) = synthetic(n);
         report_html::render(&report, &timeline).len()
     };
-    let (small, big) = (size(300), size(30_000));
+    // From 3,000 URLs on the time chart has its most points (20 URLs a point at
+    // least, 150 points at most); below that a smaller crawl draws fewer.
+    let (small, big) = (size(3_000), size(30_000));
     assert!(
         big < small + 2000,
-        "{small} bytes for 300 pages, {big} for 30,000"
+        "{small} bytes for 3,000 pages, {big} for 30,000"
     );
     assert!(big < 200_000, "{big} bytes");
 }
@@ -238,6 +243,12 @@ fn chromium() -> Option<PathBuf> {
 
 /// Runs headless Chromium on `page` and returns (dumped DOM, stderr).
 fn dump_dom(browser: &Path, page: &Path) -> (String, String) {
+    run_chromium(browser, page, "--dump-dom")
+}
+
+/// Runs headless Chromium on `page` with `mode` (`--dump-dom`, `--screenshot=…`)
+/// and returns (stdout, stderr).
+fn run_chromium(browser: &Path, page: &Path, mode: &str) -> (String, String) {
     let scratch = tempfile::tempdir().unwrap();
     // Output goes to files, not pipes: a DOM dump or a chatty log larger than a pipe
     // buffer would block the browser while we wait for it to exit.
@@ -259,7 +270,8 @@ fn dump_dom(browser: &Path, page: &Path) -> (String, String) {
             "--user-data-dir={}",
             scratch.path().join("profile").display()
         ))
-        .arg("--dump-dom")
+        .arg("--window-size=1200,1600")
+        .arg(mode)
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&stdout_path).unwrap())
@@ -288,11 +300,11 @@ fn dump_dom(browser: &Path, page: &Path) -> (String, String) {
 #[test]
 fn draws_in_headless_chromium_without_script_errors() {
     let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "chromium is not installed, and CI must run the browser test"
+        skitter_testsite::skip::cannot_run(
+            "report_html",
+            "the browser test",
+            "chromium is not installed (scripts/chromium-check.sh install)",
         );
-        eprintln!("\n***** SKIPPED: chromium not installed (apt-get install chromium) *****\n");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -314,7 +326,8 @@ fn draws_in_headless_chromium_without_script_errors() {
             .and_then(|at| dom[at..].split_once('>'))
             .map_or("", |(tag, _)| tag);
         let charts = if name == "full" { "3" } else { "0" };
-        let want = format!(r#"<html lang="en" data-charts="{charts}" data-rendered="ok""#);
+        let want =
+            format!(r#"<html lang="en" data-axes="ok" data-charts="{charts}" data-rendered="ok""#);
         assert_eq!(root, want, "{name}: the script did not finish:\n{stderr}");
         assert!(!dom.contains("data-pwned"), "{name}: hostile text ran");
         for bad in ["Uncaught", "Content Security Policy", "Refused to"] {
@@ -322,6 +335,112 @@ fn draws_in_headless_chromium_without_script_errors() {
                 !stderr.contains(bad),
                 "{name}: browser said {bad}:\n{stderr}"
             );
+        }
+    }
+}
+
+/// `n` HTML pages finishing evenly over a crawl of `elapsed`.
+fn steady(n: u64, elapsed: Duration) -> (Report, Timeline) {
+    let mut tally = Tally::default();
+    let mut timeline = Timeline::new();
+    for i in 0..n {
+        let r = record(
+            &format!("http://h.test/p/{i}"),
+            OutcomeKind::Html,
+            Some(200),
+            5,
+        );
+        timeline.add(elapsed.mul_f64(i as f64 / n as f64), &r);
+        tally.add(&r);
+    }
+    let report = tally.finish(ReportSummary {
+        elapsed,
+        max_tasks: 100,
+        ..ReportSummary::default()
+    });
+    (report, timeline)
+}
+
+/// The text of every `<text class="t …">` (the time axis) in `html`.
+fn time_labels(html: &str) -> Vec<String> {
+    html.split(r#"<text class="t "#)
+        .skip(1)
+        .filter_map(|rest| rest.split_once('>')?.1.split_once("</text>"))
+        .map(|(label, _)| label.to_string())
+        .collect()
+}
+
+/// The URLs/s of each point of the time chart, from its tooltips.
+fn chart_rates(html: &str) -> Vec<f64> {
+    html.split(" URLs/s; ")
+        .filter_map(|before| before.rsplit(": ").next())
+        .filter_map(|n| n.replace(',', "").parse().ok())
+        .collect()
+}
+
+#[test]
+fn time_chart_reads_right_at_any_crawl_length() {
+    let Some(browser) = chromium() else {
+        skitter_testsite::skip::cannot_run(
+            "report_html",
+            "the time chart's browser test",
+            "chromium is not installed (scripts/chromium-check.sh install)",
+        );
+        return;
+    };
+    let ms = Duration::from_millis;
+    let cases: [(&str, u64, Duration, &[&str]); 4] = [
+        // The report that showed `0 0 0 0 1s` and 1,170 pages/s by a card of 5,017.
+        (
+            "subsecond",
+            1170,
+            ms(233),
+            &["0", "50 ms", "100 ms", "150 ms", "200 ms"],
+        ),
+        (
+            "seconds",
+            20_000,
+            ms(2_300),
+            &["0", "0.5 s", "1.0 s", "1.5 s", "2.0 s"],
+        ),
+        ("minutes", 50_000, ms(200_000), &["0", "1m", "2m", "3m"]),
+        (
+            "days",
+            20_000,
+            ms(3 * 86_400_000 + 3_600_000),
+            &["0", "1d", "2d", "3d"],
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let keep = std::env::var_os("SKITTER_REPORT_HTML_KEEP").map(PathBuf::from);
+    for (name, n, elapsed, want) in cases {
+        let (report, timeline) = steady(n, elapsed);
+        let path = dir.path().join(format!("{name}.html"));
+        report_html::write(&path, &report, &timeline).unwrap();
+        let (dom, stderr) = dump_dom(&browser, &path);
+        let root = dom
+            .find("<html")
+            .and_then(|at| dom[at..].split_once('>'))
+            .map_or("", |(tag, _)| tag);
+        assert!(
+            root.contains(r#"data-axes="ok""#) && root.contains(r#"data-rendered="ok""#),
+            "{name}: {root}\n{stderr}"
+        );
+        assert_eq!(time_labels(&dom), want, "{name}: time axis");
+        // Every point of an even crawl is at the card's rate, give or take the
+        // timeline's bucketing (a point is a whole number of 1 ms buckets).
+        let card = report.urls_per_sec();
+        let rates = chart_rates(&dom);
+        assert!(!rates.is_empty(), "{name}: no rates in the chart");
+        for r in &rates {
+            assert!(
+                (r / card - 1.0).abs() < 0.25,
+                "{name}: a point at {r}/s, card {card}/s"
+            );
+        }
+        if let Some(keep) = &keep {
+            let png = keep.with_extension(format!("{name}.png"));
+            run_chromium(&browser, &path, &format!("--screenshot={}", png.display()));
         }
     }
 }

@@ -353,7 +353,7 @@ async fn cdx_index_is_sorted_and_points_at_gzip_members() {
             parts.next().unwrap(),
             parts.next().unwrap(),
         );
-        assert!(key.starts_with("127.0.0.1:8080)/"), "{key}");
+        assert!(key.starts_with("1,0,0,127:8080)/"), "{key}");
         assert_eq!(ts.len(), 14);
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(v["filename"], "idx.warc.gz");

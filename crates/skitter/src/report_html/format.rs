@@ -54,16 +54,6 @@ pub fn duration(d: Duration) -> String {
     }
 }
 
-/// Whole seconds as a compact span for axis labels: `0`, `45s`, `1m 07s`, `2h 05m`.
-pub fn span(secs: u64) -> String {
-    match secs {
-        0 => "0".to_string(),
-        1..60 => format!("{secs}s"),
-        60..3600 => format!("{}m {:02}s", secs / 60, secs % 60),
-        _ => format!("{}h {:02}m", secs / 3600, secs % 3600 / 60),
-    }
-}
-
 /// A rate with sensible precision: `0.25`, `12.5`, `1,234`.
 pub fn rate(r: f64) -> String {
     if !r.is_finite() || r <= 0.0 {
@@ -112,10 +102,6 @@ mod tests {
                 duration(Duration::from_secs(3 * 3600 + 7 * 60 + 5)),
                 "3h 07m",
             ),
-            (span(0), "0"),
-            (span(45), "45s"),
-            (span(67), "1m 07s"),
-            (span(7500), "2h 05m"),
             (rate(0.0), "0"),
             (rate(f64::NAN), "0"),
             (rate(0.254), "0.25"),

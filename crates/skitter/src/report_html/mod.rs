@@ -1,4 +1,4 @@
-//! A one-file HTML report of a crawl, for people: totals, status codes, pages/s
+//! A one-file HTML report of a crawl, for people: totals, status codes, URLs/s
 //! over time, response times, top hosts, errors and skip reasons.
 //!
 //! The file is self-contained (inline CSS, inline SVG drawn here, one small inline
@@ -8,13 +8,14 @@
 //! hostile text from a crawled site could not run or load anything. Its size does
 //! not grow with the crawl: records are aggregated ([`stats`]) and lists capped.
 //!
-//! The pages/s chart needs finish times, which records do not carry; a
+//! The URLs/s chart needs finish times, which records do not carry; a
 //! [`TimelineSink`] added to the crawl collects them in bounded memory.
 
 mod format;
 mod sections;
 pub mod stats;
 mod svg;
+mod timeaxis;
 pub mod timeline;
 
 use std::io::{self, Write};
@@ -39,7 +40,7 @@ pub fn render(report: &Report, timeline: &Timeline) -> String {
     out.push_str("<body><main>");
     sections::header(&mut out, report);
     sections::cards(&mut out, report, &stats);
-    sections::timeline(&mut out, timeline);
+    sections::timeline(&mut out, timeline, report.elapsed);
     out.push_str(r#"<div class="grid2">"#);
     sections::statuses(&mut out, &stats);
     sections::latency(&mut out, &stats);

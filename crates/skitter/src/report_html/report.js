@@ -40,6 +40,26 @@
       throw new Error("chart not drawn: " + svg.getAttribute("aria-label"));
     }
   }
+  // Axis labels must stay inside their chart and clear of each other: the first
+  // problem found is written on the root element for the browser test to read.
+  let axes = "ok";
+  for (const svg of charts) {
+    const box = svg.getBoundingClientRect();
+    const labels = Array.from(svg.querySelectorAll("text.t, text.tick"));
+    labels.forEach((text, i) => {
+      const r = text.getBoundingClientRect();
+      if (r.width === 0 || r.left < box.left - 0.5 || r.right > box.right + 0.5) {
+        axes = "label outside its chart: " + text.textContent;
+      }
+      for (const other of labels.slice(i + 1)) {
+        const o = other.getBoundingClientRect();
+        if (r.left < o.right && o.left < r.right && r.top < o.bottom && o.top < r.bottom) {
+          axes = "labels overlap: " + text.textContent + " / " + other.textContent;
+        }
+      }
+    });
+  }
+  document.documentElement.dataset.axes = axes;
   document.documentElement.dataset.charts = String(charts.length);
   document.documentElement.dataset.rendered = "ok";
 })();

@@ -3,10 +3,12 @@
 //! sorter compares numbers, not text.
 
 use std::fmt::Write;
+use std::time::Duration;
 
-use super::format::{bytes, clip, duration, esc, number, rate, span};
+use super::format::{bytes, clip, duration, esc, number, rate};
 use super::stats::{LATENCY_BOUNDS_MS, Stats};
 use super::svg::{self, Column};
+use super::timeaxis;
 use super::timeline::{SINK_NAME, Timeline};
 use crate::outcome::OutcomeKind;
 use crate::report::{Report, StopReason};
@@ -67,19 +69,19 @@ pub fn cards(out: &mut String, report: &Report, stats: &Stats) {
     out.push_str("</div>");
 }
 
-/// The pages/s chart, or why there is none.
-pub fn timeline(out: &mut String, timeline: &Timeline) {
-    out.push_str("<section><h2>Pages per second</h2>");
+/// The URLs/s chart over the crawl's `elapsed` wall time, or why there is none.
+pub fn timeline(out: &mut String, timeline: &Timeline, elapsed: Duration) {
+    out.push_str("<section><h2>URLs per second</h2>");
     let total = timeline.total();
     if total.fetched + total.skipped == 0 {
         out.push_str(r#"<p class="empty">No URL finished while the timeline was recording.</p>"#);
     } else {
-        out.push_str(&svg::rate_chart(timeline));
-        let (step, _) = svg::downsample(timeline);
+        out.push_str(&svg::rate_chart(timeline, elapsed));
+        let (step, _) = timeaxis::points(timeline, timeaxis::span(timeline, elapsed));
         let _ = write!(
             out,
-            r#"<p class="note">Fetched URLs per second (blue), of which failures and error statuses (red); each step covers {}. Hover for counts.</p>"#,
-            span(step)
+            r#"<p class="note">URLs finished per second (blue; averaged over the crawl, that is the URLs / second above), of which failures and error statuses (red); each step covers {}. Hover for counts.</p>"#,
+            duration(step)
         );
     }
     out.push_str("</section>");

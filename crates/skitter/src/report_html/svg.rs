@@ -1,15 +1,14 @@
 //! The report's two chart shapes, drawn as inline SVG on the Rust side so the page
 //! needs no script and no library to show them: columns (status codes, response
-//! times) and a step-area chart over time (pages/s). Every label passes through
+//! times) and a step-area chart over time (URLs/s). Every label passes through
 //! [`esc`]; colours come from CSS classes so the stylesheet owns the palette.
 
 use std::fmt::Write;
+use std::time::Duration;
 
-use super::format::{esc, number, span};
+use super::format::{esc, number, rate};
+use super::timeaxis::{self, Point};
 use super::timeline::Timeline;
-
-/// Points drawn at most on the time chart; longer timelines are summed into this many.
-pub const MAX_POINTS: usize = 300;
 
 /// The time chart spans the page; column charts sit two abreast, so they get a
 /// narrower canvas and their text stays legible when scaled down.
@@ -70,36 +69,32 @@ pub fn columns(cols: &[Column], aria: &str) -> String {
     out
 }
 
-/// Finished URLs per second over the crawl, with failures shaded over the total.
-pub fn rate_chart(timeline: &Timeline) -> String {
-    let (step_secs, points) = downsample(timeline);
-    let rate = |n: u64| n as f64 / step_secs as f64;
-    let peak = points.iter().map(|p| rate(p.0)).fold(0.0, f64::max);
-    let mut out = open(W, H, "Pages per second over time");
+/// URLs finished per second over the crawl (`elapsed` long), with failures and
+/// error statuses shaded over the total; x is time, so every point is drawn as wide
+/// as the time it covers.
+pub fn rate_chart(timeline: &Timeline, elapsed: Duration) -> String {
+    let end = timeaxis::span(timeline, elapsed);
+    let (step, points) = timeaxis::points(timeline, end);
+    let peak = points.iter().map(|p| p.rate(p.done())).fold(0.0, f64::max);
+    let mut out = open(W, H, "URLs per second over time");
     let top = axis_y(&mut out, W, H, peak, "/s");
     let plot_w = W - LEFT - RIGHT;
     let plot_h = H - TOP - BOTTOM;
-    let x = |i: usize| LEFT + plot_w * i as f64 / points.len().max(1) as f64;
+    let x = |t: Duration| LEFT + plot_w * (t.as_secs_f64() / end.as_secs_f64()).min(1.0);
     let y = |v: f64| TOP + plot_h - v / top * plot_h;
-    let total: Vec<f64> = points.iter().map(|p| rate(p.0)).collect();
-    let errors: Vec<f64> = points.iter().map(|p| rate(p.1)).collect();
+    let total: Vec<(&Point, f64)> = points.iter().map(|p| (p, p.rate(p.done()))).collect();
+    let errors: Vec<(&Point, f64)> = points.iter().map(|p| (p, p.rate(p.errors))).collect();
     for (series, class) in [(&total, "area"), (&errors, "area err")] {
         let mut edge = String::new();
-        for (i, v) in series.iter().enumerate() {
+        for (i, (p, v)) in series.iter().enumerate() {
             let cmd = if i == 0 { 'M' } else { 'L' };
-            let _ = write!(
-                edge,
-                "{cmd}{:.1},{:.1}L{:.1},{:.1}",
-                x(i),
-                y(*v),
-                x(i + 1),
-                y(*v)
-            );
+            let (x0, x1, y0) = (x(p.from), x(p.to), y(*v));
+            let _ = write!(edge, "{cmd}{x0:.1},{y0:.1}L{x1:.1},{y0:.1}");
         }
-        let (left, right, base) = (x(0), x(series.len()), y(0.0));
+        let (right, base) = (x(end), y(0.0));
         let _ = write!(
             out,
-            r#"<path class="{class}" d="M{left:.1},{base:.1}{}L{right:.1},{base:.1}Z"/>"#,
+            r#"<path class="{class}" d="M{LEFT:.1},{base:.1}{}L{right:.1},{base:.1}Z"/>"#,
             edge.replacen('M', "L", 1)
         );
         if class == "area" {
@@ -107,40 +102,24 @@ pub fn rate_chart(timeline: &Timeline) -> String {
             let _ = write!(out, r#"<path class="edge" d="{edge}"/>"#);
         }
     }
-    axis_time(&mut out, points.len() as u64 * step_secs);
-    for (i, p) in points.iter().enumerate() {
-        let from = i as u64 * step_secs;
+    axis_time(&mut out, end);
+    let seconds = end >= Duration::from_secs(1);
+    for p in &points {
         let _ = write!(
             out,
-            r#"<rect class="hover" x="{:.1}" y="{TOP}" width="{:.2}" height="{plot_h}"><title>{}–{}: {:.1} pages/s, {} errors, {} skipped</title></rect>"#,
-            x(i),
-            plot_w / points.len() as f64,
-            span(from),
-            span(from + step_secs),
-            rate(p.0),
-            number(p.1),
-            number(p.2),
+            r#"<rect class="hover" x="{:.1}" y="{TOP}" width="{:.2}" height="{plot_h}"><title>{}–{}: {} URLs/s; {} fetched, {} errors, {} skipped</title></rect>"#,
+            x(p.from),
+            x(p.to) - x(p.from),
+            timeaxis::label(p.from, step, seconds),
+            timeaxis::label(p.to, step, seconds),
+            rate(p.rate(p.done())),
+            number(p.fetched),
+            number(p.errors),
+            number(p.skipped),
         );
     }
     out.push_str("</svg>");
     out
-}
-
-/// Sums the timeline's buckets into at most [`MAX_POINTS`] points of
-/// (fetched, errors, skipped), returning the seconds each point covers.
-pub fn downsample(timeline: &Timeline) -> (u64, Vec<(u64, u64, u64)>) {
-    let buckets = timeline.buckets();
-    let per_point = buckets.len().div_ceil(MAX_POINTS).max(1);
-    let points = buckets
-        .chunks(per_point)
-        .map(|chunk| {
-            chunk.iter().fold((0, 0, 0), |acc, b| {
-                (acc.0 + b.fetched, acc.1 + b.errors, acc.2 + b.skipped)
-            })
-        })
-        .collect();
-    let width = timeline.bucket_width().as_secs().max(1);
-    (width * per_point as u64, points)
 }
 
 /// The smallest 1-2-5 number ≥ `v`, so the y axis ends on a round value.
@@ -199,21 +178,25 @@ pub fn y_ticks(peak: f64) -> (f64, u32) {
     (step, lines)
 }
 
-/// Five time labels along the bottom, from 0 to `total` seconds.
-fn axis_time(out: &mut String, total: u64) {
+/// Labels at round times along the bottom, from 0 to at most `end`; a label near
+/// either edge is anchored so it stays inside the chart.
+fn axis_time(out: &mut String, end: Duration) {
     let plot_w = W - LEFT - RIGHT;
-    for i in 0..=4u64 {
-        let x = LEFT + plot_w * i as f64 / 4.0;
+    for (t, label) in timeaxis::ticks(end) {
+        let x = LEFT + plot_w * (t.as_secs_f64() / end.as_secs_f64()).min(1.0);
         // The anchor is a class: CSS would override a presentation attribute.
-        let anchor = match i {
-            0 => "start",
-            4 => "end",
-            _ => "middle",
+        let anchor = if t.is_zero() {
+            "start"
+        } else if x > W - RIGHT - 40.0 {
+            "end"
+        } else {
+            "middle"
         };
-        let label = span(total * i / 4);
         let _ = write!(
             out,
-            r#"<text class="t {anchor}" x="{x:.1}" y="{:.1}">{label}</text>"#,
+            r#"<line class="grid mark" x1="{x:.1}" x2="{x:.1}" y1="{:.1}" y2="{:.1}"/><text class="t {anchor}" x="{x:.1}" y="{:.1}">{label}</text>"#,
+            H - BOTTOM,
+            H - BOTTOM + 4.0,
             H - BOTTOM + 16.0,
         );
     }
@@ -253,18 +236,5 @@ mod tests {
         for (peak, want) in cases {
             assert_eq!(y_ticks(peak), want, "peak {peak}");
         }
-    }
-
-    #[test]
-    fn downsample_caps_points_and_keeps_totals() {
-        let mut t = Timeline::new();
-        let rec = crate::outcome::PageRecord::new(url::Url::parse("http://h/").unwrap(), 0, None);
-        for s in 0..1000u64 {
-            t.add(std::time::Duration::from_secs(s), &rec);
-        }
-        let (step, points) = downsample(&t);
-        assert!(points.len() <= MAX_POINTS);
-        assert_eq!(step, 4);
-        assert_eq!(points.iter().map(|p| p.0).sum::<u64>(), 1000);
     }
 }

@@ -1,9 +1,10 @@
-//! The crawl's throughput over time, for the HTML report's pages/s chart.
+//! The crawl's throughput over time, for the HTML report's URLs/s chart.
 //!
 //! A [`TimelineSink`] counts finished URLs into fixed-width time buckets from the
-//! moment it is created. Memory is bounded whatever the crawl's length: buckets are
-//! one second wide until [`MAX_BUCKETS`] of them exist, then neighbours are merged
-//! and the width doubles, so a day-long crawl costs the same as an hour-long one.
+//! moment it is created. Buckets start [`BASE_WIDTH`] wide, fine enough for a crawl
+//! that lasts a fraction of a second; memory is bounded whatever the crawl's
+//! length: once [`MAX_BUCKETS`] of them exist, neighbours are merged and the width
+//! doubles, so a day-long crawl costs the same as an hour-long one.
 //! The sink is moved into the crawler, so it shares its [`Timeline`] with a
 //! [`TimelineHandle`] that the caller keeps and reads after the run.
 
@@ -16,8 +17,11 @@ use tokio::time::Instant;
 use crate::outcome::{OutcomeKind, PageRecord};
 use crate::sink::{Page, Sink, SinkError, SinkSummary};
 
-/// Buckets kept before neighbours are merged (68 minutes at one second each).
+/// Buckets kept before neighbours are merged.
 pub const MAX_BUCKETS: usize = 4096;
+
+/// The width of a bucket before any merging.
+pub const BASE_WIDTH: Duration = Duration::from_millis(1);
 
 /// The name the sink reports in [`SinkSummary::name`].
 pub const SINK_NAME: &str = "timeline";
@@ -46,21 +50,23 @@ impl Bucket {
 /// Finished URLs counted per bucket of time since the start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Timeline {
-    width_secs: u64,
+    width: Duration,
     buckets: Vec<Bucket>,
+    last: Duration,
 }
 
 impl Default for Timeline {
     fn default() -> Self {
         Timeline {
-            width_secs: 1,
+            width: BASE_WIDTH,
             buckets: Vec::new(),
+            last: Duration::ZERO,
         }
     }
 }
 
 impl Timeline {
-    /// An empty timeline with one-second buckets.
+    /// An empty timeline with [`BASE_WIDTH`] buckets.
     pub fn new() -> Self {
         Timeline::default()
     }
@@ -81,11 +87,17 @@ impl Timeline {
         };
         let slot = self.slot(at);
         self.buckets[slot] = self.buckets[slot].merge(one);
+        self.last = self.last.max(at);
     }
 
     /// The width of each bucket.
     pub fn bucket_width(&self) -> Duration {
-        Duration::from_secs(self.width_secs)
+        self.width
+    }
+
+    /// When the latest record finished, since the start.
+    pub fn last(&self) -> Duration {
+        self.last
     }
 
     /// The buckets, oldest first; bucket `i` covers `[i·width, (i+1)·width)`.
@@ -102,11 +114,11 @@ impl Timeline {
 
     /// The index of the bucket for `at`, growing or coarsening the buckets to fit.
     fn slot(&mut self, at: Duration) -> usize {
-        let secs = at.as_secs();
-        while secs / self.width_secs >= MAX_BUCKETS as u64 {
+        let index = |width: Duration| at.as_nanos() / width.as_nanos().max(1);
+        while index(self.width) >= MAX_BUCKETS as u128 {
             self.coarsen();
         }
-        let slot = (secs / self.width_secs) as usize;
+        let slot = index(self.width) as usize;
         if slot >= self.buckets.len() {
             self.buckets.resize(slot + 1, Bucket::default());
         }
@@ -120,7 +132,7 @@ impl Timeline {
             .chunks(2)
             .map(|pair| pair.iter().fold(Bucket::default(), |acc, b| acc.merge(*b)))
             .collect();
-        self.width_secs = self.width_secs.saturating_mul(2);
+        self.width = self.width.saturating_mul(2);
     }
 }
 
@@ -200,7 +212,7 @@ mod tests {
     }
 
     #[test]
-    fn counts_per_second_by_kind() {
+    fn counts_per_bucket_by_kind() {
         let mut t = Timeline::new();
         let cases = [
             (0, OutcomeKind::Html),
@@ -209,8 +221,8 @@ mod tests {
             (2, OutcomeKind::Skipped),
             (2, OutcomeKind::Redirect),
         ];
-        for (sec, kind) in cases {
-            t.add(Duration::from_millis(sec * 1000 + 999), &record(kind));
+        for (ms, kind) in cases {
+            t.add(Duration::from_micros(ms * 1000 + 999), &record(kind));
         }
         let b = |fetched, errors, skipped| Bucket {
             fetched,
@@ -219,7 +231,8 @@ mod tests {
         };
         assert_eq!(t.buckets(), &[b(2, 1, 0), b(0, 0, 0), b(2, 1, 1)]);
         assert_eq!(t.total(), b(4, 2, 1));
-        assert_eq!(t.bucket_width(), Duration::from_secs(1));
+        assert_eq!(t.bucket_width(), BASE_WIDTH);
+        assert_eq!(t.last(), Duration::from_micros(2999));
     }
 
     #[test]
@@ -227,10 +240,10 @@ mod tests {
         let mut t = Timeline::new();
         let html = record(OutcomeKind::Html);
         t.add(Duration::ZERO, &html);
-        t.add(Duration::from_secs(1), &html);
-        t.add(Duration::from_secs(MAX_BUCKETS as u64 * 5), &html);
+        t.add(Duration::from_millis(1), &html);
+        t.add(BASE_WIDTH * MAX_BUCKETS as u32 * 5, &html);
         assert!(t.buckets().len() <= MAX_BUCKETS);
-        assert_eq!(t.bucket_width(), Duration::from_secs(8));
+        assert_eq!(t.bucket_width(), BASE_WIDTH * 8);
         assert_eq!(t.buckets()[0].fetched, 2);
         assert_eq!(t.total().fetched, 3);
     }
@@ -243,12 +256,13 @@ mod tests {
             exchange: None,
         };
         sink.record(&page(OutcomeKind::Html)).await.unwrap();
-        tokio::time::advance(Duration::from_secs(3)).await;
+        tokio::time::advance(Duration::from_millis(3)).await;
         sink.record(&page(OutcomeKind::Failed)).await.unwrap();
         let summary = sink.finish().await.unwrap();
         assert_eq!((summary.name.as_str(), summary.records), (SINK_NAME, 2));
         let t = handle.timeline();
         assert_eq!(t.buckets().len(), 4);
         assert_eq!(t.buckets()[3].errors, 1);
+        assert_eq!(t.last(), Duration::from_millis(3));
     }
 }

@@ -1,8 +1,8 @@
 //! The CDXJ index of the WARC files: one line per response record, as pywb reads it.
 //!
 //! A line is `urlkey timestamp14 {json}`, where the key is the URL in SURT form
-//! (Sort-friendly URI Reordering Transform) so that lines for one site sort
-//! together, and the JSON carries `url, mime, status, digest, length, offset,
+//! ([`surt`](super::surt), byte for byte what pywb's canonicaliser computes for a
+//! lookup) so that lines for one site sort together, and the JSON carries `url, mime, status, digest, length, offset,
 //! filename` as strings, as pywb's own indexer writes them. Lines are collected in
 //! memory (about 250 bytes per response) and written sorted by [`write_sorted`],
 //! because pywb binary-searches the file.
@@ -13,7 +13,9 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use url::{Host, Url};
+use url::Url;
+
+use super::surt::surt;
 
 /// The JSON part of a CDXJ line; field order is pywb's.
 #[derive(Serialize)]
@@ -63,41 +65,6 @@ pub(crate) fn line(e: &Entry<'_>) -> String {
     format!("{} {} {json}", surt(e.url), e.date.format("%Y%m%d%H%M%S"))
 }
 
-/// The SURT key of a URL, simply: scheme dropped, host labels lowercased and
-/// reversed with commas (a leading `www` dropped; IP addresses kept as they are),
-/// `:port` when not the default, `)`, then the lowercased path and query with the
-/// query's `&`-separated parameters sorted. `http://www.Example.com/A?b=1&a=2`
-/// becomes `com,example)/a?a=2&b=1`.
-pub(crate) fn surt(url: &Url) -> String {
-    let mut key = match url.host() {
-        Some(Host::Domain(d)) => {
-            let d = d.to_ascii_lowercase();
-            let d = d
-                .strip_prefix("www.")
-                .filter(|r| !r.is_empty())
-                .unwrap_or(&d);
-            d.trim_end_matches('.')
-                .rsplit('.')
-                .collect::<Vec<_>>()
-                .join(",")
-        }
-        Some(host) => host.to_string(),
-        None => String::new(),
-    };
-    if let Some(port) = url.port() {
-        key.push_str(&format!(":{port}"));
-    }
-    key.push(')');
-    key.push_str(&url.path().to_lowercase());
-    if let Some(query) = url.query().filter(|q| !q.is_empty()) {
-        let mut params: Vec<&str> = query.split('&').collect();
-        params.sort_unstable();
-        key.push('?');
-        key.push_str(&params.join("&").to_lowercase());
-    }
-    key
-}
-
 /// Sorts the lines bytewise and writes them to `path` through a temporary file and
 /// a rename, so the index is either the old one or the whole new one.
 pub(crate) fn write_sorted(path: &Path, mut lines: Vec<String>) -> io::Result<u64> {
@@ -119,22 +86,6 @@ pub(crate) fn write_sorted(path: &Path, mut lines: Vec<String>) -> io::Result<u6
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn surt_keys() {
-        let cases = [
-            ("http://www.Example.com/A?b=1&a=2", "com,example)/a?a=2&b=1"),
-            ("https://example.com/", "com,example)/"),
-            ("http://sub.example.co.uk/x", "uk,co,example,sub)/x"),
-            ("http://127.0.0.1:8080/p?q", "127.0.0.1:8080)/p?q"),
-            ("http://[::1]:81/", "[::1]:81)/"),
-            ("http://www./", "www)/"),
-            ("http://example.com:80/", "com,example)/"),
-        ];
-        for (url, want) in cases {
-            assert_eq!(surt(&Url::parse(url).unwrap()), want, "{url}");
-        }
-    }
 
     #[test]
     fn line_is_pywb_shaped() {

@@ -29,6 +29,7 @@ mod cdx;
 mod gzip;
 mod record;
 mod repair;
+mod surt;
 
 use std::collections::HashSet;
 use std::fs::File;

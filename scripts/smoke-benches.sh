@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs every benchmark in its smoke mode (a few hundred pages, seconds each) and
+# checks that each exits 0 and prints its figures. The figures of a smoke run mean
+# nothing; the point is that a benchmark nobody runs cannot rot unnoticed (a
+# renamed flag, a changed JSON field). CI runs this after the tests.
+#
+#   scripts/smoke-benches.sh
+#
+# Covers every scripts/bench-*.sh (run with --smoke, against the debug binary the
+# tests build, or $SKITTER) and every `cargo bench` target of crates/skitter (run
+# with SKITTER_BENCH_SMOKE=1 through `cargo test --bench`, which builds in the
+# test profile and so needs no release build). A bench script or target without a
+# figure pattern below fails the run: add one when adding a benchmark.
+# bench-redis.sh needs redis-server, bench-fetch.sh needs /usr/bin/time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+export SKITTER=${SKITTER:-${CARGO_TARGET_DIR:-$root/target}/debug/skitter}
+if [[ ! -x $SKITTER ]]; then
+    cargo build --quiet -p skitter-cli
+fi
+
+# What each benchmark prints when it worked (an extended regex, on one line).
+declare -A figures=(
+    [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
+    [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
+    [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'
+    [bench-redis.sh]='^ratio: +[0-9.]+'
+    [frontier]='^pop\+complete [0-9]+ URLs: .*/s'
+    [probe]='^probe [0-9]+ names, .*: [0-9]+ resolved in [0-9.]+ s; ideal .*ratio [0-9.]+'
+)
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+failed=()
+
+# check NAME COMMAND...: runs it, shows its output, and checks status and figures.
+check() {
+    local name=$1 status=0 start
+    shift
+    echo "--- $name: $*"
+    start=$(date +%s)
+    "$@" >"$out/$name" 2>&1 || status=$?
+    cat "$out/$name"
+    local pattern=${figures[$name]:-}
+    if [[ -z $pattern ]]; then
+        echo "FAIL $name: no figure pattern in scripts/smoke-benches.sh" >&2
+        failed+=("$name")
+    elif [[ $status != 0 ]]; then
+        echo "FAIL $name: exited with status $status" >&2
+        failed+=("$name")
+    elif ! grep -Eq "$pattern" "$out/$name"; then
+        echo "FAIL $name: printed no figures matching /$pattern/" >&2
+        failed+=("$name")
+    else
+        echo "ok $name ($(($(date +%s) - start)) s)"
+    fi
+}
+
+for script in scripts/bench-*.sh; do
+    check "$(basename "$script")" "$script" --smoke
+done
+for bench in crates/skitter/benches/*.rs; do
+    name=$(basename "$bench" .rs)
+    if [[ $name == frontier ]]; then
+        for kind in memory disk; do
+            check "$name" env SKITTER_BENCH_SMOKE=1 cargo test --quiet -p skitter --bench "$name" -- "$kind"
+        done
+    else
+        check "$name" env SKITTER_BENCH_SMOKE=1 cargo test --quiet -p skitter --bench "$name"
+    fi
+done
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "smoke-benches: ${#failed[@]} failed: ${failed[*]}" >&2
+    exit 1
+fi
+echo "smoke-benches: every benchmark ran and printed its figures"

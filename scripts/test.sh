@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The README's test command: every test, with the checks that need outside tools
+# able to run, and a summary of any that could not.
+#
+#   scripts/test.sh [ARGS...]      ARGS go to `cargo test --workspace`
+#
+# 1. Installs the Python tools the WARC tests run (warcio, fastwarc, cdxj-indexer)
+#    into target/validators-venv with scripts/validators.sh, unless they are there.
+#    Without a package registry that fails; the run goes on (under CI it stops).
+# 2. Runs `cargo test --workspace ARGS`.
+# 3. Prints the checks that could not run (a missing validator, redis-server or
+#    chromium). Tests record them in $SKITTER_SKIPPED, because cargo's harness
+#    hides what a passing test prints. Under CI (CI set) such a test fails instead.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+venv="$root/target/validators-venv"
+export SKITTER_VALIDATORS=${SKITTER_VALIDATORS:-$venv/bin}
+missing=()
+for tool in warcio fastwarc cdxj-indexer; do
+    [[ -x $SKITTER_VALIDATORS/$tool ]] || missing+=("$tool")
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "== installing ${missing[*]} into $venv (scripts/validators.sh)"
+    if ! scripts/validators.sh "$venv"; then
+        if [[ -n ${CI:-} ]]; then
+            echo "test.sh: the validators could not be installed, and CI needs them" >&2
+            exit 1
+        fi
+        echo "test.sh: the validators could not be installed (no package registry?);" \
+            "their checks will be skipped" >&2
+    fi
+fi
+
+skipped=$(mktemp)
+trap 'rm -f "$skipped"' EXIT
+export SKITTER_SKIPPED=$skipped
+cargo test --workspace "$@"
+status=$?
+
+echo
+if [[ -s $skipped ]]; then
+    count=$(sort -u "$skipped" | wc -l)
+    echo "************************************************************************"
+    echo "test.sh: $count check(s) did NOT run; the tests that own them passed without them:"
+    sort -u "$skipped" | sed 's/^/  - /'
+    echo "Install what is named above (or run as root: .ci/run installs everything)."
+    echo "************************************************************************"
+else
+    echo "test.sh: no check was skipped for want of an outside program"
+fi
+exit "$status"
