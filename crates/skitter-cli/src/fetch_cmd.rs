@@ -40,10 +40,10 @@ pub struct FetchArgs {
     #[arg(long)]
     pub no_glob: bool,
     /// Requests in flight at most, over all hosts.
-    #[arg(short = 'c', long, default_value_t = bulk::DEFAULT_CONCURRENCY, value_name = "N")]
+    #[arg(short = 'c', long, default_value_t = bulk::DEFAULT_CONCURRENCY, value_parser = flags::count, value_name = "N")]
     pub concurrency: usize,
     /// Requests in flight at most to one host (host:port).
-    #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_name = "N")]
+    #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
     /// Redirect hops followed per URL.
     #[arg(long, alias = "max_redirect", default_value_t = bulk::DEFAULT_MAX_REDIRECT, value_name = "N")]

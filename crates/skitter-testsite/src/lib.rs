@@ -25,6 +25,7 @@
 
 mod body;
 mod config;
+mod hostile;
 mod page;
 mod route;
 mod server;
