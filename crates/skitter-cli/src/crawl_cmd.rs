@@ -465,3 +465,27 @@ pub fn exit_status(report: &Report) -> u8 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use skitter::report::{ReportSummary, Tally};
+
+    use super::*;
+
+    #[test]
+    fn exit_status_says_when_a_url_hit_an_internal_error() {
+        let report = |stopped: Option<StopReason>, internal: u64| {
+            let mut tally = Tally::default();
+            tally.bump(skitter::report::INTERNAL_COUNTER, internal);
+            tally.finish(ReportSummary {
+                stopped,
+                ..ReportSummary::default()
+            })
+        };
+        let limit = || Some(StopReason::Limit("max-pages".into()));
+        assert_eq!(exit_status(&report(None, 0)), 0);
+        assert_eq!(exit_status(&report(None, 2)), 1);
+        assert_eq!(exit_status(&report(limit(), 1)), 1);
+        assert_eq!(exit_status(&report(Some(StopReason::Interrupted), 1)), 130);
+    }
+}

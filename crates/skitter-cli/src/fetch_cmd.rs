@@ -123,6 +123,15 @@ impl FetchArgs {
     /// Arguments, `-` (stdin) where it appears among them, then `--input`.
     async fn items(&self) -> anyhow::Result<Items> {
         let glob = !self.no_glob;
+        // A pattern typed on the command line is usage: a bad one stops here
+        // (exit 2), while a bad line of a file or stdin is skipped and reported.
+        if glob {
+            for arg in self.urls.iter().filter(|a| *a != "-") {
+                if let Err(e) = bulk::Glob::parse(arg) {
+                    anyhow::bail!("bad pattern {arg:?}: {e} (--no-glob takes it literally)");
+                }
+            }
+        }
         let mut sources: Vec<Items> = Vec::new();
         let mut args = self.urls.as_slice();
         while !args.is_empty() {

@@ -36,8 +36,11 @@ pub fn count(s: &str) -> Result<usize, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{s:?} is not a whole number"))?;
-    if !(1..=MAX_COUNT).contains(&n) {
-        return Err(format!("{s:?} is out of range: 1 to {MAX_COUNT}"));
+    if n == 0 {
+        return Err(format!("{s:?}: must be at least 1"));
+    }
+    if n > MAX_COUNT {
+        return Err(format!("{s:?}: must be at most {MAX_COUNT}"));
     }
     Ok(n)
 }
