@@ -19,7 +19,7 @@ use url::Url;
 fn config(cases: u32) -> Config {
     Config {
         cases,
-        rng_seed: RngSeed::Fixed(0x5eed_0f_5c17),
+        rng_seed: RngSeed::Fixed(0x5eed_5c17),
         failure_persistence: None,
         ..Config::default()
     }
