@@ -31,6 +31,9 @@ const MAX_BOMB_MIB: u32 = 4096;
 /// - `/hostile/leaf/I`: a small page without links.
 /// - `/hostile/noscript/K`: a link to leaf 0, then K KiB of nested `<noscript>`.
 /// - `/hostile/links/N`: N distinct links, to leaves 0..N.
+/// - `/hostile/linkpages/N`: links to link pages 0..N; link page K links the
+///   1,000 leaves K·1000 .. K·1000+999 (so N link pages hold N·1000 distinct
+///   links, as many as one `/hostile/links/` page of N·1000).
 /// - `/hostile/attr/K`: links to leaves 0 and 1 on elements carrying a K KiB attribute.
 /// - `/hostile/big/K`: a K KiB page, a link to leaf 0 first and to leaf 1 last.
 /// - `/hostile/gzipbomb/M`: a gzip body (about 1 KiB per MiB) that inflates to
@@ -46,7 +49,9 @@ pub(crate) fn route(path: &str) -> Option<Response<SiteBody>> {
             "<!DOCTYPE html>\n<title>Leaf {n}</title><p>leaf {n}</p>\n"
         )),
         "noscript" if n <= MAX_KIB => html(noscript(n as usize * 1024)),
-        "links" if n <= MAX_LINKS => html(links(n)),
+        "links" if n <= MAX_LINKS => html(links(0, n, "leaf")),
+        "linkpages" if n <= MAX_LINKS / 1000 => html(links(0, n, "linkpage")),
+        "linkpage" if n < MAX_LINKS / 1000 => html(links(n * 1000, 1000, "leaf")),
         "attr" if n <= MAX_KIB => html(attr(n as usize * 1024)),
         "big" if n <= MAX_KIB => html(big(n as usize * 1024)),
         "gzipbomb" if n <= MAX_BOMB_MIB => with_header(
@@ -68,12 +73,13 @@ fn noscript(len: usize) -> String {
     out
 }
 
-fn links(n: u32) -> String {
+/// `n` links to `/hostile/{kind}/{first}` and on.
+fn links(first: u32, n: u32, kind: &str) -> String {
     let mut out = String::with_capacity(n as usize * 32 + 64);
     out.push_str("<!DOCTYPE html>\n<title>Links</title>\n");
-    for i in 0..n {
+    for i in first..first + n {
         // Writing to a String cannot fail.
-        let _ = writeln!(out, "<a href=\"/hostile/leaf/{i}\">{i}</a>");
+        let _ = writeln!(out, "<a href=\"/hostile/{kind}/{i}\">{i}</a>");
     }
     out
 }
