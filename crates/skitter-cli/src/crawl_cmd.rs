@@ -49,7 +49,7 @@ pub struct CrawlArgs {
     #[arg(required = true, value_name = "ROOT")]
     pub roots: Vec<String>,
     /// Concurrent requests at most, over all hosts.
-    #[arg(long, alias = "max_tasks", default_value_t = 100, value_name = "N")]
+    #[arg(long, alias = "max_tasks", default_value_t = 100, value_parser = flags::count, value_name = "N")]
     pub max_tasks: usize,
     /// Redirect hops followed per chain.
     #[arg(long, alias = "max_redirect", default_value_t = 10, value_name = "N")]
@@ -112,7 +112,7 @@ pub struct CrawlArgs {
     #[arg(short = 'p', long)]
     pub resources: bool,
     /// At most this many requests in flight to one host (host:port).
-    #[arg(long, default_value_t = 8, value_name = "N")]
+    #[arg(long, default_value_t = 8, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
     /// Minimum gap between request starts to one host, e.g. 250ms.
     #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
@@ -127,7 +127,9 @@ pub struct CrawlArgs {
     #[arg(long, value_parser = flags::duration, default_value = "10m", value_name = "DURATION")]
     #[serde(default = "default_max_outage")]
     pub max_outage: Duration,
-    /// Bodies larger than this are not read (outcome body_too_large), e.g. 10M.
+    /// Read at most this much of a body, e.g. 10M; a longer one is cut there
+    /// (outcome marked truncated, links taken from the part read). Also caps
+    /// decoded (decompressed) bodies.
     #[arg(long, value_parser = flags::size, default_value = "10M", value_name = "SIZE")]
     pub max_body_size: u64,
     /// Keep a cookie jar for the crawl.
@@ -354,6 +356,7 @@ impl CrawlArgs {
         if let Some(dir) = &self.mirror {
             let options = MirrorOptions {
                 convert_links: self.convert_links,
+                max_body_size: self.max_body_size,
             };
             sinks.push(Box::new(MirrorSink::create(dir, options)?));
         }
@@ -454,9 +457,18 @@ fn print_report_to(
     }
 }
 
-/// 0 completed, 130 interrupted, 2 fatal; limits count as completing.
+/// 0 completed, 1 completed but some URL hit a bug in skitter (a panic, in the
+/// report as `error other: internal: …`), 130 interrupted, 2 fatal; limits count
+/// as completing.
 pub fn exit_status(report: &Report) -> u8 {
     match &report.stopped {
+        None | Some(StopReason::Limit(_)) if report.internal_errors() > 0 => {
+            eprintln!(
+                "skitter: error: {} URLs failed by an internal error (see the report)",
+                report.internal_errors()
+            );
+            1
+        }
         None | Some(StopReason::Limit(_)) => 0,
         Some(StopReason::Interrupted) => 130,
         Some(StopReason::Fatal(e)) => {
@@ -469,4 +481,28 @@ pub fn exit_status(report: &Report) -> u8 {
 /// `--max-outage` for shared crawl options stored before the flag existed.
 fn default_max_outage() -> Duration {
     Duration::from_secs(600)
+}
+
+#[cfg(test)]
+mod tests {
+    use skitter::report::{ReportSummary, Tally};
+
+    use super::*;
+
+    #[test]
+    fn exit_status_says_when_a_url_hit_an_internal_error() {
+        let report = |stopped: Option<StopReason>, internal: u64| {
+            let mut tally = Tally::default();
+            tally.bump(skitter::report::INTERNAL_COUNTER, internal);
+            tally.finish(ReportSummary {
+                stopped,
+                ..ReportSummary::default()
+            })
+        };
+        let limit = || Some(StopReason::Limit("max-pages".into()));
+        assert_eq!(exit_status(&report(None, 0)), 0);
+        assert_eq!(exit_status(&report(None, 2)), 1);
+        assert_eq!(exit_status(&report(limit(), 1)), 1);
+        assert_eq!(exit_status(&report(Some(StopReason::Interrupted), 1)), 130);
+    }
 }

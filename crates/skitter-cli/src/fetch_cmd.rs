@@ -40,10 +40,10 @@ pub struct FetchArgs {
     #[arg(long)]
     pub no_glob: bool,
     /// Requests in flight at most, over all hosts.
-    #[arg(short = 'c', long, default_value_t = bulk::DEFAULT_CONCURRENCY, value_name = "N")]
+    #[arg(short = 'c', long, default_value_t = bulk::DEFAULT_CONCURRENCY, value_parser = flags::count, value_name = "N")]
     pub concurrency: usize,
     /// Requests in flight at most to one host (host:port).
-    #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_name = "N")]
+    #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
     /// Redirect hops followed per URL.
     #[arg(long, alias = "max_redirect", default_value_t = bulk::DEFAULT_MAX_REDIRECT, value_name = "N")]
@@ -123,6 +123,15 @@ impl FetchArgs {
     /// Arguments, `-` (stdin) where it appears among them, then `--input`.
     async fn items(&self) -> anyhow::Result<Items> {
         let glob = !self.no_glob;
+        // A pattern typed on the command line is usage: a bad one stops here
+        // (exit 2), while a bad line of a file or stdin is skipped and reported.
+        if glob {
+            for arg in self.urls.iter().filter(|a| *a != "-") {
+                if let Err(e) = bulk::Glob::parse(arg) {
+                    anyhow::bail!("bad pattern {arg:?}: {e} (--no-glob takes it literally)");
+                }
+            }
+        }
         let mut sources: Vec<Items> = Vec::new();
         let mut args = self.urls.as_slice();
         while !args.is_empty() {

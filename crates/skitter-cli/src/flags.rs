@@ -4,17 +4,45 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-/// Parses `30s`, `500ms`, `2m`, `1h 30m`, or a bare number of seconds (`1.5`).
+/// The longest duration a flag takes: a year. Longer ones are surely typos, and
+/// a deadline far enough out overflows the clock (`--timeout 1e20` panicked).
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Most concurrent tasks a count flag (`--max-tasks`, `--per-host`) takes.
+pub const MAX_COUNT: usize = 1_000_000;
+
+/// Parses `30s`, `500ms`, `2m`, `1h 30m`, or a bare number of seconds (`1.5`),
+/// up to [`MAX_DURATION`].
 pub fn duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    if let Ok(secs) = s.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
+    let d = if let Ok(secs) = s.parse::<f64>() {
+        if !(secs.is_finite() && secs >= 0.0) {
+            return Err(format!("{s:?} is not a non-negative number of seconds"));
         }
-        return Err(format!("{s:?} is not a non-negative number of seconds"));
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+    } else {
+        humantime::parse_duration(s)
+            .map_err(|e| format!("{s:?} is not a duration like 30s or 500ms: {e}"))?
+    };
+    if d > MAX_DURATION {
+        return Err(format!("{s:?} is longer than the limit of 365 days"));
     }
-    humantime::parse_duration(s)
-        .map_err(|e| format!("{s:?} is not a duration like 30s or 500ms: {e}"))
+    Ok(d)
+}
+
+/// Parses a concurrency count: 1 to [`MAX_COUNT`].
+pub fn count(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a whole number"))?;
+    if n == 0 {
+        return Err(format!("{s:?}: must be at least 1"));
+    }
+    if n > MAX_COUNT {
+        return Err(format!("{s:?}: must be at most {MAX_COUNT}"));
+    }
+    Ok(n)
 }
 
 /// Parses `1048576`, `512K`, `10M`, `10MiB`, `1G` (K/M/G are powers of 1024).
@@ -59,6 +87,24 @@ mod tests {
         assert_eq!(duration("1.5").unwrap(), Duration::from_millis(1500));
         assert!(duration("-1").is_err());
         assert!(duration("soon").is_err());
+        for huge in [
+            "1e20",
+            "1e300",
+            "366days",
+            "99999999999999999999y",
+            "31536001",
+        ] {
+            assert!(duration(huge).is_err(), "{huge}");
+        }
+        assert_eq!(duration("365days").unwrap(), MAX_DURATION);
+    }
+
+    #[test]
+    fn counts() {
+        assert_eq!(count("100").unwrap(), 100);
+        for bad in ["0", "-1", "18446744073709551615", "1000001", "x"] {
+            assert!(count(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

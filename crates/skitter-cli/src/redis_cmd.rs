@@ -60,7 +60,7 @@ pub struct WorkerArgs {
     #[command(flatten)]
     target: Target,
     /// Concurrent requests of this worker at most, over all hosts.
-    #[arg(long, alias = "max_tasks", default_value_t = 100, value_name = "N")]
+    #[arg(long, alias = "max_tasks", default_value_t = 100, value_parser = crate::flags::count, value_name = "N")]
     max_tasks: usize,
     /// How long a claimed URL stays this worker's without a heartbeat before
     /// another worker may take it over.

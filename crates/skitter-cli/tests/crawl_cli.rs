@@ -99,11 +99,21 @@ fn bad_usage_exits_2_with_a_message() {
         &["crawl", "x.test", "--timeout", "soon"],
         &["crawl", "x.test", "--header", "no colon"],
         &["crawl", "x.test", "--no-such-flag"],
+        // Values that once overflowed into a panic (exit 101).
+        &["crawl", "x.test", "--timeout", "1e20"],
+        &["crawl", "x.test", "--max-time", "1e300"],
+        &["crawl", "x.test", "--grace", "99999999999999999999y"],
+        &["crawl", "x.test", "--max-tasks", "18446744073709551615"],
+        &["crawl", "x.test", "--per-host", "0"],
+        &["fetch", "http://x.test/[0-18446744073709551615]"],
+        &["fetch", "x.test", "--concurrency", "18446744073709551615"],
     ];
     for args in cases {
         let out = skitter().args(*args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(!out.stderr.is_empty(), "{args:?} printed no message");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.is_empty(), "{args:?} printed no message");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
 }
 

@@ -26,6 +26,7 @@
 mod body;
 mod config;
 mod fault;
+mod hostile;
 mod page;
 mod route;
 mod server;

@@ -162,7 +162,7 @@ pub(crate) fn route(
         }
         "/links/malformed" => reply(StatusCode::OK, Some(HTML), MALFORMED_LINKS),
         "/offsite" => reply(StatusCode::OK, Some(HTML), OFFSITE),
-        _ => return None,
+        _ => return crate::hostile::route(path),
     };
     Some(resp)
 }

@@ -189,3 +189,45 @@ fn binary_prints_its_url_and_exits_when_stdin_closes() {
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
 }
+
+#[tokio::test]
+async fn hostile_pages_have_the_sizes_their_paths_name() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let client = h1();
+    let body = |path: &'static str| {
+        let (client, url) = (&client, site.url(path));
+        async move { get(client, &url).await }
+    };
+    let noscript = body("/hostile/noscript/64").await;
+    assert!(noscript.body.len() >= 64 * 1024);
+    assert_eq!(hrefs(&noscript.text()), ["/hostile/leaf/0"]);
+    let links = body("/hostile/links/300").await;
+    let found = hrefs(&links.text());
+    assert_eq!(found.len(), 300);
+    assert_eq!(found[299], "/hostile/leaf/299");
+    let big = body("/hostile/big/100").await;
+    assert!(big.body.len() <= 100 * 1024 && big.body.len() > 99 * 1024);
+    assert_eq!(hrefs(&big.text()), ["/hostile/leaf/0", "/hostile/leaf/1"]);
+    let attr = body("/hostile/attr/8").await;
+    assert!(attr.body.len() > 16 * 1024);
+    let bomb = body("/hostile/gzipbomb/4").await;
+    assert_eq!(bomb.header("content-encoding"), Some("gzip"));
+    let mut inflated = Vec::new();
+    flate2::read::MultiGzDecoder::new(&bomb.body[..])
+        .read_to_end(&mut inflated)
+        .unwrap();
+    assert_eq!(inflated.len(), 4 << 20);
+    assert!(bomb.body.len() < 64 * 1024, "{}", bomb.body.len());
+    let page = body("/hostile/linkpage/2").await;
+    let found = hrefs(&page.text());
+    assert_eq!(
+        (found.len(), found[0].as_str()),
+        (1000, "/hostile/leaf/2000")
+    );
+    let index = body("/hostile/sitemapindex/7").await;
+    assert!(index.text().contains("<loc>/hostile/sitemapindex/8</loc>"));
+    assert_eq!(
+        body("/hostile/links/99999999").await.status,
+        StatusCode::NOT_FOUND
+    );
+}

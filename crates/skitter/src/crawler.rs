@@ -13,6 +13,7 @@ use std::time::Instant;
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::body::CpuPool;
 use crate::config::{Config, CrawlerBuilder};
 use crate::discovery::SitemapRegistry;
 use crate::extract::ExtractMode;
@@ -117,6 +118,8 @@ pub(crate) struct Ctx {
     pub(crate) traps: Arc<TrapGuard>,
     pub(crate) sitemaps: SitemapRegistry,
     pub(crate) slowdowns: Arc<Slowdowns>,
+    /// Runs the decoding and link extraction of large bodies off the async threads.
+    pub(crate) cpu: CpuPool,
 }
 
 impl Ctx {
@@ -213,9 +216,16 @@ impl Crawler {
         let halt = Arc::new(Halt::default());
         let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
         let outputs_first = self.frontier.durable() && !self.sinks.is_empty();
-        let sink_task = tokio::spawn(handoff::drive_sinks(rx, self.sinks, halt.clone()));
+        let tally = Arc::new(Mutex::new(Tally::default()));
+        let sink_task = tokio::spawn(handoff::drive_sinks(
+            rx,
+            self.sinks,
+            halt.clone(),
+            tally.clone(),
+        ));
         let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
+        let grace = self.config.grace;
         let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
         let slowdowns = Arc::new(Slowdowns::default());
         let ctx = Arc::new(Ctx {
@@ -242,6 +252,7 @@ impl Crawler {
             traps: traps.clone(),
             sitemaps,
             slowdowns: slowdowns.clone(),
+            cpu: CpuPool::new(),
             config: self.config,
             fetcher: self.fetcher,
         });
@@ -254,12 +265,23 @@ impl Crawler {
                 }
             })
         };
-        let stop = scheduler::run(ctx).await;
+        let mut stop = scheduler::run(ctx).await;
         watcher.abort();
-        let (mut tally, sinks) = sink_task.await.unwrap_or_else(|e| {
-            halt.fail(format!("output task panicked: {e}"));
-            (Tally::default(), Vec::new())
-        });
+        let grace = stop.is_some().then_some(grace);
+        let sinks = match finish_outputs(sink_task, grace).await {
+            Ok(sinks) => sinks,
+            Err(why) => {
+                tracing::error!("{why}");
+                // An interrupted crawl stays interrupted; a limit stop that
+                // loses output is an error.
+                if let Some(StopReason::Limit(_)) | None = stop {
+                    stop = Some(StopReason::Fatal(why.clone()));
+                }
+                halt.fail(why);
+                Vec::new()
+            }
+        };
+        let mut tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(store) = &self.outcomes {
             // A resumed crawl reports every URL of every run, each exactly once.
             let mut all = Tally::default();
@@ -289,4 +311,27 @@ impl Crawler {
             sinks,
         }))
     }
+}
+
+/// Waits for the outputs to write what is left and close. After an early stop
+/// (`grace` given) they get one grace period of their own, since they may have
+/// had to wait for the last fetches; one still busy then is abandoned, so a
+/// stuck output cannot hold the crawl.
+async fn finish_outputs(
+    mut task: tokio::task::JoinHandle<Vec<crate::sink::SinkSummary>>,
+    grace: Option<std::time::Duration>,
+) -> Result<Vec<crate::sink::SinkSummary>, String> {
+    let joined = match grace {
+        None => (&mut task).await,
+        Some(grace) => match tokio::time::timeout(grace, &mut task).await {
+            Ok(joined) => joined,
+            Err(_) => {
+                task.abort();
+                return Err(
+                    "outputs did not finish within the grace period and may be incomplete".into(),
+                );
+            }
+        },
+    };
+    joined.map_err(|e| format!("output task panicked: {e}"))
 }

@@ -11,7 +11,7 @@
 //! together. Without durability or outputs the lease completes first and the page
 //! is handed over without waiting.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
@@ -72,16 +72,21 @@ async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &Page
 /// Feeds every finished page to the tally and the sinks, in finishing order, and
 /// acknowledges written pages after each flush. After a sink fails, pages are
 /// still drained (so workers never block) and tallied, but never acknowledged.
+/// The tally lives outside the task, so the report survives an output that
+/// never returns and is abandoned.
 pub(crate) async fn drive_sinks(
     mut rx: mpsc::Receiver<Handoff>,
     mut sinks: Vec<Box<dyn Sink>>,
     halt: Arc<Halt>,
-) -> (Tally, Vec<SinkSummary>) {
-    let mut tally = Tally::default();
+    tally: Arc<Mutex<Tally>>,
+) -> Vec<SinkSummary> {
     let mut healthy = true;
     let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
     while let Some(handoff) = rx.recv().await {
-        tally.add(&handoff.page.record);
+        tally
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(&handoff.page.record);
         if !healthy {
             continue;
         }
@@ -106,7 +111,7 @@ pub(crate) async fn drive_sinks(
             Err(e) => halt.fail(format!("output {e}")),
         }
     }
-    (tally, summaries)
+    summaries
 }
 
 async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {

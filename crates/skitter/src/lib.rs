@@ -23,6 +23,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod body;
 pub mod bulk;
 pub mod config;
 pub mod crawler;

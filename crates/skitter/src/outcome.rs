@@ -129,6 +129,10 @@ impl fmt::Display for SkipReason {
     }
 }
 
+/// How the message of a failure that is skitter's own fault starts: a panic
+/// while handling one URL becomes that URL's `other` failure.
+pub const INTERNAL_PREFIX: &str = "internal: ";
+
 /// A failure with its kind and a human-readable message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FetchFailure {
@@ -136,6 +140,21 @@ pub struct FetchFailure {
     pub kind: ErrorKind,
     /// The full cause chain, for people.
     pub message: String,
+}
+
+impl FetchFailure {
+    /// A failure that is a bug in skitter, not in the page or the network.
+    pub fn internal(message: &str) -> FetchFailure {
+        FetchFailure {
+            kind: ErrorKind::Other,
+            message: format!("{INTERNAL_PREFIX}{message}"),
+        }
+    }
+
+    /// Whether this is a failure made by [`FetchFailure::internal`].
+    pub fn is_internal(&self) -> bool {
+        self.kind == ErrorKind::Other && self.message.starts_with(INTERNAL_PREFIX)
+    }
 }
 
 /// The record of one URL: the baseline's nine fields plus skitter's extras.
@@ -172,6 +191,10 @@ pub struct PageRecord {
     pub kind: OutcomeKind,
     /// Why it was skipped, for `Skipped` outcomes.
     pub skip: Option<SkipReason>,
+    /// The body was longer than the size cap (wire or decoded) and only its
+    /// first part was read, archived and searched for links.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 impl PageRecord {
@@ -202,6 +225,7 @@ impl PageRecord {
             parent,
             kind: OutcomeKind::Skipped,
             skip: Some(reason),
+            truncated: false,
         }
     }
 }

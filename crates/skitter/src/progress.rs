@@ -83,6 +83,11 @@ impl Progress {
         self.inner.discovered.fetch_add(n as u64, Ordering::Relaxed);
     }
 
+    /// URLs being fetched now.
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.inner.in_flight.load(Ordering::Relaxed)
+    }
+
     pub(crate) fn started(&self) {
         self.inner.in_flight.fetch_add(1, Ordering::Relaxed);
     }

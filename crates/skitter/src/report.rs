@@ -14,7 +14,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::outcome::{OutcomeKind, PageRecord, SkipReason};
+use crate::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
+
+/// The counter of URLs that failed by a bug in skitter (a panic while handling
+/// them); non-zero means the crawl did not go as it should.
+pub const INTERNAL_COUNTER: &str = "internal_errors";
 use crate::sink::SinkSummary;
 
 /// Why a crawl stopped before its queue ran dry.
@@ -133,6 +137,11 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl Report {
+    /// URLs whose handling failed by a bug in skitter (see [`INTERNAL_COUNTER`]).
+    pub fn internal_errors(&self) -> u64 {
+        self.counters.get(INTERNAL_COUNTER).copied().unwrap_or(0)
+    }
+
     /// Whether the crawl ran until nothing was left.
     pub fn completed(&self) -> bool {
         self.stopped.is_none()
@@ -278,6 +287,9 @@ fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
             keys.push(("fail".into(), 1));
             let kind = p.error.as_ref().map_or("other", |e| e.kind.as_str());
             keys.push((format!("fail_{kind}"), 1));
+            if p.error.as_ref().is_some_and(FetchFailure::is_internal) {
+                keys.push((INTERNAL_COUNTER.into(), 1));
+            }
         }
         OutcomeKind::Redirect => {
             keys.push(("redirect".into(), 1));
@@ -308,6 +320,9 @@ fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
             let why = p.skip.map_or("other", SkipReason::as_str);
             keys.push((format!("skipped_{why}"), 1));
         }
+    }
+    if p.truncated {
+        keys.push(("truncated".into(), 1));
     }
     keys
 }

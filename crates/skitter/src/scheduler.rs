@@ -31,7 +31,9 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         };
         if !ctx.budget.available() {
             drop(permit);
-            if tracker.is_empty() {
+            // Only a fetch that has not ended can hand budget back; a page past
+            // its fetch and waiting on the outputs cannot.
+            if tracker.is_empty() || ctx.progress.in_flight() == 0 {
                 break Some(StopReason::Limit("max-pages".into()));
             }
             // In-flight fetches may still hand budget back (robots, quota skips).
@@ -51,6 +53,9 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         match claim {
             Claim::Ready(lease) => {
                 ctx.budget.take();
+                // Counted here, not when the task first runs, so a fetch is
+                // never both spawned and invisible to the max-pages check.
+                ctx.progress.started();
                 tracker.spawn(worker::run(ctx.clone(), lease, permit));
             }
             Claim::Wait(wait) => {
@@ -72,19 +77,35 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         }
     };
     tracker.close();
-    if stop.is_some() {
-        // Let in-flight fetches finish within the grace period, then abort them.
-        tokio::select! {
-            _ = tracker.wait() => {}
-            _ = tokio::time::sleep(ctx.config.grace) => {
-                ctx.hard_stop.cancel();
-                tracker.wait().await;
-            }
-        }
-    } else {
+    let Some(reason) = stop else {
         tracker.wait().await;
+        return None;
+    };
+    if reason == StopReason::Limit("max-pages".into()) {
+        // The pages the budget allowed are fetched to the end; only the
+        // outputs they wait on are held to the grace period.
+        fetches_ended(&ctx).await;
     }
-    stop
+    let grace_end = Instant::now() + ctx.config.grace;
+    // Let in-flight work finish within the grace period, then abort it: fetches,
+    // and deliveries to an output that does not keep up.
+    tokio::select! {
+        _ = tracker.wait() => {}
+        _ = tokio::time::sleep_until(grace_end.into()) => {
+            ctx.hard_stop.cancel();
+            tracker.wait().await;
+        }
+    }
+    Some(reason)
+}
+
+/// Waits until no task is fetching (each ends by its timeouts).
+async fn fetches_ended(ctx: &Ctx) {
+    while ctx.progress.in_flight() > 0 {
+        // Workers notify after each fetch; a notification between the check
+        // and this wait is kept, so none is missed.
+        ctx.changed.notified().await;
+    }
 }
 
 /// Completes when the deadline passes; never without one.

@@ -5,13 +5,15 @@
 //! Links are offered before the lease is completed, so a crash in between can only
 //! cause a refetch, never a lost link.
 
-use std::borrow::Cow;
+use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::OwnedSemaphorePermit;
 use url::Url;
 
+use crate::body::{BodyJob, Doc};
 use crate::crawler::Ctx;
+use crate::discovery::MAX_INDEX_ENTRIES;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
 use crate::fetch::{self, Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
@@ -34,15 +36,18 @@ enum Step {
     Again(Duration, HostFeedback),
 }
 
+/// Links gated between two yields to the scheduler.
+const YIELD_EVERY: usize = 1024;
+
 /// Runs one claim: one attempt at the URL. Finished, it is handed over and its
 /// lease completed; failed transiently, it goes back to the frontier for another
 /// attempt later, through its host's slot and gap like any request, so a
 /// waiting retry holds neither a task nor the host. Aborted (lease left
-/// outstanding, so it counts as "to do") only when the grace period ends.
+/// outstanding, so it counts as "to do") only when the grace period ends. The
+/// scheduler counts it as started when it spawns it.
 pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
-    ctx.progress.started();
     let step = tokio::select! {
-        done = process(&ctx, &lease) => done,
+        done = contained(&ctx, &lease) => done,
         _ = ctx.hard_stop.cancelled() => return,
     };
     match step {
@@ -52,10 +57,18 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
                 OutcomeKind::Failed | OutcomeKind::HttpError
             );
             ctx.progress.finished(page.record.size, failed);
+            // A scheduler waiting for fetches to end (max-pages) looks again.
+            ctx.changed.notify_one();
             // Boxed, like the other steps that do not wait on the network: a
             // task's size is that of its largest step, and every request in
             // flight pays for it.
-            Box::pin(crate::handoff::deliver(&ctx, lease, feedback, *page)).await;
+            tokio::select! {
+                () = Box::pin(crate::handoff::deliver(&ctx, lease, feedback, *page)) => {}
+                // An output that does not keep up must not hold the crawl past
+                // its grace period; the lease then stays outstanding, so the
+                // URL is to do.
+                () = ctx.hard_stop.cancelled() => {}
+            }
         }
         Step::Again(wait, feedback) => {
             ctx.progress.deferred();
@@ -68,6 +81,41 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
             }
             ctx.changed.notify_one();
         }
+    }
+}
+
+/// [`process`], with a panic turned into this URL's failure (`other: internal:
+/// …`): one bad input must not take down the crawl and its pending outputs.
+async fn contained(ctx: &Ctx, lease: &Lease) -> Step {
+    catch_panic(&lease.request, process(ctx, lease)).await
+}
+
+async fn catch_panic(req: &Request, work: impl std::future::Future<Output = Step>) -> Step {
+    use futures_util::FutureExt as _;
+    // Shared state stays usable after a panic: locks are taken poison-tolerant
+    // and none is held across an await.
+    let caught = std::panic::AssertUnwindSafe(work).catch_unwind().await;
+    caught.unwrap_or_else(|panic| {
+        Step::Done(
+            Box::new(internal_failure(req, &*panic)),
+            HostFeedback::Silent,
+        )
+    })
+}
+
+/// The page for a URL whose handling panicked.
+fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string());
+    tracing::error!(url = %req.url, %message, "internal error while handling a URL");
+    let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
+    record.error = Some(FetchFailure::internal(&message));
+    Page {
+        record,
+        exchange: None,
     }
 }
 
@@ -303,9 +351,26 @@ async fn handle_response(
     let mut links = header_links(ctx, resp, &req.url);
     let mut decoded = None;
     record.kind = OutcomeKind::Other;
-    if let Some(raw) = resp.body.as_ref() {
-        let encoding = resp.header("content-encoding");
-        match fetch::decode::decode(encoding, raw, ctx.config.fetch.max_body_size) {
+    record.truncated = resp.truncated;
+    if let Some(raw) = resp.body.clone() {
+        let doc = if resp.is_html() {
+            Doc::Html
+        } else if resp.media_type.as_deref() == Some("text/css") {
+            Doc::Css
+        } else {
+            Doc::Other
+        };
+        let job = BodyJob {
+            raw,
+            content_encoding: resp.header("content-encoding").map(str::to_owned),
+            cut: resp.truncated,
+            max: ctx.config.fetch.max_body_size,
+            doc,
+            charset: resp.charset.clone(),
+            url: req.url.clone(),
+            mode: ctx.config.extract_mode,
+        };
+        match job.run(&ctx.cpu).await {
             Err(e) => {
                 record.kind = OutcomeKind::Failed;
                 record.error = Some(FetchFailure {
@@ -314,27 +379,15 @@ async fn handle_response(
                 });
                 return None;
             }
-            Ok(body) if resp.is_html() => {
-                let doc = extract::extract_html(
-                    &body,
-                    resp.charset.as_deref(),
-                    &req.url,
-                    ctx.config.extract_mode,
-                );
-                record.kind = OutcomeKind::Html;
-                record.encoding = Some(doc.charset.to_ascii_lowercase());
-                links.extend(doc.links);
-                if let (Cow::Owned(body), true) = (body, ctx.keep_decoded) {
-                    decoded = Some(bytes::Bytes::from(body));
+            Ok(found) => {
+                record.truncated = found.truncated;
+                if doc == Doc::Html {
+                    record.kind = OutcomeKind::Html;
+                    record.encoding = found.charset.map(str::to_ascii_lowercase);
+                    decoded = found.decoded.filter(|_| ctx.keep_decoded);
                 }
+                links.extend(found.links);
             }
-            Ok(body) if resp.media_type.as_deref() == Some("text/css") => {
-                links.extend(extract::extract_css(
-                    &String::from_utf8_lossy(&body),
-                    &req.url,
-                ));
-            }
-            Ok(_) => {}
         }
     }
     let (found, new) = offer_links(ctx, req, links).await;
@@ -381,10 +434,16 @@ fn header_links(ctx: &Ctx, resp: &Response, base: &Url) -> Vec<Link> {
 async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usize) {
     let depth = req.depth + 1;
     let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
-    for link in links {
+    let mut distinct: HashSet<Url> = HashSet::with_capacity(links.len());
+    for (i, link) in links.into_iter().enumerate() {
+        if i % YIELD_EVERY == YIELD_EVERY - 1 {
+            // A page of a million links must not hold this thread's timers and
+            // sockets for the whole pass.
+            tokio::task::yield_now().await;
+        }
         match gate::admit(&ctx.config, &ctx.traps, link.url, depth) {
             Admission::Admit(url) => {
-                if !admitted.contains(&url) {
+                if distinct.insert(url.clone()) {
                     admitted.push(url);
                 }
             }
@@ -412,16 +471,20 @@ async fn handle_sitemap(
     resp: &Response,
     trusted: bool,
 ) -> (usize, usize) {
-    let Some(body) = resp.body.as_deref() else {
+    let Some(raw) = resp.body.clone() else {
         return (0, 0);
     };
-    let body = fetch::decode::decode(
-        resp.header("content-encoding"),
-        body,
-        ctx.config.fetch.max_body_size,
-    )
-    .unwrap_or(Cow::Borrowed(body));
-    let sitemap = match sitemap::parse_sitemap(&body) {
+    let encoding = resp.header("content-encoding").map(str::to_owned);
+    let (max, cut) = (ctx.config.fetch.max_body_size, resp.truncated);
+    let parsed = ctx
+        .cpu
+        .run(move || {
+            let body = fetch::decode::decode_prefix(encoding.as_deref(), &raw, max, cut)
+                .map_or(raw.to_vec(), |d| d.body.into_owned());
+            sitemap::parse_sitemap(&body)
+        })
+        .await;
+    let sitemap = match parsed {
         Ok(s) => s,
         Err(e) => {
             tracing::debug!(url = %req.url, error = %e, "not a usable sitemap");
@@ -433,13 +496,9 @@ async fn handle_sitemap(
         .iter()
         .filter_map(|raw| req.url.join(raw.trim()).ok());
     if sitemap.kind == SitemapKind::Index {
-        let children: Vec<Url> = targets.collect();
-        for child in &children {
-            ctx.sitemaps
-                .register(urlnorm::normalize(child.clone()), trusted);
-        }
+        let children: Vec<Url> = targets.take(MAX_INDEX_ENTRIES).collect();
         let found = children.len();
-        return (found, offer_sitemaps(ctx, req, children).await);
+        return (found, offer_child_sitemaps(ctx, req, children).await);
     }
     let links = targets
         .filter(|t| sitemap::sitemap_allows(&req.url, t, trusted))
@@ -452,6 +511,29 @@ async fn handle_sitemap(
         })
         .collect();
     offer_links(ctx, req, links).await
+}
+
+/// Queues the sitemaps an index lists: registered only once the gate admits
+/// them, and only within the registry's nesting and count limits.
+async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
+    let mut requests = Vec::new();
+    for url in urls {
+        let reason = match gate::admit(&ctx.config, &ctx.traps, Ok(url), req.depth) {
+            Admission::Admit(url) if ctx.sitemaps.register_child(&req.url, url.clone()) => {
+                requests.push(Request {
+                    url,
+                    depth: req.depth,
+                    redirects_left: ctx.config.max_redirect,
+                    parent: Some(req.url.clone()),
+                });
+                continue;
+            }
+            Admission::Admit(_) => SkipReason::Limit,
+            Admission::Skip(reason) => reason,
+        };
+        ctx.link_skips.count(reason);
+    }
+    ctx.offer(requests).await
 }
 
 /// Queues sitemap URLs (already registered) at the page's own depth.
@@ -510,5 +592,31 @@ async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut
             record.num_new_urls = ctx.offer(vec![next]).await;
         }
         Admission::Skip(reason) => ctx.link_skips.count(reason),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_the_urls_internal_failure() {
+        let req = Request {
+            url: Url::parse("http://h/p").unwrap(),
+            depth: 2,
+            redirects_left: 5,
+            parent: None,
+        };
+        let Step::Done(page, _) = catch_panic(&req, async { panic!("boom at {}", 7) }).await else {
+            panic!("a panic must finish the URL");
+        };
+        let error = page.record.error.expect("a failure");
+        assert_eq!(page.record.kind, OutcomeKind::Failed);
+        assert_eq!(
+            (error.kind, error.message.as_str()),
+            (ErrorKind::Other, "internal: boom at 7")
+        );
+        assert!(error.is_internal());
+        assert_eq!(page.record.depth, 2);
     }
 }

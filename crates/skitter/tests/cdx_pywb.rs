@@ -69,6 +69,7 @@ fn page(url: &str) -> Page {
             body: Bytes::from(body),
             decoded_body: None,
             body_sha1: None,
+            truncated: false,
             remote_addr: Some("127.0.0.1:8080".parse().unwrap()),
             http_version: "HTTP/1.1",
             started: chrono::Utc::now(),

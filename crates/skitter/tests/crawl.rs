@@ -265,7 +265,12 @@ async fn broken_servers_become_outcomes_and_the_crawl_ends() {
         Some(ErrorKind::Timeout | ErrorKind::Body)
     ));
     assert!(matches!(kind("/truncated"), Some(ErrorKind::Body)));
-    assert_eq!(kind("/asset/big.bin"), Some(ErrorKind::BodyTooLarge));
+    // Over the size cap: cut, not dropped.
+    let big = record(&report, &site, "/asset/big.bin");
+    assert_eq!(
+        (big.kind, big.truncated, big.size),
+        (OutcomeKind::Other, true, 1 << 20)
+    );
     // Undecodable bytes never fail a page: its link is still followed.
     assert_eq!(record(&report, &site, "/badutf8").kind, OutcomeKind::Html);
     assert_eq!(site.stats().requests("/p/3"), 1);

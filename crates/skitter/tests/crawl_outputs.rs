@@ -59,6 +59,7 @@ async fn one_crawl_writes_valid_warc_jsonl_and_mirror() {
                 &mirror,
                 MirrorOptions {
                     convert_links: true,
+                    ..MirrorOptions::default()
                 },
             )
             .unwrap(),

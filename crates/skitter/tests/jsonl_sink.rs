@@ -64,6 +64,7 @@ fn pages() -> Vec<Page> {
         response_head: Bytes::new(),
         body: Bytes::from_static(b"abc"),
         decoded_body: None,
+        truncated: false,
         body_sha1: None,
         remote_addr: None,
         http_version: "HTTP/1.1",

@@ -194,6 +194,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
             response_head: Bytes::from(format!("HTTP/1.1 {status} X\r\n{headers}\r\n")),
             body: Bytes::copy_from_slice(body),
             decoded_body: None,
+            truncated: false,
             body_sha1: None,
             remote_addr: None,
             http_version: "HTTP/1.1",
@@ -224,7 +225,14 @@ const H: &str = "http://127.0.0.1:8080";
 
 async fn mirror(convert_links: bool) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let mut sink = MirrorSink::create(dir.path(), MirrorOptions { convert_links }).unwrap();
+    let mut sink = MirrorSink::create(
+        dir.path(),
+        MirrorOptions {
+            convert_links,
+            ..MirrorOptions::default()
+        },
+    )
+    .unwrap();
     assert!(sink.wants_bodies());
     let css = gzip(b"body{background:url(img.png)} @import '/sub/';");
     let pages = [
@@ -360,6 +368,7 @@ async fn base_href_is_honoured_then_removed() {
         dir.path(),
         MirrorOptions {
             convert_links: true,
+            ..MirrorOptions::default()
         },
     )
     .unwrap();

@@ -63,6 +63,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
             response_head: Bytes::from(head),
             body: Bytes::from(body),
             decoded_body: None,
+            truncated: false,
             body_sha1: None,
             remote_addr: Some("127.0.0.1:8080".parse().unwrap()),
             http_version: version,

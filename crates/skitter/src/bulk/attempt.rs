@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::fetch::{Fetcher, Keep, Response};
-use crate::outcome::FetchFailure;
+use crate::outcome::{ErrorKind, FetchFailure};
 use crate::retry::{self, AttemptResult, RetryPolicy, Verdict};
 
 /// The result of [`fetch_with_retries`].
@@ -34,7 +34,18 @@ pub(crate) async fn fetch_with_retries(
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let result = fetcher.get(url, keep).await;
+        let result = fetcher.get(url, keep).await.and_then(|resp| {
+            // A download is the whole file or nothing: a body cut at the cap
+            // (which a crawl still reads links from) is a failure here.
+            if resp.truncated {
+                let max = fetcher.config().max_body_size;
+                return Err(FetchFailure {
+                    kind: ErrorKind::BodyTooLarge,
+                    message: format!("body exceeds the {max}-byte limit"),
+                });
+            }
+            Ok(resp)
+        });
         let verdict_input = match &result {
             Ok(resp) => {
                 let retry_after = resp

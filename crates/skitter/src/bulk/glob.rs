@@ -346,10 +346,14 @@ fn range(raw: &str) -> Result<Part, &'static str> {
         } else {
             0
         };
+        // 0-18446744073709551615 has one value more than a u64 counts.
+        let count = ((end - start) / step)
+            .checked_add(1)
+            .ok_or("the range has more than 2^64 values")?;
         return Ok(Part::Numbers {
             start,
             step,
-            count: (end - start) / step + 1,
+            count,
             width,
         });
     }
@@ -472,6 +476,7 @@ mod tests {
             "h/[1-2:x]",
             "h/[1-99999999999999999999]",
             "h/[a-z:300]",
+            "h/[0-18446744073709551615]",
         ];
         for pattern in bad_ranges {
             let got = Glob::parse(pattern);

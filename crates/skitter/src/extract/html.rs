@@ -71,6 +71,11 @@ struct State {
     base_href: Option<String>,
     style_text: String,
     noscript_text: String,
+    /// How many `<noscript>` passes enclose the one running now.
+    noscript_depth: u32,
+    /// Bytes `<noscript>` passes may still re-read: bounds their total work by
+    /// the page's own length, however the elements nest.
+    noscript_budget: usize,
 }
 
 impl State {
@@ -124,7 +129,10 @@ pub fn extract_html(
     mode: ExtractMode,
 ) -> HtmlDocument {
     let (text, encoding, had_decode_errors) = decode_html(body, content_type_charset);
-    let state = RefCell::new(State::default());
+    let state = RefCell::new(State {
+        noscript_budget: text.len(),
+        ..State::default()
+    });
     run_rewriter(&text, &state, mode);
     let state = state.into_inner();
     let base = document_base(page_url, state.base_href.as_deref());
@@ -256,16 +264,38 @@ fn is_connection_hint(el: &Element) -> bool {
     })
 }
 
+/// `<noscript>` passes nest at most this deep. Each pass runs inside its
+/// parent's handler, so without a cap a page of nested `<noscript>` would set
+/// the stack depth (a 2 MB page overflowed it). Real pages nest one level.
+const MAX_NOSCRIPT_DEPTH: u32 = 4;
+
 /// `lol_html` parses as a browser with scripting on, so `<noscript>` content
 /// arrives as raw text; a crawler runs no scripts and sees it as markup, so
 /// it gets its own pass once complete. The state is not borrowed during that
-/// pass: its handlers borrow it themselves.
+/// pass: its handlers borrow it themselves. Content beyond the depth cap or
+/// the byte budget is not read for links.
 fn on_noscript_text(chunk: &TextChunk, state: &RefCell<State>, mode: ExtractMode) {
-    state.borrow_mut().noscript_text.push_str(chunk.as_str());
-    if chunk.last_in_text_node() {
-        let markup = std::mem::take(&mut state.borrow_mut().noscript_text);
-        run_rewriter(&markup, state, mode);
+    {
+        let mut s = state.borrow_mut();
+        if s.noscript_depth >= MAX_NOSCRIPT_DEPTH {
+            return;
+        }
+        s.noscript_text.push_str(chunk.as_str());
+        if !chunk.last_in_text_node() {
+            return;
+        }
     }
+    let markup = std::mem::take(&mut state.borrow_mut().noscript_text);
+    {
+        let mut s = state.borrow_mut();
+        if markup.len() > s.noscript_budget {
+            return;
+        }
+        s.noscript_budget -= markup.len();
+        s.noscript_depth += 1;
+    }
+    run_rewriter(&markup, state, mode);
+    state.borrow_mut().noscript_depth -= 1;
 }
 
 /// Collects `<style>` text, which arrives in chunks, and scans it at its end.

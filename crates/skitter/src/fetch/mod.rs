@@ -16,7 +16,7 @@ use bytes::{Bytes, BytesMut};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use url::Url;
 
-use crate::outcome::{ErrorKind, FetchFailure};
+use crate::outcome::FetchFailure;
 use crate::sink::Exchange;
 
 pub use error::classify;
@@ -32,7 +32,9 @@ pub struct FetchConfig {
     pub read_timeout: Duration,
     /// Whole-attempt limit, body included (default 120 s).
     pub total_timeout: Duration,
-    /// Bodies larger than this fail with `body_too_large` (default 10 MiB).
+    /// Bodies are read up to this many bytes and the rest cut off (the response
+    /// is then marked truncated); decoded bodies are capped at the same size
+    /// (default 10 MiB).
     pub max_body_size: u64,
     /// Speak only HTTP/1.1 (default false: HTTP/2 when the server offers it by ALPN).
     pub http1_only: bool,
@@ -97,6 +99,9 @@ pub struct Response {
     pub size: u64,
     /// The body as received, when it was kept.
     pub body: Option<Bytes>,
+    /// The body was longer than [`FetchConfig::max_body_size`] and only its
+    /// first `max_body_size` bytes were read.
+    pub truncated: bool,
     /// The exchange, when bodies are being archived.
     pub exchange: Option<Exchange>,
 }
@@ -233,13 +238,18 @@ impl Fetcher {
             Keep::HtmlAndCss => is_html || is_css,
             Keep::Body | Keep::Everything => true,
         };
-        let (size, body) = self.read_body(resp, keep_body).await?;
+        let Body {
+            size,
+            bytes: body,
+            truncated,
+        } = self.read_body(resp, keep_body).await?;
         let exchange = (keep == Keep::Everything).then(|| Exchange {
             request_head: request_head(url, &self.config),
             response_head: response_head(status, version, &headers),
             body_sha1: Some(crate::sink::sha1_of(body.as_deref().unwrap_or_default())),
             body: body.clone().unwrap_or_default(),
             decoded_body: None,
+            truncated,
             remote_addr,
             http_version: version,
             started,
@@ -251,37 +261,56 @@ impl Fetcher {
             charset,
             size,
             body,
+            truncated,
             exchange,
         })
     }
 
-    /// Streams the body, enforcing the size cap; keeps it only when asked.
+    /// Streams the body up to the size cap; keeps it only when asked. A longer
+    /// body is cut at the cap (the rest is never read): the part read is still
+    /// a page with links, as with Googlebot's first 15 MB and Heritrix's
+    /// `WARC-Truncated: length`.
     async fn read_body(
         &self,
         mut resp: reqwest::Response,
         keep: bool,
-    ) -> Result<(u64, Option<Bytes>), FetchFailure> {
+    ) -> Result<Body, FetchFailure> {
         let max = self.config.max_body_size;
-        let too_large = |n: u64| FetchFailure {
-            kind: ErrorKind::BodyTooLarge,
-            message: format!("body of {n} bytes or more exceeds the {max}-byte limit"),
+        // A declared length is only a hint: a lying server must not make us
+        // reserve more than a modest first buffer.
+        let capacity = resp.content_length().unwrap_or(0).min(max).min(1 << 20);
+        let mut body = Body {
+            size: 0,
+            bytes: None,
+            truncated: false,
         };
-        if let Some(len) = resp.content_length().filter(|&len| len > max) {
-            return Err(too_large(len));
-        }
-        let mut size = 0u64;
-        let mut buf = keep.then(BytesMut::new);
+        let mut buf = keep.then(|| BytesMut::with_capacity(capacity as usize));
         while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
-            size += chunk.len() as u64;
-            if size > max {
-                return Err(too_large(size));
-            }
+            let room = max - body.size;
+            let take = if chunk.len() as u64 > room {
+                body.truncated = true;
+                room as usize
+            } else {
+                chunk.len()
+            };
+            body.size += take as u64;
             if let Some(buf) = buf.as_mut() {
-                buf.extend_from_slice(&chunk);
+                buf.extend_from_slice(&chunk[..take]);
+            }
+            if body.truncated {
+                break;
             }
         }
-        Ok((size, buf.map(BytesMut::freeze)))
+        body.bytes = buf.map(BytesMut::freeze);
+        Ok(body)
     }
+}
+
+/// A body as read by [`Fetcher::read_body`].
+struct Body {
+    size: u64,
+    bytes: Option<Bytes>,
+    truncated: bool,
 }
 
 /// The media type (lowercased, no parameters) and charset of a response.

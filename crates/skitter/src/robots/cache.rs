@@ -368,7 +368,8 @@ impl RobotsCache {
                     // be decoded has no rules in it (never parse compressed bytes).
                     let coding = resp.header("content-encoding");
                     let decoded =
-                        crate::fetch::decode::decode_prefix(coding, body, MAX_ROBOTS_BYTES)
+                        crate::fetch::decode::decode_prefix(coding, body, MAX_ROBOTS_BYTES, false)
+                            .map(|d| d.body)
                             .unwrap_or_default();
                     let text = String::from_utf8_lossy(&decoded).into_owned();
                     return (

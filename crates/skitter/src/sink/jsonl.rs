@@ -75,6 +75,9 @@ struct PageLine<'a> {
     error: Option<&'a str>,
     links_found: usize,
     links_new: usize,
+    /// Present (and true) only when the body was cut at the size cap.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    truncated: bool,
 }
 
 /// A `skip` line.
@@ -341,6 +344,7 @@ fn to_line(r: &PageRecord, digest: Option<String>) -> serde_json::Result<Vec<u8>
                 error: r.error.as_ref().map(|e| e.message.as_str()),
                 links_found: r.num_urls,
                 links_new: r.num_new_urls,
+                truncated: r.truncated,
             },
         )?;
     }

@@ -32,6 +32,9 @@ pub struct Exchange {
     /// when a sink asked for it ([`Sink::wants_decoded_bodies`]). `None` when the
     /// body had no coding: then [`Exchange::body`] is the decoded body too.
     pub decoded_body: Option<Bytes>,
+    /// The body was cut at the fetch size cap: [`Exchange::body`] is its first
+    /// part (WARC records say `WARC-Truncated: length`).
+    pub truncated: bool,
     /// SHA-1 of [`Exchange::body`], when the fetcher already computed it: the WARC
     /// payload digest and the JSONL `digest` are the same hash, so the page's bytes
     /// are hashed once for both. [`Exchange::body_sha1`] computes it when `None`.

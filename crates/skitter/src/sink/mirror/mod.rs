@@ -31,15 +31,24 @@ use super::{Exchange, Page, Sink, SinkError, SinkSummary};
 use crate::fetch::decode;
 use crate::outcome::{OutcomeKind, PageRecord};
 
-/// The largest body saved after content decoding: a guard against compression
-/// bombs, far above any page the fetch size cap lets through uncompressed.
-const MAX_DECODED: u64 = 1 << 30;
-
 /// How to mirror.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MirrorOptions {
     /// Rewrite links in saved HTML and CSS to the saved files when the crawl ends.
     pub convert_links: bool,
+    /// The largest file saved after content decoding: the crawl's body size cap,
+    /// so a small compression bomb cannot inflate in memory (default 10 MiB, the
+    /// fetch default). A longer decoded body is saved cut at this size.
+    pub max_body_size: u64,
+}
+
+impl Default for MirrorOptions {
+    fn default() -> Self {
+        MirrorOptions {
+            convert_links: false,
+            max_body_size: crate::fetch::FetchConfig::default().max_body_size,
+        }
+    }
 }
 
 /// Saves a browsable copy of every 2xx response under a directory.
@@ -131,8 +140,9 @@ impl Sink for MirrorSink {
         };
         let wanted = mirror_path(&self.dir, &r.url, r.content_type.as_deref());
         let (dir, ex, url) = (self.dir.clone(), ex.clone(), r.url.clone());
+        let max = self.options.max_body_size;
         let saved = tokio::task::spawn_blocking(move || {
-            let body = match content(&ex) {
+            let body = match content(&ex, max) {
                 Ok(body) => body,
                 Err(e) => {
                     tracing::warn!(%url, error = %e, "mirror: body not saved");
@@ -207,13 +217,13 @@ fn convert_all(
 }
 
 /// The body to save: content-decoded.
-fn content(ex: &Exchange) -> Result<Bytes, decode::DecodeError> {
+fn content(ex: &Exchange, max: u64) -> Result<Bytes, decode::DecodeError> {
     if let Some(decoded) = &ex.decoded_body {
         return Ok(decoded.clone());
     }
     match header(&ex.response_head, "content-encoding") {
-        Some(coding) => decode::decode(Some(&coding), &ex.body, MAX_DECODED)
-            .map(|body| Bytes::from(body.into_owned())),
+        Some(coding) => decode::decode_prefix(Some(&coding), &ex.body, max, ex.truncated)
+            .map(|d| Bytes::from(d.body.into_owned())),
         None => Ok(ex.body.clone()),
     }
 }

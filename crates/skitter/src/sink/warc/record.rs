@@ -161,6 +161,12 @@ pub(crate) fn exchange_pair(
     .field("WARC-Concurrent-To", &request_id)
     .field("WARC-Payload-Digest", format!("sha1:{payload_digest}"))
     .field("Content-Type", "application/http;msgtype=response");
+    // WARC 1.1 section 5.13: the payload stops at the fetch size cap.
+    let response = if ex.truncated {
+        response.field("WARC-Truncated", "length")
+    } else {
+        response
+    };
     let request =
         common(Record::new("request", vec![&ex.request_head]).field("WARC-Record-ID", &request_id))
             .field("WARC-Concurrent-To", &response_id)

@@ -1,0 +1,133 @@
+//! What a fetched body yields: decoded up to the size cap, then its links.
+//!
+//! Decoding and extraction are CPU work that grows with the body (a 10 MiB
+//! page of links takes a while); on an async worker thread it would hold up
+//! every timer, socket and heartbeat queued behind it. So any body that is
+//! compressed or larger than [`INLINE_MAX`] is handled on the blocking pool,
+//! at most one body per core at once ([`CpuPool`]); small plain pages, the
+//! common case, stay inline where a thread hand-off would cost more than the
+//! parse.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::sync::Semaphore;
+use url::Url;
+
+use crate::extract::{self, ExtractMode, Link};
+use crate::fetch::decode::{self, DecodeError};
+
+/// Plain bodies up to this size are handled on the calling task.
+pub(crate) const INLINE_MAX: usize = 64 * 1024;
+
+/// A bound on CPU-heavy jobs running at once, one per core.
+#[derive(Debug)]
+pub(crate) struct CpuPool {
+    permits: Arc<Semaphore>,
+}
+
+impl CpuPool {
+    pub(crate) fn new() -> CpuPool {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        CpuPool {
+            permits: Arc::new(Semaphore::new(cores)),
+        }
+    }
+
+    /// Runs `job` on the blocking pool once a core is free; a panic in it
+    /// resumes on the caller, where the worker turns it into the URL's failure.
+    pub(crate) async fn run<T, F>(&self, job: F) -> T
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        // The semaphore is never closed.
+        let permit = self.permits.clone().acquire_owned().await;
+        let handle = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            job()
+        });
+        match handle.await {
+            Ok(out) => out,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Blocking tasks are only cancelled when the runtime shuts down.
+            Err(e) => panic!("extraction task lost: {e}"),
+        }
+    }
+}
+
+/// What kind of document a body is, for extraction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Doc {
+    Html,
+    Css,
+    Other,
+}
+
+/// One body to decode and read links from.
+pub(crate) struct BodyJob {
+    pub(crate) raw: Bytes,
+    pub(crate) content_encoding: Option<String>,
+    /// The wire body was cut at the cap.
+    pub(crate) cut: bool,
+    pub(crate) max: u64,
+    pub(crate) doc: Doc,
+    pub(crate) charset: Option<String>,
+    pub(crate) url: Url,
+    pub(crate) mode: ExtractMode,
+}
+
+/// What [`BodyJob`] found.
+pub(crate) struct BodyLinks {
+    pub(crate) links: Vec<Link>,
+    /// The charset HTML was decoded with.
+    pub(crate) charset: Option<&'static str>,
+    /// The decoded body, when it differs from the wire body.
+    pub(crate) decoded: Option<Bytes>,
+    /// The wire or the decoded body was cut at the cap.
+    pub(crate) truncated: bool,
+}
+
+impl BodyJob {
+    /// Runs the job here or on the pool, by size.
+    pub(crate) async fn run(self, pool: &CpuPool) -> Result<BodyLinks, DecodeError> {
+        if self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX {
+            self.work()
+        } else {
+            pool.run(move || self.work()).await
+        }
+    }
+
+    fn work(self) -> Result<BodyLinks, DecodeError> {
+        let out = decode::decode_prefix(
+            self.content_encoding.as_deref(),
+            &self.raw,
+            self.max,
+            self.cut,
+        )?;
+        let truncated = self.cut || out.truncated;
+        let decoded = match out.body {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(v) => Some(Bytes::from(v)),
+        };
+        let body = decoded.as_deref().unwrap_or(&self.raw);
+        let (links, charset) = match self.doc {
+            Doc::Html => {
+                let doc =
+                    extract::extract_html(body, self.charset.as_deref(), &self.url, self.mode);
+                (doc.links, Some(doc.charset))
+            }
+            Doc::Css => (
+                extract::extract_css(&String::from_utf8_lossy(body), &self.url),
+                None,
+            ),
+            Doc::Other => (Vec::new(), None),
+        };
+        Ok(BodyLinks {
+            links,
+            charset,
+            decoded,
+            truncated,
+        })
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Throughput under faults (issue 13's figures): `skitter bench --faults` crawls
+# the test site clean and then with each fault mode below, and prints both
+# pages/s and their ratio. A run is INCORRECT (and this script fails) unless
+# every page was fetched and every failing URL recovered.
+#
+#   503-once   10% of URLs answer 503 once (no Retry-After), then 200
+#   500-twice  10% of URLs answer 500 twice, then 200
+#   resets     10% of URLs reset the connection once
+#   429-rate   the site answers 429 above 2,000 requests/s (skitter must settle
+#              at or below it and complete)
+#   outage     every response is 503 for 2 s, 0.3 s into the crawl (skitter backs
+#              off host-wide and resumes, losing nothing)
+# each at 0 ms latency (--max-tasks 100) and the 503 case also at 50 ms latency
+# (--max-tasks 500). The site and the crawler share the machine's cores, so run
+# it on an otherwise idle machine.
+#
+# Usage: scripts/bench-faults.sh [--smoke]
+# Needs a release build: cargo build --release -p skitter-cli
+# --smoke: 300 pages per run, seconds, for CI to check the script still runs.
+set -euo pipefail
+
+pages=(--pages 20000)
+if [[ ${1:-} == --smoke ]]; then
+    pages=(--pages 300)
+fi
+bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+
+run() {
+    local name=$1
+    shift
+    "$bin" bench -q --json "${pages[@]}" "$@" | python3 -c '
+import json, sys
+name = sys.argv[1]
+d = json.load(sys.stdin)
+c, f = d["clean"], d["faults"]
+assert c["correct"] and f["correct"], d
+hosts = f.get("throttled") or {}
+why = ", ".join(f"{r} x{n}" for h in hosts.values() for r, n in sorted(h.items())) or "none"
+print(f"{name:<12} clean {c[\"pages_per_sec\"]:8.0f} pages/s  faults {f[\"pages_per_sec\"]:8.0f} pages/s"
+      f"  ratio {d[\"ratio\"]:.3f}  retries {f[\"retries\"]}  throttled: {why}")
+' "$name"
+}
+
+run 503-once --faults fail=0.1,times=1,status=503,seed=1
+run 500-twice --faults fail=0.1,times=2,status=500,seed=2
+run resets --faults fail=0.1,times=1,reset=1,seed=3
+run 429-rate --faults rate=2000
+run outage --faults outage=300ms+2s
+run 503-50ms --latency 50ms --max-tasks 500 --faults fail=0.1,times=1,status=503,seed=1
