@@ -20,7 +20,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
 use crate::frontier::{Frontier, FrontierError, HostKey, Request, Throttle};
 use crate::gate::LinkSkips;
-use crate::handoff::{self, Handoff};
+use crate::handoff::{self, ToSinks};
 use crate::limit::{HostQuota, PageBudget};
 use crate::progress::Progress;
 use crate::report::{Report, ReportSummary, StopReason, Tally};
@@ -96,7 +96,7 @@ pub(crate) struct Ctx {
     pub(crate) config: Config,
     pub(crate) fetcher: Fetcher,
     pub(crate) frontier: Arc<dyn Frontier>,
-    pub(crate) pages: mpsc::Sender<Handoff>,
+    pub(crate) pages: mpsc::Sender<ToSinks>,
     /// Outputs write a page before its lease completes (see `handoff`).
     pub(crate) outputs_first: bool,
     pub(crate) keep: Keep,
@@ -123,11 +123,18 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    /// Notes what a frontier answered to a hand-back: a slow-down of `host`.
-    pub(crate) fn throttled(&self, host: &HostKey, throttle: Option<Throttle>) {
+    /// Notes what a frontier answered to a hand-back: a slow-down of `host`,
+    /// tallied for the report and passed to the outputs.
+    pub(crate) async fn throttled(&self, host: &HostKey, throttle: Option<Throttle>) {
         if let Some(t) = throttle {
             tracing::debug!(%host, reason = t.reason.as_str(), cut = t.cut, limit = t.limit, gap = ?t.gap, "host slowed down");
             self.slowdowns.throttled(host, t);
+            // The sink task only ends early after a fatal error, which already
+            // stopped the crawl.
+            let _ = self
+                .pages
+                .send(ToSinks::Throttle(host.as_str().to_owned(), t))
+                .await;
         }
     }
 

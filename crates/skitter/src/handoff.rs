@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::crawler::{Ctx, Halt};
-use crate::frontier::{HostFeedback, Lease};
+use crate::frontier::{HostFeedback, Lease, Throttle};
 use crate::outcome::PageRecord;
 use crate::report::Tally;
 use crate::sink::{Page, Sink, SinkSummary};
@@ -32,6 +32,16 @@ pub(crate) struct Handoff {
     pub(crate) written: Option<oneshot::Sender<()>>,
 }
 
+/// What goes to the sink task: finished pages, and host slow-downs as they
+/// happen (for outputs that log them).
+// Pages are nearly every message; boxing them would add an allocation per page
+// to save channel room only on the rare throttle.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ToSinks {
+    Page(Handoff),
+    Throttle(String, Throttle),
+}
+
 /// Delivers a finished page and completes its lease, in crash-safe order.
 pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: Page) {
     if !ctx.outputs_first {
@@ -39,10 +49,10 @@ pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, pag
         // The sink task only ends early after a fatal error, which already stopped the crawl.
         let _ = ctx
             .pages
-            .send(Handoff {
+            .send(ToSinks::Page(Handoff {
                 page,
                 written: None,
-            })
+            }))
             .await;
         return;
     }
@@ -52,7 +62,7 @@ pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, pag
         page,
         written: Some(tx),
     };
-    if ctx.pages.send(handoff).await.is_err() || rx.await.is_err() {
+    if ctx.pages.send(ToSinks::Page(handoff)).await.is_err() || rx.await.is_err() {
         // An output failed (the crawl is stopping): leave the lease outstanding,
         // so the URL is still to do when the crawl resumes.
         return;
@@ -63,7 +73,7 @@ pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, pag
 async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &PageRecord) {
     let host = crate::frontier::HostKey::of(&lease.request.url);
     match ctx.frontier.complete_with(lease, feedback, record).await {
-        Ok(throttle) => ctx.throttled(&host, throttle),
+        Ok(throttle) => ctx.throttled(&host, throttle).await,
         Err(e) => ctx.halt.fail(format!("frontier: {e}")),
     }
     ctx.changed.notify_one();
@@ -75,14 +85,23 @@ async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &Page
 /// The tally lives outside the task, so the report survives an output that
 /// never returns and is abandoned.
 pub(crate) async fn drive_sinks(
-    mut rx: mpsc::Receiver<Handoff>,
+    mut rx: mpsc::Receiver<ToSinks>,
     mut sinks: Vec<Box<dyn Sink>>,
     halt: Arc<Halt>,
     tally: Arc<Mutex<Tally>>,
 ) -> Vec<SinkSummary> {
     let mut healthy = true;
     let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
-    while let Some(handoff) = rx.recv().await {
+    while let Some(message) = rx.recv().await {
+        let handoff = match message {
+            ToSinks::Page(handoff) => handoff,
+            ToSinks::Throttle(host, throttle) => {
+                if healthy {
+                    healthy = throttled(&mut sinks, &host, &throttle, &halt).await;
+                }
+                continue;
+            }
+        };
         tally
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -112,6 +131,16 @@ pub(crate) async fn drive_sinks(
         }
     }
     summaries
+}
+
+async fn throttled(sinks: &mut [Box<dyn Sink>], host: &str, t: &Throttle, halt: &Halt) -> bool {
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.throttled(host, t).await {
+            halt.fail(format!("output {e}"));
+            return false;
+        }
+    }
+    true
 }
 
 async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {

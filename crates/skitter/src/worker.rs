@@ -76,7 +76,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
             ctx.slowdowns.retried();
             let host = HostKey::of(&lease.request.url);
             match ctx.frontier.retry(lease, wait, feedback).await {
-                Ok(throttle) => ctx.throttled(&host, throttle),
+                Ok(throttle) => ctx.throttled(&host, throttle).await,
                 Err(e) => ctx.halt.fail(format!("frontier: {e}")),
             }
             ctx.changed.notify_one();

@@ -21,10 +21,15 @@ fn site(pages: usize, faults: &str) -> RunningSite {
 }
 
 async fn crawl(site: &RunningSite, retry_delay: Duration) -> Report {
-    crawl_with(site, retry_delay, false).await
+    builder(site, retry_delay)
+        .build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap()
 }
 
-async fn crawl_with(site: &RunningSite, retry_delay: Duration, ignore_robots: bool) -> Report {
+fn builder(site: &RunningSite, retry_delay: Duration) -> skitter::CrawlerBuilder {
     let fetch = skitter::fetch::FetchConfig {
         read_timeout: Duration::from_millis(500),
         total_timeout: Duration::from_secs(2),
@@ -33,18 +38,12 @@ async fn crawl_with(site: &RunningSite, retry_delay: Duration, ignore_robots: bo
     Crawler::builder()
         .root(site.url("/"))
         .fetch_config(fetch)
-        .ignore_robots(ignore_robots)
         .max_tasks(16)
         .per_host(8)
         .retry_policy(RetryPolicy {
             base_delay: retry_delay,
             ..RetryPolicy::default()
         })
-        .build()
-        .unwrap()
-        .run(CancellationToken::new())
-        .await
-        .unwrap()
 }
 
 /// Every generated page was fetched and is HTML in the report.
@@ -117,10 +116,34 @@ async fn a_url_failing_once_waits_alone_while_its_host_goes_on() {
 #[tokio::test]
 async fn a_rate_limited_host_is_slowed_down_and_finished() {
     let site = site(300, "rate=100");
-    let report = crawl(&site, Duration::from_millis(200)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("crawl.jsonl");
+    let report = builder(&site, Duration::from_millis(200))
+        .sink(Box::new(skitter::sink::JsonlSink::create(&jsonl).unwrap()))
+        .build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap();
     assert_complete(&site, &report);
     let host = report.throttled.values().next().expect("throttled");
-    assert!(host.get("429").copied().unwrap_or(0) >= 1, "{host:?}");
+    let events = host.get("429").copied().unwrap_or(0);
+    assert!(events >= 1, "{host:?}");
+    // The JSONL logs each slow-down as it happened.
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let throttles: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "throttle")
+        .collect();
+    assert_eq!(throttles.len() as u64, events);
+    assert_eq!(throttles[0]["reason"], "429");
+    assert!(
+        throttles[0]["host"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.1:")
+    );
 }
 
 #[tokio::test]

@@ -413,3 +413,35 @@ async fn retries_keep_the_crawl_delay() {
         assert!(gap >= Duration::from_millis(45), "requests {gap:?} apart");
     }
 }
+
+/// The robots.txt cache stays within its byte budget on a crawl of many
+/// origins: the ones fetched longest ago are forgotten, and fetched again when
+/// asked for.
+#[tokio::test]
+async fn robots_cache_stays_within_its_budget() {
+    use skitter::robots::{ENTRY_OVERHEAD, RobotsCache, RobotsPolicy};
+    let body = format!("User-agent: *\nDisallow: /p/1\n# {}\n", "x".repeat(1000));
+    let sites: Vec<RunningSite> = (0..6).map(|_| site_with_robots(200, &body, 2)).collect();
+    let fetcher = skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig::default()).unwrap();
+    let budget = 3 * (body.len() + ENTRY_OVERHEAD);
+    let cache = RobotsCache::new(
+        fetcher,
+        RobotsPolicy {
+            max_cache_bytes: budget,
+            ..RobotsPolicy::default()
+        },
+    );
+    for site in &sites {
+        let url = url::Url::parse(&site.url("/p/1")).unwrap();
+        let rules = cache.rules_for(&url).await;
+        assert!(!rules.robots.allowed(cache.token(), &url));
+        let (origins, bytes) = cache.cached();
+        assert!(bytes <= budget, "{bytes} bytes over {budget}");
+        assert!(origins <= 3);
+    }
+    // The first origin was forgotten: asking again fetches it again.
+    let first = url::Url::parse(&sites[0].url("/")).unwrap();
+    cache.rules_for(&first).await;
+    assert_eq!(sites[0].stats().requests("/robots.txt"), 2);
+    assert_eq!(sites[5].stats().requests("/robots.txt"), 1);
+}

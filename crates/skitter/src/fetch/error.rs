@@ -108,7 +108,7 @@ fn io_kind(kind: io::ErrorKind) -> Option<ErrorKind> {
 fn hyper_kind(h: &hyper::Error) -> Option<ErrorKind> {
     if h.is_timeout() {
         Some(ErrorKind::Timeout)
-    } else if h.is_parse() || h.is_parse_status() || h.is_parse_too_large() {
+    } else if h.is_parse() || h.is_parse_status() {
         Some(ErrorKind::Protocol)
     } else if h.is_incomplete_message()
         || h.is_closed()

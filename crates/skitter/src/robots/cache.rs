@@ -75,6 +75,17 @@ impl OriginRules {
     }
 }
 
+/// The cache's memory account: each origin's cost with the generation it was
+/// counted in, and the order they were counted in (a later count of the same
+/// origin leaves a stale entry behind, skipped when it comes up).
+#[derive(Debug, Default)]
+struct Sizes {
+    order: std::collections::VecDeque<(String, u64)>,
+    current: HashMap<String, (usize, u64)>,
+    bytes: usize,
+    generation: u64,
+}
+
 /// An origin whose robots.txt keeps failing.
 #[derive(Clone, Copy, Debug)]
 struct Outage {
@@ -96,7 +107,15 @@ pub struct RobotsPolicy {
     /// How long an origin's robots.txt may stay unavailable before its URLs are
     /// skipped as `robots_unavailable` (default 10 min). Until then they wait.
     pub max_outage: Duration,
+    /// Memory for cached files (default 64 MiB), counted as each file's parsed
+    /// text plus [`ENTRY_OVERHEAD`] per origin; beyond it the origins fetched
+    /// longest ago are forgotten (and fetched again if the crawl comes back to
+    /// them), so a crawl of many hosts keeps a bounded cache.
+    pub max_cache_bytes: usize,
 }
+
+/// What one cached origin costs besides its file's text (key, rules, slot).
+pub const ENTRY_OVERHEAD: usize = 256;
 
 impl Default for RobotsPolicy {
     fn default() -> Self {
@@ -105,6 +124,7 @@ impl Default for RobotsPolicy {
             retry_unavailable: Duration::from_secs(1),
             max_retry_unavailable: Duration::from_secs(60),
             max_outage: Duration::from_secs(600),
+            max_cache_bytes: 64 << 20,
         }
     }
 }
@@ -142,6 +162,8 @@ pub struct RobotsCache {
     token: String,
     policy: RobotsPolicy,
     origins: Mutex<HashMap<String, Slot>>,
+    /// What the cached files cost, oldest first, to keep within the budget.
+    sizes: Mutex<Sizes>,
     outages: Mutex<HashMap<String, Outage>>,
     store: Option<Arc<dyn RobotsStore>>,
 }
@@ -165,6 +187,7 @@ impl RobotsCache {
             token,
             policy,
             origins: Mutex::new(HashMap::new()),
+            sizes: Mutex::new(Sizes::default()),
             outages: Mutex::new(HashMap::new()),
             store: None,
         }
@@ -270,6 +293,53 @@ impl RobotsCache {
         }
     }
 
+    /// Counts a freshly cached file and forgets the origins fetched longest ago
+    /// while the cache is over its budget.
+    fn account(&self, origin: &str, text_len: usize) {
+        let cost = text_len + ENTRY_OVERHEAD;
+        let mut evicted = Vec::new();
+        {
+            let mut sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+            sizes.generation += 1;
+            let generation = sizes.generation;
+            if let Some((old, _)) = sizes.current.insert(origin.to_owned(), (cost, generation)) {
+                sizes.bytes -= old;
+            }
+            sizes.bytes += cost;
+            sizes.order.push_back((origin.to_owned(), generation));
+            while sizes.bytes > self.policy.max_cache_bytes {
+                let Some((name, generation)) = sizes.order.pop_front() else {
+                    break;
+                };
+                if sizes
+                    .current
+                    .get(&name)
+                    .is_some_and(|&(_, g)| g == generation)
+                {
+                    let (cost, _) = sizes.current.remove(&name).unwrap_or_default();
+                    sizes.bytes -= cost;
+                    evicted.push(name);
+                }
+            }
+        }
+        if !evicted.is_empty() {
+            let mut map = self.origins.lock().unwrap_or_else(|e| e.into_inner());
+            for name in &evicted {
+                map.remove(name);
+            }
+            tracing::debug!(
+                origins = evicted.len(),
+                "robots.txt cache over budget: forgot the oldest"
+            );
+        }
+    }
+
+    /// How many origins' files the cache holds, and their cost in bytes.
+    pub fn cached(&self) -> (usize, usize) {
+        let sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+        (sizes.current.len(), sizes.bytes)
+    }
+
     /// Builds an origin's rules, keeping its outage (if the file is unavailable)
     /// up to date: the back-off before the next fetch, and since when.
     fn rules(
@@ -319,9 +389,11 @@ impl RobotsCache {
             && let Some((robots, source, detail, age)) = self.read_shared(&stored)
         {
             let fetched = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
+            self.account(&origin, stored.body.len());
             return self.rules(&origin, (robots, source, detail), fetched);
         }
         let (robots, source, detail, body) = self.fetch_rules(&origin).await;
+        let text_len = body.len();
         tracing::debug!(%origin, ?source, %detail, "robots.txt");
         if let Some(store) = &self.store {
             let stored = StoredRobots {
@@ -339,6 +411,7 @@ impl RobotsCache {
             };
             store.put_robots(&origin, &stored).await;
         }
+        self.account(&origin, text_len);
         self.rules(&origin, (robots, source, detail), Instant::now())
     }
 

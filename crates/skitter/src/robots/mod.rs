@@ -16,7 +16,10 @@ use std::time::Duration;
 
 use url::Url;
 
-pub use cache::{OriginRules, RobotsCache, RobotsPolicy, RobotsSource, RobotsStore, StoredRobots};
+pub use cache::{
+    ENTRY_OVERHEAD, MAX_ROBOTS_BYTES, OriginRules, RobotsCache, RobotsPolicy, RobotsSource,
+    RobotsStore, StoredRobots,
+};
 pub use pattern::Pattern;
 use pattern::normalize_path;
 

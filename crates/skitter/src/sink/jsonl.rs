@@ -33,7 +33,14 @@
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
-//! `scope`, `scheme`, `exclude`, `malformed`, `robots`, `trap`, `limit`.
+//! `scope`, `scheme`, `exclude`, `malformed`, `robots`, `robots_unavailable`,
+//! `trap`, `limit`.
+//!
+//! A host slowing the crawl down (see `frontier::politeness`) is
+//! `{"type":"throttle","host":…,"reason":…,"cut":…,"limit":…,"gap_ms":…,"at":…}`:
+//! `reason` is `429`, `retry_after`, `distress` or `robots_unavailable`; `cut`
+//! whether its concurrency and pacing were cut (else only a pause); `limit` and
+//! `gap_ms` what they are after it; `at` when (RFC 3339).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -288,6 +295,27 @@ impl Sink for JsonlSink {
         Ok(())
     }
 
+    async fn throttled(
+        &mut self,
+        host: &str,
+        throttle: &crate::frontier::Throttle,
+    ) -> Result<(), SinkError> {
+        let line = ThrottleLine {
+            r#type: "throttle",
+            host,
+            reason: throttle.reason.as_str(),
+            cut: throttle.cut,
+            limit: throttle.limit,
+            gap_ms: throttle.gap.as_millis().try_into().unwrap_or(u64::MAX),
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        };
+        serde_json::to_writer(&mut self.pending, &line)
+            .map_err(|e| sink_error(format!("cannot encode a throttle line: {e}")))?;
+        self.pending.push(b'\n');
+        self.pending_lines += 1;
+        Ok(())
+    }
+
     async fn flush(&mut self) -> Result<(), SinkError> {
         if self.pending.is_empty() {
             return Ok(());
@@ -304,6 +332,18 @@ impl Sink for JsonlSink {
             records: self.lines,
         })
     }
+}
+
+/// A host slow-down, as one line.
+#[derive(Serialize)]
+struct ThrottleLine<'a> {
+    r#type: &'static str,
+    host: &'a str,
+    reason: &'static str,
+    cut: bool,
+    limit: usize,
+    gap_ms: u64,
+    at: String,
 }
 
 /// One complete line, newline included.

@@ -111,6 +111,18 @@ pub trait Sink: Send {
     /// Takes one finished page.
     async fn record(&mut self, page: &Page) -> Result<(), SinkError>;
 
+    /// Takes a slow-down of `host` as it happens (see
+    /// [`crate::frontier::politeness`]). Outputs that log the crawl record it;
+    /// the default ignores it.
+    async fn throttled(
+        &mut self,
+        host: &str,
+        throttle: &crate::frontier::Throttle,
+    ) -> Result<(), SinkError> {
+        let _ = (host, throttle);
+        Ok(())
+    }
+
     /// Writes out everything recorded so far (not necessarily to stable storage:
     /// it must survive the process being killed, not the machine). The crawler
     /// calls it before completing the leases of pages it wrote, when the frontier
