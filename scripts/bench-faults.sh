@@ -37,9 +37,9 @@ d = json.load(sys.stdin)
 c, f = d["clean"], d["faults"]
 assert c["correct"] and f["correct"], d
 hosts = f.get("throttled") or {}
-why = ", ".join(f"{r} x{n}" for h in hosts.values() for r, n in sorted(h.items())) or "none"
-print(f"{name:<12} clean {c[\"pages_per_sec\"]:8.0f} pages/s  faults {f[\"pages_per_sec\"]:8.0f} pages/s"
-      f"  ratio {d[\"ratio\"]:.3f}  retries {f[\"retries\"]}  throttled: {why}")
+why = ", ".join("%s x%d" % (r, n) for h in hosts.values() for r, n in sorted(h.items())) or "none"
+print("%-10s clean %7.0f pages/s  faults %7.0f pages/s  ratio %.3f  wall %.2f s  retries %d  throttled: %s"
+      % (name, c["pages_per_sec"], f["pages_per_sec"], d["ratio"], f["wall_secs"], f["retries"], why))
 ' "$name"
 }
 

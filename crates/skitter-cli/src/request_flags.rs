@@ -18,8 +18,10 @@ pub struct RequestFlags {
     /// Attempts per URL for transient failures (transport errors, 408, 429, 5xx).
     #[arg(long, alias = "max_tries", default_value_t = 4, value_name = "N")]
     pub max_tries: u32,
-    /// First retry wait; doubles per attempt (with jitter), capped at 30s.
-    #[arg(long, value_parser = flags::duration, default_value = "500ms", value_name = "DURATION")]
+    /// First retry wait of a URL; four times as long per attempt after (with
+    /// jitter), capped at 30s. Host-wide slow-downs (429, Retry-After, distress)
+    /// are separate and protect the server.
+    #[arg(long, value_parser = flags::duration, default_value = "100ms", value_name = "DURATION")]
     pub retry_delay: Duration,
     /// Longest Retry-After honoured; longer ones are cut to this.
     #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]

@@ -142,8 +142,12 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
         let result = fetch(ctx, &req.url).await;
-        let (verdict, feedback) = judge(ctx, attempt, &result);
-        if feedback == HostFeedback::Failed {
+        let (verdict, mut feedback) = judge(ctx, attempt, &result);
+        if feedback == HostFeedback::Failed && lease.tries > 0 {
+            // A URL failing again is that URL's trouble, not news of the server.
+            feedback = HostFeedback::FailedAgain;
+        }
+        if matches!(feedback, HostFeedback::Failed | HostFeedback::FailedAgain) {
             // Before a retry (cheaply) and before giving up on the URL (always):
             // is the whole server down? Then the URL waits, using no try.
             let max_age = match verdict {

@@ -8,23 +8,31 @@
 //!
 //! - **One URL failing** (a 5xx without `Retry-After`, a timeout, a reset) is that
 //!   URL's business: it is retried on its own schedule (see `Frontier::retry`),
-//!   and the host goes on at full speed.
+//!   and the host goes on at full speed. A URL that fails *again* says nothing
+//!   more about the server ([`HostFeedback::FailedAgain`]): a crawl's last
+//!   minutes are mostly such retries, and must not look like distress.
 //! - **The server asking** — a `429`, or `Retry-After` on any response — pauses the
 //!   whole host for the asked time (capped by `--max-retry-after` before it gets
 //!   here) and slows it down (a *cut*, below).
-//! - **The server showing distress**: responses are counted in windows of
-//!   [`WINDOW`]; a window in which at least half failed is distress and causes a
-//!   cut. A host is "in an outage" from the first distressed window until a
-//!   window is healthy again; during an outage (up to `HostPolicy::max_outage`)
-//!   its URLs' failures cost them no tries, so a server that is down for a while
-//!   loses no pages.
-//! - **A cut** halves the host's concurrency and doubles its pacing gap (at least
-//!   to twice the recent average gap between starts, which halves the request
-//!   rate, and at least [`MIN_DISTRESS_GAP`]; at most [`MAX_DISTRESS_GAP`]). At
-//!   most one cut per window of responses, however many fail in it.
-//! - **Recovery** is additive: each clean response shrinks the extra gap by
-//!   1/[`RECOVERY_STEPS`] of its size at the last cut, and every `limit` clean
-//!   responses give back one slot of concurrency.
+//! - **The server showing distress**: answers are counted in windows of at least
+//!   [`WINDOW`] answers and at least two rounds of what the host has in flight (as
+//!   TCP reacts once per round trip); a window in which at least half the first
+//!   attempts failed is distress and causes a cut.
+//! - **A cut** halves the host's concurrency and halves its request rate: the gap
+//!   between starts becomes twice its recent average (and at least twice the last
+//!   cut's, at least [`MIN_DISTRESS_GAP`], at most [`MAX_DISTRESS_GAP`]). At most
+//!   one cut per window, however many answers in it fail.
+//! - **Recovery** is additive in rate, as TCP's congestion avoidance: after a cut
+//!   the allowed rate grows back linearly, by the rate at the cut (at least
+//!   [`MIN_RECOVERY_STEP`] requests/s) every [`RECOVERY_TIME`], and the extra gap
+//!   is dropped once the rate is sixteen times the rate at the cut; each clean
+//!   answer gives back one slot of concurrency. A host
+//!   that answers 429 above N requests/s thus settles in a saw-tooth between
+//!   about N/2 and N.
+//! - **A server that is down** is told apart from URLs that are broken by a
+//!   health probe, not here: after a failure the crawler checks the origin's
+//!   robots.txt again, and while that is unavailable the host's URLs wait
+//!   without using up tries (see `robots::RobotsCache`).
 //!
 //! Times are tokio's ([`tokio::time::Instant`]), so tests run it on a paused clock.
 
@@ -34,14 +42,20 @@ use tokio::time::Instant;
 
 use super::host::HostPolicy;
 
-/// Responses per distress window, and the fewest responses between two cuts.
+/// The fewest answers in a distress window (and between two cuts); a host with
+/// more than half as many in flight has windows of two rounds instead.
 pub const WINDOW: u32 = 20;
 /// The smallest pacing gap a cut sets.
-pub const MIN_DISTRESS_GAP: Duration = Duration::from_millis(10);
+pub const MIN_DISTRESS_GAP: Duration = Duration::from_micros(100);
 /// The largest pacing gap distress can grow to.
 pub const MAX_DISTRESS_GAP: Duration = Duration::from_secs(30);
-/// Clean responses over which the extra gap falls back to zero.
-pub const RECOVERY_STEPS: u32 = 32;
+/// After a cut, the allowed rate grows by the rate at the cut every this long.
+pub const RECOVERY_TIME: Duration = Duration::from_secs(1);
+/// Once the rate has grown this many times the rate at the cut, the extra gap
+/// is dropped.
+pub const RECOVERY_ROUNDS: u32 = 16;
+/// The least the allowed rate grows by per [`RECOVERY_TIME`] (requests/s).
+pub const MIN_RECOVERY_STEP: f64 = 10.0;
 
 /// What one finished request says about its server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,6 +69,9 @@ pub enum HostFeedback {
     /// This URL failed in a way that may pass: a 5xx without `Retry-After`, a
     /// timeout, a reset, a connection refused.
     Failed,
+    /// A URL that had failed before failed again: it uses up a try, but says
+    /// nothing new about the server, so it does not count toward distress.
+    FailedAgain,
     /// The server asked everyone to slow down (`429`, or `Retry-After` on any
     /// response): pause the host this long and cut.
     SlowDown(Duration, ThrottleReason),
@@ -110,8 +127,10 @@ pub(crate) struct HostSlots {
     delay_floor: Duration,
     /// Extra gap between starts while the server is (or was lately) in distress.
     distress_gap: Duration,
-    /// `distress_gap` right after the last cut: recovery steps are a share of it.
+    /// `distress_gap` right after the last cut, and when: recovery grows the
+    /// rate from there.
     gap_at_cut: Duration,
+    cut_at: Option<Instant>,
     last_start: Option<Instant>,
     next_start: Option<Instant>,
     /// Recent average gap between starts (an exponential moving average).
@@ -121,8 +140,6 @@ pub(crate) struct HostSlots {
     window_failed: u32,
     /// Answers since the last cut (`WINDOW` or more: a cut may happen).
     since_cut: u32,
-    /// Clean answers toward regaining one slot.
-    credit: usize,
 }
 
 impl HostSlots {
@@ -134,13 +151,13 @@ impl HostSlots {
             delay_floor: Duration::ZERO,
             distress_gap: Duration::ZERO,
             gap_at_cut: Duration::ZERO,
+            cut_at: None,
             last_start: None,
             next_start: None,
             avg_interval: Duration::ZERO,
             window_total: 0,
             window_failed: 0,
-            since_cut: WINDOW,
-            credit: 0,
+            since_cut: u32::MAX,
         }
     }
 
@@ -184,31 +201,38 @@ impl HostSlots {
     pub(crate) fn finish(&mut self, now: Instant, signal: HostFeedback) -> Option<Throttle> {
         self.in_flight = self.in_flight.saturating_sub(1);
         match signal {
-            HostFeedback::Silent => None,
+            HostFeedback::Silent | HostFeedback::FailedAgain => None,
             HostFeedback::Clean => {
-                self.recover();
-                self.count(false)
+                self.recover(now);
+                self.count(now, false)
             }
-            HostFeedback::Failed => self.count(true),
+            HostFeedback::Failed => self.count(now, true),
             HostFeedback::SlowDown(wait, reason) => {
                 let until = now + wait;
                 self.next_start = Some(self.next_start.map_or(until, |t| t.max(until)));
                 self.since_cut = self.since_cut.saturating_add(1);
-                let cut = reason != ThrottleReason::RobotsUnavailable && self.since_cut >= WINDOW;
+                let cut = reason != ThrottleReason::RobotsUnavailable
+                    && self.since_cut >= self.window_len();
                 if cut {
-                    self.cut();
+                    self.cut(now);
                 }
                 Some(self.throttle(reason, cut))
             }
         }
     }
 
+    /// Answers per window: at least [`WINDOW`], and two rounds of what the host
+    /// may have in flight.
+    fn window_len(&self) -> u32 {
+        WINDOW.max(u32::try_from(self.limit.saturating_mul(2)).unwrap_or(u32::MAX))
+    }
+
     /// Counts an answer in the window; a distressed window causes a cut.
-    fn count(&mut self, failed: bool) -> Option<Throttle> {
+    fn count(&mut self, now: Instant, failed: bool) -> Option<Throttle> {
         self.window_total += 1;
         self.window_failed += u32::from(failed);
         self.since_cut = self.since_cut.saturating_add(1);
-        if self.window_total < WINDOW {
+        if self.window_total < self.window_len() {
             return None;
         }
         let distressed = self.window_failed * 2 >= self.window_total;
@@ -217,34 +241,43 @@ impl HostSlots {
         if !distressed {
             return None;
         }
-        let cut = self.since_cut >= WINDOW;
+        let cut = self.since_cut >= self.window_len();
         if cut {
-            self.cut();
+            self.cut(now);
         }
         Some(self.throttle(ThrottleReason::Distress, cut))
     }
 
-    fn cut(&mut self) {
+    fn cut(&mut self, now: Instant) {
         self.since_cut = 0;
-        self.credit = 0;
         self.limit = (self.limit / 2).max(1);
         self.distress_gap = (self.distress_gap * 2)
             .max(self.avg_interval * 2)
             .clamp(MIN_DISTRESS_GAP, MAX_DISTRESS_GAP);
         self.gap_at_cut = self.distress_gap;
+        self.cut_at = Some(now);
     }
 
-    fn recover(&mut self) {
-        if !self.distress_gap.is_zero() {
-            let step = (self.gap_at_cut / RECOVERY_STEPS).max(Duration::from_micros(1));
-            self.distress_gap = self.distress_gap.saturating_sub(step);
+    /// Additive recovery in rate: `rate(t) = rate_at_cut + step × t /
+    /// RECOVERY_TIME`, the step being the rate at the cut but at least
+    /// [`MIN_RECOVERY_STEP`] (so a host cut to a trickle during an outage is
+    /// back at speed within seconds of answering again).
+    fn recover(&mut self, now: Instant) {
+        if let Some(at) = self.cut_at {
+            let rounds =
+                now.saturating_duration_since(at).as_secs_f64() / RECOVERY_TIME.as_secs_f64();
+            let cut_rate = 1.0 / self.gap_at_cut.as_secs_f64().max(1e-6);
+            let rate = cut_rate + cut_rate.max(MIN_RECOVERY_STEP) * rounds;
+            if rate >= cut_rate * f64::from(RECOVERY_ROUNDS) {
+                self.distress_gap = Duration::ZERO;
+                self.gap_at_cut = Duration::ZERO;
+                self.cut_at = None;
+            } else {
+                self.distress_gap = Duration::from_secs_f64(1.0 / rate);
+            }
         }
         if self.limit < self.policy.max_in_flight {
-            self.credit += 1;
-            if self.credit >= self.limit {
-                self.credit = 0;
-                self.limit += 1;
-            }
+            self.limit += 1;
         }
     }
 
@@ -262,7 +295,7 @@ impl HostSlots {
     /// (a robots.txt outage).
     pub(crate) fn counts_try(feedback: HostFeedback) -> bool {
         match feedback {
-            HostFeedback::Failed => true,
+            HostFeedback::Failed | HostFeedback::FailedAgain => true,
             HostFeedback::SlowDown(_, reason) => reason != ThrottleReason::RobotsUnavailable,
             HostFeedback::Silent | HostFeedback::Clean => false,
         }

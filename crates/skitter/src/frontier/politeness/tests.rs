@@ -148,7 +148,7 @@ fn robots_unavailable_pauses_without_a_cut() {
 }
 
 #[test]
-fn recovery_is_additive() {
+fn recovery_is_additive_in_rate() {
     let mut now = Instant::now();
     let mut h = HostSlots::new(policy(8, 0));
     for _ in 0..WINDOW {
@@ -156,19 +156,71 @@ fn recovery_is_additive() {
         answer(&mut h, now, HostFeedback::Failed);
     }
     let gap = h.distress_gap;
+    let cut_rate = 1.0 / gap.as_secs_f64();
+    assert!(cut_rate > MIN_RECOVERY_STEP, "{cut_rate}");
     assert_eq!(h.limit, 4);
-    // One clean answer takes one step off the gap, not all of it.
-    now += gap;
+    // One recovery time on, the rate has grown by the rate at the cut.
+    now += RECOVERY_TIME;
     answer(&mut h, now, HostFeedback::Clean);
-    assert!(h.distress_gap < gap && h.distress_gap > gap / 2);
-    for _ in 0..RECOVERY_STEPS {
-        now += gap;
-        answer(&mut h, now, HostFeedback::Clean);
-    }
+    let ratio = h.distress_gap.as_secs_f64() / gap.as_secs_f64();
+    assert!((ratio - 0.5).abs() < 0.01, "{ratio}");
+    // Two more: three times more.
+    now += RECOVERY_TIME * 2;
+    answer(&mut h, now, HostFeedback::Clean);
+    let ratio = h.distress_gap.as_secs_f64() / gap.as_secs_f64();
+    assert!((ratio - 0.25).abs() < 0.01, "{ratio}");
+    now += RECOVERY_TIME * RECOVERY_ROUNDS;
+    answer(&mut h, now, HostFeedback::Clean);
     assert_eq!(h.distress_gap, Duration::ZERO);
-    // limit 4 needs 4 clean answers for a slot, 5 for the next, …
-    for _ in 0..100 {
-        answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.limit, 7, "one slot back per clean answer");
+    answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.limit, 8);
+}
+
+#[test]
+fn a_trickle_recovers_within_seconds() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    // An outage: few, slow answers (one a second), all failing.
+    for _ in 0..WINDOW {
+        now += Duration::from_secs(1);
+        answer(&mut h, now, HostFeedback::Failed);
+    }
+    assert!(
+        h.distress_gap >= Duration::from_secs(1),
+        "{:?}",
+        h.distress_gap
+    );
+    now += RECOVERY_TIME * 2;
+    answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.distress_gap, Duration::ZERO, "{:?}", h.distress_gap);
+}
+
+#[test]
+fn failing_again_is_not_distress() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(8, 0));
+    for _ in 0..WINDOW * 5 {
+        assert_eq!(answer(&mut h, now, HostFeedback::FailedAgain), None);
     }
     assert_eq!(h.limit, 8);
+    assert!(HostSlots::counts_try(HostFeedback::FailedAgain));
+}
+
+#[test]
+fn a_busy_host_has_longer_windows() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(500, 0));
+    // 500 in flight: a window is 1,000 answers, so a burst of 60 failures among
+    // the first 100 (as a wave of answers may bring) is not distress.
+    for i in 0..1000 {
+        now += Duration::from_micros(100);
+        let signal = if i < 60 || i % 10 == 0 {
+            HostFeedback::Failed
+        } else {
+            HostFeedback::Clean
+        };
+        assert_eq!(answer(&mut h, now, signal), None, "answer {i}");
+    }
+    assert_eq!(h.limit, 500);
 }

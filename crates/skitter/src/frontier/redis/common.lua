@@ -78,23 +78,27 @@ end
 -- The politeness rule, the twin of frontier/politeness.rs (its constants are
 -- prepended from there): releases the host slot and applies what an answer
 -- says about the server. signal: 0 silent, 1 clean, 2 failed, 3 slow down
--- (for wait ms; reason 1 = 429, 2 = Retry-After, 4 = robots.txt unavailable).
--- Returns {reason (0: none, 3: distress), cut 0/1, limit, gap ms}.
+-- (for wait ms; reason 1 = 429, 2 = Retry-After, 4 = robots.txt unavailable),
+-- 5 failed again (release only). Returns {reason (0: none, 3: distress), cut
+-- 0/1, limit, gap ms}.
 local function feedback(host, signal, wait, reason, max_in_flight, now)
   release(host)
-  if signal == 0 then
+  if signal == 0 or signal == 5 then
     return {0, 0, 0, 0}
   end
   local h = P .. 'h:' .. host
-  local st = redis.call('HMGET', h, 'limit', 'next', 'gap', 'gcut', 'avg', 'wt', 'wf', 'sc', 'cr')
+  local st = redis.call('HMGET', h, 'limit', 'next', 'gap', 'gcut', 'avg', 'wt', 'wf', 'sc', 'cat')
   local limit = tonumber(st[1]) or max_in_flight
   local nxt = tonumber(st[2]) or 0
   local gap, gcut, avg = tonumber(st[3]) or 0, tonumber(st[4]) or 0, tonumber(st[5]) or 0
   local wt, wf = tonumber(st[6]) or 0, tonumber(st[7]) or 0
-  local sc, cr = tonumber(st[8]) or WINDOW, tonumber(st[9]) or 0
+  local sc, cat = tonumber(st[8]) or 1e9, tonumber(st[9])
   local why, did = 0, 0
+  local function window_len()
+    return math.max(WINDOW, limit * 2)
+  end
   local function cut()
-    sc, cr, did = 0, 0, 1
+    sc, did, cat = 0, 1, now
     limit = math.max(1, math.floor(limit / 2))
     gap = math.min(math.max(gap * 2, avg * 2, MIN_GAP), MAX_GAP)
     gcut = gap
@@ -102,31 +106,35 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
   if signal == 3 then
     nxt = math.max(nxt, now + wait)
     sc = sc + 1
-    if reason ~= 4 and sc >= WINDOW then
+    if reason ~= 4 and sc >= window_len() then
       cut()
     end
     why = reason
   else
     if signal == 1 then
-      if gap > 0 then
-        gap = math.max(0, gap - math.max(gcut / STEPS, 0.001))
+      if cat then
+        local rounds = math.max(now - cat, 0) / RECOVERY_MS
+        local cut_rate = 1000 / math.max(gcut, 0.001)
+        local rate = cut_rate + math.max(cut_rate, MIN_RECOVERY_STEP) * rounds
+        if rate >= cut_rate * RECOVERY_ROUNDS then
+          gap, gcut, cat = 0, 0, nil
+        else
+          gap = 1000 / rate
+        end
       end
       if limit < max_in_flight then
-        cr = cr + 1
-        if cr >= limit then
-          cr, limit = 0, limit + 1
-        end
+        limit = limit + 1
       end
     end
     wt, sc = wt + 1, sc + 1
     if signal == 2 then
       wf = wf + 1
     end
-    if wt >= WINDOW then
+    if wt >= window_len() then
       local distressed = wf * 2 >= wt
       wt, wf = 0, 0
       if distressed then
-        if sc >= WINDOW then
+        if sc >= window_len() then
           cut()
         end
         why = 3
@@ -134,6 +142,11 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
     end
   end
   redis.call('HSET', h, 'limit', limit, 'next', fmt(nxt), 'gap', fmt(gap), 'gcut', fmt(gcut),
-    'wt', wt, 'wf', wf, 'sc', sc, 'cr', cr)
+    'wt', wt, 'wf', wf, 'sc', sc)
+  if cat then
+    redis.call('HSET', h, 'cat', fmt(cat))
+  else
+    redis.call('HDEL', h, 'cat')
+  end
   return {why, did, limit, math.floor(gap)}
 end

@@ -22,7 +22,7 @@
 //! | `seen:<b>` | hash | seen set: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks) |
 //! | `q:<host:port>` | list | that host's queue; entries are tab-separated `depth redirects_left url parent` |
 //! | `r:<host:port>` | zset | that host's retries: `tries<TAB>entry` → when it may go again (ms) |
-//! | `h:<host:port>` | hash | host politeness (the Lua twin of `frontier::politeness`): `inflight`, `limit` (concurrency, cut in distress), `floor` (Crawl-delay ms), `next` (next allowed start, ms), `gap`/`gcut` (distress gap now and at the last cut, ms), `avg`/`last` (recent pace, last start), `wt`/`wf` (window answers, failures), `sc` (answers since the last cut), `cr` (recovery credit) |
+//! | `h:<host:port>` | hash | host politeness (the Lua twin of `frontier::politeness`): `inflight`, `limit` (concurrency, cut in distress), `floor` (Crawl-delay ms), `next` (next allowed start, ms), `gap`/`gcut`/`cat` (distress gap now and at the last cut, and when that was, ms), `avg`/`last` (recent pace, last start), `wt`/`wf` (window answers, failures), `sc` (answers since the last cut) |
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
 //! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires |
@@ -112,11 +112,13 @@ impl Scripts {
     /// constants (from `politeness`, so the Lua twin cannot drift from them).
     fn new() -> Scripts {
         let constants = format!(
-            "local WINDOW, MIN_GAP, MAX_GAP, STEPS = {}, {}, {}, {}",
+            "local WINDOW, MIN_GAP, MAX_GAP, RECOVERY_MS, RECOVERY_ROUNDS, MIN_RECOVERY_STEP = {}, {}, {}, {}, {}, {}",
             politeness::WINDOW,
-            millis(politeness::MIN_DISTRESS_GAP),
+            politeness::MIN_DISTRESS_GAP.as_secs_f64() * 1000.0,
             millis(politeness::MAX_DISTRESS_GAP),
-            politeness::RECOVERY_STEPS,
+            millis(politeness::RECOVERY_TIME),
+            politeness::RECOVERY_ROUNDS,
+            politeness::MIN_RECOVERY_STEP,
         );
         let with_prelude = |body: &str| {
             Script::new(&format!(
@@ -346,6 +348,7 @@ impl RedisFrontier {
             HostFeedback::Silent => (0, 0, 0),
             HostFeedback::Clean => (1, 0, 0),
             HostFeedback::Failed => (2, 0, 0),
+            HostFeedback::FailedAgain => (5, 0, 0),
             HostFeedback::SlowDown(wait, reason) => (3, millis(wait), reason_code(reason)),
         };
         let script = match retry {

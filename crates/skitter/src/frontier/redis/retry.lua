@@ -15,7 +15,7 @@ local host, entry = split_lease(v)
 local now = now_ms()
 local t = feedback(host, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), max_in_flight, now)
 local tries = tonumber(ARGV[8])
-local attempted = ARGV[4] == '2' or (ARGV[4] == '3' and ARGV[6] ~= '4')
+local attempted = ARGV[4] == '2' or ARGV[4] == '5' or (ARGV[4] == '3' and ARGV[6] ~= '4')
 if attempted then
   tries = tries + 1
 end
