@@ -238,3 +238,89 @@ async fn a_closed_stderr_is_not_a_crash() {
     // 1: one URL failed (a 404); a panic would be 101.
     assert_eq!(status.code(), Some(1));
 }
+
+/// `(offset, target URI)` of every response record of a plain WARC file.
+fn responses(path: &Path) -> Vec<(u64, String)> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &bytes[at..];
+        let head_len = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&rest[..head_len]);
+        let field = |name: &str| {
+            head.lines()
+                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+        };
+        let length: usize = field("Content-Length:").unwrap().parse().unwrap();
+        if field("WARC-Type:").as_deref() == Some("response") {
+            found.push((at as u64, field("WARC-Target-URI:").unwrap()));
+        }
+        at += head_len + 4 + length + 4;
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_survives_kill_9_and_resume() {
+    let site = TestSite::start(SiteConfig {
+        pages: 400,
+        fanout: 4,
+        latency: std::time::Duration::from_millis(5),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let url = site.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let args = crawl_args(
+        &url,
+        &["--warc", "c.warc", "--cdx", "c.cdxj", "--max-tasks", "4"],
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skitter"))
+        .args(&args)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let cdx = dir.path().join("c.cdxj");
+    let indexed = || std::fs::metadata(&cdx).is_ok_and(|m| m.len() > 0);
+    while !indexed() && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(running, "the crawl ended before its index had a line");
+    // What the killed run indexed points at response records it archived.
+    let archived: Vec<(u64, String)> = responses(&dir.path().join("c.warc"));
+    let text = std::fs::read_to_string(&cdx).unwrap();
+    // A kill inside the append can leave the last line torn; the resume drops it.
+    for line in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+        let json: serde_json::Value =
+            serde_json::from_str(&line[line.find('{').unwrap()..]).unwrap();
+        let offset: u64 = json["offset"].as_str().unwrap().parse().unwrap();
+        let target = json["url"].as_str().unwrap().to_string();
+        assert!(archived.contains(&(offset, target)), "{line}");
+    }
+    // Resumed to the end: every archived response is indexed, every line is right.
+    let out = skitter(dir.path(), &args);
+    assert!(out.status.success(), "{}", show(&out));
+    let entries = cdx_entries(&cdx);
+    let mut urls = std::collections::BTreeSet::new();
+    for file in ["c.warc", "c-r1.warc"] {
+        urls.extend(responses(&dir.path().join(file)).into_iter().map(|r| r.1));
+    }
+    for (file, offset, target) in &entries {
+        let records = responses(&dir.path().join(file));
+        assert!(
+            records.contains(&(*offset, target.clone())),
+            "{file}@{offset} {target}"
+        );
+    }
+    let indexed_urls: std::collections::BTreeSet<String> =
+        entries.iter().map(|e| e.2.clone()).collect();
+    assert_eq!(indexed_urls, urls, "every archived response is indexed");
+    assert!(urls.len() >= 400, "{} pages", urls.len());
+}
