@@ -105,6 +105,10 @@ fn rewrite<'a>(path: &Path, lines: impl Iterator<Item = &'a [u8]>) -> io::Result
         bytes += l.len() as u64 + 1;
     }
     let tmp = out.into_inner().map_err(|e| e.into_error())?;
+    // A temporary file is private (0600); the index keeps the mode it had.
+    if let Ok(meta) = fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(bytes)

@@ -13,7 +13,7 @@
 //! fetches again and should not archive twice (`WarcOptions::already_archived`).
 
 use std::collections::{HashSet, VecDeque};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -36,7 +36,7 @@ pub struct WarcRepair {
 /// last whole record, noting the targets of the last `recent` response records.
 /// Gzip is assumed when the name ends in `.gz`.
 pub fn repair_warc(path: &Path, recent: usize) -> io::Result<WarcRepair> {
-    let file = OpenOptions::new().read(true).write(true).open(path)?;
+    let file = crate::sink::open_output(path, false)?;
     let len = file.metadata()?.len();
     let mut reader = Counting {
         inner: BufReader::with_capacity(1 << 16, file.try_clone()?),
