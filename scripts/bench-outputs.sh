@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Measures what writing WARC + JSONL costs (issue 4's speed figure).
+# Measures what writing WARC + CDXJ + JSONL costs (issue 4's speed figure).
 #
 # Runs the default `skitter bench` (20,000 pages of 4 KiB, --max-tasks 100)
-# without outputs and with --outputs (bench.warc.gz + bench.jsonl), interleaved
+# without outputs and with --outputs (bench.warc.gz + bench.cdxj + bench.jsonl), interleaved
 # ROUNDS times so both see the same machine, then prints the median pages/s of
 # each and their ratio. The site and the crawler share the machine's cores, so
 # run it on an otherwise idle machine.
@@ -35,7 +35,7 @@ for round in $(seq "$rounds"); do
     plain+=("$(rate)")
     rm -rf "$work/out"
     outputs+=("$(rate --outputs "$work/out")")
-    echo "round $round: plain ${plain[-1]} pages/s, with WARC + JSONL ${outputs[-1]} pages/s" >&2
+    echo "round $round: plain ${plain[-1]} pages/s, with outputs ${outputs[-1]} pages/s" >&2
 done
 python3 - "${plain[*]}" "${outputs[*]}" <<'PY'
 import statistics, sys

@@ -44,7 +44,8 @@ pub struct BenchArgs {
     /// Do not fetch or obey robots.txt (to measure what politeness costs).
     #[arg(long)]
     pub ignore_robots: bool,
-    /// Also write a WARC and a JSONL file into DIR (to measure what outputs cost).
+    /// Also write a WARC, its CDXJ index and a JSONL file into DIR (to measure
+    /// what outputs cost).
     #[arg(long, value_name = "DIR")]
     pub outputs: Option<std::path::PathBuf>,
     /// Keep the crawl in this (new) state directory (to measure what crash safety costs).
@@ -117,6 +118,7 @@ async fn crawl_once(
         let dir = &dir.join(if faults.is_some() { "faults" } else { "clean" });
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         crawl.warc = Some(dir.join("bench.warc.gz"));
+        crawl.cdx = Some(dir.join("bench.cdxj"));
         crawl.jsonl = Some(dir.join("bench.jsonl").to_string_lossy().into_owned());
     }
     let crawler = crawl.builder()?.build()?;

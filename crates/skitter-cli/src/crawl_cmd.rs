@@ -264,11 +264,17 @@ impl CrawlArgs {
             })
             .ignore_robots(self.ignore_robots)
             .max_crawl_delay(self.max_crawl_delay);
-        for sink in self.sinks()? {
+        // The state is opened (and locked) before any output is opened, since a
+        // resumed crawl's outputs are repaired: a second invocation of a running
+        // crawl must stop at "busy" before it touches them.
+        let state = match &self.state {
+            Some(dir) => Some(Arc::new(self.open_state(dir)?)),
+            None => None,
+        };
+        for sink in self.sinks(state.as_deref())? {
             b = b.sink(sink);
         }
-        if let Some(dir) = &self.state {
-            let store = Arc::new(self.open_state(dir)?);
+        if let Some(store) = state {
             b = b.frontier(store.clone()).outcome_store(store);
         } else {
             b = b.memory_budget(usize::try_from(self.memory_budget).unwrap_or(usize::MAX));
@@ -331,8 +337,9 @@ impl CrawlArgs {
     }
 
     /// Opens the outputs asked for; a path that cannot be written fails here,
-    /// before anything is fetched.
-    fn sinks(&self) -> anyhow::Result<Vec<Box<dyn Sink>>> {
+    /// before anything is fetched. With a `state`, outputs are continued only if
+    /// the state records them as its own (see `resume_outputs`).
+    fn sinks(&self, state: Option<&DiskFrontier>) -> anyhow::Result<Vec<Box<dyn Sink>>> {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
         if let Some(path) = &self.warc {
             let mut options = WarcOptions {
@@ -343,11 +350,12 @@ impl CrawlArgs {
                 ..WarcOptions::default()
             };
             // A resumed crawl (--state) continues in a new file, never over the old one.
-            let path = match self.state {
-                Some(_) => {
-                    let (next, archived) = resume_outputs::continue_warc(path)?;
-                    options.already_archived = archived;
-                    next
+            let path = match state {
+                Some(state) => {
+                    let start = resume_outputs::continue_warc(state, path, self.cdx.as_deref())?;
+                    options.already_archived = start.already_archived;
+                    options.append_cdx = start.append_cdx;
+                    start.path
                 }
                 None => path.clone(),
             };
@@ -361,11 +369,14 @@ impl CrawlArgs {
             sinks.push(Box::new(MirrorSink::create(dir, options)?));
         }
         if let Some(path) = &self.jsonl {
-            // A crawl kept in --state may be a resumed one: continue its JSONL.
-            sinks.push(Box::new(crate::output::jsonl_sink(
-                path,
-                self.state.is_some(),
-            )?));
+            // A crawl kept in --state may be a resumed one: continue its own JSONL.
+            let append = match state {
+                Some(state) if path != "-" => {
+                    resume_outputs::continue_jsonl(state, std::path::Path::new(path))?
+                }
+                _ => false,
+            };
+            sinks.push(Box::new(crate::output::jsonl_sink(path, append)?));
         }
         Ok(sinks)
     }

@@ -5,6 +5,28 @@
 //! 1 when `fetch`/`probe` had failures, 2 on bad usage or a fatal error, 130 when
 //! interrupted by Ctrl-C or SIGTERM.
 
+/// `println!`, `eprintln!` and `eprint!` that ignore a closed stream:
+/// the std macros panic when stdout or stderr is a closed pipe (`skitter … 2>&1 |
+/// head`), and output nobody reads is no reason to stop a job or change its status.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod bench_cmd;
 mod crawl_cmd;
 mod fetch_cmd;

@@ -17,3 +17,23 @@ pub fn jsonl_sink(path: impl AsRef<Path>, append: bool) -> Result<JsonlSink, Sin
         JsonlSink::create(path)
     }
 }
+
+/// A stream on which a closed pipe is not an error: what is written to it after
+/// its reader went away is dropped (for stderr, whose messages no one reads then).
+pub struct IgnoreClosed<W>(pub W);
+
+impl<W: std::io::Write> std::io::Write for IgnoreClosed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self.0.write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(buf.len()),
+            other => other,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.0.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    }
+}

@@ -95,7 +95,8 @@ fn parse_resolver(s: &str) -> Result<SocketAddr, String> {
 /// Returns the exit code; only an error writing the output is an `Err`.
 pub async fn run(args: ProbeArgs, cancel: CancellationToken) -> anyhow::Result<i32> {
     // Unlocked handles, so the future stays `Send`; each line is one write.
-    run_with(args, cancel, &mut io::stdout(), &mut io::stderr()).await
+    let mut err = crate::output::IgnoreClosed(io::stderr());
+    run_with(args, cancel, &mut io::stdout(), &mut err).await
 }
 
 /// [`run`] with its output streams passed in, so tests can read them.

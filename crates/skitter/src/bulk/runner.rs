@@ -11,7 +11,7 @@
 //! not started a request give up, and requests in flight get `grace` to finish
 //! before they are dropped. Items that never finished are not counted.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -359,12 +359,14 @@ async fn save_body(ctx: &Ctx, hop: &mut Hop, path: PathBuf) -> Result<(), Outcom
     let raw = hop.body.take().unwrap_or_default();
     let encoding = hop.content_encoding.take();
     let max = ctx.fetcher.config().max_body_size;
+    let root = ctx.config.output.as_ref().map(|o| o.dir.clone());
     let written = tokio::task::spawn_blocking(move || {
+        let root = root.unwrap_or_else(|| path.parent().unwrap_or(Path::new(".")).to_path_buf());
         let body = decode::decode(encoding.as_deref(), &raw, max).map_err(|e| FetchFailure {
             kind: ErrorKind::Decode,
             message: e.to_string(),
         })?;
-        Ok(save::save(&path, &body))
+        Ok(save::save(&root, &path, &body))
     })
     .await;
     match written {

@@ -61,7 +61,8 @@ pub fn render(report: &Report, timeline: &Timeline) -> String {
 /// Renders the report and writes it to `path`, replacing the file.
 pub fn write(path: &Path, report: &Report, timeline: &Timeline) -> io::Result<()> {
     let html = render(report, timeline);
-    let mut file = io::BufWriter::new(std::fs::File::create(path)?);
+    // A link at the report's name is replaced, not written through.
+    let mut file = io::BufWriter::new(crate::sink::create_output(path)?);
     file.write_all(html.as_bytes())?;
     file.into_inner().map_err(|e| e.into_error())?.sync_all()
 }

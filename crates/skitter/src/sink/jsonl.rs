@@ -145,10 +145,10 @@ impl JsonlSink {
     }
 
     /// Writes to `path`, created or truncated now (a path `-` is a file named
-    /// `-`; see [`JsonlSink::stdout`]).
+    /// `-`; see [`JsonlSink::stdout`]). A symbolic link there is replaced.
     pub fn create(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
-        let file = File::create(path)
+        let file = super::create_output(path)
             .map_err(|e| sink_error(format!("cannot create {}: {e}", path.display())))?;
         Ok(JsonlSink::new(
             Output::File(file, path.to_path_buf()),
@@ -157,17 +157,13 @@ impl JsonlSink {
     }
 
     /// Appends to `path` (a resumed crawl): a torn last line left by a crash is
-    /// cut off first, so the file stays valid JSON Lines.
+    /// cut off first, so the file stays valid JSON Lines. Only call it for a file
+    /// this crawl wrote: that cut would destroy a file that is not JSON Lines. A
+    /// symbolic link there is refused.
     pub fn append(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
         let cannot = |e: io::Error| sink_error(format!("cannot append to {}: {e}", path.display()));
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .read(true)
-            .write(true)
-            .truncate(false)
-            .open(path)
-            .map_err(cannot)?;
+        let mut file = super::open_output(path, true).map_err(cannot)?;
         let whole = whole_lines_len(&mut file).map_err(cannot)?;
         file.set_len(whole).map_err(cannot)?;
         let written_before = tail_urls(&mut file, whole, RESUME_TAIL_LINES).map_err(cannot)?;

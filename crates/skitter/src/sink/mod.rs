@@ -135,12 +135,38 @@ pub trait Sink: Send {
     async fn finish(&mut self) -> Result<SinkSummary, SinkError>;
 }
 
+/// Creates (or truncates) the output file at `path`. A symbolic link there is
+/// replaced by the file, never written through, so a link planted at an output's
+/// name cannot send its bytes elsewhere.
+pub(crate) fn create_output(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        std::fs::remove_file(path)?;
+    }
+    std::fs::File::create(path)
+}
+
+/// Opens an existing output file to read and write it in place (to continue
+/// it); a symbolic link there is refused rather than followed.
+pub(crate) fn open_output(path: &std::path::Path, create: bool) -> std::io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(
+            "it is a symbolic link, which outputs never follow",
+        ));
+    }
+    std::fs::OpenOptions::new()
+        .create(create)
+        .read(true)
+        .write(true)
+        .truncate(false)
+        .open(path)
+}
+
 mod jsonl;
 mod mirror;
 mod warc;
 
 pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
-pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc};
+pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 mod redis_stats;
 pub use redis_stats::RedisStatsSink;

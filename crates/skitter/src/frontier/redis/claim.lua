@@ -3,7 +3,9 @@
 -- reclaim_batch, max_claims (0: no crawl-wide limit).
 -- Returns {1, lease id, entry, tries} | {0, wait ms, '', 0} | {2, 0, '', 0}
 -- (exhausted) | {3, 0, '', 0} (the crawl-wide claim limit is used up and no
--- lease is outstanding). A due retry of a host goes before its queued URLs.
+-- lease is outstanding) | {4, 0, what, 0} (malformed data was dropped, see
+-- `malformed`; the worker reports it and claims again). A due retry of a host
+-- goes before its queued URLs.
 local max_in_flight = tonumber(ARGV[2])
 local delay, jitter = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, poll = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -16,7 +18,10 @@ for _, id in ipairs(expired) do
   redis.call('ZREM', LEASES, id)
   redis.call('HDEL', LEASE, id)
   if v then
-    local host, entry = split_lease(v)
+    local host, entry = split_tab(v)
+    if not host then
+      return {4, 0, malformed(LEASE, id, v), 0}
+    end
     redis.call('LPUSH', P .. 'q:' .. host, entry)
     redis.call('HINCRBY', COUNT, 'queued', 1)
     release(host)
@@ -54,9 +59,13 @@ for _ = 1, 16 do
     if #due > 0 then
       redis.call('ZREM', rkey, due[1])
       redis.call('HINCRBY', COUNT, 'retrying', -1)
-      local tab = string.find(due[1], '\t', 1, true)
-      tries = tonumber(string.sub(due[1], 1, tab - 1)) or 0
-      entry = string.sub(due[1], tab + 1)
+      local count
+      count, entry = split_tab(due[1])
+      if not count then
+        schedule(host, max_in_flight, now)
+        return {4, 0, malformed(rkey, 'member', due[1]), 0}
+      end
+      tries = tonumber(count) or 0
     else
       entry = redis.call('LPOP', P .. 'q:' .. host)
       if entry then

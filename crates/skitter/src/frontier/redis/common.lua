@@ -69,10 +69,22 @@ local function release(host)
   redis.call('HSET', h, 'inflight', math.max(inflight - 1, 0))
 end
 
--- A lease record is "host<TAB>entry"; hosts never contain a tab.
-local function split_lease(v)
+-- Splits "first<TAB>rest": a lease record is "host<TAB>entry" (hosts never
+-- contain a tab), a retry entry "tries<TAB>entry". nil for a value that is not
+-- one (garbled by something other than skitter): the caller drops it and says
+-- so, instead of failing on it at every call.
+local function split_tab(v)
   local tab = string.find(v, '\t', 1, true)
+  if not tab or tab == 1 or tab == #v then
+    return nil
+  end
   return string.sub(v, 1, tab - 1), string.sub(v, tab + 1)
+end
+
+-- What a script answers about malformed data it dropped: the key, the field
+-- or member, and (the start of) the value, for the worker to report.
+local function malformed(key, field, v)
+  return key .. ' ' .. field .. ': ' .. string.sub(v, 1, 200)
 end
 
 -- The politeness rule, the twin of frontier/politeness.rs (its constants are

@@ -2,7 +2,7 @@
 -- `feedback` in common.lua). ARGV: prefix, max_in_flight, lease id, signal,
 -- wait ms, reason. Returns {1, reason, cut, limit, gap ms}, or {0, 0, 0, 0, 0}
 -- if the lease is gone (it expired and was reclaimed, or an earlier attempt
--- already acked it).
+-- already acked it), or {2, 0, 0, 0, 0} if its record was malformed (dropped).
 local max_in_flight = tonumber(ARGV[2])
 local id = ARGV[3]
 local v = redis.call('HGET', LEASE, id)
@@ -11,7 +11,10 @@ if not v then
   return {0, 0, 0, 0, 0}
 end
 redis.call('HDEL', LEASE, id)
-local host = split_lease(v)
+local host = split_tab(v)
+if not host then
+  return {2, 0, 0, 0, 0}
+end
 local now = now_ms()
 local t = feedback(host, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), max_in_flight, now)
 schedule(host, max_in_flight, now)

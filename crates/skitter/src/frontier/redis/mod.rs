@@ -369,6 +369,13 @@ impl RedisFrontier {
         if found == 0 {
             return Ok(None);
         }
+        if found == 2 {
+            tracing::warn!(
+                "{} {id}: dropped a malformed lease record (its host slot could not be released)",
+                self.shared.keys.key("lease")
+            );
+            return Ok(Some(None));
+        }
         let reason = match why {
             1 => ThrottleReason::TooManyRequests,
             2 => ThrottleReason::RetryAfter,
@@ -507,7 +514,11 @@ impl Frontier for RedisFrontier {
                     let decoded = std::str::from_utf8(&entry).ok().and_then(decode_request);
                     let Some(request) = decoded else {
                         // Not ours to crash on: drop the entry and hand the slot back.
-                        tracing::warn!(entry = %String::from_utf8_lossy(&entry), "dropping an unreadable queue entry");
+                        tracing::warn!(
+                            "{} {n}: dropping a queue entry that is not a request: {:.200}",
+                            self.shared.keys.key("lease"),
+                            String::from_utf8_lossy(&entry)
+                        );
                         self.ack(n, HostFeedback::Silent, None).await?;
                         continue;
                     };
@@ -519,6 +530,15 @@ impl Frontier for RedisFrontier {
                     }));
                 }
                 2 => return Ok(Claim::Exhausted),
+                // The script dropped malformed data (named in `entry`) and
+                // changed nothing else; each call drops one, so this ends.
+                4 => {
+                    tracing::warn!(
+                        "dropped malformed data in Redis: {}",
+                        String::from_utf8_lossy(&entry)
+                    );
+                    continue;
+                }
                 3 => {
                     self.shared.limit_reached.store(true, Ordering::Relaxed);
                     return Ok(Claim::Exhausted);

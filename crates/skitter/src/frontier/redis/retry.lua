@@ -11,7 +11,10 @@ if not v then
   return {0, 0, 0, 0, 0}
 end
 redis.call('HDEL', LEASE, id)
-local host, entry = split_lease(v)
+local host, entry = split_tab(v)
+if not host then
+  return {2, 0, 0, 0, 0}
+end
 local now = now_ms()
 local t = feedback(host, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), max_in_flight, now)
 local tries = tonumber(ARGV[8])

@@ -3,12 +3,18 @@
 //! A line is `urlkey timestamp14 {json}`, where the key is the URL in SURT form
 //! ([`surt`](super::surt), byte for byte what pywb's canonicaliser computes for a
 //! lookup) so that lines for one site sort together, and the JSON carries `url, mime, status, digest, length, offset,
-//! filename` as strings, as pywb's own indexer writes them. Lines are collected in
-//! memory (about 250 bytes per response) and written sorted by [`write_sorted`],
-//! because pywb binary-searches the file.
+//! filename` as strings, as pywb's own indexer writes them.
+//!
+//! Lines are appended to the file with each batch of records, right after the
+//! records themselves are written, so a killed crawl keeps the index of what it
+//! archived; the file is sorted by [`sort_file`] when the crawl finishes, since
+//! pywb binary-searches it (until then it is in archiving order). A line is
+//! never written before its record, so it never points past the end of a WARC
+//! file; a record whose line was lost to a kill is found by [`resume`].
 
+use std::collections::HashSet;
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, BufRead, Write};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -65,22 +71,93 @@ pub(crate) fn line(e: &Entry<'_>) -> String {
     format!("{} {} {json}", surt(e.url), e.date.format("%Y%m%d%H%M%S"))
 }
 
-/// Sorts the lines bytewise and writes them to `path` through a temporary file and
-/// a rename, so the index is either the old one or the whole new one.
-pub(crate) fn write_sorted(path: &Path, mut lines: Vec<String>) -> io::Result<u64> {
+/// Sorts the lines of the index at `path` bytewise, through a temporary file and
+/// a rename, so the index is either the unsorted one or the whole sorted one.
+/// Returns the file's size.
+pub(crate) fn sort_file(path: &Path) -> io::Result<u64> {
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    for line in io::BufReader::new(fs::File::open(path)?).split(b'\n') {
+        let line = line?;
+        if !line.is_empty() {
+            lines.push(line);
+        }
+    }
     lines.sort_unstable();
-    let tmp = path.with_extension("cdxj.tmp");
-    let mut out = io::BufWriter::new(fs::File::create(&tmp)?);
+    rewrite(path, lines.iter().map(Vec::as_slice))
+}
+
+/// Replaces the file at `path` with `lines` through a temporary file in its
+/// directory and a rename (never writing through a link there); returns the bytes written.
+fn rewrite<'a>(path: &Path, lines: impl Iterator<Item = &'a [u8]>) -> io::Result<u64> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".skitter-")
+        .suffix(".cdxj.tmp")
+        .tempfile_in(dir)?;
+    let mut out = io::BufWriter::new(tmp);
     let mut bytes = 0u64;
-    for l in &lines {
-        out.write_all(l.as_bytes())?;
+    for l in lines {
+        out.write_all(l)?;
         out.write_all(b"\n")?;
         bytes += l.len() as u64 + 1;
     }
-    let file = out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    fs::rename(&tmp, path)?;
+    let tmp = out.into_inner().map_err(|e| e.into_error())?;
+    // A temporary file is private (0600); the index keeps the mode it had.
+    if let Ok(meta) = fs::metadata(path) {
+        tmp.as_file().set_permissions(meta.permissions())?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
     Ok(bytes)
+}
+
+/// The fields [`resume`] reads back from a line.
+#[derive(serde::Deserialize)]
+struct Located {
+    url: String,
+    offset: String,
+    length: String,
+    filename: String,
+}
+
+/// Readies the index at `path` for a resumed crawl whose last WARC file,
+/// `last_file` (its name), was cut back to `last_len` bytes: drops torn lines and
+/// lines that point past that end, and returns the URLs the file's kept lines
+/// index. Its responses whose URLs are not among them were archived by a run
+/// killed before it wrote their lines; the resumed run archives them again.
+pub fn resume(path: &Path, last_file: &str, last_len: u64) -> io::Result<HashSet<String>> {
+    let mut indexed = HashSet::new();
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let data = io::BufReader::new(fs::File::open(path)?);
+    for line in data.split(b'\n') {
+        let line = line?;
+        let Some(located) = line
+            .iter()
+            .position(|&b| b == b'{')
+            .and_then(|i| serde_json::from_slice::<Located>(&line[i..]).ok())
+        else {
+            continue;
+        };
+        if located.filename == last_file {
+            let end = located
+                .offset
+                .parse::<u64>()
+                .ok()
+                .zip(located.length.parse::<u64>().ok());
+            match end {
+                Some((offset, length)) if offset.saturating_add(length) <= last_len => {
+                    indexed.insert(located.url);
+                }
+                _ => continue,
+            }
+        }
+        kept.push(line);
+    }
+    rewrite(path, kept.iter().map(Vec::as_slice))?;
+    Ok(indexed)
 }
 
 #[cfg(test)]
@@ -109,5 +186,45 @@ mod tests {
              \"status\":\"200\",\"digest\":\"ABC\",\"length\":\"10\",\"offset\":\"20\",\
              \"filename\":\"x.warc.gz\"}"
         );
+    }
+
+    fn entry_line(url: &str, offset: u64, filename: &str) -> String {
+        let url = Url::parse(url).unwrap();
+        line(&Entry {
+            url: &url,
+            date: Utc::now(),
+            mime: None,
+            status: Some(200),
+            digest: "D",
+            length: 10,
+            offset,
+            filename,
+        })
+    }
+
+    #[test]
+    fn resume_keeps_what_the_cut_files_still_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.cdxj");
+        let lines = [
+            entry_line("http://h/old", 0, "a.warc.gz"),
+            entry_line("http://h/1", 0, "b.warc.gz"),
+            entry_line("http://h/2", 10, "b.warc.gz"),
+            // Past the end of the repaired file: its record was cut.
+            entry_line("http://h/3", 20, "b.warc.gz"),
+        ];
+        let mut text = lines.join("\n");
+        text.push_str("\ncom,h)/torn 2024 {\"url\":");
+        std::fs::write(&path, text).unwrap();
+        let indexed = resume(&path, "b.warc.gz", 25).unwrap();
+        let want: HashSet<String> = ["http://h/1", "http://h/2"].map(String::from).into();
+        assert_eq!(indexed, want);
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(kept, format!("{}\n", lines[..3].join("\n")));
+        sort_file(&path).unwrap();
+        let sorted = std::fs::read_to_string(&path).unwrap();
+        let mut want: Vec<&str> = lines[..3].iter().map(String::as_str).collect();
+        want.sort_unstable();
+        assert_eq!(sorted, format!("{}\n", want.join("\n")));
     }
 }

@@ -23,7 +23,9 @@
 //! one per page), so an interrupted crawl leaves whole records, except when the
 //! process dies inside that call: then [`repair_warc`] cuts the torn tail off
 //! before a resumed crawl goes on. `finish` fsyncs. All file work runs in
-//! `spawn_blocking`, off the async workers.
+//! `spawn_blocking`, off the async workers. The index (`cdx`) is appended to
+//! after each batch's records are written and sorted at `finish` (see `cdx`).
+//! A symbolic link at a WARC or index file's name is replaced, not followed.
 
 mod cdx;
 mod gzip;
@@ -41,6 +43,7 @@ use url::Url;
 
 use super::{Exchange, Page, Sink, SinkError, SinkSummary};
 
+pub use cdx::resume as resume_cdx;
 pub use repair::{WarcRepair, repair_warc};
 
 /// How to write WARC files.
@@ -56,6 +59,9 @@ pub struct WarcOptions {
     pub crawl_options: Vec<(String, String)>,
     /// Also write a sorted CDXJ index of the response records here.
     pub cdx: Option<PathBuf>,
+    /// Continue the index at `cdx` (a resumed crawl, readied by [`resume_cdx`])
+    /// instead of starting it afresh.
+    pub append_cdx: bool,
     /// URLs whose response an interrupted run already archived without completing
     /// them (see [`repair_warc`]): their refetch is not archived a second time.
     pub already_archived: HashSet<String>,
@@ -232,7 +238,10 @@ struct Writer {
     files: Vec<String>,
     bytes: u64,
     records: u64,
-    cdx_lines: Vec<String>,
+    /// The index file, appended to after each write of records.
+    cdx: Option<File>,
+    /// Index lines of records built but not yet written.
+    cdx_lines: Vec<u8>,
 }
 
 impl Writer {
@@ -240,9 +249,10 @@ impl Writer {
         let gzip = options
             .gzip
             .unwrap_or_else(|| base.to_string_lossy().ends_with(".gz"));
-        if let Some(cdx) = &options.cdx {
-            File::create(cdx).map_err(|e| format!("cannot create {}: {e}", cdx.display()))?;
-        }
+        let cdx = match &options.cdx {
+            Some(path) => Some(open_cdx(path, options.append_cdx)?),
+            None => None,
+        };
         let path = match options.max_size {
             Some(_) => numbered(&base, 0),
             None => base.clone(),
@@ -259,6 +269,7 @@ impl Writer {
             current,
             unwritten: Vec::new(),
             next_index: 1,
+            cdx,
             cdx_lines: Vec::new(),
         })
     }
@@ -282,8 +293,8 @@ impl Writer {
         cur.size += len;
         self.bytes += len;
         self.records += 2;
-        if self.options.cdx.is_some() {
-            self.cdx_lines.push(cdx::line(&cdx::Entry {
+        if self.cdx.is_some() {
+            let line = cdx::line(&cdx::Entry {
                 url: &job.url,
                 date: job.exchange.started,
                 mime: job.mime.as_deref(),
@@ -292,20 +303,33 @@ impl Writer {
                 length: pair.response.len() as u64,
                 offset,
                 filename: &cur.name,
-            }));
+            });
+            self.cdx_lines.extend_from_slice(line.as_bytes());
+            self.cdx_lines.push(b'\n');
         }
         Ok(())
     }
 
-    /// Writes the records built so far to the current file, in one call.
+    /// Writes the records built so far to the current file, in one call, then
+    /// their index lines (never before: a line must not point at a record that a
+    /// kill could still tear).
     fn write_out(&mut self) -> Result<(), String> {
-        if self.unwritten.is_empty() {
-            return Ok(());
+        if !self.unwritten.is_empty() {
+            let cur = &mut self.current;
+            let result = cur.file.write_all(&self.unwritten);
+            self.unwritten.clear();
+            result.map_err(|e| format!("cannot write {}: {e}", cur.path.display()))?;
         }
-        let cur = &mut self.current;
-        let result = cur.file.write_all(&self.unwritten);
-        self.unwritten.clear();
-        result.map_err(|e| format!("cannot write {}: {e}", cur.path.display()))
+        if let (Some(file), false) = (&mut self.cdx, self.cdx_lines.is_empty()) {
+            let result = file.write_all(&self.cdx_lines);
+            self.cdx_lines.clear();
+            result.map_err(|e| format!("cannot write {}: {e}", self.cdx_path().display()))?;
+        }
+        Ok(())
+    }
+
+    fn cdx_path(&self) -> &Path {
+        self.options.cdx.as_deref().unwrap_or(Path::new("cdx"))
     }
 
     fn should_rotate(&self, len: u64) -> bool {
@@ -333,11 +357,10 @@ impl Writer {
         self.write_out()?;
         sync(&self.current)?;
         let mut files = self.files.clone();
-        if let Some(cdx) = &self.options.cdx {
-            let lines = std::mem::take(&mut self.cdx_lines);
-            self.bytes += cdx::write_sorted(cdx, lines)
-                .map_err(|e| format!("cannot write {}: {e}", cdx.display()))?;
-            files.push(cdx.display().to_string());
+        if let (Some(_), Some(path)) = (self.cdx.take(), &self.options.cdx) {
+            self.bytes +=
+                cdx::sort_file(path).map_err(|e| format!("cannot sort {}: {e}", path.display()))?;
+            files.push(path.display().to_string());
         }
         Ok(SinkSummary {
             name: "warc".into(),
@@ -370,7 +393,7 @@ fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current,
         gzip,
     )
     .map_err(fail)?;
-    let mut file = File::create(&path).map_err(fail)?;
+    let mut file = super::create_output(&path).map_err(fail)?;
     file.write_all(&info).map_err(fail)?;
     let size = info.len() as u64;
     Ok(Current {
@@ -383,8 +406,25 @@ fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current,
     })
 }
 
-/// The name of rotated file `n`: the number goes before the WARC suffix.
-/// `crawl.warc.gz` → `crawl-00003.warc.gz`; `out` → `out-00003`.
+/// Opens the index file: continued at its end, or started afresh.
+fn open_cdx(path: &Path, append: bool) -> Result<File, String> {
+    let opened = if append {
+        super::open_output(path, true).and_then(|mut f| {
+            std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))?;
+            Ok(f)
+        })
+    } else {
+        super::create_output(path)
+    };
+    opened.map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// The name of rotated file `n` of `base` (`--warc-max-size`): the number goes
+/// before the WARC suffix. `crawl.warc.gz` → `crawl-00003.warc.gz`; `out` → `out-00003`.
+pub fn rotated_warc_name(base: &Path, n: u32) -> PathBuf {
+    numbered(base, n)
+}
+
 fn numbered(base: &Path, n: u32) -> PathBuf {
     let name = base
         .file_name()

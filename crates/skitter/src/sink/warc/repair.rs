@@ -13,7 +13,7 @@
 //! fetches again and should not archive twice (`WarcOptions::already_archived`).
 
 use std::collections::{HashSet, VecDeque};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -26,6 +26,8 @@ pub struct WarcRepair {
     pub records: u64,
     /// Bytes cut from the end (0 when the file already ended on a record boundary).
     pub cut: u64,
+    /// The file's length afterwards: where its last whole record ends.
+    pub len: u64,
     /// `WARC-Target-URI` of the last response records kept (at most the number asked for).
     pub recent_responses: HashSet<String>,
 }
@@ -34,7 +36,7 @@ pub struct WarcRepair {
 /// last whole record, noting the targets of the last `recent` response records.
 /// Gzip is assumed when the name ends in `.gz`.
 pub fn repair_warc(path: &Path, recent: usize) -> io::Result<WarcRepair> {
-    let file = OpenOptions::new().read(true).write(true).open(path)?;
+    let file = crate::sink::open_output(path, false)?;
     let len = file.metadata()?.len();
     let mut reader = Counting {
         inner: BufReader::with_capacity(1 << 16, file.try_clone()?),
@@ -54,6 +56,7 @@ pub fn repair_warc(path: &Path, recent: usize) -> io::Result<WarcRepair> {
     Ok(WarcRepair {
         records,
         cut: len - whole,
+        len: whole,
         recent_responses: targets.urls.into_iter().collect(),
     })
 }
@@ -134,21 +137,40 @@ impl BufRead for Counting {
 fn whole_members(reader: &mut Counting, targets: &mut Recent) -> io::Result<(u64, u64)> {
     let mut members = 0;
     let mut whole = 0;
-    let mut record = Vec::new();
+    let mut head = Vec::new();
     while !reader.fill_buf()?.is_empty() {
-        record.clear();
-        let mut member = GzDecoder::new(&mut *reader);
-        match member.read_to_end(&mut record) {
-            Ok(_) => {
+        head.clear();
+        let member = GzDecoder::new(&mut *reader);
+        match read_head(member, &mut head) {
+            Ok(()) => {
                 members += 1;
                 whole = reader.pos;
-                targets.note(&record);
+                targets.note(&head);
             }
             Err(e) if torn(&e) => break,
             Err(e) => return Err(e),
         }
     }
     Ok((members, whole))
+}
+
+/// Bytes of a record kept for [`Recent::note`]: its WARC header is all it needs.
+/// The rest of a member is decoded (its CRC is checked at its end) but not kept,
+/// so a file that is one huge gzip stream is checked in bounded memory.
+const HEAD_BYTES: usize = 64 * 1024;
+
+/// Reads `member` to its end, keeping its first [`HEAD_BYTES`] in `head`.
+fn read_head(mut member: impl Read, head: &mut Vec<u8>) -> io::Result<()> {
+    (&mut member).take(HEAD_BYTES as u64).read_to_end(head)?;
+    let mut scratch = [0u8; 16 * 1024];
+    loop {
+        match member.read(&mut scratch) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Errors that mean "the data ends or goes wrong here", as opposed to failing to
@@ -277,6 +299,20 @@ mod tests {
             assert_eq!(repair.records, 2, "torn at {keep}");
             assert_eq!(bytes, whole.concat(), "torn at {keep}");
         }
+    }
+
+    #[test]
+    fn a_huge_member_is_checked_without_holding_it() {
+        // One member that decodes to far more than HEAD_BYTES: still one whole
+        // record, and its header still noted.
+        let big = "x".repeat(HEAD_BYTES * 8);
+        let mut record = response("http://h/big");
+        record.extend_from_slice(big.as_bytes());
+        let member = gzip_member(&record);
+        let (repair, bytes) = repaired("x.warc.gz", std::slice::from_ref(&member), &member[..40]);
+        assert_eq!((repair.records, repair.cut), (1, 40));
+        assert_eq!(bytes, member);
+        assert!(repair.recent_responses.contains("http://h/big"));
     }
 
     #[test]

@@ -1,0 +1,123 @@
+//! The Redis frontier against data in the crawl's keys that skitter did not
+//! write: each malformed value is dropped (and reported) where it is met, and the
+//! crawl goes on with the rest, instead of every claim failing on it.
+
+// Shared support: this file needs no restart, which another test file uses.
+#[allow(dead_code)]
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use std::time::Duration;
+
+use redis_server::RedisServer;
+use skitter::frontier::{
+    Claim, Frontier, HostFeedback, HostKey, HostPolicy, RedisFrontier, RedisOptions, Request,
+};
+use url::Url;
+
+fn req(url: &str) -> Request {
+    Request {
+        url: Url::parse(url).unwrap(),
+        depth: 1,
+        redirects_left: 5,
+        parent: None,
+    }
+}
+
+async fn worker(server: &RedisServer, crawl: &str) -> RedisFrontier {
+    let options = RedisOptions {
+        policy: HostPolicy {
+            max_in_flight: 8,
+            ..HostPolicy::default()
+        },
+        ..RedisOptions::default()
+    };
+    RedisFrontier::connect(&server.url(), crawl, options)
+        .await
+        .expect("connect")
+}
+
+/// Runs one Redis command on the server.
+async fn raw(server: &RedisServer, args: &[&str]) {
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    let _: redis::Value = cmd.query_async(&mut conn).await.unwrap();
+}
+
+/// Claims every URL there is, completing each; the URLs claimed.
+async fn drain(f: &RedisFrontier) -> Vec<String> {
+    let mut urls = Vec::new();
+    for _ in 0..100 {
+        match f
+            .claim()
+            .await
+            .expect("claims never fail on malformed data")
+        {
+            Claim::Ready(lease) => {
+                urls.push(lease.request.url.to_string());
+                f.complete(lease, HostFeedback::Clean).await.unwrap();
+            }
+            Claim::Wait(_) => tokio::time::sleep(Duration::from_millis(5)).await,
+            Claim::Exhausted => break,
+        }
+    }
+    urls.sort();
+    urls
+}
+
+#[tokio::test]
+async fn an_expired_lease_without_its_separator_is_dropped() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "garbled").await;
+    f.offer(vec![req("http://a.test/1"), req("http://a.test/2")])
+        .await
+        .unwrap();
+    // A lease record with no tab, already expired: every claim reclaims it first.
+    raw(
+        &server,
+        &["HSET", "skitter:{garbled}:lease", "9999", "no separator"],
+    )
+    .await;
+    raw(&server, &["ZADD", "skitter:{garbled}:leases", "0", "9999"]).await;
+    assert_eq!(drain(&f).await, ["http://a.test/1", "http://a.test/2"]);
+}
+
+#[tokio::test]
+async fn a_retry_entry_without_its_separator_is_dropped() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "retries").await;
+    let url = req("http://a.test/1");
+    f.offer(vec![url.clone()]).await.unwrap();
+    let host = HostKey::of(&url.url);
+    let retries = format!("skitter:{{retries}}:r:{}", host.as_str());
+    raw(&server, &["ZADD", &retries, "0", "garbage"]).await;
+    assert_eq!(drain(&f).await, ["http://a.test/1"]);
+}
+
+#[tokio::test]
+async fn a_lease_garbled_while_out_does_not_fail_its_completion() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "out").await;
+    f.offer(vec![req("http://a.test/1"), req("http://b.test/1")])
+        .await
+        .unwrap();
+    let Claim::Ready(lease) = f.claim().await.unwrap() else {
+        panic!("a lease");
+    };
+    let id = lease.id.to_string();
+    raw(&server, &["HSET", "skitter:{out}:lease", &id, "garbled"]).await;
+    f.complete(lease, HostFeedback::Clean)
+        .await
+        .expect("completing a garbled lease is no error");
+    assert_eq!(drain(&f).await.len(), 1);
+}
