@@ -157,26 +157,53 @@ pub fn check_url(url: &Url, allow_internal: bool) -> Result<(), Blocked> {
 #[derive(Clone, Debug)]
 pub(crate) struct GuardedResolver {
     allow_internal: bool,
-    /// The proxy's host: the user chose it, wherever it is.
-    proxy_host: Option<String>,
+    /// The proxies' hosts: the user chose them, wherever they are.
+    proxy_hosts: Vec<String>,
 }
 
 impl GuardedResolver {
-    pub(crate) fn new(allow_internal: bool, proxy_host: Option<String>) -> Self {
+    pub(crate) fn new(allow_internal: bool, proxy_hosts: Vec<String>) -> Self {
         GuardedResolver {
             allow_internal,
-            proxy_host,
+            proxy_hosts,
         }
     }
+}
+
+/// The hosts of the proxies requests may go through: `proxy` and those of the
+/// environment variables the client honours.
+pub(crate) fn proxy_hosts(proxy: Option<&str>) -> Vec<String> {
+    const VARS: [&str; 6] = [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ];
+    let from_env = VARS.iter().filter_map(|v| std::env::var(v).ok());
+    proxy
+        .map(str::to_owned)
+        .into_iter()
+        .chain(from_env)
+        .filter_map(|p| {
+            // A proxy may be given without a scheme ("host:3128").
+            let url = Url::parse(&p)
+                .ok()
+                .filter(Url::has_host)
+                .or_else(|| Url::parse(&format!("http://{p}")).ok())?;
+            url.host_str().map(str::to_owned)
+        })
+        .collect()
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let allow_internal = self.allow_internal
             || self
-                .proxy_host
-                .as_deref()
-                .is_some_and(|p| p.eq_ignore_ascii_case(name.as_str()));
+                .proxy_hosts
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(name.as_str()));
         let host = name.as_str().to_owned();
         Box::pin(async move {
             let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?;
@@ -262,18 +289,30 @@ mod tests {
         use reqwest::dns::Resolve as _;
         use std::str::FromStr as _;
         let name = || reqwest::dns::Name::from_str("localhost").unwrap();
-        let err = match GuardedResolver::new(false, None).resolve(name()).await {
+        let err = match GuardedResolver::new(false, Vec::new())
+            .resolve(name())
+            .await
+        {
             Ok(_) => panic!("localhost must be refused without private access"),
             Err(e) => e,
         };
         assert!(err.is::<Blocked>(), "{err}");
-        let proxy = GuardedResolver::new(false, Some("LOCALHOST".into()));
+        let proxy = GuardedResolver::new(false, vec!["LOCALHOST".into()]);
         assert!(proxy.resolve(name()).await.is_ok());
-        let addrs: Vec<_> = GuardedResolver::new(true, None)
+        let addrs: Vec<_> = GuardedResolver::new(true, Vec::new())
             .resolve(name())
             .await
             .unwrap()
             .collect();
         assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    }
+
+    #[test]
+    fn proxy_hosts_with_or_without_scheme() {
+        assert_eq!(
+            proxy_hosts(Some("http://u:p@Proxy.local:3128"))[0],
+            "proxy.local"
+        );
+        assert_eq!(proxy_hosts(Some("proxy.local:3128"))[0], "proxy.local");
     }
 }

@@ -411,15 +411,11 @@ fn build_client(
         header::ACCEPT,
         HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
     );
-    let proxy_host = config
-        .proxy
-        .as_deref()
-        .and_then(|p| Url::parse(p).ok())
-        .and_then(|u| u.host_str().map(str::to_owned));
+    let proxy_hosts = address::proxy_hosts(config.proxy.as_deref());
     let mut builder = reqwest::Client::builder()
         .user_agent(config.user_agent.clone())
         .default_headers(defaults)
-        .dns_resolver(address::GuardedResolver::new(allow_internal, proxy_host))
+        .dns_resolver(address::GuardedResolver::new(allow_internal, proxy_hosts))
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(config.connect_timeout)
         .read_timeout(config.read_timeout)
