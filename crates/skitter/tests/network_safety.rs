@@ -302,3 +302,35 @@ async fn robots_redirects_stay_in_scope() {
         assert!(other_heads.lock().unwrap().is_empty(), "{target}");
     }
 }
+
+#[tokio::test]
+async fn a_crawl_reaches_its_loopback_roots_unless_denied() {
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let run = |access: PrivateAccess| {
+        crawl(&format!("{origin}/page"))
+            .fetch_config(FetchConfig {
+                private_access: access,
+                ..FetchConfig::default()
+            })
+            .build()
+            .unwrap()
+            .run(CancellationToken::new())
+    };
+    let report = run(PrivateAccess::Named).await.unwrap();
+    assert!(
+        report.to_text().contains("/page 200"),
+        "{}",
+        report.to_text()
+    );
+    let seen = heads.lock().unwrap().len();
+    assert!(seen >= 2, "robots.txt and the page");
+
+    // Denied: a recorded failure, and nothing sent (robots.txt included).
+    let report = run(PrivateAccess::Deny).await.unwrap();
+    let text = report.to_text();
+    assert!(
+        text.contains("/page error blocked: 127.0.0.1 is a loopback"),
+        "{text}"
+    );
+    assert_eq!(heads.lock().unwrap().len(), seen);
+}
