@@ -6,6 +6,7 @@
 //! by chunk, never held in memory.
 
 pub mod address;
+mod client;
 pub mod decode;
 mod error;
 pub mod head;
@@ -219,11 +220,11 @@ impl Fetcher {
         let jar = config
             .cookies
             .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
-        let named = build_client(&config, allow_internal(&config, true), jar.clone())?;
+        let named = client::build(&config, allow_internal(&config, true), jar.clone())?;
         let other = if allow_internal(&config, true) == allow_internal(&config, false) {
             named.clone()
         } else {
-            build_client(&config, allow_internal(&config, false), jar)?
+            client::build(&config, allow_internal(&config, false), jar)?
         };
         Ok(Fetcher {
             named,
@@ -394,53 +395,6 @@ fn blocked(b: Blocked) -> FetchFailure {
         kind: crate::outcome::ErrorKind::Blocked,
         message: b.to_string(),
     }
-}
-
-/// One client of a [`Fetcher`]: its resolver allows internal addresses or not.
-fn build_client(
-    config: &FetchConfig,
-    allow_internal: bool,
-    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
-) -> Result<reqwest::Client, FetchSetupError> {
-    let mut defaults = HeaderMap::new();
-    defaults.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static(decode::ACCEPT_ENCODING),
-    );
-    defaults.insert(
-        header::ACCEPT,
-        HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
-    );
-    let proxy_hosts = address::proxy_hosts(config.proxy.as_deref());
-    let mut builder = reqwest::Client::builder()
-        .user_agent(config.user_agent.clone())
-        .default_headers(defaults)
-        .dns_resolver(address::GuardedResolver::new(allow_internal, proxy_hosts))
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(config.connect_timeout)
-        .read_timeout(config.read_timeout)
-        .timeout(config.total_timeout)
-        .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(30))
-        .danger_accept_invalid_certs(config.insecure)
-        // skitter retries on its own (backoff, Retry-After, attempts in the
-        // record). reqwest's layer would resend HTTP/2 refusals unrecorded, and
-        // it keeps a copy of every request in flight in case it does.
-        .retry(reqwest::retry::never().max_retries_per_request(0));
-    if let Some(jar) = jar {
-        builder = builder.cookie_provider(jar);
-    }
-    if config.http1_only {
-        builder = builder.http1_only();
-    }
-    if let Some(proxy) = &config.proxy {
-        let p = reqwest::Proxy::all(proxy).map_err(|source| FetchSetupError::Proxy {
-            url: head::redact_proxy(proxy),
-            source,
-        })?;
-        builder = builder.proxy(p);
-    }
-    Ok(builder.build()?)
 }
 
 /// A body as read by [`Fetcher::read_body`].
