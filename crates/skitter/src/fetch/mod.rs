@@ -190,14 +190,18 @@ pub enum Keep {
 }
 
 /// A cheap-to-clone HTTP fetcher over a shared connection pool (two, when
-/// named hosts may reach private addresses and other hosts may not).
+/// named hosts may reach private addresses and other hosts may not; the second
+/// is built on first use, as building one costs milliseconds of certificate
+/// parsing a crawl of its roots alone never needs).
 #[derive(Clone, Debug)]
 pub struct Fetcher {
     /// For requests to the hosts the user named.
     named: reqwest::Client,
     /// For every other request (the same client when the policy makes no
     /// difference between them).
-    other: reqwest::Client,
+    other: std::sync::Arc<tokio::sync::OnceCell<reqwest::Client>>,
+    /// The cookie jar both clients share, if cookies are kept.
+    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
     /// The user's extra headers, parsed once.
     headers: std::sync::Arc<HeaderMap>,
     config: std::sync::Arc<FetchConfig>,
@@ -222,13 +226,14 @@ impl Fetcher {
             .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
         let named = client::build(&config, allow_internal(&config, true), jar.clone())?;
         let other = if allow_internal(&config, true) == allow_internal(&config, false) {
-            named.clone()
+            tokio::sync::OnceCell::new_with(Some(named.clone()))
         } else {
-            client::build(&config, allow_internal(&config, false), jar)?
+            tokio::sync::OnceCell::new()
         };
         Ok(Fetcher {
             named,
-            other,
+            other: std::sync::Arc::new(other),
+            jar,
             headers: std::sync::Arc::new(headers),
             config: std::sync::Arc::new(config),
         })
@@ -277,7 +282,11 @@ impl Fetcher {
     ) -> Result<Response, FetchFailure> {
         let started = chrono::Utc::now();
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
-        let client = if named { &self.named } else { &self.other };
+        let client = if named {
+            &self.named
+        } else {
+            self.other_client().await?
+        };
         let mut request = client.get(url.as_str());
         if with_headers && !self.headers.is_empty() {
             request = request.headers(HeaderMap::clone(&self.headers));
@@ -286,6 +295,26 @@ impl Fetcher {
         // Boxed: while a request waits for its response head (the long wait on a
         // slow server) its task need not keep room for reading the body.
         Box::pin(self.receive(url, keep, started, resp, with_headers)).await
+    }
+
+    /// The client for requests to hosts not named, built on first use.
+    async fn other_client(&self) -> Result<&reqwest::Client, FetchFailure> {
+        let build = || async {
+            client::build(
+                &self.config,
+                allow_internal(&self.config, false),
+                self.jar.clone(),
+            )
+        };
+        // The same settings built the first client, so this hardly can fail;
+        // if it does, the request fails rather than falling back to that client.
+        self.other
+            .get_or_try_init(build)
+            .await
+            .map_err(|e| FetchFailure {
+                kind: crate::outcome::ErrorKind::Other,
+                message: e.to_string(),
+            })
     }
 
     /// The rest of [`Fetcher::get`], once the response head has arrived.
