@@ -63,8 +63,9 @@ pub struct RequestFlags {
     #[arg(long)]
     #[serde(default)]
     pub deny_private: bool,
-    /// Send requests through this proxy (http://, https://, socks5://). The
-    /// proxy resolves names, so only IP-literal URLs are address-checked.
+    /// Send requests through this proxy (http://, https://, socks5://). An HTTP
+    /// or socks5h:// proxy resolves names itself, so only IP-literal URLs are
+    /// address-checked through it.
     #[arg(long, value_name = "URL")]
     pub proxy: Option<String>,
     /// Accept invalid TLS certificates.
