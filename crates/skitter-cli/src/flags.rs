@@ -70,7 +70,8 @@ pub fn headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
         .map(|h| {
             let (name, value) = h
                 .split_once(':')
-                .with_context(|| format!("invalid --header {h:?}: expected 'Name: value'"))?;
+                // The text may be a secret typed without its name: never echo it.
+                .context("invalid --header: expected 'Name: value' (no ':' found)")?;
             Ok((name.trim().to_string(), value.trim().to_string()))
         })
         .collect()

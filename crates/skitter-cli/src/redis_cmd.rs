@@ -200,7 +200,9 @@ pub async fn run_status(status: StatusArgs) -> anyhow::Result<u8> {
             .and_then(|_| wide.write_text(&mut out)),
         ReportFormat::Json => {
             let mut value = wide.to_json();
-            value["options"] = serde_json::to_value(&stored)?;
+            let mut shown = stored.clone();
+            shown.request = shown.request.redacted();
+            value["options"] = serde_json::to_value(&shown)?;
             writeln!(out, "{value}")
         }
         ReportFormat::None => Ok(()),

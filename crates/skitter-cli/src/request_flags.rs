@@ -1,12 +1,14 @@
 //! The request options `crawl` and `fetch` share (retries, timeouts, headers,
-//! proxy, TLS, grace), and how they map onto the library's fetch configuration
-//! and retry policy: declared once, so the two commands cannot drift apart.
+//! proxy, TLS, the address policy, grace), and how they map onto the library's
+//! fetch configuration and retry policy: declared once, so the two commands
+//! cannot drift apart. Also their redacted form, for anything printed.
 
 use std::time::Duration;
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use skitter::fetch::FetchConfig;
+use skitter::fetch::head::{REDACTED, redact_proxy};
+use skitter::fetch::{FetchConfig, PrivateAccess};
 use skitter::retry::RetryPolicy;
 
 use crate::flags;
@@ -38,10 +40,34 @@ pub struct RequestFlags {
     /// Longest time for one attempt, body included.
     #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
-    /// Extra request header 'Name: value'; repeatable.
+    /// Extra request header 'Name: value'; repeatable. Sent only to the hosts in
+    /// scope: a crawl's in-scope URLs, a fetch's own host (not to a redirect to
+    /// another host).
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
-    /// Send requests through this proxy (http://, https://, socks5://).
+    /// Send -H headers to every host, redirect targets on other hosts included.
+    #[arg(long)]
+    #[serde(default)]
+    pub send_headers_everywhere: bool,
+    /// Keep Authorization, Proxy-Authorization and Cookie values in WARC request
+    /// records (by default they read [redacted]).
+    #[arg(long)]
+    #[serde(default)]
+    pub keep_credentials: bool,
+    /// Let every request reach loopback and private addresses (by default only
+    /// requests to the hosts you named do: crawl roots, fetch inputs).
+    /// Link-local and cloud-metadata addresses are never reached.
+    #[arg(long, conflicts_with = "deny_private")]
+    #[serde(default)]
+    pub allow_private: bool,
+    /// Let no request reach loopback or private addresses, not even those of
+    /// the hosts you named.
+    #[arg(long)]
+    #[serde(default)]
+    pub deny_private: bool,
+    /// Send requests through this proxy (http://, https://, socks5://). An HTTP
+    /// or socks5h:// proxy resolves names itself, so only IP-literal URLs are
+    /// address-checked through it.
     #[arg(long, value_name = "URL")]
     pub proxy: Option<String>,
     /// Accept invalid TLS certificates.
@@ -63,12 +89,37 @@ impl RequestFlags {
             insecure: self.insecure,
             proxy: self.proxy.clone(),
             headers: flags::headers(&self.headers)?,
+            headers_everywhere: self.send_headers_everywhere,
+            keep_credentials: self.keep_credentials,
+            private_access: match (self.allow_private, self.deny_private) {
+                (true, _) => PrivateAccess::Allow,
+                (_, true) => PrivateAccess::Deny,
+                _ => PrivateAccess::Named,
+            },
             ..FetchConfig::default()
         };
         if let Some(ua) = &self.user_agent {
             fetch.user_agent = ua.clone();
         }
         Ok(fetch)
+    }
+
+    /// These flags as they may be printed: header values and proxy credentials
+    /// replaced by `[redacted]`.
+    pub fn redacted(&self) -> RequestFlags {
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| match h.split_once(':') {
+                Some((name, _)) => format!("{}: {REDACTED}", name.trim()),
+                None => REDACTED.to_string(),
+            })
+            .collect();
+        RequestFlags {
+            headers,
+            proxy: self.proxy.as_deref().map(redact_proxy),
+            ..self.clone()
+        }
     }
 
     /// The retry policy these flags describe.
@@ -79,5 +130,52 @@ impl RequestFlags {
             max_retry_after: self.max_retry_after,
             ..RetryPolicy::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        request: RequestFlags,
+    }
+
+    #[test]
+    fn redacted_flags_hide_secrets() {
+        let cli = Cli::parse_from([
+            "t",
+            "-H",
+            "Authorization: Bearer S3CRET",
+            "-H",
+            "S3CRET-no-colon",
+            "--proxy",
+            "http://user:S3CRET@proxy:3128",
+        ]);
+        let shown = serde_json::to_string(&cli.request.redacted()).unwrap();
+        assert!(!shown.contains("S3CRET"), "{shown}");
+        assert!(shown.contains("Authorization: [redacted]"), "{shown}");
+        assert!(shown.contains("proxy:3128"), "{shown}");
+        // The original keeps them: workers of a shared crawl need them.
+        assert!(
+            serde_json::to_string(&cli.request)
+                .unwrap()
+                .contains("S3CRET")
+        );
+    }
+
+    #[test]
+    fn private_access_flags() {
+        let access = |args: &[&str]| {
+            let cli = Cli::parse_from(std::iter::once("t").chain(args.iter().copied()));
+            cli.request.fetch_config(1).unwrap().private_access
+        };
+        assert_eq!(access(&[]), PrivateAccess::Named);
+        assert_eq!(access(&["--allow-private"]), PrivateAccess::Allow);
+        assert_eq!(access(&["--deny-private"]), PrivateAccess::Deny);
+        assert!(Cli::try_parse_from(["t", "--allow-private", "--deny-private"]).is_err());
     }
 }

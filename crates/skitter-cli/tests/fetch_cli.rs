@@ -185,3 +185,22 @@ async fn bad_usage_exits_2() {
     }
     assert_eq!(site.stats().total_requests, 0);
 }
+
+#[tokio::test]
+async fn refused_addresses_are_failures_of_kind_blocked() {
+    let site = specials();
+    let dir = tempfile::tempdir().unwrap();
+    // Never connected to: refused before any request (no timeout is waited for).
+    let metadata = "http://169.254.169.254/latest/meta-data/";
+    let out = fetch(dir.path(), &["--allow-private", metadata], "").await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(stderr(&out).contains("blocked"), "{}", show(&out));
+    // The named host itself is fine by default, refused with --deny-private.
+    let page = site.url("/p/1");
+    let out = fetch(dir.path(), &[&page], "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = fetch(dir.path(), &["--deny-private", &page], "").await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(stderr(&out).contains("blocked"), "{}", show(&out));
+    assert_eq!(site.stats().total_requests, 1);
+}

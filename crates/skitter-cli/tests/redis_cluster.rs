@@ -383,3 +383,34 @@ async fn limits_status_and_clean() {
     let gone = run(&["status", "--redis", &redis, "--crawl", "limited"]).await;
     assert_eq!(gone.code, Some(2), "{}", gone.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_never_prints_credentials() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let site = site(3, 0, false);
+    let root = site.url("/");
+    let crawl = run(&[
+        "crawl",
+        "--redis",
+        &redis,
+        "--crawl",
+        "secret",
+        &root,
+        "-H",
+        "Authorization: Bearer S3CRET",
+    ])
+    .await;
+    crawl.assert_ok("the crawl");
+    let status = run(&["status", "--redis", &redis, "--crawl", "secret", "--json"]).await;
+    status.assert_ok("status");
+    assert!(!status.stdout.contains("S3CRET"), "{}", status.stdout);
+    let shown: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    assert_eq!(
+        shown["options"]["headers"][0], "Authorization: [redacted]",
+        "{shown}"
+    );
+}

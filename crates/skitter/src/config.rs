@@ -317,8 +317,14 @@ impl CrawlerBuilder {
     }
 
     /// Validates everything and builds the crawler.
-    pub fn build(self) -> Result<Crawler, BuildError> {
+    pub fn build(mut self) -> Result<Crawler, BuildError> {
         let roots = parse_roots(&self.roots)?;
+        // The roots' hosts are the ones the user named (see `PrivateAccess::Named`).
+        for host in roots.iter().filter_map(Url::host_str) {
+            if !self.fetch.named_hosts.iter().any(|h| h == host) {
+                self.fetch.named_hosts.push(host.to_owned());
+            }
+        }
         let max_tasks = self.max_tasks.unwrap_or(100);
         if max_tasks == 0 {
             return Err(BuildError::Value("max_tasks must be at least 1".into()));

@@ -247,7 +247,8 @@ impl Crawler {
             hard_stop: CancellationToken::new(),
             progress: self.progress.clone(),
             robots: self.config.robots.clone().map(|p| {
-                let cache = RobotsCache::new(self.fetcher.clone(), p);
+                let cache =
+                    RobotsCache::new(self.fetcher.clone(), p).with_scope(self.config.scope.clone());
                 match self.robots_store.clone() {
                     Some(store) => cache.with_store(store),
                     None => cache,

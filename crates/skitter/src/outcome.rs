@@ -55,6 +55,9 @@ pub enum ErrorKind {
     TooManyRedirects,
     /// The server answered with something that is not valid HTTP.
     Protocol,
+    /// The address policy refused the address (link-local, cloud metadata, or a
+    /// private address the policy does not allow); nothing was sent.
+    Blocked,
     /// Any other transport error.
     Other,
 }
@@ -73,6 +76,7 @@ impl ErrorKind {
             ErrorKind::BadRedirect => "bad_redirect",
             ErrorKind::TooManyRedirects => "too_many_redirects",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::Blocked => "blocked",
             ErrorKind::Other => "other",
         }
     }

@@ -58,6 +58,8 @@ fn fetcher(insecure: bool, http1_only: bool) -> Fetcher {
     Fetcher::new(FetchConfig {
         insecure,
         http1_only,
+        // The server's host, so its loopback address may be reached.
+        named_hosts: vec!["localhost".into()],
         ..FetchConfig::default()
     })
     .unwrap()

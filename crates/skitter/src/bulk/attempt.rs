@@ -22,19 +22,19 @@ pub(crate) struct Attempted {
     pub result: Result<Response, FetchFailure>,
 }
 
-/// Fetches `url` until it succeeds, fails for good, runs out of tries, or `cancel`
-/// fires during a wait.
+/// Fetches `url` (a hop of the input `origin`, see [`Fetcher::get_from`]) until
+/// it succeeds, fails for good, runs out of tries, or `cancel` fires during a wait.
 pub(crate) async fn fetch_with_retries(
     fetcher: &Fetcher,
     policy: &RetryPolicy,
-    url: &Url,
+    (url, origin): (&Url, &Url),
     keep: Keep,
     cancel: &CancellationToken,
 ) -> Attempted {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let result = fetcher.get(url, keep).await.and_then(|resp| {
+        let result = fetcher.get_from(url, keep, origin).await.and_then(|resp| {
             // A download is the whole file or nothing: a body cut at the cap
             // (which a crawl still reads links from) is a failure here.
             if resp.truncated {

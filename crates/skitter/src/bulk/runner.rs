@@ -192,11 +192,12 @@ async fn follow(
     target: Option<PathBuf>,
     mut report: ItemReport,
 ) -> Option<ItemReport> {
+    let origin = url.clone();
     let mut current = url;
     let mut parent = None;
     let mut redirects_left = ctx.config.max_redirect;
     loop {
-        let (mut hop, end) = fetch_hop(ctx, &current, parent, redirects_left).await?;
+        let (mut hop, end) = fetch_hop(ctx, (&current, &origin), parent, redirects_left).await?;
         report.requests += hop.page.record.attempts;
         report.bytes = hop.page.record.size;
         let next = match end {
@@ -245,7 +246,7 @@ enum HopEnd {
 /// it means for the item; `None` when a stop came before it could start.
 async fn fetch_hop(
     ctx: &Ctx,
-    url: &Url,
+    (url, origin): (&Url, &Url),
     parent: Option<Url>,
     redirects_left: u32,
 ) -> Option<(Hop, HopEnd)> {
@@ -262,7 +263,7 @@ async fn fetch_hop(
     let attempted = fetch_with_retries(
         &ctx.fetcher,
         &ctx.config.retry,
-        url,
+        (url, origin),
         ctx.config.keep,
         &ctx.stop,
     )

@@ -10,6 +10,7 @@
 use std::error::Error as StdError;
 use std::io;
 
+use super::Blocked;
 use crate::outcome::{ErrorKind, FetchFailure};
 
 /// Causes deeper than this are not inspected (real chains are under ten long).
@@ -26,6 +27,10 @@ pub fn classify(err: &reqwest::Error) -> FetchFailure {
 /// The kind of a reqwest error: its own flags first, then the first cause in
 /// the chain that tells.
 fn kind_of(err: &reqwest::Error) -> ErrorKind {
+    // The resolver's refusal comes wrapped as a DNS error; it is not one.
+    if causes(err).take(MAX_CHAIN).any(|e| e.is::<Blocked>()) {
+        return ErrorKind::Blocked;
+    }
     // Both walk the chain themselves, and cover reqwest's private cause types.
     if err.is_timeout() {
         return ErrorKind::Timeout;

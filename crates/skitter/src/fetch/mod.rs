@@ -5,10 +5,12 @@
 //! wire bytes; see [`decode`]). A body nothing needs is counted and dropped chunk
 //! by chunk, never held in memory.
 
+pub mod address;
+mod client;
 pub mod decode;
 mod error;
+pub mod head;
 
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -19,10 +21,13 @@ use url::Url;
 use crate::outcome::FetchFailure;
 use crate::sink::Exchange;
 
+pub use address::{Blocked, PrivateAccess};
 pub use error::classify;
+use head::{request_head, response_head};
 
 /// Everything that shapes how requests are made. Defaults are documented per field.
-#[derive(Clone, Debug)]
+/// Its `Debug` output leaves out header values and proxy credentials.
+#[derive(Clone)]
 pub struct FetchConfig {
     /// `User-Agent` header (default `skitter/<version>`).
     pub user_agent: String,
@@ -44,8 +49,48 @@ pub struct FetchConfig {
     pub proxy: Option<String>,
     /// Keep a cookie jar for the crawl (default false).
     pub cookies: bool,
-    /// Extra headers sent with every request.
+    /// Extra headers, sent only with requests the caller says are in scope
+    /// (see [`Fetcher::get`] and [`Fetcher::get_from`]).
     pub headers: Vec<(String, String)>,
+    /// Send [`FetchConfig::headers`] with every request, out-of-scope redirect
+    /// targets included (default false).
+    pub headers_everywhere: bool,
+    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values in
+    /// archived request heads (default false: they read `[redacted]`).
+    pub keep_credentials: bool,
+    /// Who may reach loopback and private addresses (default
+    /// [`PrivateAccess::Named`]). Link-local and metadata addresses are never
+    /// reached (see [`address`]).
+    pub private_access: PrivateAccess,
+    /// The hosts the user named (a crawl's root hosts, lowercase): with
+    /// [`PrivateAccess::Named`], requests to them may reach private addresses.
+    pub named_hosts: Vec<String>,
+}
+
+impl std::fmt::Debug for FetchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, _)| (name.as_str(), head::REDACTED))
+            .collect();
+        f.debug_struct("FetchConfig")
+            .field("user_agent", &self.user_agent)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("total_timeout", &self.total_timeout)
+            .field("max_body_size", &self.max_body_size)
+            .field("http1_only", &self.http1_only)
+            .field("insecure", &self.insecure)
+            .field("proxy", &self.proxy.as_deref().map(head::redact_proxy))
+            .field("cookies", &self.cookies)
+            .field("headers", &headers)
+            .field("headers_everywhere", &self.headers_everywhere)
+            .field("keep_credentials", &self.keep_credentials)
+            .field("private_access", &self.private_access)
+            .field("named_hosts", &self.named_hosts)
+            .finish()
+    }
 }
 
 impl Default for FetchConfig {
@@ -61,6 +106,10 @@ impl Default for FetchConfig {
             proxy: None,
             cookies: false,
             headers: Vec::new(),
+            headers_everywhere: false,
+            keep_credentials: false,
+            private_access: PrivateAccess::Named,
+            named_hosts: Vec::new(),
         }
     }
 }
@@ -68,13 +117,13 @@ impl Default for FetchConfig {
 /// The client could not be built from the configuration.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchSetupError {
-    /// A `--header` value is not a valid header.
-    #[error("invalid header {0:?}: expected 'Name: value'")]
+    /// A `--header` is not a valid header (its name is kept, never its value).
+    #[error("invalid header {0:?}: expected 'Name: value' with a valid name and value")]
     Header(String),
     /// The proxy URL was rejected.
     #[error("invalid proxy {url:?}: {source}")]
     Proxy {
-        /// The proxy given.
+        /// The proxy given, its credentials redacted.
         url: String,
         /// Why it was rejected.
         source: reqwest::Error,
@@ -140,10 +189,21 @@ pub enum Keep {
     Everything,
 }
 
-/// A cheap-to-clone HTTP fetcher over one shared connection pool.
+/// A cheap-to-clone HTTP fetcher over a shared connection pool (two, when
+/// named hosts may reach private addresses and other hosts may not; the second
+/// is built on first use, as building one costs milliseconds of certificate
+/// parsing a crawl of its roots alone never needs).
 #[derive(Clone, Debug)]
 pub struct Fetcher {
-    client: reqwest::Client,
+    /// For requests to the hosts the user named.
+    named: reqwest::Client,
+    /// For every other request (the same client when the policy makes no
+    /// difference between them).
+    other: std::sync::Arc<tokio::sync::OnceCell<reqwest::Client>>,
+    /// The cookie jar both clients share, if cookies are kept.
+    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+    /// The user's extra headers, parsed once.
+    headers: std::sync::Arc<HeaderMap>,
     config: std::sync::Arc<FetchConfig>,
 }
 
@@ -151,47 +211,30 @@ impl Fetcher {
     /// Builds the shared client.
     pub fn new(config: FetchConfig) -> Result<Fetcher, FetchSetupError> {
         let mut headers = HeaderMap::new();
-        headers.insert(
-            header::ACCEPT_ENCODING,
-            HeaderValue::from_static(decode::ACCEPT_ENCODING),
-        );
-        headers.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
-        );
         for (name, value) in &config.headers {
-            let bad = || FetchSetupError::Header(format!("{name}: {value}"));
+            let bad = || FetchSetupError::Header(name.trim().to_string());
             let name = header::HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| bad())?;
-            let value = HeaderValue::from_str(value.trim()).map_err(|_| bad())?;
+            let mut value = HeaderValue::from_str(value.trim()).map_err(|_| bad())?;
+            // Kept out of `Debug` output and out of HTTP/2 header compression tables.
+            value.set_sensitive(true);
             headers.insert(name, value);
         }
-        let mut builder = reqwest::Client::builder()
-            .user_agent(config.user_agent.clone())
-            .default_headers(headers)
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .timeout(config.total_timeout)
-            .tcp_nodelay(true)
-            .pool_idle_timeout(Duration::from_secs(30))
-            .danger_accept_invalid_certs(config.insecure)
-            .cookie_store(config.cookies)
-            // skitter retries on its own (backoff, Retry-After, attempts in the
-            // record). reqwest's layer would resend HTTP/2 refusals unrecorded, and
-            // it keeps a copy of every request in flight in case it does.
-            .retry(reqwest::retry::never().max_retries_per_request(0));
-        if config.http1_only {
-            builder = builder.http1_only();
-        }
-        if let Some(proxy) = &config.proxy {
-            let p = reqwest::Proxy::all(proxy).map_err(|source| FetchSetupError::Proxy {
-                url: proxy.clone(),
-                source,
-            })?;
-            builder = builder.proxy(p);
-        }
+        // One jar for both clients: a host's cookies do not depend on which
+        // client reached it.
+        let jar = config
+            .cookies
+            .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
+        let named = client::build(&config, allow_internal(&config, true), jar.clone())?;
+        let other = if allow_internal(&config, true) == allow_internal(&config, false) {
+            tokio::sync::OnceCell::new_with(Some(named.clone()))
+        } else {
+            tokio::sync::OnceCell::new()
+        };
         Ok(Fetcher {
-            client: builder.build()?,
+            named,
+            other: std::sync::Arc::new(other),
+            jar,
+            headers: std::sync::Arc::new(headers),
             config: std::sync::Arc::new(config),
         })
     }
@@ -201,18 +244,77 @@ impl Fetcher {
         &self.config
     }
 
-    /// Makes one GET request and reads its body per `keep`.
+    /// Makes one GET request and reads its body per `keep`. The caller has
+    /// checked that `url` is in scope (a crawl only fetches such URLs), so the
+    /// user's headers go with it; it may reach private addresses per
+    /// [`FetchConfig::private_access`], its host being named when it is one of
+    /// [`FetchConfig::named_hosts`].
     pub async fn get(&self, url: &Url, keep: Keep) -> Result<Response, FetchFailure> {
-        let started = chrono::Utc::now();
-        let resp = self
-            .client
-            .get(url.as_str())
-            .send()
+        let named = url
+            .host_str()
+            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h));
+        self.send(url, keep, named, true).await
+    }
+
+    /// Makes one GET request on behalf of `origin`, the URL the user named (a
+    /// redirect hop of a fetch input): only a request to `origin`'s own host and
+    /// port is named and carries the user's headers (unless
+    /// [`FetchConfig::headers_everywhere`]), as curl drops credentials on a
+    /// redirect to another host.
+    pub async fn get_from(
+        &self,
+        url: &Url,
+        keep: Keep,
+        origin: &Url,
+    ) -> Result<Response, FetchFailure> {
+        let same = url.host() == origin.host()
+            && url.port_or_known_default() == origin.port_or_known_default();
+        self.send(url, keep, same, same || self.config.headers_everywhere)
             .await
-            .map_err(|e| classify(&e))?;
+    }
+
+    async fn send(
+        &self,
+        url: &Url,
+        keep: Keep,
+        named: bool,
+        with_headers: bool,
+    ) -> Result<Response, FetchFailure> {
+        let started = chrono::Utc::now();
+        address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
+        let client = if named {
+            &self.named
+        } else {
+            self.other_client().await?
+        };
+        let mut request = client.get(url.as_str());
+        if with_headers && !self.headers.is_empty() {
+            request = request.headers(HeaderMap::clone(&self.headers));
+        }
+        let resp = request.send().await.map_err(|e| classify(&e))?;
         // Boxed: while a request waits for its response head (the long wait on a
         // slow server) its task need not keep room for reading the body.
-        Box::pin(self.receive(url, keep, started, resp)).await
+        Box::pin(self.receive(url, keep, started, resp, with_headers)).await
+    }
+
+    /// The client for requests to hosts not named, built on first use.
+    async fn other_client(&self) -> Result<&reqwest::Client, FetchFailure> {
+        let build = || async {
+            client::build(
+                &self.config,
+                allow_internal(&self.config, false),
+                self.jar.clone(),
+            )
+        };
+        // The same settings built the first client, so this hardly can fail;
+        // if it does, the request fails rather than falling back to that client.
+        self.other
+            .get_or_try_init(build)
+            .await
+            .map_err(|e| FetchFailure {
+                kind: crate::outcome::ErrorKind::Other,
+                message: e.to_string(),
+            })
     }
 
     /// The rest of [`Fetcher::get`], once the response head has arrived.
@@ -222,6 +324,7 @@ impl Fetcher {
         keep: Keep,
         started: chrono::DateTime<chrono::Utc>,
         resp: reqwest::Response,
+        with_headers: bool,
     ) -> Result<Response, FetchFailure> {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
@@ -244,7 +347,7 @@ impl Fetcher {
             truncated,
         } = self.read_body(resp, keep_body).await?;
         let exchange = (keep == Keep::Everything).then(|| Exchange {
-            request_head: request_head(url, &self.config),
+            request_head: request_head(url, &self.config, with_headers),
             response_head: response_head(status, version, &headers),
             body_sha1: Some(crate::sink::sha1_of(body.as_deref().unwrap_or_default())),
             body: body.clone().unwrap_or_default(),
@@ -306,6 +409,23 @@ impl Fetcher {
     }
 }
 
+/// Whether a request may reach loopback and private addresses.
+fn allow_internal(config: &FetchConfig, named: bool) -> bool {
+    match config.private_access {
+        PrivateAccess::Allow => true,
+        PrivateAccess::Deny => false,
+        PrivateAccess::Named => named,
+    }
+}
+
+/// A refused request as a recorded failure.
+fn blocked(b: Blocked) -> FetchFailure {
+    FetchFailure {
+        kind: crate::outcome::ErrorKind::Blocked,
+        message: b.to_string(),
+    }
+}
+
 /// A body as read by [`Fetcher::read_body`].
 struct Body {
     size: u64,
@@ -345,55 +465,6 @@ fn http_version(v: reqwest::Version) -> &'static str {
     }
 }
 
-/// The request head as an HTTP/1.1 message: the client does not expose the bytes it
-/// wrote, so this is rebuilt from what skitter sends (the same headers, in order).
-fn request_head(url: &Url, config: &FetchConfig) -> Bytes {
-    let mut path = url.path().to_string();
-    if let Some(q) = url.query() {
-        path.push('?');
-        path.push_str(q);
-    }
-    let host = match url.port() {
-        Some(p) => format!("{}:{p}", url.host_str().unwrap_or("")),
-        None => url.host_str().unwrap_or("").to_string(),
-    };
-    let mut head = format!(
-        "GET {path} HTTP/1.1\r\nhost: {host}\r\nuser-agent: {}\r\naccept-encoding: {}\r\naccept: text/html,application/xhtml+xml,*/*;q=0.8\r\n",
-        config.user_agent,
-        decode::ACCEPT_ENCODING
-    );
-    for (name, value) in &config.headers {
-        head.push_str(&format!("{}: {}\r\n", name.trim(), value.trim()));
-    }
-    head.push_str("\r\n");
-    Bytes::from(head)
-}
-
-fn response_head(status: u16, version: &str, headers: &HeaderMap) -> Bytes {
-    let reason = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("");
-    // WARC readers parse the head as HTTP/1.x, so HTTP/2 responses are written with
-    // an HTTP/1.1 status line (WARC-Protocol records the real version).
-    let line_version = if version == "HTTP/1.0" {
-        "HTTP/1.0"
-    } else {
-        "HTTP/1.1"
-    };
-    let mut head = Vec::with_capacity(256);
-    // Writing to a Vec cannot fail.
-    let _ = write!(head, "{line_version} {status} {reason}\r\n");
-    for (name, value) in headers {
-        head.extend_from_slice(name.as_str().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    head.extend_from_slice(b"\r\n");
-    Bytes::from(head)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,21 +493,6 @@ mod tests {
             assert_eq!((m.as_deref(), c.as_deref()), (*media, *charset), "{value}");
         }
         assert_eq!(content_type(&HeaderMap::new()), (None, None));
-    }
-
-    #[test]
-    fn heads_are_crlf_terminated() {
-        let url = Url::parse("http://h:8080/a?b=1").unwrap();
-        let req = request_head(&url, &FetchConfig::default());
-        assert!(req.starts_with(b"GET /a?b=1 HTTP/1.1\r\nhost: h:8080\r\n"));
-        assert!(req.ends_with(b"\r\n\r\n"));
-        let mut h = HeaderMap::new();
-        h.insert(header::CONTENT_LENGTH, HeaderValue::from_static("3"));
-        let resp = response_head(404, "HTTP/2", &h);
-        assert_eq!(
-            &resp[..],
-            b"HTTP/1.1 404 Not Found\r\ncontent-length: 3\r\n\r\n"
-        );
     }
 
     #[test]

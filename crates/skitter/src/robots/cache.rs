@@ -7,7 +7,11 @@
 //! back-off (`retry_unavailable`, doubling up to `max_retry_unavailable`); only
 //! an outage longer than `max_outage` makes them skipped, as
 //! `robots_unavailable`. Up to five redirects are followed; more count as
-//! "unavailable" in the RFC's 4xx sense (allowed). Concurrent first requests to
+//! "unavailable" in the RFC's 4xx sense (allowed); so does a redirect out of
+//! the crawl's scope (never followed: robots.txt must not lead the crawler
+//! where its pages could not) and an address the address policy refuses
+//! (`blocked`: the origin's pages are then refused one by one, each a
+//! recorded failure). Concurrent first requests to
 //! one origin share a single fetch. The size rule applies to the decoded file:
 //! the first [`MAX_ROBOTS_BYTES`] are parsed, whatever the encoding, and
 //! compressed bytes are never parsed.
@@ -22,6 +26,8 @@ use url::Url;
 
 use super::{Robots, product_token};
 use crate::fetch::{Fetcher, Keep};
+use crate::outcome::ErrorKind;
+use crate::scope::Scope;
 
 /// Redirects followed when fetching robots.txt (RFC 9309: at least five).
 const MAX_REDIRECTS: usize = 5;
@@ -166,6 +172,7 @@ pub struct RobotsCache {
     sizes: Mutex<Sizes>,
     outages: Mutex<HashMap<String, Outage>>,
     store: Option<Arc<dyn RobotsStore>>,
+    scope: Option<Scope>,
 }
 
 impl std::fmt::Debug for RobotsCache {
@@ -190,7 +197,14 @@ impl RobotsCache {
             sizes: Mutex::new(Sizes::default()),
             outages: Mutex::new(HashMap::new()),
             store: None,
+            scope: None,
         }
+    }
+
+    /// Follows robots.txt redirects only within `scope` (a crawl's own scope).
+    pub fn with_scope(mut self, scope: Scope) -> Self {
+        self.scope = Some(scope);
+        self
     }
 
     /// Shares fetched files with the other processes of the crawl through `store`.
@@ -432,6 +446,9 @@ impl RobotsCache {
         for _ in 0..=MAX_REDIRECTS {
             let resp = match self.fetcher.get(&url, Keep::Body).await {
                 Ok(resp) => resp,
+                Err(e) if e.kind == ErrorKind::Blocked => {
+                    return missing(format!("{}: {}", e.kind, e.message));
+                }
                 Err(e) => return unavailable(format!("{}: {}", e.kind, e.message)),
             };
             match resp.status {
@@ -453,6 +470,9 @@ impl RobotsCache {
                     );
                 }
                 300..=399 => match resp.location().and_then(|l| url.join(l).ok()) {
+                    Some(next) if self.scope.as_ref().is_some_and(|s| !s.allows(&next)) => {
+                        return missing(format!("redirect out of scope to {next}"));
+                    }
                     Some(next) => url = next,
                     None => break,
                 },

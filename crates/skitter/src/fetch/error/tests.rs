@@ -80,8 +80,16 @@ async fn closed_port() -> SocketAddr {
     listener.local_addr().unwrap()
 }
 
+/// The test servers' host is named, so their loopback address may be reached.
+fn loopback_named() -> FetchConfig {
+    FetchConfig {
+        named_hosts: vec!["127.0.0.1".into()],
+        ..FetchConfig::default()
+    }
+}
+
 async fn fetch_failure(url: &str) -> FetchFailure {
-    let fetcher = Fetcher::new(FetchConfig::default()).unwrap();
+    let fetcher = Fetcher::new(loopback_named()).unwrap();
     let url = Url::parse(url).unwrap();
     match fetcher.get(&url, Keep::Body).await {
         Ok(resp) => panic!("{url}: expected a failure, got status {}", resp.status),
@@ -149,7 +157,7 @@ async fn a_silent_server_times_out() {
     let addr = serve(Misbehave::Silent).await;
     let fetcher = Fetcher::new(FetchConfig {
         read_timeout: Duration::from_secs(5),
-        ..FetchConfig::default()
+        ..loopback_named()
     })
     .unwrap();
     let url = Url::parse(&format!("http://{addr}/")).unwrap();

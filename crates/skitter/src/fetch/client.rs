@@ -1,0 +1,56 @@
+//! Building the reqwest client a [`Fetcher`](super::Fetcher) sends through: no
+//! redirects, no retries, no content decoding of its own, and a resolver that
+//! applies the address policy (see [`address`](super::address)).
+
+use std::time::Duration;
+
+use reqwest::header::{self, HeaderMap, HeaderValue};
+
+use super::{FetchConfig, FetchSetupError, address, decode, head};
+
+/// One client of a [`Fetcher`](super::Fetcher): its resolver allows internal addresses or not.
+pub(super) fn build(
+    config: &FetchConfig,
+    allow_internal: bool,
+    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+) -> Result<reqwest::Client, FetchSetupError> {
+    let mut defaults = HeaderMap::new();
+    defaults.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static(decode::ACCEPT_ENCODING),
+    );
+    defaults.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
+    );
+    let proxy_hosts = address::proxy_hosts(config.proxy.as_deref());
+    let mut builder = reqwest::Client::builder()
+        .user_agent(config.user_agent.clone())
+        .default_headers(defaults)
+        .dns_resolver(address::GuardedResolver::new(allow_internal, proxy_hosts))
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(config.connect_timeout)
+        .read_timeout(config.read_timeout)
+        .timeout(config.total_timeout)
+        .tcp_nodelay(true)
+        .pool_idle_timeout(Duration::from_secs(30))
+        .danger_accept_invalid_certs(config.insecure)
+        // skitter retries on its own (backoff, Retry-After, attempts in the
+        // record). reqwest's layer would resend HTTP/2 refusals unrecorded, and
+        // it keeps a copy of every request in flight in case it does.
+        .retry(reqwest::retry::never().max_retries_per_request(0));
+    if let Some(jar) = jar {
+        builder = builder.cookie_provider(jar);
+    }
+    if config.http1_only {
+        builder = builder.http1_only();
+    }
+    if let Some(proxy) = &config.proxy {
+        let p = reqwest::Proxy::all(proxy).map_err(|source| FetchSetupError::Proxy {
+            url: head::redact_proxy(proxy),
+            source,
+        })?;
+        builder = builder.proxy(p);
+    }
+    Ok(builder.build()?)
+}

@@ -1,0 +1,336 @@
+//! Safe to point at the open internet: where requests may go (the address
+//! policy, on literal addresses and on what names resolve to), robots.txt
+//! redirects held to the crawl's scope, and the user's headers kept for the
+//! hosts they were meant for.
+//!
+//! Only loopback is ever contacted. Link-local targets are refused before any
+//! connection (the tests would otherwise hang on the connect timeout, not
+//! pass); "another host" is a second server on 127.0.0.2, which Linux routes
+//! to loopback, or the name `localhost`.
+
+use std::sync::{Arc, Mutex};
+
+use skitter::bulk::{self, BulkFetcher, ItemReport, Outcome};
+use skitter::fetch::{FetchConfig, Fetcher, Keep, PrivateAccess};
+use skitter::outcome::ErrorKind;
+use skitter::{Crawler, CrawlerBuilder};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+type Heads = Arc<Mutex<Vec<String>>>;
+
+/// A server on `ip` answering each path with `reply(path, own origin)` (a whole
+/// HTTP response) and recording every request head.
+async fn serve(ip: &str, reply: fn(&str, &str) -> String) -> (String, Heads) {
+    let listener = TcpListener::bind((ip, 0)).await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let heads: Heads = Arc::default();
+    let (seen, own) = (heads.clone(), origin.clone());
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let (seen, own) = (seen.clone(), own.clone());
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match sock.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).into_owned();
+                let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+                seen.lock().unwrap().push(head);
+                let _ = sock.write_all(reply(&path, &own).as_bytes()).await;
+            });
+        }
+    });
+    (origin, heads)
+}
+
+fn ok(body: &str) -> String {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+fn found(location: &str) -> String {
+    format!(
+        "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+}
+
+/// The site on 127.0.0.2 (the "other host"): every path is a page.
+fn other_site(_path: &str, _own: &str) -> String {
+    ok("<html>secret</html>")
+}
+
+/// What became of one fetched item.
+#[derive(Debug)]
+struct Got {
+    failure: Option<ErrorKind>,
+    status: Option<u16>,
+    final_url: Option<String>,
+}
+
+impl Got {
+    fn of(item: &ItemReport) -> Got {
+        let (failure, status) = match &item.outcome {
+            Outcome::Failed(f) => (Some(f.kind), None),
+            Outcome::Ok { status } => (None, Some(*status)),
+            _ => (None, None),
+        };
+        let final_url = item.final_url.as_ref().map(|u| u.to_string());
+        Got {
+            failure,
+            status,
+            final_url,
+        }
+    }
+}
+
+async fn fetch_one(fetch: FetchConfig, url: &str) -> Got {
+    let items: Arc<Mutex<Vec<Got>>> = Arc::default();
+    let seen = items.clone();
+    let fetcher = BulkFetcher::builder()
+        .fetch_config(fetch)
+        .on_item(move |item| seen.lock().unwrap().push(Got::of(item)))
+        .build()
+        .unwrap();
+    let urls = bulk::from_args(vec![url.to_string()], false);
+    fetcher.run(urls, CancellationToken::new()).await;
+    let mut items = items.lock().unwrap();
+    assert_eq!(items.len(), 1, "{items:?}");
+    items.remove(0)
+}
+
+fn allow_private() -> FetchConfig {
+    FetchConfig {
+        private_access: PrivateAccess::Allow,
+        ..FetchConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn link_local_and_metadata_literals_are_refused_before_connecting() {
+    // Even with every private range allowed and the host named.
+    let fetcher = Fetcher::new(FetchConfig {
+        private_access: PrivateAccess::Allow,
+        named_hosts: vec!["169.254.169.254".into()],
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[fe80::1]/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://100.100.100.200/latest/meta-data/",
+        "http://[fd00:ec2::254]/",
+    ] {
+        let url = url::Url::parse(url).unwrap();
+        let failure = fetcher.get(&url, Keep::Body).await.unwrap_err();
+        assert_eq!(
+            failure.kind,
+            ErrorKind::Blocked,
+            "{url}: {}",
+            failure.message
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_to_cloud_metadata_is_blocked() {
+    let (origin, _) = serve("127.0.0.1", |_, _| {
+        found("http://169.254.169.254/latest/meta-data/")
+    })
+    .await;
+    let item = fetch_one(allow_private(), &format!("{origin}/go")).await;
+    assert_eq!(item.failure, Some(ErrorKind::Blocked), "{item:?}");
+    assert_eq!(
+        item.final_url.as_deref(),
+        Some("http://169.254.169.254/latest/meta-data/")
+    );
+}
+
+/// `/other` redirects to the server on 127.0.0.2, `/name` to this server by the
+/// name `localhost`, `/self` to `/page` here; `/page` is a page.
+fn redirector(path: &str, own: &str) -> String {
+    match path {
+        p if p.starts_with("/other") => found(&format!("http://{}/page", &p["/other=".len()..])),
+        "/name" => found(&own.replace("127.0.0.1", "localhost")),
+        "/self" => found("/page"),
+        _ => ok("<html>page</html>"),
+    }
+}
+
+#[tokio::test]
+async fn private_addresses_are_only_for_named_hosts_by_default() {
+    let (other, other_heads) = serve("127.0.0.2", other_site).await;
+    let (origin, _) = serve("127.0.0.1", redirector).await;
+    let to_other = format!("{origin}/other={}", other.trim_start_matches("http://"));
+
+    // Default: the named host (127.0.0.1) is reachable, a redirect elsewhere
+    // into a private range is not: a literal address, and a name (checked on
+    // what it resolves to).
+    let item = fetch_one(FetchConfig::default(), &format!("{origin}/self")).await;
+    assert!(item.status == Some(200), "{item:?}");
+    let item = fetch_one(FetchConfig::default(), &to_other).await;
+    assert_eq!(item.failure, Some(ErrorKind::Blocked), "{item:?}");
+    let item = fetch_one(FetchConfig::default(), &format!("{origin}/name")).await;
+    assert_eq!(item.failure, Some(ErrorKind::Blocked), "{item:?}");
+    assert!(other_heads.lock().unwrap().is_empty());
+
+    // --allow-private: both followed.
+    let item = fetch_one(allow_private(), &to_other).await;
+    assert!(item.status == Some(200), "{item:?}");
+    let item = fetch_one(allow_private(), &format!("{origin}/name")).await;
+    assert!(item.status == Some(200), "{item:?}");
+
+    // --deny-private: not even the named host.
+    let deny = FetchConfig {
+        private_access: PrivateAccess::Deny,
+        ..FetchConfig::default()
+    };
+    let item = fetch_one(deny, &format!("{origin}/self")).await;
+    assert_eq!(item.failure, Some(ErrorKind::Blocked), "{item:?}");
+}
+
+#[tokio::test]
+async fn headers_stay_with_their_host() {
+    let (other, other_heads) = serve("127.0.0.2", other_site).await;
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let to_other = format!("{origin}/other={}", other.trim_start_matches("http://"));
+    let with_token = |everywhere: bool| FetchConfig {
+        headers: vec![("Authorization".into(), "Bearer S3CRET".into())],
+        headers_everywhere: everywhere,
+        ..allow_private()
+    };
+    let has_token = |h: &String| {
+        h.to_ascii_lowercase()
+            .contains("authorization: bearer s3cret")
+    };
+
+    let item = fetch_one(with_token(false), &to_other).await;
+    assert!(item.status == Some(200), "{item:?}");
+    assert!(heads.lock().unwrap().iter().all(has_token));
+    let sent_away = other_heads.lock().unwrap().clone();
+    assert_eq!(sent_away.len(), 1);
+    assert!(!has_token(&sent_away[0]), "{sent_away:?}");
+
+    // A redirect on the same host keeps them.
+    heads.lock().unwrap().clear();
+    fetch_one(with_token(false), &format!("{origin}/self")).await;
+    let here = heads.lock().unwrap().clone();
+    assert_eq!(here.len(), 2);
+    assert!(here.iter().all(has_token), "{here:?}");
+
+    // --send-headers-everywhere.
+    other_heads.lock().unwrap().clear();
+    fetch_one(with_token(true), &to_other).await;
+    assert!(other_heads.lock().unwrap().iter().all(has_token));
+}
+
+#[tokio::test]
+async fn archived_request_heads_redact_credentials() {
+    let (origin, _) = serve("127.0.0.1", redirector).await;
+    let config = |keep: bool| FetchConfig {
+        headers: vec![
+            ("Authorization".into(), "Bearer S3CRET".into()),
+            ("Cookie".into(), "sid=S3CRET".into()),
+            ("X-Trace".into(), "42".into()),
+        ],
+        keep_credentials: keep,
+        ..allow_private()
+    };
+    let url = url::Url::parse(&format!("{origin}/page")).unwrap();
+    for keep in [false, true] {
+        let fetcher = Fetcher::new(config(keep)).unwrap();
+        let resp = fetcher.get(&url, Keep::Everything).await.unwrap();
+        let head = String::from_utf8(resp.exchange.unwrap().request_head.to_vec()).unwrap();
+        assert!(head.contains("X-Trace: 42\r\n"), "{head}");
+        assert_eq!(head.contains("S3CRET"), keep, "{head}");
+        if !keep {
+            assert!(head.contains("Authorization: [redacted]\r\n"), "{head}");
+        }
+    }
+}
+
+fn crawl(root: &str) -> CrawlerBuilder {
+    Crawler::builder().root(root).max_tasks(2)
+}
+
+/// robots.txt redirects to [`TARGET`]; every other path is a page.
+fn robots_redirector(path: &str, _own: &str) -> String {
+    match path {
+        "/robots.txt" => found(TARGET.lock().unwrap().as_str()),
+        _ => ok("<html>page</html>"),
+    }
+}
+
+/// Where robots.txt redirects to (one test uses it).
+static TARGET: Mutex<String> = Mutex::new(String::new());
+
+#[tokio::test]
+async fn robots_redirects_stay_in_scope() {
+    let (other, other_heads) = serve("127.0.0.2", other_site).await;
+    let (origin, heads) = serve("127.0.0.1", robots_redirector).await;
+    for target in [
+        format!("{other}/robots.txt"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+    ] {
+        *TARGET.lock().unwrap() = target.clone();
+        heads.lock().unwrap().clear();
+        let report = crawl(&format!("{origin}/"))
+            .fetch_config(FetchConfig {
+                headers: vec![("Authorization".into(), "Bearer S3CRET".into())],
+                ..allow_private()
+            })
+            .build()
+            .unwrap()
+            .run(CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(report.completed(), "{target}");
+        // Never followed: the file counts as missing, and the page is crawled.
+        let here = heads.lock().unwrap().clone();
+        assert!(
+            here.iter().any(|h| h.starts_with("GET / ")),
+            "{target}: {here:?}"
+        );
+        assert!(other_heads.lock().unwrap().is_empty(), "{target}");
+    }
+}
+
+#[tokio::test]
+async fn a_crawl_reaches_its_loopback_roots_unless_denied() {
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let run = |access: PrivateAccess| {
+        crawl(&format!("{origin}/page"))
+            .fetch_config(FetchConfig {
+                private_access: access,
+                ..FetchConfig::default()
+            })
+            .build()
+            .unwrap()
+            .run(CancellationToken::new())
+    };
+    let report = run(PrivateAccess::Named).await.unwrap();
+    assert!(
+        report.to_text().contains("/page 200"),
+        "{}",
+        report.to_text()
+    );
+    let seen = heads.lock().unwrap().len();
+    assert!(seen >= 2, "robots.txt and the page");
+
+    // Denied: a recorded failure, and nothing sent (robots.txt included).
+    let report = run(PrivateAccess::Deny).await.unwrap();
+    let text = report.to_text();
+    assert!(
+        text.contains("/page error blocked: 127.0.0.1 is a loopback"),
+        "{text}"
+    );
+    assert_eq!(heads.lock().unwrap().len(), seen);
+}
