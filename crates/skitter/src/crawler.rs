@@ -62,6 +62,9 @@ pub enum CrawlError {
 pub(crate) struct Halt {
     token: CancellationToken,
     reason: Mutex<Option<StopReason>>,
+    /// When the stop was first asked for, so an interrupted crawl ends within
+    /// its grace period counted from the signal.
+    at: Mutex<Option<tokio::time::Instant>>,
 }
 
 impl Halt {
@@ -74,7 +77,17 @@ impl Halt {
         let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
         slot.get_or_insert(reason);
         drop(slot);
+        self.at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(tokio::time::Instant::now);
         self.token.cancel();
+    }
+
+    /// How long ago the stop was asked for (zero if it was not).
+    fn since(&self) -> std::time::Duration {
+        let at = *self.at.lock().unwrap_or_else(|e| e.into_inner());
+        at.map_or(std::time::Duration::ZERO, |t| t.elapsed())
     }
 
     fn is_set(&self) -> bool {
@@ -275,7 +288,14 @@ impl Crawler {
         };
         let mut stop = scheduler::run(ctx).await;
         watcher.abort();
-        let grace = stop.is_some().then_some(grace);
+        // After Ctrl-C the whole stop fits in one grace period from the signal:
+        // fetches had three quarters of it (see `scheduler`), the outputs get
+        // what is left. After a limit, the outputs get a grace period of their own.
+        let grace = match &stop {
+            None => None,
+            Some(StopReason::Interrupted) => Some(grace.saturating_sub(halt.since())),
+            Some(_) => Some(grace),
+        };
         let sinks = match finish_outputs(sink_task, grace).await {
             Ok(sinks) => sinks,
             Err(why) => {

@@ -86,7 +86,14 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         // outputs they wait on are held to the grace period.
         fetches_ended(&ctx).await;
     }
-    let grace_end = Instant::now() + ctx.config.grace;
+    // After Ctrl-C fetches get three quarters of the grace period, so the
+    // outputs have the rest to write what they took and the crawl still ends
+    // within one grace period of the signal.
+    let fetch_grace = match reason {
+        StopReason::Interrupted => ctx.config.grace * 3 / 4,
+        _ => ctx.config.grace,
+    };
+    let grace_end = Instant::now() + fetch_grace;
     // Let in-flight work finish within the grace period, then abort it: fetches,
     // and deliveries to an output that does not keep up.
     tokio::select! {

@@ -422,7 +422,12 @@ async fn robots_cache_stays_within_its_budget() {
     use skitter::robots::{ENTRY_OVERHEAD, RobotsCache, RobotsPolicy};
     let body = format!("User-agent: *\nDisallow: /p/1\n# {}\n", "x".repeat(1000));
     let sites: Vec<RunningSite> = (0..6).map(|_| site_with_robots(200, &body, 2)).collect();
-    let fetcher = skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig::default()).unwrap();
+    // The test sites are on loopback, which a bare fetcher refuses by default.
+    let fetcher = skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        ..skitter::fetch::FetchConfig::default()
+    })
+    .unwrap();
     let budget = 3 * (body.len() + ENTRY_OVERHEAD);
     let cache = RobotsCache::new(
         fetcher,
