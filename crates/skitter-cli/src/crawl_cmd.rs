@@ -482,6 +482,8 @@ pub fn exit_status(report: &Report) -> u8 {
         }
         None | Some(StopReason::Limit(_)) => 0,
         Some(StopReason::Interrupted) => 130,
+        // `skitter crawl --jsonl - | head`: the reader left; nothing went wrong.
+        Some(StopReason::OutputClosed(_)) => 0,
         Some(StopReason::Fatal(e)) => {
             eprintln!("skitter: error: {e}");
             2

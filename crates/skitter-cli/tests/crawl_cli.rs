@@ -148,3 +148,40 @@ async fn interrupt_still_reports_and_exits_130() {
     let todo = text.lines().find_map(|l| l.strip_prefix("Todo: ")).unwrap();
     assert!(todo.parse::<u64>().unwrap() > 0);
 }
+
+/// `skitter crawl --jsonl - | head -1`: the reader leaving stops the crawl
+/// quietly, with status 0, as any command ends when its reader leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonl_to_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    let site = TestSite::start(SiteConfig {
+        pages: 3000,
+        latency: Duration::from_millis(2),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let mut child = skitter()
+        .args([
+            "-q",
+            "crawl",
+            &site.url("/"),
+            "--jsonl",
+            "-",
+            "--max-tasks",
+            "4",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with('{'), "{first}");
+    drop(stdout); // the reader leaves, as `head -1` does
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+    assert!(stderr.contains("Stopped: output closed"), "{stderr}");
+}

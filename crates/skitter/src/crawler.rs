@@ -68,6 +68,11 @@ pub(crate) struct Halt {
 }
 
 impl Halt {
+    /// Stops the crawl because an output's reader went away (not an error).
+    pub(crate) fn reader_gone(&self, what: String) {
+        self.set(StopReason::OutputClosed(what));
+    }
+
     /// Stops the crawl because something it depends on failed.
     pub(crate) fn fail(&self, message: String) {
         self.set(StopReason::Fatal(message));

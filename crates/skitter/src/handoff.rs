@@ -127,7 +127,7 @@ pub(crate) async fn drive_sinks(
     for sink in sinks.iter_mut() {
         match sink.finish().await {
             Ok(summary) => summaries.push(summary),
-            Err(e) => halt.fail(format!("output {e}")),
+            Err(e) => stop_for(&halt, &e),
         }
     }
     summaries
@@ -136,7 +136,7 @@ pub(crate) async fn drive_sinks(
 async fn throttled(sinks: &mut [Box<dyn Sink>], host: &str, t: &Throttle, halt: &Halt) -> bool {
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.throttled(host, t).await {
-            halt.fail(format!("output {e}"));
+            stop_for(halt, &e);
             return false;
         }
     }
@@ -146,7 +146,7 @@ async fn throttled(sinks: &mut [Box<dyn Sink>], host: &str, t: &Throttle, halt: 
 async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.record(page).await {
-            halt.fail(format!("output {e}"));
+            stop_for(halt, &e);
             return false;
         }
     }
@@ -156,9 +156,19 @@ async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {
 async fn flush(sinks: &mut [Box<dyn Sink>], halt: &Halt) -> bool {
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.flush().await {
-            halt.fail(format!("output {e}"));
+            stop_for(halt, &e);
             return false;
         }
     }
     true
+}
+
+/// Stops the crawl for a sink's error: quietly when the reader of a pipe went
+/// away, as a fatal error otherwise.
+fn stop_for(halt: &Halt, e: &crate::sink::SinkError) {
+    if e.reader_gone {
+        halt.reader_gone(format!("{}: {}", e.sink, e.message));
+    } else {
+        halt.fail(format!("output {e}"));
+    }
 }

@@ -31,6 +31,10 @@ pub enum StopReason {
     Limit(String),
     /// An output or the frontier failed (the message says what).
     Fatal(String),
+    /// An output is a pipe whose reader went away (`skitter crawl --jsonl - |
+    /// head`): the crawl stops, as a command does when its reader leaves; not
+    /// an error.
+    OutputClosed(String),
 }
 
 /// Accumulates finished records into counters and report lines.
@@ -190,6 +194,7 @@ impl Report {
             Some(StopReason::Interrupted) => writeln!(w, "Stopped: interrupted")?,
             Some(StopReason::Limit(which)) => writeln!(w, "Stopped: limit {which}")?,
             Some(StopReason::Fatal(why)) => writeln!(w, "Stopped: error: {why}")?,
+            Some(StopReason::OutputClosed(what)) => writeln!(w, "Stopped: output closed: {what}")?,
             None => {}
         }
         writeln!(w, "Todo: {}", self.todo)?;

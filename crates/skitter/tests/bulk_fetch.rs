@@ -320,6 +320,7 @@ impl Sink for Failing {
         Err(SinkError {
             sink: "failing".into(),
             message: "disk full".into(),
+            reader_gone: false,
         })
     }
 

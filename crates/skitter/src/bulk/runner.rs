@@ -101,6 +101,7 @@ pub(super) async fn run(
             Some(SinkError {
                 sink: "collector".into(),
                 message: format!("the output task failed: {e}"),
+                reader_gone: false,
             }),
         ),
     };

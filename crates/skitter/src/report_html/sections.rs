@@ -23,6 +23,10 @@ pub fn header(out: &mut String, report: &Report) {
         Some(StopReason::Interrupted) => ("stopped", "Interrupted".to_string()),
         Some(StopReason::Limit(which)) => ("stopped", format!("Stopped: limit {which}")),
         Some(StopReason::Fatal(why)) => ("fatal", format!("Stopped: {}", clip(why, 120))),
+        Some(StopReason::OutputClosed(what)) => (
+            "stopped",
+            format!("Stopped: output closed: {}", clip(what, 120)),
+        ),
     };
     let _ = write!(
         out,

@@ -203,7 +203,10 @@ impl JsonlSink {
         .await
         .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
         let written = result.map_err(|e| match e.kind() {
-            io::ErrorKind::BrokenPipe => sink_error(format!("{} closed (broken pipe)", self.name)),
+            io::ErrorKind::BrokenPipe => SinkError {
+                reader_gone: true,
+                ..sink_error(format!("{} closed by its reader", self.name))
+            },
             _ => sink_error(format!("cannot write {}: {e}", self.name)),
         })?;
         self.output = Some(output);
@@ -392,5 +395,6 @@ fn sink_error(message: impl ToString) -> SinkError {
     SinkError {
         sink: "jsonl".into(),
         message: message.to_string(),
+        reader_gone: false,
     }
 }

@@ -91,6 +91,10 @@ pub struct SinkError {
     pub sink: String,
     /// What went wrong, with the path or record involved.
     pub message: String,
+    /// The output is a pipe whose reader went away (`… | head`): nothing is
+    /// wrong, there is just no one left to write to. The crawl then stops as
+    /// [`crate::report::StopReason::OutputClosed`], not as an error.
+    pub reader_gone: bool,
 }
 
 /// A consumer of finished pages.

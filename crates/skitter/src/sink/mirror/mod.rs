@@ -250,6 +250,7 @@ fn sink_error(message: impl ToString) -> SinkError {
     SinkError {
         sink: "mirror".into(),
         message: message.to_string(),
+        reader_gone: false,
     }
 }
 

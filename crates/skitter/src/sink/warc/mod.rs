@@ -201,6 +201,7 @@ fn sink_error(message: impl ToString) -> SinkError {
     SinkError {
         sink: "warc".into(),
         message: message.to_string(),
+        reader_gone: false,
     }
 }
 
