@@ -288,7 +288,7 @@ impl CrawlArgs {
     /// Opens (or resumes) the crawl kept in `dir`.
     fn open_state(&self, dir: &std::path::Path) -> anyhow::Result<DiskFrontier> {
         let meta = CrawlMeta {
-            roots: self.roots.clone(),
+            roots: printable_roots(&self.roots),
             scope: if self.lenient { "lenient" } else { "strict" }.into(),
             // Only what changes which URLs the crawl visits; concurrency may differ.
             settings: self
@@ -384,7 +384,7 @@ impl CrawlArgs {
     /// The crawl's defining options, for the WARC's warcinfo record.
     fn describe(&self) -> Vec<(String, String)> {
         vec![
-            ("roots".into(), self.roots.join(" ")),
+            ("roots".into(), printable_roots(&self.roots).join(" ")),
             (
                 "scope".into(),
                 if self.lenient { "lenient" } else { "strict" }.into(),
@@ -489,6 +489,22 @@ pub fn exit_status(report: &Report) -> u8 {
             2
         }
     }
+}
+
+/// The roots without any `user:pass@` (sent as Basic auth to their host only,
+/// never written into an archive, a state directory or a log).
+fn printable_roots(roots: &[String]) -> Vec<String> {
+    roots
+        .iter()
+        .map(|raw| match skitter::urlnorm::parse_root(raw) {
+            Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
+                let _ = url.set_username("");
+                let _ = url.set_password(None);
+                url.to_string()
+            }
+            _ => raw.clone(),
+        })
+        .collect()
 }
 
 /// `--max-outage` for shared crawl options stored before the flag existed.

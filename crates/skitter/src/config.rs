@@ -318,7 +318,21 @@ impl CrawlerBuilder {
 
     /// Validates everything and builds the crawler.
     pub fn build(mut self) -> Result<Crawler, BuildError> {
-        let roots = parse_roots(&self.roots)?;
+        let mut roots = parse_roots(&self.roots)?;
+        // Credentials in a root URL go to that host as Basic auth and leave
+        // the URL, so nothing that prints URLs can print them.
+        for root in &mut roots {
+            if let Some(credentials) = take_credentials(root) {
+                self.fetch.site_credentials.push(credentials);
+            }
+        }
+        let mut distinct: Vec<Url> = Vec::with_capacity(roots.len());
+        for root in roots {
+            if !distinct.contains(&root) {
+                distinct.push(root);
+            }
+        }
+        let roots = distinct;
         // The roots' hosts are the ones the user named (see `PrivateAccess::Named`).
         for host in roots.iter().filter_map(Url::host_str) {
             if !self.fetch.named_hosts.iter().any(|h| h == host) {
@@ -369,6 +383,31 @@ impl CrawlerBuilder {
         };
         Ok(Crawler::new(config, fetcher, frontier, parts))
     }
+}
+
+/// Removes `user:pass@` from `url`; `(host:port, "user:pass")`, decoded.
+fn take_credentials(url: &mut Url) -> Option<(String, String)> {
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let userpass = format!(
+        "{}:{}",
+        decode(url.username()),
+        decode(url.password().unwrap_or(""))
+    );
+    let host = format!(
+        "{}:{}",
+        url.host_str()?,
+        url.port_or_known_default().unwrap_or(0)
+    );
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    Some((host, userpass))
 }
 
 fn parse_roots(args: &[String]) -> Result<Vec<Url>, BuildError> {

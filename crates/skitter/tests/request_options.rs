@@ -179,3 +179,29 @@ async fn resources_mode_fetches_page_requisites_and_css_imports() {
     );
     assert!(report.completed());
 }
+
+/// Credentials in a root URL go to its host as Basic auth, and never appear in
+/// the report (or anything else that prints URLs).
+#[tokio::test]
+async fn root_credentials_are_sent_as_basic_auth_and_never_printed() {
+    let (origin, heads) = recording_server().await;
+    let root = origin.replacen("http://", "http://user:s3cret@", 1) + "/";
+    let report = crawl(Crawler::builder().root(root)).await;
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    for head in &heads {
+        // base64("user:s3cret")
+        assert!(
+            head.to_ascii_lowercase()
+                .contains("authorization: basic dxnlcjpzm2nyzxq="),
+            "{head}"
+        );
+    }
+    let text = report.to_text();
+    assert!(
+        !text.contains("s3cret") && !text.contains("user:"),
+        "{text}"
+    );
+    assert!(!report.to_json().to_string().contains("s3cret"));
+    assert_eq!(report.counters["html"], 2);
+}

@@ -65,6 +65,11 @@ pub struct FetchConfig {
     /// The hosts the user named (a crawl's root hosts, lowercase): with
     /// [`PrivateAccess::Named`], requests to them may reach private addresses.
     pub named_hosts: Vec<String>,
+    /// Credentials a root URL carried (`http://user:pass@host/`), as `(host:port,
+    /// "user:pass")`: sent as HTTP Basic `Authorization` with requests to that
+    /// host and port only (unless a `--header` sets `Authorization` itself),
+    /// and never kept in a URL, so no report, output or log can print them.
+    pub site_credentials: Vec<(String, String)>,
 }
 
 impl std::fmt::Debug for FetchConfig {
@@ -110,6 +115,7 @@ impl Default for FetchConfig {
             keep_credentials: false,
             private_access: PrivateAccess::Named,
             named_hosts: Vec::new(),
+            site_credentials: Vec::new(),
         }
     }
 }
@@ -204,6 +210,9 @@ pub struct Fetcher {
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
     /// The user's extra headers, parsed once.
     headers: std::sync::Arc<HeaderMap>,
+    /// `host:port` → its Basic `Authorization` value (see
+    /// [`FetchConfig::site_credentials`]).
+    site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
     config: std::sync::Arc<FetchConfig>,
 }
 
@@ -218,6 +227,14 @@ impl Fetcher {
             // Kept out of `Debug` output and out of HTTP/2 header compression tables.
             value.set_sensitive(true);
             headers.insert(name, value);
+        }
+        let mut site_auth = std::collections::HashMap::new();
+        for (host, userpass) in &config.site_credentials {
+            let encoded = data_encoding::BASE64.encode(userpass.as_bytes());
+            let mut value = HeaderValue::from_str(&format!("Basic {encoded}"))
+                .map_err(|_| FetchSetupError::Header("Authorization".into()))?;
+            value.set_sensitive(true);
+            site_auth.insert(host.to_ascii_lowercase(), value);
         }
         // One jar for both clients: a host's cookies do not depend on which
         // client reached it.
@@ -235,6 +252,7 @@ impl Fetcher {
             other: std::sync::Arc::new(other),
             jar,
             headers: std::sync::Arc::new(headers),
+            site_auth: std::sync::Arc::new(site_auth),
             config: std::sync::Arc::new(config),
         })
     }
@@ -291,10 +309,28 @@ impl Fetcher {
         if with_headers && !self.headers.is_empty() {
             request = request.headers(HeaderMap::clone(&self.headers));
         }
+        if let Some(auth) = self.site_auth_for(url)
+            && !(with_headers && self.headers.contains_key(header::AUTHORIZATION))
+        {
+            request = request.header(header::AUTHORIZATION, auth.clone());
+        }
         let resp = request.send().await.map_err(|e| classify(&e))?;
         // Boxed: while a request waits for its response head (the long wait on a
         // slow server) its task need not keep room for reading the body.
         Box::pin(self.receive(url, keep, started, resp, with_headers)).await
+    }
+
+    /// The Basic credentials a root URL gave for `url`'s host and port.
+    fn site_auth_for(&self, url: &Url) -> Option<&HeaderValue> {
+        if self.site_auth.is_empty() {
+            return None;
+        }
+        let key = format!(
+            "{}:{}",
+            url.host_str()?,
+            url.port_or_known_default().unwrap_or(0)
+        );
+        self.site_auth.get(&key)
     }
 
     /// The client for requests to hosts not named, built on first use.
