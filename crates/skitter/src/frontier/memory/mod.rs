@@ -262,6 +262,13 @@ impl State {
         }
     }
 
+    /// Forgets lease `id`; the index of its host.
+    fn take_lease(&mut self, id: u64) -> Result<usize, FrontierError> {
+        self.leases
+            .remove(&id)
+            .ok_or(FrontierError::UnknownLease(id))
+    }
+
     /// Gives a lease's host slot back and applies the answer's feedback.
     fn release(&mut self, idx: usize, feedback: HostFeedback, now: Instant) -> Option<Throttle> {
         let host = &mut self.hosts[idx];
@@ -349,10 +356,7 @@ impl Frontier for MemoryFrontier {
     ) -> Result<Option<Throttle>, FrontierError> {
         let now = Instant::now();
         let mut state = self.lock();
-        let idx = state
-            .leases
-            .remove(&lease.id)
-            .ok_or(FrontierError::UnknownLease(lease.id))?;
+        let idx = state.take_lease(lease.id)?;
         Ok(state.release(idx, feedback, now))
     }
 
@@ -364,10 +368,7 @@ impl Frontier for MemoryFrontier {
     ) -> Result<Option<Throttle>, FrontierError> {
         let now = Instant::now();
         let mut state = self.lock();
-        let idx = state
-            .leases
-            .remove(&lease.id)
-            .ok_or(FrontierError::UnknownLease(lease.id))?;
+        let idx = state.take_lease(lease.id)?;
         let throttle = state.release(idx, feedback, now);
         let host = &mut state.hosts[idx];
         let tries = lease.tries + u32::from(HostSlots::counts_try(feedback));

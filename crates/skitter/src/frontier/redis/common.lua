@@ -162,3 +162,20 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
   end
   return {why, did, limit, math.floor(gap)}
 end
+
+-- Takes lease `id` away (lease set and record): its host and queue entry, or
+-- nil and the answer to give: 0 when the lease is gone (expired and reclaimed,
+-- or acked already), 2 when its record was malformed (dropped).
+local function take_lease(id)
+  local v = redis.call('HGET', LEASE, id)
+  redis.call('ZREM', LEASES, id)
+  if not v then
+    return nil, 0
+  end
+  redis.call('HDEL', LEASE, id)
+  local host, entry = split_tab(v)
+  if not host then
+    return nil, 2
+  end
+  return host, entry
+end

@@ -4,16 +4,9 @@
 -- twin of HostSlots::counts_try). ARGV: prefix, max_in_flight, lease id,
 -- signal, wait ms, reason, retry wait ms, tries so far. Returns as complete.lua.
 local max_in_flight = tonumber(ARGV[2])
-local id = ARGV[3]
-local v = redis.call('HGET', LEASE, id)
-redis.call('ZREM', LEASES, id)
-if not v then
-  return {0, 0, 0, 0, 0}
-end
-redis.call('HDEL', LEASE, id)
-local host, entry = split_tab(v)
+local host, entry = take_lease(ARGV[3])
 if not host then
-  return {2, 0, 0, 0, 0}
+  return {entry, 0, 0, 0, 0}
 end
 local now = now_ms()
 local t = feedback(host, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), max_in_flight, now)
