@@ -34,6 +34,7 @@ pub mod frontier;
 mod fsname;
 mod gate;
 mod handoff;
+pub mod items;
 mod limit;
 pub mod outcome;
 pub mod probe;

@@ -116,6 +116,7 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
     Page {
         record,
         exchange: None,
+        items: None,
     }
 }
 
@@ -128,6 +129,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             let page = Page {
                 record: *record,
                 exchange: None,
+                items: None,
             };
             return Step::Done(Box::new(page), HostFeedback::Silent);
         }
@@ -199,7 +201,11 @@ async fn outcome(
         }
     };
     record.elapsed = started.elapsed();
-    Page { record, exchange }
+    Page {
+        record,
+        exchange,
+        items: None,
+    }
 }
 
 /// Why a URL is not fetched on this claim.

@@ -74,6 +74,7 @@ fn page(url: &str) -> Page {
             http_version: "HTTP/1.1",
             started: chrono::Utc::now(),
         }),
+        items: None,
     }
 }
 

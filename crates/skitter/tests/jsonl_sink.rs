@@ -74,18 +74,22 @@ fn pages() -> Vec<Page> {
         Page {
             record: html,
             exchange: Some(exchange),
+            items: None,
         },
         Page {
             record: redirect,
             exchange: None,
+            items: None,
         },
         Page {
             record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)),
             exchange: None,
+            items: None,
         },
         Page {
             record: failed,
             exchange: None,
+            items: None,
         },
         Page {
             record: PageRecord::skipped(
@@ -95,6 +99,7 @@ fn pages() -> Vec<Page> {
                 Some(url("http://h/a")),
             ),
             exchange: None,
+            items: None,
         },
     ]
 }

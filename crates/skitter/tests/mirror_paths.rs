@@ -200,6 +200,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
             http_version: "HTTP/1.1",
             started: chrono::Utc::now(),
         }),
+        items: None,
     }
 }
 
@@ -290,6 +291,7 @@ async fn mirror(convert_links: bool) -> tempfile::TempDir {
                 None,
             ),
             exchange: None,
+            items: None,
         },
     ];
     for p in &pages {

@@ -69,6 +69,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
             http_version: version,
             started: chrono::Utc::now(),
         }),
+        items: None,
     }
 }
 
@@ -128,6 +129,7 @@ fn pages() -> Vec<Page> {
         Page {
             record: failed,
             exchange: None,
+            items: None,
         },
         Page {
             record: PageRecord::skipped(
@@ -137,6 +139,7 @@ fn pages() -> Vec<Page> {
                 None,
             ),
             exchange: None,
+            items: None,
         },
     ]
 }

@@ -276,6 +276,7 @@ async fn fetch_hop(
         page: Page {
             record,
             exchange: None,
+            items: None,
         },
         body: None,
         content_encoding: None,

@@ -254,6 +254,7 @@ mod tests {
         let page = |kind| Page {
             record: record(kind),
             exchange: None,
+            items: None,
         };
         sink.record(&page(OutcomeKind::Html)).await.unwrap();
         tokio::time::advance(Duration::from_millis(3)).await;

@@ -68,6 +68,9 @@ pub struct Page {
     /// The bytes exchanged, for responses (absent for failures and skips, and
     /// when no sink keeps bodies).
     pub exchange: Option<Exchange>,
+    /// The structured records extracted from the page, when extraction rules
+    /// matched its URL (see [`crate::items`]).
+    pub items: Option<Box<crate::items::Items>>,
 }
 
 /// What a sink wrote, for the report.
