@@ -322,7 +322,7 @@ impl CrawlerBuilder {
         // Credentials in a root URL go to that host as Basic auth and leave
         // the URL, so nothing that prints URLs can print them.
         for root in &mut roots {
-            if let Some(credentials) = take_credentials(root) {
+            if let Some(credentials) = crate::fetch::take_credentials(root) {
                 self.fetch.site_credentials.push(credentials);
             }
         }
@@ -383,31 +383,6 @@ impl CrawlerBuilder {
         };
         Ok(Crawler::new(config, fetcher, frontier, parts))
     }
-}
-
-/// Removes `user:pass@` from `url`; `(host:port, "user:pass")`, decoded.
-fn take_credentials(url: &mut Url) -> Option<(String, String)> {
-    if url.username().is_empty() && url.password().is_none() {
-        return None;
-    }
-    let decode = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    let userpass = format!(
-        "{}:{}",
-        decode(url.username()),
-        decode(url.password().unwrap_or(""))
-    );
-    let host = format!(
-        "{}:{}",
-        url.host_str()?,
-        url.port_or_known_default().unwrap_or(0)
-    );
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    Some((host, userpass))
 }
 
 fn parse_roots(args: &[String]) -> Result<Vec<Url>, BuildError> {

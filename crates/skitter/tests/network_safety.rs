@@ -70,6 +70,7 @@ fn other_site(_path: &str, _own: &str) -> String {
 /// What became of one fetched item.
 #[derive(Debug)]
 struct Got {
+    url: Option<String>,
     failure: Option<ErrorKind>,
     status: Option<u16>,
     final_url: Option<String>,
@@ -84,6 +85,7 @@ impl Got {
         };
         let final_url = item.final_url.as_ref().map(|u| u.to_string());
         Got {
+            url: item.url.as_ref().map(|u| u.to_string()),
             failure,
             status,
             final_url,
@@ -230,6 +232,46 @@ async fn headers_stay_with_their_host() {
     other_heads.lock().unwrap().clear();
     fetch_one(with_token(true), &to_other).await;
     assert!(other_heads.lock().unwrap().iter().all(has_token));
+}
+
+/// An input URL's own `user:pass@` is sent as Basic auth to its host only
+/// (not across a redirect to another host) and never printed with the URL.
+#[tokio::test]
+async fn input_url_credentials_go_to_their_host_only_and_are_never_printed() {
+    let (other, other_heads) = serve("127.0.0.2", other_site).await;
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let with_creds = origin.replacen("http://", "http://user:S3CRET@", 1);
+    // base64("user:S3CRET")
+    let has_auth = |h: &String| {
+        h.lines().any(|l| {
+            l.to_ascii_lowercase().starts_with("authorization:")
+                && l.ends_with("Basic dXNlcjpTM0NSRVQ=")
+        })
+    };
+
+    let item = fetch_one(
+        allow_private(),
+        &format!("{with_creds}/other={}", other.trim_start_matches("http://")),
+    )
+    .await;
+    assert_eq!(item.status, Some(200), "{item:?}");
+    let printed = format!("{:?} {:?}", item.url, item.final_url);
+    assert!(
+        !printed.contains("S3CRET") && !printed.contains("user@"),
+        "{printed}"
+    );
+    assert!(heads.lock().unwrap().iter().all(has_auth));
+    let sent_away = other_heads.lock().unwrap().clone();
+    assert_eq!(sent_away.len(), 1);
+    assert!(!sent_away[0].contains("S3CRET") && !has_auth(&sent_away[0]));
+    assert!(!sent_away[0].to_ascii_lowercase().contains("authorization"));
+
+    // Within the host, redirects keep them.
+    heads.lock().unwrap().clear();
+    fetch_one(allow_private(), &format!("{with_creds}/self")).await;
+    let here = heads.lock().unwrap().clone();
+    assert_eq!(here.len(), 2);
+    assert!(here.iter().all(has_auth), "{here:?}");
 }
 
 #[tokio::test]

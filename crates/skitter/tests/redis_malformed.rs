@@ -121,3 +121,61 @@ async fn a_lease_garbled_while_out_does_not_fail_its_completion() {
         .expect("completing a garbled lease is no error");
     assert_eq!(drain(&f).await.len(), 1);
 }
+
+/// A counter that is not an integer is refused with its key and field named,
+/// before the script writes anything: the offer changes nothing, and repairing
+/// the counter lets the crawl go on.
+#[tokio::test]
+async fn a_garbled_counter_is_refused_with_its_key_named() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "count").await;
+    f.offer(vec![req("http://a.test/1")]).await.unwrap();
+    raw(
+        &server,
+        &["HSET", "skitter:{count}:count", "queued", "lots"],
+    )
+    .await;
+    let err = f
+        .offer(vec![req("http://a.test/2")])
+        .await
+        .expect_err("a garbled counter is refused")
+        .to_string();
+    assert!(
+        err.contains("skitter:{count}:count") && err.contains("queued") && err.contains("lots"),
+        "{err}"
+    );
+    let err = f.claim().await.expect_err("claims too").to_string();
+    assert!(err.contains("queued"), "{err}");
+    // Nothing was written by the refused offer: /2 is still new once repaired.
+    raw(&server, &["HSET", "skitter:{count}:count", "queued", "1"]).await;
+    f.offer(vec![req("http://a.test/2")]).await.unwrap();
+    assert_eq!(drain(&f).await, ["http://a.test/1", "http://a.test/2"]);
+}
+
+/// A crawl total that is not an integer: reading the totals leaves it out,
+/// adding to it is refused with the key and field named.
+#[tokio::test]
+async fn a_garbled_total_is_named() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "totals").await;
+    let counts = std::collections::BTreeMap::from([("html".to_string(), 2u64)]);
+    f.add_stats(&counts).await.unwrap();
+    raw(
+        &server,
+        &["HSET", "skitter:{totals}:stats", "failed", "many"],
+    )
+    .await;
+    let totals = f.stats().await.expect("the others are still read");
+    assert_eq!(totals.get("html"), Some(&2));
+    assert!(!totals.contains_key("failed"));
+    let more = std::collections::BTreeMap::from([("failed".to_string(), 1u64)]);
+    let err = f.add_stats(&more).await.unwrap_err().to_string();
+    assert!(
+        err.contains("skitter:{totals}:stats") && err.contains("failed") && err.contains("many"),
+        "{err}"
+    );
+}

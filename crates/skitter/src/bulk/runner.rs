@@ -164,13 +164,17 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
         bytes: 0,
         requests: 0,
     };
-    let url = match item.url {
+    // The input as given (with any `user:pass@`) is the origin the fetcher
+    // takes credentials from; everything printed or saved sees it without them.
+    let origin = match item.url {
         Ok(url) => url,
         Err(e) => {
             report.outcome = Outcome::Malformed(e);
             return Some(report);
         }
     };
+    let mut url = origin.clone();
+    let _ = crate::fetch::take_credentials(&mut url);
     report.url = Some(url.clone());
     let target = ctx
         .config
@@ -183,17 +187,17 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
     {
         return Some(report);
     }
-    follow(ctx, url, target, report).await
+    follow(ctx, (url, origin), target, report).await
 }
 
-/// Fetches `url` and the redirects it leads to, saving the final body to `target`.
+/// Fetches `url` (the input `origin` without credentials) and the redirects it
+/// leads to, saving the final body to `target`.
 async fn follow(
     ctx: &Ctx,
-    url: Url,
+    (url, origin): (Url, Url),
     target: Option<PathBuf>,
     mut report: ItemReport,
 ) -> Option<ItemReport> {
-    let origin = url.clone();
     let mut current = url;
     let mut parent = None;
     let mut redirects_left = ctx.config.max_redirect;

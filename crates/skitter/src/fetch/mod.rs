@@ -230,10 +230,8 @@ impl Fetcher {
         }
         let mut site_auth = std::collections::HashMap::new();
         for (host, userpass) in &config.site_credentials {
-            let encoded = data_encoding::BASE64.encode(userpass.as_bytes());
-            let mut value = HeaderValue::from_str(&format!("Basic {encoded}"))
+            let value = basic_auth(userpass)
                 .map_err(|_| FetchSetupError::Header("Authorization".into()))?;
-            value.set_sensitive(true);
             site_auth.insert(host.to_ascii_lowercase(), value);
         }
         // One jar for both clients: a host's cookies do not depend on which
@@ -271,7 +269,7 @@ impl Fetcher {
         let named = url
             .host_str()
             .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h));
-        self.send(url, keep, named, true).await
+        self.send(url, keep, named, true, None).await
     }
 
     /// Makes one GET request on behalf of `origin`, the URL the user named (a
@@ -287,8 +285,22 @@ impl Fetcher {
     ) -> Result<Response, FetchFailure> {
         let same = url.host() == origin.host()
             && url.port_or_known_default() == origin.port_or_known_default();
-        self.send(url, keep, same, same || self.config.headers_everywhere)
-            .await
+        // An input's own `user:pass@` goes to its host and port only, never
+        // across a redirect, and never in a URL that is printed.
+        let own_auth = same
+            .then(|| credentials_of(origin))
+            .flatten()
+            .and_then(|(_, userpass)| basic_auth(&userpass).ok());
+        let mut url = url.clone();
+        let _ = take_credentials(&mut url);
+        self.send(
+            &url,
+            keep,
+            same,
+            same || self.config.headers_everywhere,
+            own_auth.as_ref(),
+        )
+        .await
     }
 
     async fn send(
@@ -297,6 +309,7 @@ impl Fetcher {
         keep: Keep,
         named: bool,
         with_headers: bool,
+        own_auth: Option<&HeaderValue>,
     ) -> Result<Response, FetchFailure> {
         let started = chrono::Utc::now();
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
@@ -309,7 +322,7 @@ impl Fetcher {
         if with_headers && !self.headers.is_empty() {
             request = request.headers(HeaderMap::clone(&self.headers));
         }
-        if let Some(auth) = self.site_auth_for(url)
+        if let Some(auth) = own_auth.or_else(|| self.site_auth_for(url))
             && !(with_headers && self.headers.contains_key(header::AUTHORIZATION))
         {
             request = request.header(header::AUTHORIZATION, auth.clone());
@@ -320,7 +333,9 @@ impl Fetcher {
         Box::pin(self.receive(url, keep, started, resp, with_headers)).await
     }
 
-    /// The Basic credentials a root URL gave for `url`'s host and port.
+    /// The Basic credentials for `url`: those its own input carried (`origin`'s
+    /// `user:pass@`, for a request to `origin`'s host and port), else those a
+    /// root URL gave for its host and port.
     fn site_auth_for(&self, url: &Url) -> Option<&HeaderValue> {
         if self.site_auth.is_empty() {
             return None;
@@ -446,6 +461,47 @@ impl Fetcher {
 }
 
 /// Whether a request may reach loopback and private addresses.
+/// Removes `user:pass@` from `url`: `(host:port, "user:pass")`, decoded, when
+/// it had any. Credentials never stay in a URL that reports, outputs or logs
+/// could print; they travel as an `Authorization` header instead.
+pub(crate) fn take_credentials(url: &mut Url) -> Option<(String, String)> {
+    let found = credentials_of(url)?;
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    Some(found)
+}
+
+/// `url`'s `user:pass@` as `(host:port, "user:pass")`, decoded.
+fn credentials_of(url: &Url) -> Option<(String, String)> {
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let userpass = format!(
+        "{}:{}",
+        decode(url.username()),
+        decode(url.password().unwrap_or(""))
+    );
+    let host = format!(
+        "{}:{}",
+        url.host_str()?,
+        url.port_or_known_default().unwrap_or(0)
+    );
+    Some((host, userpass))
+}
+
+/// A sensitive (never logged) Basic `Authorization` value.
+fn basic_auth(userpass: &str) -> Result<HeaderValue, header::InvalidHeaderValue> {
+    let encoded = data_encoding::BASE64.encode(userpass.as_bytes());
+    let mut value = HeaderValue::from_str(&format!("Basic {encoded}"))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
 fn allow_internal(config: &FetchConfig, named: bool) -> bool {
     match config.private_access {
         PrivateAccess::Allow => true,

@@ -6,6 +6,12 @@
 -- lease is outstanding) | {4, 0, what, 0} (malformed data was dropped, see
 -- `malformed`; the worker reports it and claims again). A due retry of a host
 -- goes before its queued URLs.
+do
+  local garbled = garbled_counter()
+  if garbled then
+    return redis.error_reply(garbled)
+  end
+end
 local max_in_flight = tonumber(ARGV[2])
 local delay, jitter = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, poll = tonumber(ARGV[5]), tonumber(ARGV[6])

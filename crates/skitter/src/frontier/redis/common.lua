@@ -81,6 +81,24 @@ local function split_tab(v)
   return string.sub(v, 1, tab - 1), string.sub(v, tab + 1)
 end
 
+-- The crawl's counters (the hash COUNT). A script that adds to them checks
+-- them all first, before any write, and refuses with the key and field named
+-- when one is not an integer (set by something other than skitter): HINCRBY
+-- would fail half-way through the script, leave its first writes behind and
+-- fail again on every call, with an error that names nothing.
+local COUNTERS = {'seen', 'queued', 'retrying', 'claimed', 'lease_seq'}
+local function garbled_counter()
+  local v = redis.call('HMGET', COUNT, unpack(COUNTERS))
+  for i = 1, #COUNTERS do
+    if v[i] and not string.match(v[i], '^%-?%d+$') then
+      return 'malformed crawl data: field ' .. COUNTERS[i] .. ' of ' .. COUNT
+        .. ' holds ' .. string.format('%q', string.sub(v[i], 1, 40))
+        .. ', not an integer (repair or delete it)'
+    end
+  end
+  return nil
+end
+
 -- What a script answers about malformed data it dropped: the key, the field
 -- or member, and (the start of) the value, for the worker to report.
 local function malformed(key, field, v)

@@ -268,7 +268,27 @@ impl RedisFrontier {
                 .map_err(|_| FrontierError::Storage(format!("stat increment {n} too large")))?;
             pipe.cmd("HINCRBY").arg(&key).arg(name).arg(n).ignore();
         }
-        self.shared.link.query_pipe("add_stats", &pipe).await
+        match self.shared.link.query_pipe("add_stats", &pipe).await {
+            Err(e) if e.to_string().contains("not an integer") => {
+                let garbled = self
+                    .stats_raw()
+                    .await?
+                    .into_iter()
+                    .find(|(name, v)| counts.contains_key(name) && v.parse::<i64>().is_err());
+                Err(match garbled {
+                    Some((name, v)) => malformed_stat(&key, &name, &v),
+                    None => e,
+                })
+            }
+            other => other,
+        }
+    }
+
+    async fn stats_raw(&self) -> Result<BTreeMap<String, String>, FrontierError> {
+        let all = ::redis::cmd("HGETALL")
+            .arg(self.shared.keys.key("stats"))
+            .to_owned();
+        self.shared.link.query("stats", &all).await
     }
 
     /// Whether a claim of this worker found the crawl-wide claim limit
@@ -279,11 +299,22 @@ impl RedisFrontier {
     }
 
     /// The crawl-wide totals added with [`RedisFrontier::incr_stat`].
+    /// A total that is not a number (written by something other than skitter)
+    /// is left out and reported with its key and field.
     pub async fn stats(&self) -> Result<BTreeMap<String, u64>, FrontierError> {
-        let all = ::redis::cmd("HGETALL")
-            .arg(self.shared.keys.key("stats"))
-            .to_owned();
-        self.shared.link.query("stats", &all).await
+        let mut totals = BTreeMap::new();
+        for (name, v) in self.stats_raw().await? {
+            match v.parse::<u64>() {
+                Ok(n) => {
+                    totals.insert(name, n);
+                }
+                Err(_) => tracing::warn!(
+                    "{}",
+                    malformed_stat(&self.shared.keys.key("stats"), &name, &v)
+                ),
+            }
+        }
+        Ok(totals)
     }
 
     /// Stores crawl-wide metadata (e.g. roots and options as JSON) so a worker
@@ -612,4 +643,12 @@ impl crate::robots::RobotsStore for RedisFrontier {
             tracing::warn!(%origin, error = %e, "cannot share robots.txt with the other workers");
         }
     }
+}
+
+/// The error for a crawl total that is not an integer.
+fn malformed_stat(key: &str, field: &str, value: &str) -> FrontierError {
+    let shown: String = value.chars().take(40).collect();
+    FrontierError::Storage(format!(
+        "malformed crawl data: field {field} of {key} holds {shown:?}, not an integer (repair or delete it)"
+    ))
 }

@@ -1,5 +1,11 @@
 -- Dedup-and-enqueue. ARGV: prefix, max_in_flight, then groups of
 -- (seen bucket, fingerprint field, host, entry). Returns how many were new.
+do
+  local garbled = garbled_counter()
+  if garbled then
+    return redis.error_reply(garbled)
+  end
+end
 local max_in_flight = tonumber(ARGV[2])
 local new, touched = 0, {}
 for i = 3, #ARGV, 4 do

@@ -3,6 +3,12 @@
 -- after the retry wait, with its tries (one more if an attempt failed: the
 -- twin of HostSlots::counts_try). ARGV: prefix, max_in_flight, lease id,
 -- signal, wait ms, reason, retry wait ms, tries so far. Returns as complete.lua.
+do
+  local garbled = garbled_counter()
+  if garbled then
+    return redis.error_reply(garbled)
+  end
+end
 local max_in_flight = tonumber(ARGV[2])
 local host, entry = take_lease(ARGV[3])
 if not host then
