@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
-use skitter::frontier::{DiskFrontier, DiskOptions, HostPolicy};
+use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy};
 use skitter::report::StopReason;
 use skitter::scope::ScopeMode;
 use skitter::sink::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
@@ -220,6 +220,15 @@ impl CrawlArgs {
 
     /// Maps the flags onto the library's builder; the only place that does.
     pub fn builder(&self) -> anyhow::Result<CrawlerBuilder> {
+        self.builder_on(None)
+    }
+
+    /// [`CrawlArgs::builder`] on a frontier made elsewhere (a shared crawl's):
+    /// the per-host and memory flags are then that frontier's business.
+    pub fn builder_on(
+        &self,
+        frontier: Option<Arc<dyn Frontier>>,
+    ) -> anyhow::Result<CrawlerBuilder> {
         let mut fetch = self.request.fetch_config(self.max_body_size)?;
         fetch.http1_only = self.http1_only;
         fetch.cookies = self.cookies;
@@ -238,8 +247,6 @@ impl CrawlArgs {
             } else {
                 ExtractMode::Pages
             })
-            .per_host(self.per_host)
-            .host_delay(self.delay, self.jitter)
             .max_outage(self.max_outage)
             .grace(self.request.grace)
             .fetch_config(fetch);
@@ -274,10 +281,15 @@ impl CrawlArgs {
         for sink in self.sinks(state.as_deref())? {
             b = b.sink(sink);
         }
-        if let Some(store) = state {
+        if let Some(frontier) = frontier {
+            b = b.frontier(frontier);
+        } else if let Some(store) = state {
             b = b.frontier(store.clone()).outcome_store(store);
         } else {
-            b = b.memory_budget(usize::try_from(self.memory_budget).unwrap_or(usize::MAX));
+            b = b
+                .per_host(self.per_host)
+                .host_delay(self.delay, self.jitter)
+                .memory_budget(usize::try_from(self.memory_budget).unwrap_or(usize::MAX));
             if let Some(dir) = &self.spill_dir {
                 b = b.spill_dir(dir.clone());
             }

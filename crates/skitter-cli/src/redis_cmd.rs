@@ -281,8 +281,7 @@ async fn crawl(
     let max_pages = args.max_pages.take();
     let shared: Arc<dyn Frontier> = frontier.clone();
     let crawler = args
-        .builder()?
-        .frontier(shared)
+        .builder_on(Some(shared))?
         .robots_store(frontier.clone())
         .sink(Box::new(RedisStatsSink::new(frontier.clone())))
         .build()?;

@@ -109,6 +109,12 @@ pub enum BuildError {
     /// The in-memory frontier cannot create spill files where it was told to.
     #[error(transparent)]
     Frontier(#[from] FrontierError),
+    /// A setting of the built-in frontier was given together with a frontier
+    /// of the caller's ([`CrawlerBuilder::frontier`]), which it would not reach.
+    #[error(
+        "{0} configures the built-in frontier and would be ignored with .frontier(): give it to that frontier instead"
+    )]
+    FrontierSetting(&'static str),
 }
 
 /// Builds a [`Crawler`]: `Crawler::builder().root("example.com").build()?`.
@@ -119,9 +125,11 @@ pub struct CrawlerBuilder {
     max_tasks: Option<usize>,
     max_redirect: Option<u32>,
     retry: RetryPolicy,
+    max_tries: Option<u32>,
     exclude: Vec<String>,
     include: Vec<String>,
     limits: Limits,
+    max_depth: Option<u32>,
     trap_rules: Option<TrapRules>,
     ignore_robots: bool,
     robots_policy: RobotsPolicy,
@@ -129,6 +137,9 @@ pub struct CrawlerBuilder {
     extract_mode: Option<ExtractMode>,
     sitemaps: SitemapMode,
     host_policy: HostPolicy,
+    /// Which settings of the built-in frontier were given (see
+    /// [`BuildError::FrontierSetting`]).
+    frontier_settings: Vec<&'static str>,
     grace: Option<Duration>,
     fetch: FetchConfig,
     sinks: Vec<Box<dyn Sink>>,
@@ -170,13 +181,15 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Attempts per URL, the first included (default 4, at least 1).
+    /// Attempts per URL, the first included (default 4, at least 1). Overrides
+    /// the policy's `max_tries` whether given before or after
+    /// [`Self::retry_policy`].
     pub fn max_tries(mut self, n: u32) -> Self {
-        self.retry.max_tries = n;
+        self.max_tries = Some(n);
         self
     }
 
-    /// The whole retry policy (waits and caps).
+    /// The whole retry policy (waits and caps); see [`Self::max_tries`].
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry = policy;
         self
@@ -194,13 +207,15 @@ impl CrawlerBuilder {
         self
     }
 
-    /// Follows links at most this deep (roots are depth 0).
+    /// Follows links at most this deep (roots are depth 0). Overrides the
+    /// depth of [`Self::limits`] whether given before or after it.
     pub fn max_depth(mut self, depth: u32) -> Self {
-        self.limits.max_depth = Some(depth);
+        self.max_depth = Some(depth);
         self
     }
 
-    /// All crawl limits at once (depth, pages, time, per host).
+    /// All crawl limits at once (depth, pages, time, per host); see
+    /// [`Self::max_depth`].
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -244,16 +259,21 @@ impl CrawlerBuilder {
         self
     }
 
-    /// At most `n` requests in flight to one host (default 8).
+    /// At most `n` requests in flight to one host (default 8). A setting of
+    /// the built-in frontier: with [`Self::frontier`], give it to that
+    /// frontier instead (`build` refuses both).
     pub fn per_host(mut self, n: usize) -> Self {
         self.host_policy.max_in_flight = n;
+        self.frontier_settings.push("per_host");
         self
     }
 
-    /// Minimum gap between request starts to one host, plus up to `jitter` more.
+    /// Minimum gap between request starts to one host, plus up to `jitter`
+    /// more. A setting of the built-in frontier, like [`Self::per_host`].
     pub fn host_delay(mut self, delay: Duration, jitter: Duration) -> Self {
         self.host_policy.delay = delay;
         self.host_policy.jitter = jitter;
+        self.frontier_settings.push("host_delay");
         self
     }
 
@@ -289,9 +309,11 @@ impl CrawlerBuilder {
     }
 
     /// Memory for the in-memory frontier's seen set and queue (default 256 MiB);
-    /// beyond it they spill to temporary files. Ignored with [`Self::frontier`].
+    /// beyond it they spill to temporary files. A setting of the built-in
+    /// frontier, like [`Self::per_host`].
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = Some(bytes);
+        self.frontier_settings.push("memory_budget");
         self
     }
 
@@ -299,6 +321,7 @@ impl CrawlerBuilder {
     /// directory); `build` fails if no file can be created in the one given.
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.spill_dir = Some(dir.into());
+        self.frontier_settings.push("spill_dir");
         self
     }
 
@@ -338,6 +361,15 @@ impl CrawlerBuilder {
             if !self.fetch.named_hosts.iter().any(|h| h == host) {
                 self.fetch.named_hosts.push(host.to_owned());
             }
+        }
+        if let (Some(_), Some(setting)) = (&self.frontier, self.frontier_settings.first()) {
+            return Err(BuildError::FrontierSetting(setting));
+        }
+        if let Some(n) = self.max_tries {
+            self.retry.max_tries = n;
+        }
+        if let Some(depth) = self.max_depth {
+            self.limits.max_depth = Some(depth);
         }
         let max_tasks = self.max_tasks.unwrap_or(100);
         if max_tasks == 0 {
@@ -412,4 +444,71 @@ fn compile(patterns: &[String]) -> Result<Vec<Regex>, BuildError> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn own_frontier() -> Arc<dyn Frontier> {
+        Arc::new(MemoryFrontier::with_options(MemoryOptions::default()).unwrap())
+    }
+
+    #[test]
+    fn settings_of_the_built_in_frontier_are_refused_beside_another() {
+        let cases: [(&str, fn(CrawlerBuilder) -> CrawlerBuilder); 4] = [
+            ("per_host", |b| b.per_host(3)),
+            ("host_delay", |b| {
+                b.host_delay(Duration::from_secs(1), Duration::ZERO)
+            }),
+            ("memory_budget", |b| b.memory_budget(1 << 20)),
+            ("spill_dir", |b| b.spill_dir("/tmp")),
+        ];
+        for (name, set) in cases {
+            let b = set(Crawler::builder().root("http://127.0.0.1:1/"));
+            match b.frontier(own_frontier()).build() {
+                Err(BuildError::FrontierSetting(s)) => assert_eq!(s, name),
+                Err(e) => panic!("{name}: {e}"),
+                Ok(_) => panic!("{name} was silently ignored"),
+            }
+            // Without a frontier of the caller's, the same setting is used.
+            assert!(
+                set(Crawler::builder().root("http://127.0.0.1:1/"))
+                    .build()
+                    .is_ok()
+            );
+        }
+    }
+
+    #[test]
+    fn a_shorthand_wins_over_the_whole_setting_in_either_order() {
+        let policy = RetryPolicy {
+            max_tries: 9,
+            ..RetryPolicy::default()
+        };
+        let limits = Limits {
+            max_depth: Some(9),
+            max_pages: Some(5),
+            ..Limits::default()
+        };
+        let before = Crawler::builder()
+            .root("http://127.0.0.1:1/")
+            .max_tries(2)
+            .max_depth(1)
+            .retry_policy(policy.clone())
+            .limits(limits.clone());
+        let after = Crawler::builder()
+            .root("http://127.0.0.1:1/")
+            .retry_policy(policy)
+            .limits(limits)
+            .max_tries(2)
+            .max_depth(1);
+        for b in [before, after] {
+            let crawler = b.build().unwrap();
+            let config = crawler.config();
+            assert_eq!(config.retry.max_tries, 2);
+            assert_eq!(config.limits.max_depth, Some(1));
+            assert_eq!(config.limits.max_pages, Some(5));
+        }
+    }
 }

@@ -9,11 +9,10 @@ use skitter::{BuildError, Crawler, CrawlerBuilder};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
 
+/// The crawl of these tests; per-host concurrency 20 is set on the frontier
+/// (given, or built in).
 fn builder(site: &RunningSite) -> CrawlerBuilder {
-    Crawler::builder()
-        .root(site.url("/"))
-        .max_tasks(20)
-        .per_host(20)
+    Crawler::builder().root(site.url("/")).max_tasks(20)
 }
 
 #[tokio::test]

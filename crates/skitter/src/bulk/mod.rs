@@ -4,7 +4,7 @@
 //! The data flow, each arrow one call or one bounded channel:
 //! input stream ([`input`]: arguments or lines, [`glob`] patterns expanded lazily)
 //! → dispatcher (a window of pending items) → per-item task (per-host slot, global
-//! slot, [`fetch_with_retries`](attempt), redirects followed, body saved by
+//! slot, `attempt::fetch_with_retries`, redirects followed, body saved by
 //! [`save`](SaveError) on the blocking pool) → one collector task (sinks, the
 //! [`Summary`], the observer).
 //!

@@ -3,7 +3,7 @@
 //!
 //! Two checks cover every connection the client makes itself: an IP-literal URL
 //! is checked before the request starts ([`check_url`]), and a host name is
-//! checked after resolution by [`GuardedResolver`], which hands the connector
+//! checked after resolution by `GuardedResolver`, which hands the connector
 //! only the addresses the policy allows. The connector never resolves a name a
 //! second time, so a name that answers "public" to one lookup and "private" to
 //! the next (DNS rebinding) cannot get round the check.

@@ -119,7 +119,7 @@ pub trait Frontier: Send + Sync {
     /// any other request. Until then it counts as outstanding, so the crawl is not
     /// over. Its [`Lease::tries`] goes up by one, unless its host is in an outage
     /// (a server down as a whole costs its URLs no tries, up to
-    /// [`HostPolicy::max_outage`]). Not durable: after a crash the URL is simply
+    /// [`RobotsPolicy::max_outage`](crate::robots::RobotsPolicy::max_outage)). Not durable: after a crash the URL is simply
     /// queued again with fresh tries.
     async fn retry(
         &self,

@@ -6,13 +6,13 @@
 //! which neither of the others allows, and because a committed WAL transaction
 //! survives `kill -9` with the database still consistent. Random-key B-tree
 //! inserts are slow in every embedded store measured, so the seen set lives in
-//! memory as sorted fingerprints ([`fpset`]), the queue is stored a chunk of a
-//! host's requests per row ([`chunk`]), and the database receives whole batches
-//! of writes ([`batch`]) in group commits; see `frontier::disk` for how they are
+//! memory as sorted fingerprints (`fpset`), the queue is stored a chunk of a
+//! host's requests per row (`chunk`), and the database receives whole batches
+//! of writes (`batch`) in group commits; see `frontier::disk` for how they are
 //! used.
 //!
-//! [`schema`] owns the file layout, the format version and the crawl's identity;
-//! [`records`] owns every typed read and write; [`status`] reads a running
+//! `schema` owns the file layout, the format version and the crawl's identity;
+//! `records` owns every typed read and write; [`status`] reads a running
 //! crawl's progress from another process.
 
 pub(crate) mod batch;
