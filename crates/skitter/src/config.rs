@@ -456,7 +456,8 @@ mod tests {
 
     #[test]
     fn settings_of_the_built_in_frontier_are_refused_beside_another() {
-        let cases: [(&str, fn(CrawlerBuilder) -> CrawlerBuilder); 4] = [
+        type Set = fn(CrawlerBuilder) -> CrawlerBuilder;
+        let cases: [(&str, Set); 4] = [
             ("per_host", |b| b.per_host(3)),
             ("host_delay", |b| {
                 b.host_delay(Duration::from_secs(1), Duration::ZERO)
@@ -495,8 +496,8 @@ mod tests {
             .root("http://127.0.0.1:1/")
             .max_tries(2)
             .max_depth(1)
-            .retry_policy(policy.clone())
-            .limits(limits.clone());
+            .retry_policy(policy)
+            .limits(limits);
         let after = Crawler::builder()
             .root("http://127.0.0.1:1/")
             .retry_policy(policy)
