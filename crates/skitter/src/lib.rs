@@ -5,19 +5,25 @@
 //! scheduler (the global `max_tasks` cap) → [`fetch`] (with [`retry`]) →
 //! [`outcome`] → [`sink`]s, and [`extract`]ed links → gate → back to the frontier.
 //!
-//! ```no_run
+//! ```
 //! use skitter::Crawler;
+//! use skitter_testsite::{SiteConfig, TestSite};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A test site of 20 linked pages on loopback; any http(s) root works the same way.
+//! let site = TestSite::start(SiteConfig { pages: 20, ..SiteConfig::default() })?;
 //! let report = Crawler::builder()
-//!     .root("http://127.0.0.1:8080/")
+//!     .root(site.url("/"))
 //!     .max_tasks(50)
 //!     .exclude(r"\.pdf$")
 //!     .build()?
 //!     .run(CancellationToken::new())
 //!     .await?;
 //! print!("{}", report.to_text());
+//! assert!(report.completed());
+//! // The 20 pages and the site's index.
+//! assert_eq!(report.counters["html"], 21);
 //! # Ok(())
 //! # }
 //! ```

@@ -14,18 +14,23 @@
 //! the page to the collector and is released once the sinks have it, so no more
 //! than `concurrency` bodies (each at most `max_body_size`) exist at once.
 //!
-//! ```no_run
+//! ```
 //! use skitter::bulk::{self, BulkFetcher};
+//! use skitter_testsite::{SiteConfig, TestSite};
 //! use tokio_util::sync::CancellationToken;
 //!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let site = TestSite::start(SiteConfig::default())?;
+//! let dir = tempfile::tempdir()?;
 //! let fetcher = BulkFetcher::builder()
 //!     .concurrency(20)
-//!     .output_dir("flags")
+//!     .output_dir(dir.path())
 //!     .build()?;
-//! let urls = bulk::from_args(["http://127.0.0.1:8080/flags/{ad,ar,br}.gif".to_string()], true);
+//! // A pattern: pages 1 to 3 of the site, one URL each.
+//! let urls = bulk::from_args([site.url("/p/[1-3]")], true);
 //! let summary = fetcher.run(urls, CancellationToken::new()).await;
 //! eprint!("{summary}");
+//! assert_eq!(summary.ok, 3);
 //! # Ok(())
 //! # }
 //! ```

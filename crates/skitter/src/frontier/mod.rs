@@ -95,6 +95,36 @@ pub enum FrontierError {
 }
 
 /// The seen set, queue and per-host politeness of one crawl.
+///
+/// The crawler offers what it finds, claims what it may fetch now, and hands
+/// every lease back; a frontier of your own (a queue in another store) passes
+/// the same contract tests as the built-in ones (`tests/memory_frontier.rs`).
+///
+/// ```
+/// use skitter::frontier::{Claim, Frontier, HostFeedback, HostPolicy, MemoryFrontier, Request};
+///
+/// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let frontier = MemoryFrontier::new(HostPolicy::default());
+/// let request = |url: &str| Request {
+///     url: url.parse().unwrap(),
+///     depth: 0,
+///     redirects_left: 10,
+///     parent: None,
+/// };
+/// // The second offer of a URL is a duplicate: one is new.
+/// let new = frontier
+///     .offer(vec![request("http://a.test/"), request("http://a.test/")])
+///     .await?;
+/// assert_eq!(new, 1);
+/// let Claim::Ready(lease) = frontier.claim().await? else {
+///     panic!("one URL is ready");
+/// };
+/// assert_eq!(lease.request.url.as_str(), "http://a.test/");
+/// frontier.complete(lease, HostFeedback::Clean).await?;
+/// assert!(matches!(frontier.claim().await?, Claim::Exhausted));
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait Frontier: Send + Sync {
     /// Offers URLs to the crawl. Each URL not seen before is queued; the rest are

@@ -101,6 +101,49 @@ pub struct SinkError {
 }
 
 /// A consumer of finished pages.
+///
+/// An output of your own is one type implementing this, given to the crawler
+/// (or to `skitter fetch`'s [`crate::bulk::BulkFetcher`]) with `.sink(…)`:
+///
+/// ```
+/// use skitter::sink::{Page, Sink, SinkError, SinkSummary};
+/// use skitter::Crawler;
+/// use skitter_testsite::{SiteConfig, TestSite};
+/// use tokio_util::sync::CancellationToken;
+///
+/// /// Prints each page's status and URL.
+/// struct Lines(u64);
+///
+/// #[async_trait::async_trait]
+/// impl Sink for Lines {
+///     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+///         println!("{:?} {}", page.record.status, page.record.url);
+///         self.0 += 1;
+///         Ok(())
+///     }
+///
+///     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+///         Ok(SinkSummary {
+///             name: "lines".into(),
+///             records: self.0,
+///             ..SinkSummary::default()
+///         })
+///     }
+/// }
+///
+/// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let site = TestSite::start(SiteConfig { pages: 5, ..SiteConfig::default() })?;
+/// let report = Crawler::builder()
+///     .root(site.url("/"))
+///     .sink(Box::new(Lines(0)))
+///     .build()?
+///     .run(CancellationToken::new())
+///     .await?;
+/// // Every finished URL: the 5 pages, the index and the site's one broken link.
+/// assert_eq!(report.sinks[0].records, 7);
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait Sink: Send {
     /// Whether this sink needs the exchange bytes (bodies are only kept if one does).
