@@ -24,7 +24,7 @@ use clap::Args;
 use skitter::Report;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
 use skitter::report::{ReportSummary, StopReason, Tally};
-use skitter::sink::RedisStatsSink;
+use skitter::shared::RedisStatsSink;
 use tokio_util::sync::CancellationToken;
 
 use crate::crawl_cmd::{CrawlArgs, ReportFormat, exit_status};

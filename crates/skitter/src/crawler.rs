@@ -15,12 +15,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::body::CpuPool;
 use crate::config::{Config, CrawlerBuilder};
+use crate::ctx::Ctx;
 use crate::discovery::SitemapRegistry;
 use crate::extract::ExtractMode;
 use crate::fetch::{Fetcher, Keep};
-use crate::frontier::{Frontier, FrontierError, HostKey, Request, Throttle};
-use crate::gate::LinkSkips;
-use crate::handoff::{self, ToSinks};
+use crate::frontier::{Frontier, FrontierError, Request};
+use crate::gate::{Gate, LinkSkips};
+use crate::halt::Halt;
+use crate::handoff;
 use crate::limit::{HostQuota, PageBudget};
 use crate::progress::Progress;
 use crate::report::{Report, ReportSummary, StopReason, Tally};
@@ -55,123 +57,6 @@ pub enum CrawlError {
     /// The frontier refused the roots.
     #[error("cannot seed the frontier: {0}")]
     Frontier(#[from] FrontierError),
-}
-
-/// Why the crawl must stop early, set once by whoever notices first.
-#[derive(Debug, Default)]
-pub(crate) struct Halt {
-    token: CancellationToken,
-    reason: Mutex<Option<StopReason>>,
-    /// When the stop was first asked for, so an interrupted crawl ends within
-    /// its grace period counted from the signal.
-    at: Mutex<Option<tokio::time::Instant>>,
-}
-
-impl Halt {
-    /// Stops the crawl because an output's reader went away (not an error).
-    pub(crate) fn reader_gone(&self, what: String) {
-        self.set(StopReason::OutputClosed(what));
-    }
-
-    /// Stops the crawl because something it depends on failed.
-    pub(crate) fn fail(&self, message: String) {
-        self.set(StopReason::Fatal(message));
-    }
-
-    fn set(&self, reason: StopReason) {
-        let mut slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
-        slot.get_or_insert(reason);
-        drop(slot);
-        self.at
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert_with(tokio::time::Instant::now);
-        self.token.cancel();
-    }
-
-    /// How long ago the stop was asked for (zero if it was not).
-    fn since(&self) -> std::time::Duration {
-        let at = *self.at.lock().unwrap_or_else(|e| e.into_inner());
-        at.map_or(std::time::Duration::ZERO, |t| t.elapsed())
-    }
-
-    fn is_set(&self) -> bool {
-        self.token.is_cancelled()
-    }
-
-    pub(crate) async fn stopped(&self) {
-        self.token.cancelled().await
-    }
-
-    pub(crate) fn reason(&self) -> StopReason {
-        let slot = self.reason.lock().unwrap_or_else(|e| e.into_inner());
-        slot.clone().unwrap_or(StopReason::Interrupted)
-    }
-}
-
-/// What every worker shares.
-pub(crate) struct Ctx {
-    pub(crate) config: Config,
-    pub(crate) fetcher: Fetcher,
-    pub(crate) frontier: Arc<dyn Frontier>,
-    pub(crate) pages: mpsc::Sender<ToSinks>,
-    /// Outputs write a page before its lease completes (see `handoff`).
-    pub(crate) outputs_first: bool,
-    pub(crate) keep: Keep,
-    /// Whether a sink wants the decoded copy of compressed HTML pages.
-    pub(crate) keep_decoded: bool,
-    pub(crate) link_skips: Arc<LinkSkips>,
-    /// Woken when a lease completes or URLs are offered, so a waiting scheduler
-    /// looks at the frontier again.
-    pub(crate) changed: Notify,
-    pub(crate) halt: Arc<Halt>,
-    /// Aborts in-flight fetches once the grace period is over.
-    pub(crate) hard_stop: CancellationToken,
-    pub(crate) progress: Progress,
-    pub(crate) robots: Option<RobotsCache>,
-    /// Hosts whose robots `Crawl-delay` was already handed to the frontier.
-    pub(crate) delays_applied: Mutex<HashSet<HostKey>>,
-    pub(crate) budget: PageBudget,
-    pub(crate) quota: HostQuota,
-    pub(crate) traps: Arc<TrapGuard>,
-    pub(crate) sitemaps: SitemapRegistry,
-    pub(crate) slowdowns: Arc<Slowdowns>,
-    /// Runs the decoding and link extraction of large bodies off the async threads.
-    pub(crate) cpu: CpuPool,
-}
-
-impl Ctx {
-    /// Notes what a frontier answered to a hand-back: a slow-down of `host`,
-    /// tallied for the report and passed to the outputs.
-    pub(crate) async fn throttled(&self, host: &HostKey, throttle: Option<Throttle>) {
-        if let Some(t) = throttle {
-            tracing::debug!(%host, reason = t.reason.as_str(), cut = t.cut, limit = t.limit, gap = ?t.gap, "host slowed down");
-            self.slowdowns.throttled(host, t);
-            // The sink task only ends early after a fatal error, which already
-            // stopped the crawl.
-            let _ = self
-                .pages
-                .send(ToSinks::Throttle(host.as_str().to_owned(), t))
-                .await;
-        }
-    }
-
-    /// Offers URLs to the frontier; a frontier failure stops the crawl.
-    pub(crate) async fn offer(&self, requests: Vec<Request>) -> usize {
-        if requests.is_empty() {
-            return 0;
-        }
-        match self.frontier.offer(requests).await {
-            Ok(n) => {
-                self.progress.discovered(n);
-                n
-            }
-            Err(e) => {
-                self.halt.fail(format!("frontier: {e}"));
-                0
-            }
-        }
-    }
 }
 
 impl Crawler {
@@ -259,6 +144,12 @@ impl Crawler {
             outputs_first,
             keep,
             keep_decoded,
+            gate: Gate {
+                scope: self.config.scope.clone(),
+                exclude: self.config.exclude.clone(),
+                include: self.config.include.clone(),
+                max_depth: self.config.limits.max_depth,
+            },
             link_skips: link_skips.clone(),
             changed: Notify::new(),
             halt: halt.clone(),

@@ -4,10 +4,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use regex::Regex;
 use url::Url;
 
-use crate::config::Config;
 use crate::outcome::SkipReason;
+use crate::scope::Scope;
 use crate::trap::TrapGuard;
 use crate::urlnorm;
 
@@ -20,44 +21,55 @@ pub(crate) enum Admission {
     Skip(SkipReason),
 }
 
-/// Decides whether a discovered URL (already resolved against its page) may be
-/// queued at `depth`.
-pub(crate) fn admit(
-    config: &Config,
-    traps: &TrapGuard,
-    url: Result<Url, String>,
-    depth: u32,
-) -> Admission {
-    let Ok(url) = url else {
-        return Admission::Skip(SkipReason::Malformed);
-    };
-    if !urlnorm::is_crawlable_scheme(&url) {
-        return Admission::Skip(SkipReason::Scheme);
-    }
-    let url = urlnorm::normalize(url);
-    if !config.scope.allows(&url) {
-        return Admission::Skip(SkipReason::Scope);
-    }
-    if !pattern_allows(config, &url) {
-        return Admission::Skip(SkipReason::Exclude);
-    }
-    if config.limits.max_depth.is_some_and(|max| depth > max) {
-        return Admission::Skip(SkipReason::Limit);
-    }
-    // Last, so URLs the crawl would not follow anyway never use up trap budgets.
-    if traps.check(&url).is_err() {
-        return Admission::Skip(SkipReason::Trap);
-    }
-    Admission::Admit(url)
+/// The rules a discovered URL must pass, taken from the crawl's settings once.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    pub(crate) scope: Scope,
+    pub(crate) exclude: Vec<Regex>,
+    pub(crate) include: Vec<Regex>,
+    pub(crate) max_depth: Option<u32>,
 }
 
-/// `--exclude` wins over `--include`; with no include pattern everything is included.
-pub(crate) fn pattern_allows(config: &Config, url: &Url) -> bool {
-    let s = url.as_str();
-    if config.exclude.iter().any(|re| re.is_match(s)) {
-        return false;
+impl Gate {
+    /// Decides whether a discovered URL (already resolved against its page) may
+    /// be queued at `depth`.
+    pub(crate) fn admit(
+        &self,
+        traps: &TrapGuard,
+        url: Result<Url, String>,
+        depth: u32,
+    ) -> Admission {
+        let Ok(url) = url else {
+            return Admission::Skip(SkipReason::Malformed);
+        };
+        if !urlnorm::is_crawlable_scheme(&url) {
+            return Admission::Skip(SkipReason::Scheme);
+        }
+        let url = urlnorm::normalize(url);
+        if !self.scope.allows(&url) {
+            return Admission::Skip(SkipReason::Scope);
+        }
+        if !self.patterns_allow(&url) {
+            return Admission::Skip(SkipReason::Exclude);
+        }
+        if self.max_depth.is_some_and(|max| depth > max) {
+            return Admission::Skip(SkipReason::Limit);
+        }
+        // Last, so URLs the crawl would not follow anyway never use up trap budgets.
+        if traps.check(&url).is_err() {
+            return Admission::Skip(SkipReason::Trap);
+        }
+        Admission::Admit(url)
     }
-    config.include.is_empty() || config.include.iter().any(|re| re.is_match(s))
+
+    /// `--exclude` wins over `--include`; with no include pattern everything is included.
+    pub(crate) fn patterns_allow(&self, url: &Url) -> bool {
+        let s = url.as_str();
+        if self.exclude.iter().any(|re| re.is_match(s)) {
+            return false;
+        }
+        self.include.is_empty() || self.include.iter().any(|re| re.is_match(s))
+    }
 }
 
 /// Counts of discovered links that were not followed, by reason.

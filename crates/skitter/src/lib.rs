@@ -29,16 +29,20 @@
 //! ```
 #![deny(missing_docs)]
 
+mod assemble;
 mod body;
 pub mod bulk;
 pub mod config;
 pub mod crawler;
+mod ctx;
+mod deliver;
 pub mod discovery;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;
 mod fsname;
 mod gate;
+mod halt;
 mod handoff;
 pub mod items;
 mod limit;
@@ -47,10 +51,12 @@ pub mod probe;
 pub mod progress;
 pub mod report;
 pub mod report_html;
+mod request;
 pub mod retry;
 pub mod robots;
 mod scheduler;
 pub mod scope;
+pub mod shared;
 pub mod sink;
 pub mod sitemap;
 mod slowdown;

@@ -12,7 +12,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio_util::task::TaskTracker;
 
-use crate::crawler::Ctx;
+use crate::ctx::Ctx;
 use crate::frontier::Claim;
 use crate::report::StopReason;
 use crate::worker;

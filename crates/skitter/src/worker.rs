@@ -12,12 +12,12 @@ use tokio::sync::OwnedSemaphorePermit;
 use url::Url;
 
 use crate::body::{BodyJob, Doc};
-use crate::crawler::Ctx;
+use crate::ctx::Ctx;
 use crate::discovery::MAX_INDEX_ENTRIES;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
 use crate::fetch::{self, Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
-use crate::gate::{self, Admission};
+use crate::gate::Admission;
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::retry::{self, AttemptResult, Verdict};
 use crate::robots::RobotsSource;
@@ -63,7 +63,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
             // task's size is that of its largest step, and every request in
             // flight pays for it.
             tokio::select! {
-                () = Box::pin(crate::handoff::deliver(&ctx, lease, feedback, *page)) => {}
+                () = Box::pin(crate::deliver::deliver(&ctx, lease, feedback, *page)) => {}
                 // An output that does not keep up must not hold the crawl past
                 // its grace period; the lease then stays outstanding, so the
                 // URL is to do.
@@ -451,7 +451,7 @@ async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usiz
             // sockets for the whole pass.
             tokio::task::yield_now().await;
         }
-        match gate::admit(&ctx.config, &ctx.traps, link.url, depth) {
+        match ctx.gate.admit(&ctx.traps, link.url, depth) {
             Admission::Admit(url) => {
                 if distinct.insert(url.clone()) {
                     admitted.push(url);
@@ -528,7 +528,7 @@ async fn handle_sitemap(
 async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
     let mut requests = Vec::new();
     for url in urls {
-        let reason = match gate::admit(&ctx.config, &ctx.traps, Ok(url), req.depth) {
+        let reason = match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
             Admission::Admit(url) if ctx.sitemaps.register_child(&req.url, url.clone()) => {
                 requests.push(Request {
                     url,
@@ -550,7 +550,7 @@ async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize
 async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
     let mut requests = Vec::new();
     for url in urls {
-        match gate::admit(&ctx.config, &ctx.traps, Ok(url), req.depth) {
+        match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
             Admission::Admit(url) => requests.push(Request {
                 url,
                 depth: req.depth,
@@ -591,7 +591,7 @@ async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut
         return;
     }
     record.num_urls = 1;
-    match gate::admit(&ctx.config, &ctx.traps, Ok(target), req.depth) {
+    match ctx.gate.admit(&ctx.traps, Ok(target), req.depth) {
         Admission::Admit(url) => {
             let next = Request {
                 url,

@@ -9,7 +9,7 @@ use anyhow::Context;
 use serde_json::json;
 use skitter::Report;
 use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
-use skitter::sink::RedisStatsSink;
+use skitter::shared::RedisStatsSink;
 
 use crate::crawl_cmd::ReportFormat;
 

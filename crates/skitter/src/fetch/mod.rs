@@ -9,6 +9,7 @@ pub mod address;
 mod client;
 pub mod decode;
 mod error;
+pub(crate) mod exchange;
 pub mod head;
 
 use std::net::SocketAddr;
@@ -19,10 +20,10 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use url::Url;
 
 use crate::outcome::FetchFailure;
-use crate::sink::Exchange;
 
 pub use address::{Blocked, PrivateAccess};
 pub use error::classify;
+pub use exchange::Exchange;
 use head::{request_head, response_head};
 
 /// Everything that shapes how requests are made. Defaults are documented per field.
@@ -400,7 +401,7 @@ impl Fetcher {
         let exchange = (keep == Keep::Everything).then(|| Exchange {
             request_head: request_head(url, &self.config, with_headers),
             response_head: response_head(status, version, &headers),
-            body_sha1: Some(crate::sink::sha1_of(body.as_deref().unwrap_or_default())),
+            body_sha1: Some(exchange::sha1_of(body.as_deref().unwrap_or_default())),
             body: body.clone().unwrap_or_default(),
             decoded_body: None,
             truncated,

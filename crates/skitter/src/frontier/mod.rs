@@ -25,7 +25,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use url::Url;
 
 use crate::outcome::PageRecord;
 
@@ -33,19 +32,9 @@ pub use host::{HostKey, HostPolicy};
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
 pub use politeness::{HostFeedback, Throttle, ThrottleReason};
 pub use redis::{RedisFrontier, RedisOptions};
-
-/// One URL waiting to be fetched, with what the crawl knows about how it got there.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Request {
-    /// The normalised URL.
-    pub url: Url,
-    /// Link distance from the roots.
-    pub depth: u32,
-    /// Redirect hops this chain may still take.
-    pub redirects_left: u32,
-    /// The page it was found on (absent for roots).
-    pub parent: Option<Url>,
-}
+// A leaf of its own, so that the stores below the frontier can hold requests
+// without depending on the frontier.
+pub use crate::request::Request;
 
 /// A claimed request. It must be handed back through [`Frontier::complete`].
 #[derive(Debug)]

@@ -11,7 +11,7 @@
 use url::Url;
 
 use super::StoreError;
-use crate::frontier::Request;
+use crate::request::Request;
 use crate::varint::{get_bytes, get_varint, put_str, put_varint};
 
 /// Requests being collected for one host's next chunk.

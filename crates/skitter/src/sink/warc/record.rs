@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn digests_match_the_known_base32_form() {
         // SHA-1 of the empty string, as wget and warcio write it.
-        let empty = BASE32.encode(&crate::sink::sha1_of(b""));
+        let empty = BASE32.encode(&crate::fetch::exchange::sha1_of(b""));
         assert_eq!(empty, "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
     }
 

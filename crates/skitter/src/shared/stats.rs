@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use super::{Page, Sink, SinkError, SinkSummary};
 use crate::frontier::RedisFrontier;
 use crate::report::{ReportSummary, Tally};
+use crate::sink::{Page, Sink, SinkError, SinkSummary};
 
 /// Records per batch at most.
 const FLUSH_RECORDS: u64 = 100;

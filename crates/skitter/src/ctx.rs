@@ -1,0 +1,91 @@
+//! What every worker of one crawl shares: the settings, the fetcher, the
+//! frontier, the way to the outputs, the stop signal and the per-crawl guards.
+//! Built by the crawler for one run; the scheduler and the per-URL pipeline
+//! take it by reference.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::body::CpuPool;
+use crate::config::Config;
+use crate::discovery::SitemapRegistry;
+use crate::fetch::{Fetcher, Keep};
+use crate::frontier::{Frontier, HostKey, Request, Throttle};
+use crate::gate::{Gate, LinkSkips};
+use crate::halt::Halt;
+use crate::handoff::ToSinks;
+use crate::limit::{HostQuota, PageBudget};
+use crate::progress::Progress;
+use crate::robots::RobotsCache;
+use crate::slowdown::Slowdowns;
+use crate::trap::TrapGuard;
+
+/// What every worker shares.
+pub(crate) struct Ctx {
+    pub(crate) config: Config,
+    pub(crate) fetcher: Fetcher,
+    pub(crate) frontier: Arc<dyn Frontier>,
+    pub(crate) pages: mpsc::Sender<ToSinks>,
+    /// Outputs write a page before its lease completes (see `handoff`).
+    pub(crate) outputs_first: bool,
+    pub(crate) keep: Keep,
+    /// Whether a sink wants the decoded copy of compressed HTML pages.
+    pub(crate) keep_decoded: bool,
+    /// The rules every discovered URL passes.
+    pub(crate) gate: Gate,
+    pub(crate) link_skips: Arc<LinkSkips>,
+    /// Woken when a lease completes or URLs are offered, so a waiting scheduler
+    /// looks at the frontier again.
+    pub(crate) changed: Notify,
+    pub(crate) halt: Arc<Halt>,
+    /// Aborts in-flight fetches once the grace period is over.
+    pub(crate) hard_stop: CancellationToken,
+    pub(crate) progress: Progress,
+    pub(crate) robots: Option<RobotsCache>,
+    /// Hosts whose robots `Crawl-delay` was already handed to the frontier.
+    pub(crate) delays_applied: Mutex<HashSet<HostKey>>,
+    pub(crate) budget: PageBudget,
+    pub(crate) quota: HostQuota,
+    pub(crate) traps: Arc<TrapGuard>,
+    pub(crate) sitemaps: SitemapRegistry,
+    pub(crate) slowdowns: Arc<Slowdowns>,
+    /// Runs the decoding and link extraction of large bodies off the async threads.
+    pub(crate) cpu: CpuPool,
+}
+
+impl Ctx {
+    /// Notes what a frontier answered to a hand-back: a slow-down of `host`,
+    /// tallied for the report and passed to the outputs.
+    pub(crate) async fn throttled(&self, host: &HostKey, throttle: Option<Throttle>) {
+        if let Some(t) = throttle {
+            tracing::debug!(%host, reason = t.reason.as_str(), cut = t.cut, limit = t.limit, gap = ?t.gap, "host slowed down");
+            self.slowdowns.throttled(host, t);
+            // The sink task only ends early after a fatal error, which already
+            // stopped the crawl.
+            let _ = self
+                .pages
+                .send(ToSinks::Throttle(host.as_str().to_owned(), t))
+                .await;
+        }
+    }
+
+    /// Offers URLs to the frontier; a frontier failure stops the crawl.
+    pub(crate) async fn offer(&self, requests: Vec<Request>) -> usize {
+        if requests.is_empty() {
+            return 0;
+        }
+        match self.frontier.offer(requests).await {
+            Ok(n) => {
+                self.progress.discovered(n);
+                n
+            }
+            Err(e) => {
+                self.halt.fail(format!("frontier: {e}"));
+                0
+            }
+        }
+    }
+}

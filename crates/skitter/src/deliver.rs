@@ -1,0 +1,48 @@
+//! The last step of a URL's pipeline: its finished page goes to the outputs and
+//! its lease back to the frontier, in the order that makes a crash lose nothing
+//! (see [`crate::handoff`] for the order and why).
+
+use tokio::sync::oneshot;
+
+use crate::ctx::Ctx;
+use crate::frontier::{HostFeedback, Lease};
+use crate::handoff::{Handoff, ToSinks};
+use crate::outcome::PageRecord;
+use crate::sink::Page;
+
+/// Delivers a finished page and completes its lease, in crash-safe order.
+pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: Page) {
+    if !ctx.outputs_first {
+        complete(ctx, lease, feedback, &page.record).await;
+        // The sink task only ends early after a fatal error, which already stopped the crawl.
+        let _ = ctx
+            .pages
+            .send(ToSinks::Page(Handoff {
+                page,
+                written: None,
+            }))
+            .await;
+        return;
+    }
+    let record = page.record.clone();
+    let (tx, rx) = oneshot::channel();
+    let handoff = Handoff {
+        page,
+        written: Some(tx),
+    };
+    if ctx.pages.send(ToSinks::Page(handoff)).await.is_err() || rx.await.is_err() {
+        // An output failed (the crawl is stopping): leave the lease outstanding,
+        // so the URL is still to do when the crawl resumes.
+        return;
+    }
+    complete(ctx, lease, feedback, &record).await;
+}
+
+async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &PageRecord) {
+    let host = crate::frontier::HostKey::of(&lease.request.url);
+    match ctx.frontier.complete_with(lease, feedback, record).await {
+        Ok(throttle) => ctx.throttled(&host, throttle).await,
+        Err(e) => ctx.halt.fail(format!("frontier: {e}")),
+    }
+    ctx.changed.notify_one();
+}
