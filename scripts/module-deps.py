@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Prints the library's top-level module dependency graph (from `crate::` paths
+"""Prints a crate's top-level module dependency graph (the library by default,
+or the crate named as the argument, e.g. `skitter-cli`) (from `crate::` paths
 in each module's files) and any cycles in it. Exit status 1 when there is a
 cycle. Used by CI (issue: one direction of dependencies) and by the README's
 "where to change what" drawing.
@@ -8,12 +9,13 @@ Test code (files named tests.rs or *_tests.rs, and `#[cfg(test)] mod tests`
 blocks at the end of a file) is left out: tests may reach anywhere."""
 import os, re, sys
 
-root = os.path.join(os.path.dirname(__file__), "..", "crates", "skitter", "src")
+crate = sys.argv[1] if len(sys.argv) > 1 else "skitter"
+root = os.path.join(os.path.dirname(__file__), "..", "crates", crate, "src")
 mods = {}
 for entry in sorted(os.listdir(root)):
     path = os.path.join(root, entry)
     name = entry[:-3] if entry.endswith(".rs") else entry
-    if name in ("lib",):
+    if name in ("lib", "main"):
         continue
     files = []
     if os.path.isdir(path):

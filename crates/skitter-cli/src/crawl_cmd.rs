@@ -5,13 +5,12 @@
 //! spellings (`--max_tasks`, `--max_redirect`, `--max_tries`) so its users'
 //! scripts keep working.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
@@ -25,21 +24,11 @@ use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
+use crate::output::{ReportFormat, print_report, print_report_to};
 use crate::progress::{ProgressLine, StderrLogs};
 use crate::request_flags::RequestFlags;
 use crate::{flags, resume_outputs};
 use skitter::report_html::{self, TimelineSink};
-
-/// How the end-of-crawl report is printed on stdout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-pub enum ReportFormat {
-    /// The baseline crawler's text report.
-    Text,
-    /// The same as one JSON document.
-    Json,
-    /// No report.
-    None,
-}
 
 /// Options of `skitter crawl`. Serialisable so a shared crawl can store its
 /// defining options in Redis for `skitter worker` (see `redis_cmd`).
@@ -416,16 +405,14 @@ impl CrawlArgs {
     }
 }
 
-/// Runs the crawl and prints the report; returns the exit status.
+/// Runs the crawl and prints the report; returns the exit status. (A crawl
+/// with `--redis` is `redis_cmd::run_shared`'s.)
 pub async fn run(
     args: CrawlArgs,
     cancel: CancellationToken,
     progress_allowed: bool,
     logs: &StderrLogs,
 ) -> anyhow::Result<u8> {
-    if args.redis.is_some() {
-        return crate::redis_cmd::run_shared(args, cancel).await;
-    }
     let mut builder = args.builder()?;
     let mut timeline = None;
     if args.report_html.is_some() {
@@ -457,27 +444,6 @@ pub async fn run(
         print_report(&report, args.report)?;
     }
     Ok(exit_status(&report))
-}
-
-/// Prints the report on stdout; a closed pipe (`| head`) is not an error.
-pub fn print_report(report: &Report, format: ReportFormat) -> anyhow::Result<()> {
-    print_report_to(&mut std::io::stdout().lock(), report, format)
-}
-
-fn print_report_to(
-    out: &mut dyn Write,
-    report: &Report,
-    format: ReportFormat,
-) -> anyhow::Result<()> {
-    let result = match format {
-        ReportFormat::Text => report.write_text(out),
-        ReportFormat::Json => writeln!(out, "{}", report.to_json()),
-        ReportFormat::None => Ok(()),
-    };
-    match result.and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write the report"),
-    }
 }
 
 /// 0 completed, 1 completed but some URL hit a bug in skitter (a panic, in the

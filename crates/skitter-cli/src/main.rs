@@ -107,6 +107,10 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         let cancel = signal::cancel_on_signals();
         match cli.command {
+            // A crawl with --redis is one worker of a shared crawl.
+            Command::Crawl(args) if args.redis.is_some() => {
+                redis_cmd::run_shared(*args, cancel).await
+            }
             Command::Crawl(args) => crawl_cmd::run(*args, cancel, !cli.quiet, &logs).await,
             Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
             Command::Bench(args) => bench_cmd::run(args, cancel).await,

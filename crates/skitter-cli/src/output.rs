@@ -1,9 +1,26 @@
-//! Turning output paths from the command line into sinks: the one place where
-//! `-` means standard output, so the library never has to guess from a path.
+//! What every command shares about output: turning output paths from the
+//! command line into sinks (the one place where `-` means standard output, so
+//! the library never has to guess from a path), and printing a crawl's report.
 
+use std::io::Write;
 use std::path::Path;
 
+use anyhow::Context;
+use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
+use skitter::Report;
 use skitter::sink::{JsonlSink, SinkError};
+
+/// How the end-of-crawl report is printed on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+pub enum ReportFormat {
+    /// The baseline crawler's text report.
+    Text,
+    /// The same as one JSON document.
+    Json,
+    /// No report.
+    None,
+}
 
 /// The JSONL sink `--jsonl PATH` asks for: stdout for `-`; otherwise the file,
 /// continued (`append`, for a resumed crawl) or started afresh.
@@ -35,5 +52,26 @@ impl<W: std::io::Write> std::io::Write for IgnoreClosed<W> {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => other,
         }
+    }
+}
+
+/// Prints the report on stdout; a closed pipe (`| head`) is not an error.
+pub fn print_report(report: &Report, format: ReportFormat) -> anyhow::Result<()> {
+    print_report_to(&mut std::io::stdout().lock(), report, format)
+}
+
+pub fn print_report_to(
+    out: &mut dyn Write,
+    report: &Report,
+    format: ReportFormat,
+) -> anyhow::Result<()> {
+    let result = match format {
+        ReportFormat::Text => report.write_text(out),
+        ReportFormat::Json => writeln!(out, "{}", report.to_json()),
+        ReportFormat::None => Ok(()),
+    };
+    match result.and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write the report"),
     }
 }

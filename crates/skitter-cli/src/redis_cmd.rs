@@ -27,8 +27,9 @@ use skitter::report::{ReportSummary, StopReason, Tally};
 use skitter::shared::RedisStatsSink;
 use tokio_util::sync::CancellationToken;
 
-use crate::crawl_cmd::{CrawlArgs, ReportFormat, exit_status};
+use crate::crawl_cmd::{CrawlArgs, exit_status};
 use crate::flags;
+use crate::output::ReportFormat;
 
 mod totals;
 

@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
-use crate::crawl_cmd::ReportFormat;
+use crate::output::ReportFormat;
 
 /// Options of `skitter status`.
 #[derive(Args, Debug, Clone)]

@@ -11,7 +11,7 @@ use skitter::Report;
 use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
 use skitter::shared::RedisStatsSink;
 
-use crate::crawl_cmd::ReportFormat;
+use crate::output::ReportFormat;
 
 /// Writes the worker's report, then the crawl-wide totals (or why they are
 /// missing), in `format`.
