@@ -15,6 +15,7 @@ use crate::body::{BodyJob, Doc};
 use crate::ctx::Ctx;
 use crate::discovery::MAX_INDEX_ENTRIES;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
+use crate::fetch::redirect;
 use crate::fetch::{self, Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
 use crate::gate::Admission;
@@ -23,9 +24,6 @@ use crate::retry::{self, AttemptResult, Verdict};
 use crate::robots::RobotsSource;
 use crate::sink::Page;
 use crate::sitemap::{self, SitemapKind};
-use crate::urlnorm;
-
-const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
 
 /// Where one claim ends.
 enum Step {
@@ -343,7 +341,7 @@ async fn handle_response(
     resp: &Response,
     record: &mut PageRecord,
 ) -> Option<bytes::Bytes> {
-    if REDIRECT_STATUSES.contains(&resp.status) {
+    if redirect::is_redirect(resp.status) {
         handle_redirect(ctx, req, resp, record).await;
         return None;
     }
@@ -564,16 +562,7 @@ async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
 }
 
 async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut PageRecord) {
-    let bad = |message: String| FetchFailure {
-        kind: ErrorKind::BadRedirect,
-        message,
-    };
-    let target = match resp.location() {
-        None => Err(bad("redirect without a Location header".into())),
-        Some(loc) => urlnorm::resolve(loc, &req.url)
-            .map_err(|e| bad(format!("unusable Location {loc:?}: {e}"))),
-    };
-    let target = match target {
+    let target = match redirect::target(resp, &req.url) {
         Ok(t) => t,
         Err(failure) => {
             record.kind = OutcomeKind::HttpError;
@@ -584,10 +573,7 @@ async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut
     record.kind = OutcomeKind::Redirect;
     record.next_url = Some(target.clone());
     if req.redirects_left == 0 {
-        record.error = Some(FetchFailure {
-            kind: ErrorKind::TooManyRedirects,
-            message: format!("more than {} redirects", ctx.config.max_redirect),
-        });
+        record.error = Some(redirect::too_many(ctx.config.max_redirect));
         return;
     }
     record.num_urls = 1;

@@ -28,13 +28,11 @@ use super::hosts::HostLimits;
 use super::input::InputItem;
 use super::summary::{ItemReport, Outcome, StopReason, Summary};
 use super::{BulkFetcher, Config, Observer, name, save};
-use crate::fetch::{Fetcher, decode};
+use crate::fetch::{Fetcher, decode, redirect};
 use crate::frontier::HostKey;
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
 use crate::sink::{Page, Sink, SinkError};
 use crate::urlnorm;
-
-const REDIRECT_STATUSES: [u16; 5] = [301, 302, 303, 307, 308];
 
 /// What the tasks send the collector.
 enum Event {
@@ -315,22 +313,20 @@ fn classify(
         record.kind = OutcomeKind::Other;
         return HopEnd::Final(Outcome::Ok { status });
     }
-    if !REDIRECT_STATUSES.contains(&status) {
+    if !redirect::is_redirect(status) {
         record.kind = OutcomeKind::HttpError;
         return HopEnd::Final(Outcome::HttpError { status });
     }
-    let bad = |message: String| FetchFailure {
-        kind: ErrorKind::BadRedirect,
-        message,
-    };
-    let target = match resp.location() {
-        None => Err(bad("redirect without a Location header".into())),
-        Some(loc) => match urlnorm::resolve(loc, &record.url) {
-            Ok(t) if urlnorm::is_crawlable_scheme(&t) => Ok(t),
-            Ok(t) => Err(bad(format!("redirect to unsupported scheme: {t}"))),
-            Err(e) => Err(bad(format!("unusable Location {loc:?}: {e}"))),
-        },
-    };
+    let target = redirect::target(resp, &record.url).and_then(|t| {
+        if urlnorm::is_crawlable_scheme(&t) {
+            Ok(t)
+        } else {
+            Err(FetchFailure {
+                kind: ErrorKind::BadRedirect,
+                message: format!("redirect to unsupported scheme: {t}"),
+            })
+        }
+    });
     match target {
         Err(failure) => {
             let outcome = fail(record, failure);
@@ -341,11 +337,7 @@ fn classify(
             record.kind = OutcomeKind::Redirect;
             record.next_url = Some(target.clone());
             if redirects_left == 0 {
-                let message = format!("more than {} redirects", ctx.config.max_redirect);
-                let failure = FetchFailure {
-                    kind: ErrorKind::TooManyRedirects,
-                    message,
-                };
+                let failure = redirect::too_many(ctx.config.max_redirect);
                 record.error = Some(failure.clone());
                 return HopEnd::Final(Outcome::Failed(failure));
             }

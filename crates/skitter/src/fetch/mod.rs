@@ -11,6 +11,7 @@ pub mod decode;
 mod error;
 pub(crate) mod exchange;
 pub mod head;
+pub(crate) mod redirect;
 
 use std::net::SocketAddr;
 use std::time::Duration;

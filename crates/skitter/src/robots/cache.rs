@@ -25,7 +25,7 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::{Robots, product_token};
-use crate::fetch::{Fetcher, Keep};
+use crate::fetch::{Fetcher, Keep, redirect};
 use crate::outcome::ErrorKind;
 use crate::scope::Scope;
 
@@ -469,12 +469,12 @@ impl RobotsCache {
                         text,
                     );
                 }
-                300..=399 => match resp.location().and_then(|l| url.join(l).ok()) {
-                    Some(next) if self.scope.as_ref().is_some_and(|s| !s.allows(&next)) => {
+                status if redirect::is_redirect(status) => match redirect::target(&resp, &url) {
+                    Ok(next) if self.scope.as_ref().is_some_and(|s| !s.allows(&next)) => {
                         return missing(format!("redirect out of scope to {next}"));
                     }
-                    Some(next) => url = next,
-                    None => break,
+                    Ok(next) => url = next,
+                    Err(bad) => return missing(bad.message),
                 },
                 429 | 500..=599 => return unavailable(format!("status {}", resp.status)),
                 status => return missing(format!("status {status}")),
