@@ -48,9 +48,11 @@ pub(super) fn build(
     if let Some(proxy) = &config.proxy {
         let p = reqwest::Proxy::all(proxy).map_err(|source| FetchSetupError::Proxy {
             url: head::redact_proxy(proxy),
-            source,
+            source: Box::new(source),
         })?;
         builder = builder.proxy(p);
     }
-    Ok(builder.build()?)
+    builder
+        .build()
+        .map_err(|e| FetchSetupError::Client(Box::new(e)))
 }

@@ -17,7 +17,7 @@ use crate::outcome::{ErrorKind, FetchFailure};
 const MAX_CHAIN: usize = 32;
 
 /// Classifies a reqwest error and keeps its whole cause chain as the message.
-pub fn classify(err: &reqwest::Error) -> FetchFailure {
+pub(crate) fn classify(err: &reqwest::Error) -> FetchFailure {
     FetchFailure {
         kind: kind_of(err),
         message: chain(err),

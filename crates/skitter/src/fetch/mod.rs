@@ -23,7 +23,7 @@ use url::Url;
 use crate::outcome::FetchFailure;
 
 pub use address::{Blocked, PrivateAccess};
-pub use error::classify;
+pub(crate) use error::classify;
 pub use exchange::Exchange;
 use head::{request_head, response_head};
 
@@ -133,13 +133,18 @@ pub enum FetchSetupError {
     Proxy {
         /// The proxy given, its credentials redacted.
         url: String,
-        /// Why it was rejected.
-        source: reqwest::Error,
+        /// Why it was rejected (the HTTP client's error; its type is not part
+        /// of this API, so a new client version is no breaking change).
+        source: BoxError,
     },
     /// The HTTP client failed to start (TLS setup).
     #[error("cannot start the HTTP client: {0}")]
-    Client(#[from] reqwest::Error),
+    Client(#[source] BoxError),
 }
+
+/// An error from a library skitter uses, boxed so its type stays out of
+/// skitter's API; read it through `Display` and `source()`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A response whose body has been read (or counted and dropped).
 #[derive(Debug)]
