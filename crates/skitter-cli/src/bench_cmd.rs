@@ -117,9 +117,9 @@ async fn crawl_once(
     if let Some(dir) = &args.outputs {
         let dir = &dir.join(if faults.is_some() { "faults" } else { "clean" });
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        crawl.warc = Some(dir.join("bench.warc.gz"));
-        crawl.cdx = Some(dir.join("bench.cdxj"));
-        crawl.jsonl = Some(dir.join("bench.jsonl").to_string_lossy().into_owned());
+        crawl.outputs.warc = Some(dir.join("bench.warc.gz"));
+        crawl.outputs.cdx = Some(dir.join("bench.cdxj"));
+        crawl.outputs.jsonl = Some(dir.join("bench.jsonl").to_string_lossy().into_owned());
     }
     let crawler = crawl.builder()?.build()?;
     let cpu_before = cpu_time();

@@ -18,16 +18,16 @@ use skitter::extract::ExtractMode;
 use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy};
 use skitter::report::StopReason;
 use skitter::scope::ScopeMode;
-use skitter::sink::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
 use skitter::store::CrawlMeta;
 use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
+use crate::flags;
 use crate::output::{ReportFormat, print_report, print_report_to};
+use crate::output_flags::OutputFlags;
 use crate::progress::{ProgressLine, StderrLogs};
 use crate::request_flags::RequestFlags;
-use crate::{flags, resume_outputs};
 use skitter::report_html::{self, TimelineSink};
 
 /// Options of `skitter crawl`. Serialisable so a shared crawl can store its
@@ -133,25 +133,9 @@ pub struct CrawlArgs {
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
-    /// Archive every response (and its request) as WARC 1.1; one gzip member per
-    /// record when FILE ends in `.gz`.
-    #[arg(long, value_name = "FILE")]
-    pub warc: Option<PathBuf>,
-    /// Start a new numbered WARC file (`NAME-00000.warc.gz`, …) past this size.
-    #[arg(long, value_parser = flags::size, value_name = "SIZE", requires = "warc")]
-    pub warc_max_size: Option<u64>,
-    /// Also write a CDXJ index of the WARC's response records (as pywb reads).
-    #[arg(long, value_name = "FILE", requires = "warc")]
-    pub cdx: Option<PathBuf>,
-    /// Save every 2xx response under DIR/host[_port]/path, like `wget --mirror`.
-    #[arg(long, value_name = "DIR")]
-    pub mirror: Option<PathBuf>,
-    /// Rewrite links in the mirror's HTML and CSS to relative local paths.
-    #[arg(long, requires = "mirror")]
-    pub convert_links: bool,
-    /// Write one JSON object per URL to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub jsonl: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub outputs: OutputFlags,
     /// Also write a one-file HTML report (charts and tables) to FILE.
     #[arg(long, value_name = "FILE")]
     pub report_html: Option<PathBuf>,
@@ -267,7 +251,10 @@ impl CrawlArgs {
             Some(dir) => Some(Arc::new(self.open_state(dir)?)),
             None => None,
         };
-        for sink in self.sinks(state.as_deref())? {
+        for sink in self
+            .outputs
+            .sinks(state.as_deref(), self.describe(), self.max_body_size)?
+        {
             b = b.sink(sink);
         }
         if let Some(frontier) = frontier {
@@ -340,48 +327,6 @@ impl CrawlArgs {
     /// Opens the outputs asked for; a path that cannot be written fails here,
     /// before anything is fetched. With a `state`, outputs are continued only if
     /// the state records them as its own (see `resume_outputs`).
-    fn sinks(&self, state: Option<&DiskFrontier>) -> anyhow::Result<Vec<Box<dyn Sink>>> {
-        let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
-        if let Some(path) = &self.warc {
-            let mut options = WarcOptions {
-                max_size: self.warc_max_size,
-                software: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
-                crawl_options: self.describe(),
-                cdx: self.cdx.clone(),
-                ..WarcOptions::default()
-            };
-            // A resumed crawl (--state) continues in a new file, never over the old one.
-            let path = match state {
-                Some(state) => {
-                    let start = resume_outputs::continue_warc(state, path, self.cdx.as_deref())?;
-                    options.already_archived = start.already_archived;
-                    options.append_cdx = start.append_cdx;
-                    start.path
-                }
-                None => path.clone(),
-            };
-            sinks.push(Box::new(WarcSink::create(&path, options)?));
-        }
-        if let Some(dir) = &self.mirror {
-            let options = MirrorOptions {
-                convert_links: self.convert_links,
-                max_body_size: self.max_body_size,
-            };
-            sinks.push(Box::new(MirrorSink::create(dir, options)?));
-        }
-        if let Some(path) = &self.jsonl {
-            // A crawl kept in --state may be a resumed one: continue its own JSONL.
-            let append = match state {
-                Some(state) if path != "-" => {
-                    resume_outputs::continue_jsonl(state, std::path::Path::new(path))?
-                }
-                _ => false,
-            };
-            sinks.push(Box::new(crate::output::jsonl_sink(path, append)?));
-        }
-        Ok(sinks)
-    }
-
     /// The crawl's defining options, for the WARC's warcinfo record.
     fn describe(&self) -> Vec<(String, String)> {
         vec![
@@ -438,7 +383,7 @@ pub async fn run(
         report_html::write(path, &report, &timeline.timeline())
             .with_context(|| format!("cannot write the HTML report {}", path.display()))?;
     }
-    if args.jsonl.as_deref() == Some("-") {
+    if args.outputs.jsonl_on_stdout() {
         print_report_to(&mut std::io::stderr().lock(), &report, args.report)?;
     } else {
         print_report(&report, args.report)?;

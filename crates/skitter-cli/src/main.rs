@@ -32,6 +32,7 @@ mod crawl_cmd;
 mod fetch_cmd;
 mod flags;
 mod output;
+mod output_flags;
 mod probe_cmd;
 mod progress;
 mod redis_cmd;

@@ -15,7 +15,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::crawl_cmd::{CrawlArgs, exit_status};
 use crate::flags;
 use crate::output::ReportFormat;
+use crate::output_flags::OutputFlags;
 
 mod totals;
 
@@ -73,26 +73,8 @@ pub struct WorkerArgs {
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     report: ReportFormat,
-    /// Archive this worker's responses as WARC 1.1 (a worker id is inserted
-    /// into the file name).
-    #[arg(long, value_name = "FILE")]
-    warc: Option<PathBuf>,
-    /// Start a new numbered WARC file past this size.
-    #[arg(long, value_parser = flags::size, value_name = "SIZE", requires = "warc")]
-    warc_max_size: Option<u64>,
-    /// Also write a CDXJ index of the WARC (a worker id is inserted).
-    #[arg(long, value_name = "FILE", requires = "warc")]
-    cdx: Option<PathBuf>,
-    /// Save this worker's 2xx responses under DIR/host[_port]/path.
-    #[arg(long, value_name = "DIR")]
-    mirror: Option<PathBuf>,
-    /// Rewrite links in the mirror's HTML and CSS to relative local paths.
-    #[arg(long, requires = "mirror")]
-    convert_links: bool,
-    /// Write one JSON object per URL to FILE (a worker id is inserted; `-`
-    /// for stdout).
-    #[arg(long, value_name = "FILE")]
-    jsonl: Option<String>,
+    #[command(flatten)]
+    outputs: OutputFlags,
 }
 
 impl WorkerArgs {
@@ -104,12 +86,7 @@ impl WorkerArgs {
         args.lease = self.lease;
         args.request.grace = self.grace;
         args.report = self.report;
-        args.warc = self.warc.clone();
-        args.warc_max_size = self.warc_max_size;
-        args.cdx = self.cdx.clone();
-        args.mirror = self.mirror.clone();
-        args.convert_links = self.convert_links;
-        args.jsonl = self.jsonl.clone();
+        args.outputs = self.outputs.clone();
         args
     }
 }
@@ -125,12 +102,7 @@ fn shared_options(args: &CrawlArgs) -> CrawlArgs {
     shared.lease = Duration::ZERO;
     shared.request.grace = Duration::ZERO;
     shared.report = ReportFormat::None;
-    shared.warc = None;
-    shared.warc_max_size = None;
-    shared.cdx = None;
-    shared.mirror = None;
-    shared.convert_links = false;
-    shared.jsonl = None;
+    shared.outputs = OutputFlags::default();
     shared
 }
 
@@ -231,7 +203,7 @@ pub async fn run_clean(clean: CleanArgs) -> anyhow::Result<u8> {
 /// reported before anything is stored in Redis or written to disk.
 fn validate(args: &CrawlArgs) -> anyhow::Result<()> {
     let mut bare = args.clone();
-    (bare.warc, bare.cdx, bare.mirror, bare.jsonl) = (None, None, None, None);
+    bare.outputs = OutputFlags::default();
     bare.builder()?.build()?;
     Ok(())
 }
@@ -277,7 +249,7 @@ async fn crawl(
     cancel: CancellationToken,
 ) -> anyhow::Result<u8> {
     let id = worker_id();
-    name_outputs(&mut args, &id);
+    args.outputs = args.outputs.for_worker(&id);
     // The frontier counts --max-pages for the whole crawl (claim script).
     let max_pages = args.max_pages.take();
     let shared: Arc<dyn Frontier> = frontier.clone();
@@ -295,7 +267,7 @@ async fn crawl(
         tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");
     }
     let wide = CrawlWide::read(&frontier, &target.crawl, max_pages).await;
-    let to_stderr = args.jsonl.as_deref() == Some("-");
+    let to_stderr = args.outputs.jsonl_on_stdout();
     let written = if to_stderr {
         print_reports(&mut std::io::stderr().lock(), &report, &wide, args.report)
     } else {
@@ -366,55 +338,9 @@ fn file_safe_host(raw: &str) -> String {
     }
 }
 
-/// Gives this worker's output files their own names (stdout stays stdout).
-fn name_outputs(args: &mut CrawlArgs, id: &str) {
-    args.warc = args.warc.as_deref().map(|p| with_worker_id(p, id));
-    args.cdx = args.cdx.as_deref().map(|p| with_worker_id(p, id));
-    if let Some(jsonl) = args.jsonl.as_mut().filter(|j| j.as_str() != "-") {
-        *jsonl = with_worker_id(Path::new(jsonl.as_str()), id)
-            .to_string_lossy()
-            .into_owned();
-    }
-}
-
-/// Inserts `-ID` before the first dot of the file name (a leading dot is part
-/// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
-fn with_worker_id(path: &Path, id: &str) -> PathBuf {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        let mut raw = path.as_os_str().to_owned();
-        raw.push(format!("-{id}"));
-        return PathBuf::from(raw);
-    };
-    let cut = name
-        .char_indices()
-        .skip(1)
-        .find(|(_, c)| *c == '.')
-        .map_or(name.len(), |(i, _)| i);
-    path.with_file_name(format!("{}-{id}{}", &name[..cut], &name[cut..]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn worker_ids_go_before_the_extensions() {
-        let cases = [
-            ("crawl.warc.gz", "crawl-wA-1.warc.gz"),
-            ("out/crawl.jsonl", "out/crawl-wA-1.jsonl"),
-            ("plain", "plain-wA-1"),
-            (".hidden.gz", ".hidden-wA-1.gz"),
-            ("dir.d/x", "dir.d/x-wA-1"),
-            ("ü.warc", "ü-wA-1.warc"),
-        ];
-        for (given, want) in cases {
-            assert_eq!(
-                with_worker_id(Path::new(given), "wA-1"),
-                PathBuf::from(want),
-                "{given}"
-            );
-        }
-    }
 
     #[test]
     fn host_names_are_file_name_safe() {
@@ -498,7 +424,10 @@ mod tests {
         let applied = worker.apply(roundtrip);
         assert_eq!((applied.per_host, applied.max_pages), (2, Some(9)));
         assert_eq!(applied.max_tasks, 3);
-        assert_eq!(applied.warc, Some(PathBuf::from("a.warc.gz")));
+        assert_eq!(
+            applied.outputs.warc,
+            Some(std::path::PathBuf::from("a.warc.gz"))
+        );
         assert_eq!(applied.crawl.as_deref(), Some("c"));
         assert_eq!(applied.lease, Duration::from_secs(60));
         validate(&applied).expect("the applied options build a crawl");

@@ -1,0 +1,151 @@
+//! The output flags of `skitter crawl` and `skitter worker` (WARC, CDXJ,
+//! mirror, JSONL) and the sinks they make: the one place to add an output to
+//! the command line. A new output is a field here, its sink in
+//! [`OutputFlags::sinks`], and its file in [`OutputFlags::for_worker`] if
+//! workers must not share it.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use skitter::frontier::DiskFrontier;
+use skitter::sink::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
+
+use crate::{flags, resume_outputs};
+
+/// Where a crawl's pages go, besides the report.
+#[derive(Args, Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFlags {
+    /// Archive every response (and its request) as WARC 1.1; one gzip member per
+    /// record when FILE ends in `.gz`. (A `skitter worker` inserts its id into
+    /// every output file name.)
+    #[arg(long, value_name = "FILE")]
+    pub warc: Option<PathBuf>,
+    /// Start a new numbered WARC file (`NAME-00000.warc.gz`, …) past this size.
+    #[arg(long, value_parser = flags::size, value_name = "SIZE", requires = "warc")]
+    pub warc_max_size: Option<u64>,
+    /// Also write a CDXJ index of the WARC's response records (as pywb reads).
+    #[arg(long, value_name = "FILE", requires = "warc")]
+    pub cdx: Option<PathBuf>,
+    /// Save every 2xx response under DIR/host_port/path (the port only when it
+    /// is not the scheme's), like `wget --mirror`.
+    #[arg(long, value_name = "DIR")]
+    pub mirror: Option<PathBuf>,
+    /// Rewrite links in the mirror's HTML and CSS to relative local paths.
+    #[arg(long, requires = "mirror")]
+    pub convert_links: bool,
+    /// Write one JSON object per URL to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<String>,
+}
+
+impl OutputFlags {
+    /// The sinks these flags ask for. `warcinfo` describes the crawl in each
+    /// WARC; with `state` (a crawl kept in `--state`, maybe resumed) the
+    /// outputs recorded there are continued, never overwritten.
+    pub fn sinks(
+        &self,
+        state: Option<&DiskFrontier>,
+        warcinfo: Vec<(String, String)>,
+        max_body_size: u64,
+    ) -> anyhow::Result<Vec<Box<dyn Sink>>> {
+        let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
+        if let Some(path) = &self.warc {
+            let mut options = WarcOptions {
+                max_size: self.warc_max_size,
+                software: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
+                crawl_options: warcinfo,
+                cdx: self.cdx.clone(),
+                ..WarcOptions::default()
+            };
+            // A resumed crawl (--state) continues in a new file, never over the old one.
+            let path = match state {
+                Some(state) => {
+                    let start = resume_outputs::continue_warc(state, path, self.cdx.as_deref())?;
+                    options.already_archived = start.already_archived;
+                    options.append_cdx = start.append_cdx;
+                    start.path
+                }
+                None => path.clone(),
+            };
+            sinks.push(Box::new(WarcSink::create(&path, options)?));
+        }
+        if let Some(dir) = &self.mirror {
+            let options = MirrorOptions {
+                convert_links: self.convert_links,
+                max_body_size,
+            };
+            sinks.push(Box::new(MirrorSink::create(dir, options)?));
+        }
+        if let Some(path) = &self.jsonl {
+            // A crawl kept in --state may be a resumed one: continue its own JSONL.
+            let append = match state {
+                Some(state) if path != "-" => {
+                    resume_outputs::continue_jsonl(state, Path::new(path))?
+                }
+                _ => false,
+            };
+            sinks.push(Box::new(crate::output::jsonl_sink(path, append)?));
+        }
+        Ok(sinks)
+    }
+
+    /// Whether the JSONL goes to stdout (the report then goes to stderr).
+    pub fn jsonl_on_stdout(&self) -> bool {
+        self.jsonl.as_deref() == Some("-")
+    }
+
+    /// These outputs for one worker of a shared crawl: each file gets the
+    /// worker's id, so no two processes write one file (stdout stays stdout;
+    /// a mirror directory is shared, its files being per URL).
+    pub fn for_worker(mut self, id: &str) -> OutputFlags {
+        self.warc = self.warc.as_deref().map(|p| with_worker_id(p, id));
+        self.cdx = self.cdx.as_deref().map(|p| with_worker_id(p, id));
+        if let Some(jsonl) = self.jsonl.as_mut().filter(|j| j.as_str() != "-") {
+            *jsonl = with_worker_id(Path::new(jsonl.as_str()), id)
+                .to_string_lossy()
+                .into_owned();
+        }
+        self
+    }
+}
+
+/// Inserts `-ID` before the first dot of the file name (a leading dot is part
+/// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
+fn with_worker_id(path: &Path, id: &str) -> PathBuf {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        let mut raw = path.as_os_str().to_owned();
+        raw.push(format!("-{id}"));
+        return PathBuf::from(raw);
+    };
+    let cut = name
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '.')
+        .map_or(name.len(), |(i, _)| i);
+    path.with_file_name(format!("{}-{id}{}", &name[..cut], &name[cut..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worker_ids_go_before_the_extensions() {
+        let cases = [
+            ("crawl.warc.gz", "crawl-wA-1.warc.gz"),
+            ("out/crawl.jsonl", "out/crawl-wA-1.jsonl"),
+            ("plain", "plain-wA-1"),
+            (".hidden.gz", ".hidden-wA-1.gz"),
+            ("dir.d/x", "dir.d/x-wA-1"),
+            ("ü.warc", "ü-wA-1.warc"),
+        ];
+        for (given, want) in cases {
+            assert_eq!(
+                with_worker_id(Path::new(given), "wA-1"),
+                PathBuf::from(want),
+                "{given}"
+            );
+        }
+    }
+}
