@@ -6,14 +6,13 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use skitter::probe::RecordData;
-use skitter::probe::responder::{Reply, Responder};
+use skitter_testsite::dns::{Record, Reply, Responder};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
 async fn responder() -> Responder {
-    let a = |n| RecordData::A(Ipv4Addr::new(192, 0, 2, n));
-    let mx = RecordData::Mx {
+    let a = |n| Record::A(Ipv4Addr::new(192, 0, 2, n));
+    let mx = Record::Mx {
         preference: 10,
         exchange: "mail.example.test.".into(),
     };

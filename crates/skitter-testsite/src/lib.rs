@@ -25,6 +25,7 @@
 
 mod body;
 mod config;
+pub mod dns;
 mod fault;
 mod hostile;
 mod page;

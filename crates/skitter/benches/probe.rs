@@ -13,8 +13,8 @@
 use std::time::{Duration, Instant};
 
 use futures_util::{StreamExt, stream};
-use skitter::probe::responder::{Reply, Responder};
-use skitter::probe::{ProbeOutcome, Prober, RecordData, RecordType};
+use skitter::probe::{ProbeOutcome, Prober, RecordType};
+use skitter_testsite::dns::{Record, Reply, Responder};
 
 const NAMES: usize = 10_000;
 const CONCURRENCY: usize = 1_000;
@@ -46,7 +46,7 @@ fn start_responder() -> std::io::Result<(Responder, tokio::runtime::Runtime)> {
         .build()?;
     let dns = runtime.block_on(
         Responder::builder()
-            .fallback(Reply::Records(vec![RecordData::A([127, 0, 0, 1].into())]))
+            .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
             .delay(delay())
             .bind(),
     )?;

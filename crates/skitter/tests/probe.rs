@@ -7,12 +7,36 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
-use skitter::probe::responder::{Reply, Responder};
 use skitter::probe::{
     FailureKind, NameError, ProbeError, ProbeOutcome, Prober, Record, RecordData, RecordType,
 };
 
+use skitter_testsite::dns::{self, Reply, Responder};
+
 const TIMEOUT: Duration = Duration::from_millis(200);
+
+/// The responder answering with these records (the prober's own type, so
+/// expectations and answers are written once).
+fn served(records: &[RecordData]) -> Reply {
+    Reply::Records(
+        records
+            .iter()
+            .map(|r| match r.clone() {
+                RecordData::A(ip) => dns::Record::A(ip),
+                RecordData::Aaaa(ip) => dns::Record::Aaaa(ip),
+                RecordData::Mx {
+                    preference,
+                    exchange,
+                } => dns::Record::Mx {
+                    preference,
+                    exchange,
+                },
+                RecordData::Ns(ns) => dns::Record::Ns(ns),
+                RecordData::Txt(t) => dns::Record::Txt(t),
+            })
+            .collect(),
+    )
+}
 
 fn a(last: u8) -> RecordData {
     RecordData::A(Ipv4Addr::new(192, 0, 2, last))
@@ -32,16 +56,13 @@ fn mx() -> RecordData {
 /// One responder that knows every kind of answer.
 async fn scripted() -> Responder {
     Responder::builder()
-        .name("v4.test", Reply::Records(vec![a(1)]))
-        .name("dual.test", Reply::Records(vec![a(2), aaaa()]))
-        .name("mx.test", Reply::Records(vec![mx()]))
-        .name(
-            "txt.test",
-            Reply::Records(vec![RecordData::Txt("v=spf1 -all".into())]),
-        )
+        .name("v4.test", served(&[a(1)]))
+        .name("dual.test", served(&[a(2), aaaa()]))
+        .name("mx.test", served(&[mx()]))
+        .name("txt.test", served(&[RecordData::Txt("v=spf1 -all".into())]))
         .name(
             "ns.test",
-            Reply::Records(vec![RecordData::Ns("ns1.example.test.".into())]),
+            served(&[RecordData::Ns("ns1.example.test.".into())]),
         )
         .name("nx.test", Reply::NxDomain)
         .name("servfail.test", Reply::ServFail)
@@ -158,7 +179,7 @@ async fn only_transient_failures_are_retried() {
 #[tokio::test]
 async fn concurrency_cap_is_honoured() {
     let dns = Responder::builder()
-        .fallback(Reply::Records(vec![a(9)]))
+        .fallback(served(&[a(9)]))
         .delay(Duration::from_millis(20))
         .bind()
         .await
@@ -197,7 +218,7 @@ async fn results_come_in_completion_order() {
 #[tokio::test]
 async fn input_is_pulled_lazily() {
     let dns = Responder::builder()
-        .fallback(Reply::Records(vec![a(3)]))
+        .fallback(served(&[a(3)]))
         .bind()
         .await
         .expect("bind loopback responder");

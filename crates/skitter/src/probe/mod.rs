@@ -8,14 +8,13 @@
 //! ([`ProbeOutcome::Failed`] with a [`FailureKind`]: timeout, SERVFAIL,
 //! REFUSED, ...), because only the first says something about the name.
 //!
-//! [`responder`] is a scripted loopback DNS server so that tests and benchmarks
-//! never need a real resolver.
+//! Tests and benchmarks never need a real resolver: the test crate
+//! (`skitter-testsite`) has a scripted DNS server on loopback, `dns::Responder`.
 
 mod name;
 mod outcome;
 mod prober;
 mod record;
-pub mod responder;
 
 pub use name::{NameError, parse_name};
 pub use outcome::{FailureKind, ProbeOutcome, ProbeResult};

@@ -170,11 +170,11 @@ fn nameserver(addr: SocketAddr) -> NameServerConfig {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// use std::time::Duration;
 /// use futures_util::StreamExt;
-/// use skitter::probe::responder::{Reply, Responder};
-/// use skitter::probe::{ProbeOutcome, Prober, RecordData};
+/// use skitter::probe::{ProbeOutcome, Prober};
+/// use skitter_testsite::dns::{Record, Reply, Responder};
 ///
-/// // A DNS server on loopback that knows one name.
-/// let a = RecordData::A("192.0.2.7".parse().unwrap());
+/// // A DNS server on loopback (from the test crate) that knows one name.
+/// let a = Record::A("192.0.2.7".parse().unwrap());
 /// let dns = Responder::builder()
 ///     .name("www.example.test", Reply::Records(vec![a]))
 ///     .fallback(Reply::NxDomain)

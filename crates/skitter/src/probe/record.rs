@@ -7,8 +7,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
-use hickory_resolver::proto::rr::rdata::{A, AAAA, MX, NS, TXT};
-use hickory_resolver::proto::rr::{self, Name, RData};
+use hickory_resolver::proto::rr::rdata::{A, AAAA, NS};
+use hickory_resolver::proto::rr::{self, RData};
 
 /// A DNS record type that `probe` can query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -147,24 +147,6 @@ impl RecordData {
             _ => return None,
         })
     }
-
-    /// Converts to hickory's data, for the test responder.
-    pub(crate) fn to_hickory(&self) -> Result<RData, super::NameError> {
-        Ok(match self {
-            RecordData::A(ip) => RData::A(A(*ip)),
-            RecordData::Aaaa(ip) => RData::AAAA(AAAA(*ip)),
-            RecordData::Mx {
-                preference,
-                exchange,
-            } => RData::MX(MX::new(*preference, host(exchange)?)),
-            RecordData::Ns(ns) => RData::NS(NS(host(ns)?)),
-            RecordData::Txt(text) => RData::TXT(TXT::new(vec![text.clone()])),
-        })
-    }
-}
-
-fn host(name: &str) -> Result<Name, super::NameError> {
-    super::parse_name(name)
 }
 
 /// Presentation form: addresses bare, `10 mx.example.` for MX, the host for NS,
@@ -196,6 +178,22 @@ impl fmt::Display for RecordData {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hickory's form of `data`: the inverse of `RecordData::from_hickory`.
+    fn to_hickory(data: &RecordData) -> RData {
+        use hickory_resolver::proto::rr::rdata::{MX, TXT};
+        let host = |name: &str| super::super::parse_name(name).expect("valid test name");
+        match data {
+            RecordData::A(ip) => RData::A(A(*ip)),
+            RecordData::Aaaa(ip) => RData::AAAA(AAAA(*ip)),
+            RecordData::Mx {
+                preference,
+                exchange,
+            } => RData::MX(MX::new(*preference, host(exchange))),
+            RecordData::Ns(ns) => RData::NS(NS(host(ns))),
+            RecordData::Txt(text) => RData::TXT(TXT::new(vec![text.clone()])),
+        }
+    }
 
     #[test]
     fn parses_record_types() {
@@ -249,7 +247,7 @@ mod tests {
             RecordData::Txt("v=spf1 -all".into()),
         ];
         for data in all {
-            let hickory = data.to_hickory().expect("valid test data");
+            let hickory = to_hickory(&data);
             assert_eq!(RecordData::from_hickory(&hickory), Some(data));
         }
     }

@@ -182,9 +182,9 @@ impl reqwest::dns::Resolve for LoopbackDns {
 
 #[tokio::test]
 async fn an_unknown_name_is_dns() {
-    use crate::probe::responder::Responder;
     use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
     use hickory_resolver::net::runtime::TokioRuntimeProvider;
+    use skitter_testsite::dns::Responder;
 
     // Answers NXDOMAIN for every name.
     let dns = Responder::builder().bind().await.unwrap();

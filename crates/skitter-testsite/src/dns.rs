@@ -1,7 +1,8 @@
 //! A tiny scripted DNS server on loopback, for tests and benchmarks.
 //!
-//! Probing must be testable without touching a real resolver, so tests start
-//! one of these on `127.0.0.1:0` and point the prober at it. Each name gets a
+//! Name resolution must be testable without touching a real resolver, so tests
+//! start one of these on `127.0.0.1:0` and point the prober (or a crawl's
+//! resolver) at it. Each name gets a
 //! scripted [`Reply`]; an optional delay makes every answer slow, and counters
 //! record how many queries arrived and how many were waiting at once, which is
 //! how tests check the prober's concurrency cap.
@@ -12,19 +13,58 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use hickory_resolver::proto::op::{Message, MessageType, Query, ResponseCode};
-use hickory_resolver::proto::rr::Record as HickoryRecord;
+use std::net::Ipv6Addr;
+use std::str::FromStr;
+
+use hickory_proto::op::{Message, MessageType, Query, ResponseCode};
+use hickory_proto::rr::rdata::{A, AAAA, MX, NS, TXT};
+use hickory_proto::rr::{Name, RData, Record as HickoryRecord};
 use tokio::net::UdpSocket;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::RecordData;
+/// One record the responder can answer with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// An IPv4 address.
+    A(Ipv4Addr),
+    /// An IPv6 address.
+    Aaaa(Ipv6Addr),
+    /// A mail exchanger and its preference.
+    Mx {
+        /// Preference among the name's exchangers.
+        preference: u16,
+        /// The exchanger's host name.
+        exchange: String,
+    },
+    /// A name server's host name.
+    Ns(String),
+    /// One character-string.
+    Txt(String),
+}
+
+impl Record {
+    /// Hickory's form; `None` for a host name that does not parse.
+    fn to_rdata(&self) -> Option<RData> {
+        let name = |s: &str| Name::from_str(s).ok();
+        Some(match self {
+            Record::A(ip) => RData::A(A(*ip)),
+            Record::Aaaa(ip) => RData::AAAA(AAAA(*ip)),
+            Record::Mx {
+                preference,
+                exchange,
+            } => RData::MX(MX::new(*preference, name(exchange)?)),
+            Record::Ns(ns) => RData::NS(NS(name(ns)?)),
+            Record::Txt(text) => RData::TXT(TXT::new(vec![text.clone()])),
+        })
+    }
+}
 
 /// How the responder answers a name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
     /// Answer with the records of the queried type (an empty NOERROR answer,
     /// "no data", when none match).
-    Records(Vec<RecordData>),
+    Records(Vec<Record>),
     /// NXDOMAIN.
     NxDomain,
     /// SERVFAIL.
@@ -236,8 +276,8 @@ fn respond(request: &Message, query: &Query, reply: &Reply) -> Message {
     if let Reply::Records(records) = reply {
         let matching = records
             .iter()
-            .filter(|r| r.record_type().to_hickory() == query.query_type())
-            .filter_map(|r| r.to_hickory().ok())
+            .filter_map(Record::to_rdata)
+            .filter(|data| data.record_type() == query.query_type())
             .map(|data| HickoryRecord::from_rdata(query.name().clone(), 60, data));
         response.add_answers(matching);
     }
