@@ -366,7 +366,12 @@ pub async fn run(
         timeline = Some(handle);
     }
     let crawler = builder.build()?;
-    let roots: Vec<&str> = crawler.config().roots.iter().map(|u| u.as_str()).collect();
+    let roots: Vec<&str> = crawler
+        .config()
+        .roots()
+        .iter()
+        .map(|u| u.as_str())
+        .collect();
     tracing::info!(?roots, "crawl starting");
     let line = ProgressLine::start(
         crawler.progress(),

@@ -25,42 +25,76 @@ use crate::store::OutcomeStore;
 use crate::trap::TrapRules;
 use crate::urlnorm::UrlError;
 
-/// The validated settings of one crawl.
+/// The validated settings of one crawl, read-only: set them on the
+/// [`CrawlerBuilder`]. The accessors show what a caller may want to print;
+/// the rest stays inside, so its representation is free to change.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Normalised roots, duplicates removed, in the order given.
-    pub roots: Vec<Url>,
+    pub(crate) roots: Vec<Url>,
     /// Which hosts the crawl may enter.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Concurrent fetches at most (the baseline's `max_tasks`, default 100).
-    pub max_tasks: usize,
+    pub(crate) max_tasks: usize,
     /// Redirect hops per chain (default 10).
-    pub max_redirect: u32,
+    pub(crate) max_redirect: u32,
     /// Attempts and waits for transient failures.
-    pub retry: RetryPolicy,
+    pub(crate) retry: RetryPolicy,
     /// A URL matching any of these is not fetched.
-    pub exclude: Vec<Regex>,
+    pub(crate) exclude: Vec<Regex>,
     /// When non-empty, only URLs matching one of these are fetched (roots always are).
-    pub include: Vec<Regex>,
+    pub(crate) include: Vec<Regex>,
     /// Limits that make every crawl end.
-    pub limits: Limits,
+    pub(crate) limits: Limits,
     /// Crawler-trap rules (URL length, path depth, repeated segments, dates, query
     /// variants); `TrapRules::off()` disables them.
-    pub trap_rules: TrapRules,
+    pub(crate) trap_rules: TrapRules,
     /// robots.txt handling; `None` ignores robots.txt.
-    pub robots: Option<RobotsPolicy>,
+    pub(crate) robots: Option<RobotsPolicy>,
     /// The longest robots `Crawl-delay` honoured (default 30 s); longer ones are cut.
-    pub max_crawl_delay: Duration,
+    pub(crate) max_crawl_delay: Duration,
     /// Which links to follow.
-    pub extract_mode: ExtractMode,
+    pub(crate) extract_mode: ExtractMode,
     /// Which sitemaps to read (default: those robots.txt names).
-    pub sitemaps: SitemapMode,
+    pub(crate) sitemaps: SitemapMode,
     /// Per-host politeness every host starts with.
-    pub host_policy: HostPolicy,
+    pub(crate) host_policy: HostPolicy,
     /// How long in-flight fetches may run on after a stop is requested (default 5 s).
-    pub grace: Duration,
+    pub(crate) grace: Duration,
     /// Everything about making requests.
-    pub fetch: FetchConfig,
+    pub(crate) fetch: FetchConfig,
+}
+
+impl Config {
+    /// The normalised roots, duplicates removed, in the order given.
+    pub fn roots(&self) -> &[Url] {
+        &self.roots
+    }
+
+    /// Concurrent fetches at most.
+    pub fn max_tasks(&self) -> usize {
+        self.max_tasks
+    }
+
+    /// The limits that make the crawl end.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Attempts and waits for transient failures.
+    pub fn retry(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// The `--exclude` patterns, as given.
+    pub fn exclude(&self) -> impl Iterator<Item = &str> {
+        self.exclude.iter().map(Regex::as_str)
+    }
+
+    /// The `--include` patterns, as given.
+    pub fn include(&self) -> impl Iterator<Item = &str> {
+        self.include.iter().map(Regex::as_str)
+    }
 }
 
 /// Limits that make every crawl end; `None` means no limit.
