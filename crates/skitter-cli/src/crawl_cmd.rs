@@ -50,11 +50,26 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "REGEX")]
     pub include: Vec<String>,
     /// Stay on the roots' hosts (with `www.` toggled) and ports [default].
-    #[arg(long, overrides_with = "lenient")]
+    #[arg(long, overrides_with_all = ["lenient", "span_hosts"])]
     pub strict: bool,
     /// Allow any host of the roots' registrable domains (Public Suffix List).
-    #[arg(long, overrides_with = "strict")]
+    #[arg(long, overrides_with_all = ["strict", "span_hosts"])]
     pub lenient: bool,
+    /// Follow links to any host and port (wget's --span-hosts): a broad crawl,
+    /// bounded by --domains, --exclude-domains, --max-depth, --max-pages,
+    /// --max-per-host and the trap rules.
+    #[arg(long, overrides_with_all = ["strict", "lenient"])]
+    #[serde(default)]
+    pub span_hosts: bool,
+    /// Only hosts equal to or under these domains (comma-separated; in every
+    /// scope mode): `--domains example.com` allows `www.example.com`.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(default)]
+    pub domains: Vec<String>,
+    /// Never hosts equal to or under these domains (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(default)]
+    pub exclude_domains: Vec<String>,
     /// Follow links at most this deep (roots are depth 0) [default: no limit].
     #[arg(long, value_name = "N")]
     pub max_depth: Option<u32>,
@@ -207,11 +222,9 @@ impl CrawlArgs {
         fetch.cookies = self.cookies;
         let mut b = Crawler::builder()
             .roots(self.roots.iter().cloned())
-            .scope_mode(if self.lenient {
-                ScopeMode::Lenient
-            } else {
-                ScopeMode::Strict
-            })
+            .scope_mode(self.scope_mode())
+            .domains(self.domains.iter().cloned())
+            .exclude_domains(self.exclude_domains.iter().cloned())
             .max_tasks(self.max_tasks)
             .max_redirect(self.max_redirect)
             .retry_policy(self.request.retry_policy())
@@ -277,13 +290,22 @@ impl CrawlArgs {
     fn open_state(&self, dir: &std::path::Path) -> anyhow::Result<DiskFrontier> {
         let meta = CrawlMeta {
             roots: printable_roots(&self.roots),
-            scope: if self.lenient { "lenient" } else { "strict" }.into(),
+            scope: scope_name(self.scope_mode()).into(),
             // Only what changes which URLs the crawl visits; concurrency may differ.
             settings: self
                 .describe()
                 .into_iter()
                 .filter(|(k, _)| {
-                    ["max-depth", "resources", "exclude", "include", "robots"].contains(&k.as_str())
+                    [
+                        "max-depth",
+                        "resources",
+                        "exclude",
+                        "include",
+                        "robots",
+                        "domains",
+                        "exclude-domains",
+                    ]
+                    .contains(&k.as_str())
                 })
                 .collect(),
         };
@@ -327,14 +349,23 @@ impl CrawlArgs {
     /// Opens the outputs asked for; a path that cannot be written fails here,
     /// before anything is fetched. With a `state`, outputs are continued only if
     /// the state records them as its own (see `resume_outputs`).
+    /// The scope the flags ask for (the last of --strict, --lenient and
+    /// --span-hosts wins; clap keeps only it).
+    fn scope_mode(&self) -> ScopeMode {
+        if self.span_hosts {
+            ScopeMode::AnyHost
+        } else if self.lenient {
+            ScopeMode::Lenient
+        } else {
+            ScopeMode::Strict
+        }
+    }
+
     /// The crawl's defining options, for the WARC's warcinfo record.
     fn describe(&self) -> Vec<(String, String)> {
-        vec![
+        let mut described = vec![
             ("roots".into(), printable_roots(&self.roots).join(" ")),
-            (
-                "scope".into(),
-                if self.lenient { "lenient" } else { "strict" }.into(),
-            ),
+            ("scope".into(), scope_name(self.scope_mode()).into()),
             ("max-tasks".into(), self.max_tasks.to_string()),
             ("per-host".into(), self.per_host.to_string()),
             (
@@ -346,7 +377,17 @@ impl CrawlArgs {
             ("max-per-host".into(), format!("{:?}", self.max_per_host)),
             ("exclude".into(), self.exclude.join(" ")),
             ("include".into(), self.include.join(" ")),
-        ]
+        ];
+        // Only when given, so states written before these flags still resume.
+        for (key, list) in [
+            ("domains", &self.domains),
+            ("exclude-domains", &self.exclude_domains),
+        ] {
+            if !list.is_empty() {
+                described.push((key.into(), list.join(",")));
+            }
+        }
+        described
     }
 }
 
@@ -461,5 +502,14 @@ mod tests {
         assert_eq!(exit_status(&report(None, 2)), 1);
         assert_eq!(exit_status(&report(limit(), 1)), 1);
         assert_eq!(exit_status(&report(Some(StopReason::Interrupted), 1)), 130);
+    }
+}
+
+/// A scope mode as the state and warcinfo name it.
+fn scope_name(mode: ScopeMode) -> &'static str {
+    match mode {
+        ScopeMode::Strict => "strict",
+        ScopeMode::Lenient => "lenient",
+        ScopeMode::AnyHost => "any-host",
     }
 }

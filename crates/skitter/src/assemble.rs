@@ -61,7 +61,8 @@ impl CrawlerBuilder {
             return Err(BuildError::Value("per_host must be at least 1".into()));
         }
         let config = Config {
-            scope: Scope::new(&roots, self.scope_mode),
+            scope: Scope::new(&roots, self.scope_mode)
+                .with_domains(&self.domains, &self.exclude_domains),
             roots,
             max_tasks,
             max_redirect: self.max_redirect.unwrap_or(10),

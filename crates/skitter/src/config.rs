@@ -154,6 +154,8 @@ pub enum BuildError {
 pub struct CrawlerBuilder {
     pub(crate) roots: Vec<String>,
     pub(crate) scope_mode: ScopeMode,
+    pub(crate) domains: Vec<String>,
+    pub(crate) exclude_domains: Vec<String>,
     pub(crate) max_tasks: Option<usize>,
     pub(crate) max_redirect: Option<u32>,
     pub(crate) retry: RetryPolicy,
@@ -198,6 +200,23 @@ impl CrawlerBuilder {
     /// Strict (the roots' hosts, `www.` toggled) or lenient (same registrable domain).
     pub fn scope_mode(mut self, mode: ScopeMode) -> Self {
         self.scope_mode = mode;
+        self
+    }
+
+    /// Only hosts equal to or under one of these domains (in every scope mode;
+    /// with [`ScopeMode::AnyHost`] this is wget's `--domains`); see [`Scope`].
+    pub fn domains<I: IntoIterator<Item = S>, S: Into<String>>(mut self, domains: I) -> Self {
+        self.domains.extend(domains.into_iter().map(Into::into));
+        self
+    }
+
+    /// Never hosts equal to or under one of these domains; see [`Scope`].
+    pub fn exclude_domains<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        domains: I,
+    ) -> Self {
+        self.exclude_domains
+            .extend(domains.into_iter().map(Into::into));
         self
     }
 

@@ -18,6 +18,10 @@ pub enum ScopeMode {
     Strict,
     /// Any host under the same registrable domain as a root (Public Suffix List).
     Lenient,
+    /// Any host, on any port (wget's `--span-hosts`): a broad crawl, bounded by
+    /// the domain lists ([`Scope::with_domains`]), depth, page and per-host
+    /// limits and the trap rules.
+    AnyHost,
 }
 
 /// The set of URLs a crawl may enter, built from its root URLs.
@@ -42,12 +46,23 @@ pub enum ScopeMode {
 ///   use port P, over http or https. A root on `127.0.0.1:8080` therefore does not
 ///   bring `127.0.0.1:9090` into scope.
 ///
+/// - **Any host** ([`ScopeMode::AnyHost`]): every http(s) URL, whatever its host
+///   and port.
+/// - **Domain lists** ([`Scope::with_domains`], in every mode, after the rules
+///   above): with a non-empty allow list, the host must be one of its domains or
+///   under one (`example.com` allows `example.com` and `a.example.com`, not
+///   `badexample.com`); a host equal to or under a denied domain is out, even if
+///   allowed. IP literals match only a listed literal.
+///
 /// Roots that are not http/https, or have no host, contribute nothing; a scope
-/// without usable roots allows nothing.
+/// without usable roots allows nothing (in every mode).
 #[derive(Debug, Clone)]
 pub struct Scope {
     mode: ScopeMode,
     roots: Vec<RootRule>,
+    /// Lowercase domains without a trailing dot.
+    domains: Vec<String>,
+    exclude_domains: Vec<String>,
 }
 
 /// One root, reduced to what matching needs.
@@ -83,7 +98,38 @@ impl Scope {
                 })
             })
             .collect();
-        Scope { mode, roots }
+        Scope {
+            mode,
+            roots,
+            domains: Vec::new(),
+            exclude_domains: Vec::new(),
+        }
+    }
+
+    /// Restricts the scope to hosts under `domains` (when not empty) and not
+    /// under `exclude` (see [`Scope`]).
+    pub fn with_domains<A, D>(mut self, domains: A, exclude: D) -> Scope
+    where
+        A: IntoIterator,
+        A::Item: AsRef<str>,
+        D: IntoIterator,
+        D::Item: AsRef<str>,
+    {
+        let clean = |d: &str| {
+            let d = d.trim().trim_start_matches('.').to_ascii_lowercase();
+            d.strip_suffix('.').unwrap_or(&d).to_owned()
+        };
+        self.domains = domains
+            .into_iter()
+            .map(|d| clean(d.as_ref()))
+            .filter(|d| !d.is_empty())
+            .collect();
+        self.exclude_domains = exclude
+            .into_iter()
+            .map(|d| clean(d.as_ref()))
+            .filter(|d| !d.is_empty())
+            .collect();
+        self
     }
 
     /// The mode this scope was built with.
@@ -99,9 +145,32 @@ impl Scope {
         let Some(host) = HostKey::of(url) else {
             return false;
         };
-        self.roots
-            .iter()
-            .any(|root| root.port_matches(url) && root.host.matches(&host, self.mode))
+        let by_roots = match self.mode {
+            ScopeMode::AnyHost => !self.roots.is_empty(),
+            mode => self
+                .roots
+                .iter()
+                .any(|root| root.port_matches(url) && root.host.matches(&host, mode)),
+        };
+        by_roots && self.domains_allow(url)
+    }
+
+    fn domains_allow(&self, url: &Url) -> bool {
+        if self.domains.is_empty() && self.exclude_domains.is_empty() {
+            return true;
+        }
+        let Some(name) = url.host_str() else {
+            return false;
+        };
+        let name = name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase();
+        let under = |domain: &String| {
+            name == *domain
+                || name
+                    .strip_suffix(domain.as_str())
+                    .is_some_and(|rest| rest.ends_with('.'))
+        };
+        (self.domains.is_empty() || self.domains.iter().any(under))
+            && !self.exclude_domains.iter().any(under)
     }
 }
 
@@ -349,5 +418,41 @@ mod tests {
                 (uk, "http://example.co.uk/", false),
             ],
         );
+    }
+
+    #[test]
+    fn any_host_spans_hosts_and_ports_within_the_domain_lists() {
+        let roots = [parse_root("http://a.test:8080/").unwrap()];
+        let any = Scope::new(&roots, ScopeMode::AnyHost);
+        for url in [
+            "http://other.example/",
+            "https://b.test:9/x",
+            "http://10.0.0.1/",
+        ] {
+            assert!(any.allows(&Url::parse(url).unwrap()), "{url}");
+        }
+        assert!(!any.allows(&Url::parse("ftp://b.test/").unwrap()));
+        assert!(!Scope::new(&[], ScopeMode::AnyHost).allows(&roots[0]));
+
+        let listed = Scope::new(&roots, ScopeMode::AnyHost)
+            .with_domains([".Example.com.", "test"], ["bad.example.com"]);
+        let cases = [
+            ("http://example.com/", true),
+            ("http://www.EXAMPLE.com/", true),
+            ("http://a.b.example.com:81/", true),
+            ("http://c.test/", true),
+            ("http://badexample.com/", false),
+            ("http://example.org/", false),
+            ("http://bad.example.com/", false),
+            ("http://x.bad.example.com/", false),
+            ("http://127.0.0.1/", false),
+        ];
+        for (url, want) in cases {
+            assert_eq!(listed.allows(&Url::parse(url).unwrap()), want, "{url}");
+        }
+        // The lists narrow the other modes too.
+        let strict =
+            Scope::new(&roots, ScopeMode::Strict).with_domains(Vec::<&str>::new(), ["a.test"]);
+        assert!(!strict.allows(&roots[0]));
     }
 }

@@ -412,3 +412,67 @@ fn bad_settings_are_typed_errors() {
         Err(skitter::BuildError::Value(_))
     ));
 }
+
+/// `--span-hosts` follows links to other hosts and ports; `--exclude-domains`
+/// and `--domains` bound it. Site A's index links to site B by the name
+/// `localhost` and to site C by `127.0.0.1`.
+#[tokio::test]
+async fn span_hosts_follows_other_sites_within_the_domain_lists() {
+    use skitter::scope::ScopeMode;
+    let small = || SiteConfig {
+        pages: 3,
+        ..SiteConfig::default()
+    };
+    let b = TestSite::start(small()).unwrap();
+    let c = TestSite::start(small()).unwrap();
+    let b_by_name = format!("http://localhost:{}/", b.addr().port());
+    let a = TestSite::start(SiteConfig {
+        extra_root_links: vec![b_by_name.clone(), c.url("/")],
+        ..small()
+    })
+    .unwrap();
+    // `localhost` is not a root's host: reaching loopback by it needs the flag.
+    let fetch = skitter::fetch::FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        ..Default::default()
+    };
+    let run = |b: CrawlerBuilder| crawl(b.fetch_config(fetch.clone()));
+    let fetched = |report: &Report, origin: &str| {
+        report
+            .pages
+            .iter()
+            .filter(|p| p.url.as_str().starts_with(origin) && p.kind == OutcomeKind::Html)
+            .count()
+    };
+    let c_origin = c.url("/");
+
+    let strict = run(quick(&a)).await;
+    assert_eq!((fetched(&strict, &b_by_name), fetched(&strict, &c_origin)), (0, 0));
+
+    let spanning = run(quick(&a).scope_mode(ScopeMode::AnyHost)).await;
+    assert!(spanning.completed());
+    assert_eq!(
+        (fetched(&spanning, &b_by_name), fetched(&spanning, &c_origin)),
+        (4, 4),
+        "every page of B and C"
+    );
+
+    let no_localhost = run(
+        quick(&a)
+            .scope_mode(ScopeMode::AnyHost)
+            .exclude_domains(["localhost"]),
+    )
+    .await;
+    assert_eq!(fetched(&no_localhost, &b_by_name), 0);
+    assert_eq!(fetched(&no_localhost, &c_origin), 4);
+    assert!(no_localhost.counters["links_skipped_scope"] > 0);
+
+    let only_localhost = run(
+        quick(&a)
+            .scope_mode(ScopeMode::AnyHost)
+            .domains(["LOCALHOST."]),
+    )
+    .await;
+    assert_eq!(fetched(&only_localhost, &b_by_name), 4);
+    assert_eq!(fetched(&only_localhost, &c_origin), 0);
+}
