@@ -481,6 +481,15 @@ fn default_max_outage() -> Duration {
     Duration::from_secs(600)
 }
 
+/// A scope mode as the state and warcinfo name it.
+fn scope_name(mode: ScopeMode) -> &'static str {
+    match mode {
+        ScopeMode::Strict => "strict",
+        ScopeMode::Lenient => "lenient",
+        ScopeMode::AnyHost => "any-host",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use skitter::report::{ReportSummary, Tally};
@@ -502,14 +511,5 @@ mod tests {
         assert_eq!(exit_status(&report(None, 2)), 1);
         assert_eq!(exit_status(&report(limit(), 1)), 1);
         assert_eq!(exit_status(&report(Some(StopReason::Interrupted), 1)), 130);
-    }
-}
-
-/// A scope mode as the state and warcinfo name it.
-fn scope_name(mode: ScopeMode) -> &'static str {
-    match mode {
-        ScopeMode::Strict => "strict",
-        ScopeMode::Lenient => "lenient",
-        ScopeMode::AnyHost => "any-host",
     }
 }

@@ -447,31 +447,33 @@ async fn span_hosts_follows_other_sites_within_the_domain_lists() {
     let c_origin = c.url("/");
 
     let strict = run(quick(&a)).await;
-    assert_eq!((fetched(&strict, &b_by_name), fetched(&strict, &c_origin)), (0, 0));
+    assert_eq!(
+        (fetched(&strict, &b_by_name), fetched(&strict, &c_origin)),
+        (0, 0)
+    );
 
     let spanning = run(quick(&a).scope_mode(ScopeMode::AnyHost)).await;
     assert!(spanning.completed());
     assert_eq!(
-        (fetched(&spanning, &b_by_name), fetched(&spanning, &c_origin)),
+        (
+            fetched(&spanning, &b_by_name),
+            fetched(&spanning, &c_origin)
+        ),
         (4, 4),
         "every page of B and C"
     );
 
-    let no_localhost = run(
-        quick(&a)
-            .scope_mode(ScopeMode::AnyHost)
-            .exclude_domains(["localhost"]),
-    )
+    let no_localhost = run(quick(&a)
+        .scope_mode(ScopeMode::AnyHost)
+        .exclude_domains(["localhost"]))
     .await;
     assert_eq!(fetched(&no_localhost, &b_by_name), 0);
     assert_eq!(fetched(&no_localhost, &c_origin), 4);
     assert!(no_localhost.counters["links_skipped_scope"] > 0);
 
-    let only_localhost = run(
-        quick(&a)
-            .scope_mode(ScopeMode::AnyHost)
-            .domains(["LOCALHOST."]),
-    )
+    let only_localhost = run(quick(&a)
+        .scope_mode(ScopeMode::AnyHost)
+        .domains(["LOCALHOST."]))
     .await;
     assert_eq!(fetched(&only_localhost, &b_by_name), 4);
     assert_eq!(fetched(&only_localhost, &c_origin), 0);
