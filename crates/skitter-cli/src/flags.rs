@@ -77,6 +77,33 @@ pub fn headers(raw: &[String]) -> anyhow::Result<Vec<(String, String)>> {
         .collect()
 }
 
+/// Parses `--resolve HOST:PORT:ADDR` (curl's form; ADDR may be an IPv6 address,
+/// bracketed or not): `(host, addr)`.
+pub fn resolve_rule(rule: &str) -> anyhow::Result<(String, std::net::IpAddr)> {
+    let bad = || anyhow::anyhow!("invalid --resolve {rule:?}: expected HOST:PORT:ADDR");
+    let (host, rest) = rule.split_once(':').ok_or_else(bad)?;
+    let (port, addr) = rest.split_once(':').ok_or_else(bad)?;
+    if host.is_empty() || (port != "*" && port.parse::<u16>().is_err()) {
+        return Err(bad());
+    }
+    let addr = addr.trim_start_matches('[').trim_end_matches(']');
+    let addr = addr.parse().map_err(|_| bad())?;
+    Ok((host.to_ascii_lowercase(), addr))
+}
+
+/// Parses `--dns-server IP[:PORT]` (`[v6]:PORT` for IPv6 with a port).
+pub fn dns_server(s: &str) -> anyhow::Result<std::net::SocketAddr> {
+    if let Ok(addr) = s.parse::<std::net::SocketAddr>() {
+        return Ok(addr);
+    }
+    let ip: std::net::IpAddr = s
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|_| anyhow::anyhow!("invalid --dns-server {s:?}: expected IP or IP:PORT"))?;
+    Ok(std::net::SocketAddr::new(ip, 53))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +144,32 @@ mod tests {
         assert!(size("10X").is_err());
         assert!(size("").is_err());
         assert!(size("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn resolve_rules_and_dns_servers() {
+        let v4: std::net::IpAddr = "127.0.0.2".parse().unwrap();
+        assert_eq!(
+            resolve_rule("A.test:80:127.0.0.2").unwrap(),
+            ("a.test".into(), v4)
+        );
+        assert_eq!(resolve_rule("a.test:*:127.0.0.2").unwrap().1, v4);
+        let v6: std::net::IpAddr = "::1".parse().unwrap();
+        assert_eq!(resolve_rule("a.test:443:[::1]").unwrap().1, v6);
+        assert_eq!(resolve_rule("a.test:443:::1").unwrap().1, v6);
+        for bad in [
+            "a.test",
+            "a.test:80",
+            ":80:1.2.3.4",
+            "a.test:x:1.2.3.4",
+            "a:80:nope",
+        ] {
+            assert!(resolve_rule(bad).is_err(), "{bad}");
+        }
+        assert_eq!(dns_server("10.0.0.1").unwrap().to_string(), "10.0.0.1:53");
+        assert_eq!(dns_server("127.0.0.1:5353").unwrap().port(), 5353);
+        assert_eq!(dns_server("[::1]:54").unwrap().port(), 54);
+        assert_eq!(dns_server("::1").unwrap().port(), 53);
+        assert!(dns_server("dns.example").is_err());
     }
 }

@@ -73,6 +73,21 @@ pub struct RequestFlags {
     /// Accept invalid TLS certificates.
     #[arg(long)]
     pub insecure: bool,
+    /// Resolve HOST to ADDR without asking DNS (curl's --resolve; the port is
+    /// accepted for curl's syntax, the address serves every port of HOST);
+    /// repeatable. A host given here counts as named: it may be on loopback.
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    #[serde(default)]
+    pub resolve: Vec<String>,
+    /// Ask this name server (IP or IP:PORT, port 53 by default) instead of the
+    /// system's; repeatable.
+    #[arg(long, value_name = "IP[:PORT]")]
+    #[serde(default)]
+    pub dns_server: Vec<String>,
+    /// Name lookups in flight at most; answers are cached for their TTL.
+    #[arg(long, default_value_t = 64, value_parser = crate::flags::count, value_name = "N")]
+    #[serde(default = "default_max_dns")]
+    pub max_dns_lookups: usize,
     /// After Ctrl-C, how long in-flight requests may take to finish.
     #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
     pub grace: Duration,
@@ -100,6 +115,18 @@ impl RequestFlags {
         };
         if let Some(ua) = &self.user_agent {
             fetch.user_agent = ua.clone();
+        }
+        fetch.dns.max_lookups = self.max_dns_lookups;
+        for rule in &self.resolve {
+            fetch.dns.overrides.push(flags::resolve_rule(rule)?);
+        }
+        if !self.dns_server.is_empty() {
+            let servers = self
+                .dns_server
+                .iter()
+                .map(|s| flags::dns_server(s))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            fetch.dns.servers = Some(servers);
         }
         Ok(fetch)
     }
@@ -131,6 +158,10 @@ impl RequestFlags {
             ..RetryPolicy::default()
         }
     }
+}
+
+fn default_max_dns() -> usize {
+    64
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub mod crawler;
 mod ctx;
 mod deliver;
 pub mod discovery;
+pub mod dns;
 pub mod extract;
 pub mod fetch;
 pub mod frontier;

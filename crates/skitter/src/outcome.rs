@@ -39,8 +39,12 @@ pub enum ErrorKind {
     Connect,
     /// A connect, read or total timeout expired.
     Timeout,
-    /// The host name did not resolve.
+    /// The host name could not be resolved now (SERVFAIL, REFUSED, no answer
+    /// in time…): retried like other transient failures.
     Dns,
+    /// The host name does not exist (NXDOMAIN) or has no address: a definite
+    /// answer, not retried.
+    NoSuchHost,
     /// TLS handshake or certificate failure.
     Tls,
     /// The connection broke while reading the body, or the body was malformed.
@@ -69,6 +73,7 @@ impl ErrorKind {
             ErrorKind::Connect => "connect",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Dns => "dns",
+            ErrorKind::NoSuchHost => "no_such_host",
             ErrorKind::Tls => "tls",
             ErrorKind::Body => "body",
             ErrorKind::BodyTooLarge => "body_too_large",

@@ -478,3 +478,109 @@ async fn span_hosts_follows_other_sites_within_the_domain_lists() {
     assert_eq!(fetched(&only_localhost, &b_by_name), 4);
     assert_eq!(fetched(&only_localhost, &c_origin), 0);
 }
+
+/// Names resolve through skitter's own resolver: a name server given in the
+/// settings (here a scripted one on loopback), fixed answers (`--resolve`), and
+/// DNS failures that are the page's outcome, NXDOMAIN told apart from SERVFAIL.
+#[tokio::test]
+async fn names_resolve_through_the_configured_server_and_fixed_answers() {
+    use skitter::dns::DnsConfig;
+    use skitter::scope::ScopeMode;
+    use skitter_testsite::dns::{Record, Reply, Responder};
+    let b = TestSite::start(SiteConfig {
+        pages: 2,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let port = b.addr().port();
+    let a = TestSite::start(SiteConfig {
+        pages: 2,
+        extra_root_links: vec![
+            format!("http://b.test:{port}/"),
+            format!("http://gone.test:{port}/"),
+            format!("http://broken.test:{port}/"),
+        ],
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let server = Responder::builder()
+        .name(
+            "b.test",
+            Reply::Records(vec![Record::A([127, 0, 0, 1].into())]),
+        )
+        .name("broken.test", Reply::ServFail)
+        .fallback(Reply::NxDomain)
+        .bind()
+        .await
+        .unwrap();
+    let fetch = skitter::fetch::FetchConfig {
+        // b.test is found by a link, so only --allow-private lets it reach loopback.
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        dns: DnsConfig {
+            servers: Some(vec![server.addr()]),
+            // The root's host: no server knows it, the fixed answer does.
+            overrides: vec![("a.test".into(), [127, 0, 0, 1].into())],
+            timeout: Duration::from_millis(500),
+            ..DnsConfig::default()
+        },
+        ..Default::default()
+    };
+    let root = format!("http://a.test:{}/", a.addr().port());
+    let run = |robots: bool| {
+        crawl(
+            quick(&a)
+                .roots([root.clone()])
+                .scope_mode(ScopeMode::AnyHost)
+                .fetch_config(fetch.clone())
+                .ignore_robots(!robots)
+                // A regression that waits on a robots.txt shows as a skip, fast.
+                .max_outage(Duration::from_secs(1)),
+        )
+    };
+    let report = run(true).await;
+    let by_host = |report: &Report, host: &str| -> Vec<PageRecord> {
+        report
+            .pages
+            .iter()
+            .filter(|p| p.url.host_str() == Some(host))
+            .cloned()
+            .collect()
+    };
+    let html = |host: &str| {
+        by_host(&report, host)
+            .iter()
+            .filter(|p| p.kind == OutcomeKind::Html)
+            .count()
+    };
+    assert_eq!(html("a.test"), 3, "the root site, by its fixed answer");
+    assert_eq!(html("b.test"), 3, "the linked site, by the server");
+    // NXDOMAIN is an answer: one attempt, and no wait for a robots.txt.
+    let gone = by_host(&report, "gone.test");
+    assert_eq!(gone.len(), 1);
+    let error = gone[0].error.clone().expect("a failure");
+    assert_eq!(
+        (error.kind, gone[0].attempts),
+        (ErrorKind::NoSuchHost, 1),
+        "{gone:?}"
+    );
+    assert!(error.message.contains("NXDOMAIN"), "{}", error.message);
+    // SERVFAIL may pass: its robots.txt counts as unavailable (an outage).
+    let broken = by_host(&report, "broken.test");
+    assert_eq!(
+        broken[0].skip,
+        Some(skitter::outcome::SkipReason::RobotsUnavailable)
+    );
+    assert!(server.stats().per_name.contains_key("b.test"));
+    assert!(!server.stats().per_name.contains_key("a.test"));
+
+    // Without robots.txt, the page itself fails: retried, then `dns`.
+    let report = run(false).await;
+    let broken = by_host(&report, "broken.test");
+    let error = broken[0].error.clone().expect("a failure");
+    assert_eq!(
+        (error.kind, broken[0].attempts),
+        (ErrorKind::Dns, 3),
+        "{broken:?}"
+    );
+    assert!(error.message.contains("SERVFAIL"), "{}", error.message);
+}

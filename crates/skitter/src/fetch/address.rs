@@ -159,13 +159,19 @@ pub(crate) struct GuardedResolver {
     allow_internal: bool,
     /// The proxies' hosts: the user chose them, wherever they are.
     proxy_hosts: Vec<String>,
+    dns: std::sync::Arc<crate::dns::Dns>,
 }
 
 impl GuardedResolver {
-    pub(crate) fn new(allow_internal: bool, proxy_hosts: Vec<String>) -> Self {
+    pub(crate) fn new(
+        allow_internal: bool,
+        proxy_hosts: Vec<String>,
+        dns: std::sync::Arc<crate::dns::Dns>,
+    ) -> Self {
         GuardedResolver {
             allow_internal,
             proxy_hosts,
+            dns,
         }
     }
 }
@@ -205,13 +211,14 @@ impl reqwest::dns::Resolve for GuardedResolver {
                 .iter()
                 .any(|p| p.eq_ignore_ascii_case(name.as_str()));
         let host = name.as_str().to_owned();
+        let dns = self.dns.clone();
         Box::pin(async move {
-            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            let resolved = dns.lookup(&host).await?;
             let mut kept: Vec<SocketAddr> = Vec::new();
             let mut refused = None;
-            for addr in resolved {
-                match check(addr.ip(), allow_internal) {
-                    Ok(()) => kept.push(addr),
+            for ip in resolved {
+                match check(ip, allow_internal) {
+                    Ok(()) => kept.push(SocketAddr::new(ip, 0)),
                     Err(blocked) => refused = Some(blocked),
                 }
             }
@@ -289,7 +296,8 @@ mod tests {
         use reqwest::dns::Resolve as _;
         use std::str::FromStr as _;
         let name = || reqwest::dns::Name::from_str("localhost").unwrap();
-        let err = match GuardedResolver::new(false, Vec::new())
+        let dns = std::sync::Arc::new(crate::dns::Dns::new(&Default::default()).unwrap());
+        let err = match GuardedResolver::new(false, Vec::new(), dns.clone())
             .resolve(name())
             .await
         {
@@ -297,9 +305,9 @@ mod tests {
             Err(e) => e,
         };
         assert!(err.is::<Blocked>(), "{err}");
-        let proxy = GuardedResolver::new(false, vec!["LOCALHOST".into()]);
+        let proxy = GuardedResolver::new(false, vec!["LOCALHOST".into()], dns.clone());
         assert!(proxy.resolve(name()).await.is_ok());
-        let addrs: Vec<_> = GuardedResolver::new(true, Vec::new())
+        let addrs: Vec<_> = GuardedResolver::new(true, Vec::new(), dns)
             .resolve(name())
             .await
             .unwrap()

@@ -13,6 +13,7 @@ pub(super) fn build(
     config: &FetchConfig,
     allow_internal: bool,
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+    dns: std::sync::Arc<crate::dns::Dns>,
 ) -> Result<reqwest::Client, FetchSetupError> {
     let mut defaults = HeaderMap::new();
     defaults.insert(
@@ -27,7 +28,11 @@ pub(super) fn build(
     let mut builder = reqwest::Client::builder()
         .user_agent(config.user_agent.clone())
         .default_headers(defaults)
-        .dns_resolver(address::GuardedResolver::new(allow_internal, proxy_hosts))
+        .dns_resolver(address::GuardedResolver::new(
+            allow_internal,
+            proxy_hosts,
+            dns,
+        ))
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(config.connect_timeout)
         .read_timeout(config.read_timeout)

@@ -31,6 +31,16 @@ fn kind_of(err: &reqwest::Error) -> ErrorKind {
     if causes(err).take(MAX_CHAIN).any(|e| e.is::<Blocked>()) {
         return ErrorKind::Blocked;
     }
+    // Our resolver's answer says which DNS failure it was.
+    if let Some(lookup) = causes(err)
+        .take(MAX_CHAIN)
+        .find_map(|e| e.downcast_ref::<crate::dns::LookupError>())
+    {
+        return match lookup.failure {
+            crate::dns::Failure::NxDomain | crate::dns::Failure::NoData => ErrorKind::NoSuchHost,
+            _ => ErrorKind::Dns,
+        };
+    }
     // Both walk the chain themselves, and cover reqwest's private cause types.
     if err.is_timeout() {
         return ErrorKind::Timeout;

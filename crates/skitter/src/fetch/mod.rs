@@ -72,6 +72,8 @@ pub struct FetchConfig {
     /// host and port only (unless a `--header` sets `Authorization` itself),
     /// and never kept in a URL, so no report, output or log can print them.
     pub site_credentials: Vec<(String, String)>,
+    /// How names are resolved (name servers, fixed answers, lookups in flight).
+    pub dns: crate::dns::DnsConfig,
 }
 
 impl std::fmt::Debug for FetchConfig {
@@ -96,6 +98,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("keep_credentials", &self.keep_credentials)
             .field("private_access", &self.private_access)
             .field("named_hosts", &self.named_hosts)
+            .field("dns", &self.dns)
             .finish()
     }
 }
@@ -118,6 +121,7 @@ impl Default for FetchConfig {
             private_access: PrivateAccess::Named,
             named_hosts: Vec::new(),
             site_credentials: Vec::new(),
+            dns: crate::dns::DnsConfig::default(),
         }
     }
 }
@@ -137,6 +141,9 @@ pub enum FetchSetupError {
         /// of this API, so a new client version is no breaking change).
         source: BoxError,
     },
+    /// Name resolution could not be set up (no usable name server).
+    #[error(transparent)]
+    Dns(#[from] crate::dns::DnsSetupError),
     /// The HTTP client failed to start (TLS setup).
     #[error("cannot start the HTTP client: {0}")]
     Client(#[source] BoxError),
@@ -220,12 +227,21 @@ pub struct Fetcher {
     /// `host:port` → its Basic `Authorization` value (see
     /// [`FetchConfig::site_credentials`]).
     site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
+    /// The one resolver of every client.
+    dns: std::sync::Arc<crate::dns::Dns>,
     config: std::sync::Arc<FetchConfig>,
 }
 
 impl Fetcher {
     /// Builds the shared client.
-    pub fn new(config: FetchConfig) -> Result<Fetcher, FetchSetupError> {
+    pub fn new(mut config: FetchConfig) -> Result<Fetcher, FetchSetupError> {
+        let dns = std::sync::Arc::new(crate::dns::Dns::new(&config.dns)?);
+        // Hosts given fixed addresses were named by the user.
+        for host in dns.overridden() {
+            if !config.named_hosts.iter().any(|h| h == host) {
+                config.named_hosts.push(host.to_owned());
+            }
+        }
         let mut headers = HeaderMap::new();
         for (name, value) in &config.headers {
             let bad = || FetchSetupError::Header(name.trim().to_string());
@@ -246,7 +262,12 @@ impl Fetcher {
         let jar = config
             .cookies
             .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
-        let named = client::build(&config, allow_internal(&config, true), jar.clone())?;
+        let named = client::build(
+            &config,
+            allow_internal(&config, true),
+            jar.clone(),
+            dns.clone(),
+        )?;
         let other = if allow_internal(&config, true) == allow_internal(&config, false) {
             tokio::sync::OnceCell::new_with(Some(named.clone()))
         } else {
@@ -258,6 +279,7 @@ impl Fetcher {
             jar,
             headers: std::sync::Arc::new(headers),
             site_auth: std::sync::Arc::new(site_auth),
+            dns,
             config: std::sync::Arc::new(config),
         })
     }
@@ -362,6 +384,7 @@ impl Fetcher {
                 &self.config,
                 allow_internal(&self.config, false),
                 self.jar.clone(),
+                self.dns.clone(),
             )
         };
         // The same settings built the first client, so this hardly can fail;

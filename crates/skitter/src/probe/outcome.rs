@@ -8,8 +8,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use hickory_resolver::net::{DnsError, NetError, NoRecords};
-use hickory_resolver::proto::op::ResponseCode;
+use hickory_resolver::net::NetError;
+
+use crate::dns::Failure;
 
 use super::{NameError, Record};
 
@@ -101,26 +102,14 @@ pub(crate) enum TypeOutcome {
 /// Sorts a resolver error. hickory reports NXDOMAIN and NODATA as errors, so
 /// both land here as well as real failures.
 pub(crate) fn classify_error(err: &NetError) -> TypeOutcome {
-    match err {
-        NetError::Timeout => TypeOutcome::Failed(FailureKind::Timeout),
-        NetError::Dns(DnsError::NoRecordsFound(NoRecords { response_code, .. })) => {
-            match *response_code {
-                ResponseCode::NXDomain => TypeOutcome::NxDomain,
-                ResponseCode::NoError => TypeOutcome::NoData,
-                code => classify_code(code),
-            }
-        }
-        NetError::Dns(DnsError::ResponseCode(code)) => classify_code(*code),
-        other => TypeOutcome::Failed(FailureKind::Other(other.to_string())),
+    match crate::dns::classify(err) {
+        Failure::NxDomain => TypeOutcome::NxDomain,
+        Failure::NoData => TypeOutcome::NoData,
+        Failure::Timeout => TypeOutcome::Failed(FailureKind::Timeout),
+        Failure::ServFail => TypeOutcome::Failed(FailureKind::ServFail),
+        Failure::Refused => TypeOutcome::Failed(FailureKind::Refused),
+        Failure::Other(why) => TypeOutcome::Failed(FailureKind::Other(why)),
     }
-}
-
-fn classify_code(code: ResponseCode) -> TypeOutcome {
-    TypeOutcome::Failed(match code {
-        ResponseCode::ServFail => FailureKind::ServFail,
-        ResponseCode::Refused => FailureKind::Refused,
-        other => FailureKind::Other(format!("server answered {}", other.to_str())),
-    })
 }
 
 /// Merges the per-type answers for one name, given in the requested order.
@@ -158,7 +147,8 @@ pub(crate) fn combine(per_type: Vec<TypeOutcome>) -> ProbeOutcome {
 mod tests {
     use std::net::Ipv4Addr;
 
-    use hickory_resolver::proto::op::Query;
+    use hickory_resolver::net::{DnsError, NoRecords};
+    use hickory_resolver::proto::op::{Query, ResponseCode};
 
     use super::*;
     use crate::probe::RecordData;

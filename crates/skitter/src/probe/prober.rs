@@ -13,10 +13,7 @@ use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 use hickory_resolver::TokioResolver;
-use hickory_resolver::config::{
-    ConnectionConfig, NameServerConfig, ResolveHosts, ResolverConfig, ResolverOpts,
-};
-use hickory_resolver::net::runtime::TokioRuntimeProvider;
+use hickory_resolver::config::{ResolveHosts, ResolverOpts};
 use hickory_resolver::proto::rr::Name;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
@@ -135,15 +132,10 @@ impl ProberBuilder {
 fn build_resolver(config: &Config) -> Result<TokioResolver, ProbeError> {
     let mut builder = match &config.nameservers {
         Some(servers) if servers.is_empty() => return Err(ProbeError::NoNameservers),
-        Some(servers) => {
-            let servers = servers.iter().map(|addr| nameserver(*addr)).collect();
-            TokioResolver::builder_with_config(
-                ResolverConfig::from_name_servers(servers),
-                TokioRuntimeProvider::default(),
-            )
-        }
-        None => TokioResolver::builder_tokio().map_err(ProbeError::SystemConfig)?,
-    };
+        Some(servers) => crate::dns::resolver_builder(Some(servers)),
+        None => crate::dns::resolver_builder(None),
+    }
+    .map_err(ProbeError::SystemConfig)?;
     let opts: &mut ResolverOpts = builder.options_mut();
     opts.timeout = config.timeout;
     opts.attempts = 0;
@@ -153,15 +145,6 @@ fn build_resolver(config: &Config) -> Result<TokioResolver, ProbeError> {
     let in_flight = config.concurrency.saturating_mul(config.record_types.len());
     opts.max_active_requests = opts.max_active_requests.max(in_flight);
     builder.build().map_err(ProbeError::Resolver)
-}
-
-/// UDP first, TCP for truncated answers, on the given port.
-fn nameserver(addr: SocketAddr) -> NameServerConfig {
-    let mut udp = ConnectionConfig::udp();
-    udp.port = addr.port();
-    let mut tcp = ConnectionConfig::tcp();
-    tcp.port = addr.port();
-    NameServerConfig::new(addr.ip(), true, vec![udp, tcp])
 }
 
 /// Resolves many names concurrently; cheap to clone.

@@ -446,7 +446,9 @@ impl RobotsCache {
         for _ in 0..=MAX_REDIRECTS {
             let resp = match self.fetcher.get(&url, Keep::Body).await {
                 Ok(resp) => resp,
-                Err(e) if e.kind == ErrorKind::Blocked => {
+                // A host that does not exist has no robots.txt to wait for;
+                // its pages fail on their own, at once.
+                Err(e) if matches!(e.kind, ErrorKind::Blocked | ErrorKind::NoSuchHost) => {
                     return missing(format!("{}: {}", e.kind, e.message));
                 }
                 Err(e) => return unavailable(format!("{}: {}", e.kind, e.message)),
