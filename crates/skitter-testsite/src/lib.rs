@@ -28,6 +28,7 @@ mod config;
 mod fault;
 mod hostile;
 mod page;
+pub mod postgres;
 mod route;
 mod server;
 pub mod skip;
