@@ -272,6 +272,31 @@ async fn postgres_scenarios() {
     idempotent(&db).await;
     schema_growth(&db).await;
     concurrent_writers(&db).await;
+    unix_socket(&db).await;
+}
+
+/// A URL naming a Unix socket directory (`?host=/dir`, the socket being
+/// `.s.PGSQL.PORT` there) reaches the server too.
+async fn unix_socket(db: &Backend) {
+    let Backend::Postgres(cluster) = db else {
+        return;
+    };
+    let tcp = db.fresh("socket");
+    let target = format!(
+        "postgres://postgres@/socket?host={}&port={}",
+        cluster.socket_dir().display(),
+        cluster.port()
+    );
+    let mut sink = ItemsDbSink::open(&target, products()).await.unwrap();
+    sink.record(&page(
+        "http://h/",
+        "products",
+        vec![vec![("qty", json!(1))]],
+    ))
+    .await
+    .unwrap();
+    assert_eq!(sink.finish().await.unwrap().records, 1);
+    assert_eq!(db.rows(&tcp, "SELECT qty FROM products").await, ["1"]);
 }
 
 #[tokio::test]

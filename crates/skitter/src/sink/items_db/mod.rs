@@ -6,7 +6,7 @@
 //! known before the crawl (its [`TableSchema`]), so each becomes a column of its
 //! type that a user queries, indexes and sums directly, in SQLite too (which has
 //! no JSONB). Only fields that are structured by nature (arrays, JSON pointer
-//! picks) are JSON. See [`schema`] for the columns and how a value that does not
+//! picks) are JSON. See `schema.rs` for the columns and how a value that does not
 //! fit its column is stored.
 //!
 //! **Idempotent.** A row's key is `(page_url, item_index)`. Recording a page
