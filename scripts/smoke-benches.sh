@@ -11,7 +11,8 @@
 # with SKITTER_BENCH_SMOKE=1 through `cargo test --bench`, which builds in the
 # test profile and so needs no release build). A bench script or target without a
 # figure pattern below fails the run: add one when adding a benchmark.
-# bench-redis.sh needs redis-server, bench-fetch.sh needs /usr/bin/time.
+# bench-redis.sh needs redis-server, bench-fetch.sh needs /usr/bin/time, the
+# items_db bench PostgreSQL.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,6 +29,7 @@ declare -A figures=(
     [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'
     [bench-redis.sh]='^ratio: +[0-9.]+'
+    [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'
     [probe]='^probe [0-9]+ names, .*: [0-9]+ resolved in [0-9.]+ s; ideal .*ratio [0-9.]+'
 )

@@ -29,6 +29,7 @@ pub mod dns;
 mod fault;
 mod hostile;
 mod page;
+pub mod postgres;
 mod route;
 mod server;
 pub mod skip;

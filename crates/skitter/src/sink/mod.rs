@@ -167,10 +167,12 @@ pub(crate) fn open_output(path: &std::path::Path, create: bool) -> std::io::Resu
         .open(path)
 }
 
+pub mod items_db;
 mod jsonl;
 mod mirror;
 mod warc;
 
+pub use items_db::{ItemsDbError, ItemsDbSink};
 pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
