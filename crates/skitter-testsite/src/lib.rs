@@ -27,6 +27,7 @@ mod body;
 mod config;
 mod fault;
 mod hostile;
+pub mod items;
 mod page;
 mod route;
 mod server;
