@@ -19,6 +19,7 @@ use crate::fetch::{FetchConfig, FetchSetupError, Fetcher};
 use crate::frontier::{
     DEFAULT_MEMORY_BUDGET, Frontier, FrontierError, HostPolicy, MemoryFrontier, MemoryOptions,
 };
+use crate::items::Rules;
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
 use crate::scope::{Scope, ScopeMode};
@@ -63,6 +64,8 @@ pub struct Config {
     pub grace: Duration,
     /// Everything about making requests.
     pub fetch: FetchConfig,
+    /// Structured extraction rules, if any (see [`crate::items`]).
+    pub extract: Option<Arc<Rules>>,
 }
 
 /// Limits that make every crawl end; `None` means no limit.
@@ -131,6 +134,7 @@ pub struct CrawlerBuilder {
     host_policy: HostPolicy,
     grace: Option<Duration>,
     fetch: FetchConfig,
+    extract: Option<Arc<Rules>>,
     sinks: Vec<Box<dyn Sink>>,
     frontier: Option<Arc<dyn Frontier>>,
     memory_budget: Option<usize>,
@@ -276,6 +280,14 @@ impl CrawlerBuilder {
         self
     }
 
+    /// Extracts structured records from pages whose URL a rule set matches;
+    /// each page's [`Items`](crate::items::Items) reach the sinks with it.
+    /// Extraction runs on the bounded CPU pool, off the async workers.
+    pub fn extract(mut self, rules: Rules) -> Self {
+        self.extract = Some(Arc::new(rules));
+        self
+    }
+
     /// Adds an output; every finished page goes to every sink, in finishing order.
     pub fn sink(mut self, sink: Box<dyn Sink>) -> Self {
         self.sinks.push(sink);
@@ -366,6 +378,7 @@ impl CrawlerBuilder {
             host_policy: self.host_policy,
             grace: self.grace.unwrap_or(Duration::from_secs(5)),
             fetch: self.fetch.clone(),
+            extract: self.extract,
         };
         let fetcher = Fetcher::new(self.fetch)?;
         let frontier: Arc<dyn Frontier> = match self.frontier {
