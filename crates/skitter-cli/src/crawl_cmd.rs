@@ -25,6 +25,7 @@ use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
+use crate::extract_flags::ExtractFlags;
 use crate::progress::{ProgressLine, StderrLogs};
 use crate::request_flags::RequestFlags;
 use crate::{flags, resume_outputs};
@@ -141,6 +142,9 @@ pub struct CrawlArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub request: RequestFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub extract: ExtractFlags,
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -264,6 +268,9 @@ impl CrawlArgs {
             })
             .ignore_robots(self.ignore_robots)
             .max_crawl_delay(self.max_crawl_delay);
+        if let Some(rules) = self.extract.rules()? {
+            b = b.extract(rules);
+        }
         // The state is opened (and locked) before any output is opened, since a
         // resumed crawl's outputs are repaired: a second invocation of a running
         // crawl must stop at "busy" before it touches them.
