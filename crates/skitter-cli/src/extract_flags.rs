@@ -71,3 +71,29 @@ impl ExtractFlags {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_options_carry_the_rules_not_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.toml");
+        std::fs::write(&path, "[t]\n[t.fields]\ntitle = \"css:h1\"\n").unwrap();
+        let mut flags = ExtractFlags {
+            extract_file: Some(path.clone()),
+            fields: vec!["h=css:h2".into()],
+            extract_rules: None,
+        };
+        flags.inline_file().unwrap();
+        let stored = serde_json::to_string(&flags).unwrap();
+        // The worker's machine has no such file.
+        std::fs::remove_file(&path).unwrap();
+        assert!(!stored.contains("rules.toml"), "{stored}");
+        let on_worker: ExtractFlags = serde_json::from_str(&stored).unwrap();
+        let rules = on_worker.rules().unwrap().unwrap();
+        let names: Vec<String> = rules.schemas().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["t", "items"]);
+    }
+}
