@@ -52,21 +52,21 @@ pub(crate) fn too_deep_at(html: &str) -> Option<usize> {
             pos = at + 1;
             continue;
         }
-        let name = html[name_start..name_start + name_len].to_ascii_lowercase();
+        let name = &bytes[name_start..name_start + name_len];
         let end = tag_end(bytes, name_start + name_len);
         if closing {
-            if !NOT_COUNTED.contains(&name.as_str()) {
+            if !is_one_of(name, &NOT_COUNTED) {
                 depth = depth.saturating_sub(1);
             }
             pos = end;
             continue;
         }
-        if RAW_TEXT.contains(&name.as_str()) {
-            let close = format!("</{name}");
-            pos = find_ignore_case(bytes, end, close.as_bytes()).unwrap_or(bytes.len());
+        if is_one_of(name, &RAW_TEXT) {
+            let close = [b"</", name].concat();
+            pos = find_ignore_case(bytes, end, &close).unwrap_or(bytes.len());
             continue;
         }
-        if !NOT_COUNTED.contains(&name.as_str()) {
+        if !is_one_of(name, &NOT_COUNTED) {
             depth += 1;
             if depth > MAX_DEPTH {
                 return Some(at);
@@ -90,6 +90,11 @@ fn tag_end(bytes: &[u8], from: usize) -> usize {
         }
     }
     bytes.len()
+}
+
+/// Whether a tag name is in `list` (lower case), ignoring ASCII case.
+fn is_one_of(name: &[u8], list: &[&str]) -> bool {
+    list.iter().any(|n| n.as_bytes().eq_ignore_ascii_case(name))
 }
 
 fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
