@@ -25,6 +25,7 @@ fi
 # What each benchmark prints when it worked (an extended regex, on one line).
 declare -A figures=(
     [bench-faults.sh]='^503-50ms +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
+    [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
     [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'

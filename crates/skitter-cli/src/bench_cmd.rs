@@ -57,10 +57,27 @@ pub struct BenchArgs {
     /// and every failing URL recovered.
     #[arg(long, value_name = "SPEC", value_parser = crate::testsite_cmd::parse_faults)]
     pub faults: Option<skitter_testsite::Faults>,
+    /// Also extract five CSS fields from every page (title, heading, its
+    /// number as an integer, first link as a URL, the text of its paragraph),
+    /// to measure what structured extraction costs.
+    #[arg(long, conflicts_with = "extract")]
+    pub fields: bool,
+    /// Also extract with the rules in FILE (see `crawl --extract`).
+    #[arg(long, value_name = "FILE")]
+    pub extract: Option<std::path::PathBuf>,
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
 }
+
+/// The five fields of `bench --fields`, as `--field` specs.
+pub const BENCH_FIELDS: [&str; 5] = [
+    "title=css:title",
+    "heading=css:h1",
+    r#"number={ css = "h1", regex = "([0-9]+)", type = "integer" }"#,
+    r#"first_link={ css = "a@href", type = "url" }"#,
+    "text=css:p",
+];
 
 /// Runs the benchmark; exit status 1 when the crawl was not complete and exact.
 pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
@@ -114,6 +131,10 @@ async fn crawl_once(
     );
     crawl.ignore_robots = args.ignore_robots;
     crawl.state = args.state.clone();
+    crawl.extract.extract_file = args.extract.clone();
+    if args.fields {
+        crawl.extract.fields = BENCH_FIELDS.iter().map(|s| s.to_string()).collect();
+    }
     if let Some(dir) = &args.outputs {
         let dir = &dir.join(if faults.is_some() { "faults" } else { "clean" });
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -157,6 +178,8 @@ async fn crawl_once(
         "wall_over_ideal": ideal.map(|d| wall.as_secs_f64() / d.as_secs_f64()),
         "retries": retries,
         "throttled": report.throttled,
+        "items": report.counters.get("items").copied().unwrap_or(0),
+        "extract_errors": report.counters.get("extract_errors").copied().unwrap_or(0),
     });
     if !ok {
         eprintln!(

@@ -23,6 +23,7 @@ use skitter::trap::TrapRules;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
+use crate::extract_flags::ExtractFlags;
 use crate::flags;
 use crate::output::{ReportFormat, print_report, print_report_to};
 use crate::output_flags::OutputFlags;
@@ -145,6 +146,9 @@ pub struct CrawlArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub request: RequestFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub extract: ExtractFlags,
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -257,6 +261,9 @@ impl CrawlArgs {
             })
             .ignore_robots(self.ignore_robots)
             .max_crawl_delay(self.max_crawl_delay);
+        if let Some(rules) = self.extract.rules()? {
+            b = b.extract(rules);
+        }
         // The state is opened (and locked) before any output is opened, since a
         // resumed crawl's outputs are repaired: a second invocation of a running
         // crawl must stop at "busy" before it touches them.

@@ -23,6 +23,7 @@ use skitter::sink::{WarcOptions, WarcSink};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
+use crate::extract_flags::ExtractFlags;
 use crate::flags;
 use crate::request_flags::RequestFlags;
 
@@ -75,6 +76,8 @@ pub struct FetchArgs {
     /// No progress bar (it is also off when stderr is not a terminal, and with -q).
     #[arg(long)]
     pub no_progress: bool,
+    #[command(flatten)]
+    pub extract: ExtractFlags,
 }
 
 type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
@@ -91,6 +94,9 @@ impl FetchArgs {
             .grace(self.request.grace)
             .fetch_config(fetch)
             .skip_existing(self.skip_existing);
+        if let Some(rules) = self.extract.rules()? {
+            b = b.extract(rules);
+        }
         if let Some(dir) = &self.output_dir {
             b = b.output_dir(dir.clone());
         }

@@ -29,6 +29,7 @@ macro_rules! eprint {
 
 mod bench_cmd;
 mod crawl_cmd;
+mod extract_flags;
 mod fetch_cmd;
 mod flags;
 mod output;

@@ -125,7 +125,9 @@ pub struct CleanArgs {
 
 /// `skitter crawl --redis URL --crawl NAME ROOT...`: stores the options (or
 /// checks they match those of the crawl already there), then crawls.
-pub async fn run_shared(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+pub async fn run_shared(mut args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    // Workers get the rules themselves: the file may not exist where they run.
+    args.extract.inline_file()?;
     let target = Target {
         redis: args.redis.clone().context("--redis is required")?,
         crawl: args.crawl.clone().context("--crawl is required")?,

@@ -4,7 +4,8 @@
 //! fetched, that few were fetched twice, that the report accounts for every URL
 //! exactly once, that every WARC file passes `warcio check` and `fastwarc check`
 //! and together they archive every page, and that the JSONL is valid line by line
-//! and has every URL exactly once.
+//! and has every URL exactly once, and each HTML page's extracted item exactly
+//! once, right after its page line.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
@@ -26,6 +27,12 @@ fn crawl(url: &str, dir: &std::path::Path) -> Command {
         .arg(dir.join("crawl.jsonl"))
         .arg("--warc")
         .arg(dir.join("crawl.warc.gz"))
+        .args([
+            "--field",
+            "title=css:title",
+            "--field",
+            "links={ css = \"a@href\", all = true }",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -106,11 +113,39 @@ async fn survives_sigkill_at_random_moments() {
 
     let jsonl = std::fs::read_to_string(dir.path().join("crawl.jsonl")).unwrap();
     let mut lines = Vec::new();
+    let mut items = Vec::new();
+    let mut announced = 0;
     for (i, line) in jsonl.lines().enumerate() {
         let value: serde_json::Value =
             serde_json::from_str(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
-        lines.push(value["url"].as_str().unwrap_or_default().to_string());
+        let url = value["url"].as_str().unwrap_or_default().to_string();
+        if value["type"] == "item" {
+            // Each item right after its page, as many as the page line said.
+            assert_eq!(
+                lines.last(),
+                Some(&url),
+                "line {}: item away from its page",
+                i + 1
+            );
+            assert!(announced > 0, "line {}: more items than announced", i + 1);
+            announced -= 1;
+            items.push(url);
+            continue;
+        }
+        assert_eq!(announced, 0, "line {}: a page's items are missing", i + 1);
+        announced = value["items"].as_u64().unwrap_or(0);
+        if value["kind"] == "html" {
+            assert_eq!(announced, 1, "line {}: an HTML page has one item", i + 1);
+        }
+        lines.push(url);
     }
+    assert_eq!(announced, 0);
+    let html = report["counters"]["html"].as_u64().unwrap();
+    assert_eq!(
+        items.len() as u64,
+        html,
+        "one item per HTML page, none twice"
+    );
     assert!(jsonl.is_empty() || jsonl.ends_with('\n'));
     let jsonl_urls: BTreeSet<&str> = lines.iter().map(String::as_str).collect();
     assert_eq!(lines.len(), jsonl_urls.len(), "a URL has two JSONL lines");

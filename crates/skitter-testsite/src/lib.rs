@@ -28,6 +28,7 @@ mod config;
 pub mod dns;
 mod fault;
 mod hostile;
+pub mod items;
 mod page;
 pub mod postgres;
 mod route;

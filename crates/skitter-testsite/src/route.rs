@@ -114,9 +114,9 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
         _ => match path.strip_prefix("/p/").and_then(page_index) {
             Some(i) => page::page(config, &site.origin, i)
                 .map(|html| reply(StatusCode::OK, Some(HTML), html)),
-            None => {
-                special::route(path, count, &site.shutdown).or_else(|| trap::route(path, query))
-            }
+            None => special::route(path, count, &site.shutdown)
+                .or_else(|| trap::route(path, query))
+                .or_else(|| crate::items::route(path)),
         },
     };
     found.unwrap_or_else(|| reply(StatusCode::NOT_FOUND, Some(HTML), "<h1>Not found</h1>"))

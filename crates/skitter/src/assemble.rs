@@ -78,6 +78,7 @@ impl CrawlerBuilder {
             host_policy: self.host_policy,
             grace: self.grace.unwrap_or(Duration::from_secs(5)),
             fetch: self.fetch.clone(),
+            extract: self.extract,
         };
         let fetcher = Fetcher::new(self.fetch)?;
         let frontier: Arc<dyn Frontier> = match self.frontier {

@@ -6,7 +6,9 @@
 //! compressed or larger than [`INLINE_MAX`] is handled on the blocking pool,
 //! at most one body per core at once ([`CpuPool`]); small plain pages, the
 //! common case, stay inline where a thread hand-off would cost more than the
-//! parse.
+//! parse. A body with extraction rules to apply always goes to the pool: the
+//! DOM and the selectors cost far more than the hand-off, and waiting for a
+//! permit there is what slows the fetchers down when extraction falls behind.
 
 use std::sync::Arc;
 
@@ -16,6 +18,7 @@ use url::Url;
 
 use crate::extract::{self, ExtractMode, Link};
 use crate::fetch::decode::{self, DecodeError};
+use crate::items::{Items, PageInput, Rules};
 
 /// Plain bodies up to this size are handled on the calling task.
 pub(crate) const INLINE_MAX: usize = 64 * 1024;
@@ -75,6 +78,14 @@ pub(crate) struct BodyJob {
     pub(crate) charset: Option<String>,
     pub(crate) url: Url,
     pub(crate) mode: ExtractMode,
+    /// Structured extraction to run on the decoded body, if rules match it.
+    pub(crate) items: Option<ItemsJob>,
+}
+
+/// The rules to apply to one page, and when its exchange started.
+pub(crate) struct ItemsJob {
+    pub(crate) rules: Arc<Rules>,
+    pub(crate) fetched_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// What [`BodyJob`] found.
@@ -86,12 +97,14 @@ pub(crate) struct BodyLinks {
     pub(crate) decoded: Option<Bytes>,
     /// The wire or the decoded body was cut at the cap.
     pub(crate) truncated: bool,
+    /// What the extraction rules found, if they ran.
+    pub(crate) items: Option<Box<Items>>,
 }
 
 impl BodyJob {
     /// Runs the job here or on the pool, by size.
     pub(crate) async fn run(self, pool: &CpuPool) -> Result<BodyLinks, DecodeError> {
-        if self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX {
+        if self.items.is_none() && self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX {
             self.work()
         } else {
             pool.run(move || self.work()).await
@@ -123,11 +136,21 @@ impl BodyJob {
             ),
             Doc::Other => (Vec::new(), None),
         };
+        let items = self.items.and_then(|job| {
+            let page = PageInput {
+                url: &self.url,
+                body,
+                charset: self.charset.as_deref(),
+                fetched_at: job.fetched_at,
+            };
+            job.rules.extract(&page).map(Box::new)
+        });
         Ok(BodyLinks {
             links,
             charset,
             decoded,
             truncated,
+            items,
         })
     }
 }

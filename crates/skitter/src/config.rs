@@ -17,6 +17,7 @@ use crate::discovery::SitemapMode;
 use crate::extract::ExtractMode;
 use crate::fetch::{FetchConfig, FetchSetupError};
 use crate::frontier::{Frontier, FrontierError, HostPolicy};
+use crate::items::Rules;
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
 use crate::scope::{Scope, ScopeMode};
@@ -63,6 +64,8 @@ pub struct Config {
     pub(crate) grace: Duration,
     /// Everything about making requests.
     pub(crate) fetch: FetchConfig,
+    /// Structured extraction rules, if any (see [`crate::items`]).
+    pub(crate) extract: Option<Arc<Rules>>,
 }
 
 impl Config {
@@ -176,6 +179,7 @@ pub struct CrawlerBuilder {
     pub(crate) frontier_settings: Vec<&'static str>,
     pub(crate) grace: Option<Duration>,
     pub(crate) fetch: FetchConfig,
+    pub(crate) extract: Option<Arc<Rules>>,
     pub(crate) sinks: Vec<Box<dyn Sink>>,
     pub(crate) frontier: Option<Arc<dyn Frontier>>,
     pub(crate) memory_budget: Option<usize>,
@@ -344,6 +348,14 @@ impl CrawlerBuilder {
     /// The request settings (timeouts, user agent, body cap, TLS, proxy, headers).
     pub fn fetch_config(mut self, fetch: FetchConfig) -> Self {
         self.fetch = fetch;
+        self
+    }
+
+    /// Extracts structured records from pages whose URL a rule set matches;
+    /// each page's [`Items`](crate::items::Items) reach the sinks with it.
+    /// Extraction runs on the bounded CPU pool, off the async workers.
+    pub fn extract(mut self, rules: Rules) -> Self {
+        self.extract = Some(Arc::new(rules));
         self
     }
 

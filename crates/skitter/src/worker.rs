@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::OwnedSemaphorePermit;
 use url::Url;
 
-use crate::body::{BodyJob, Doc};
+use crate::body::{BodyJob, Doc, ItemsJob};
 use crate::ctx::Ctx;
 use crate::discovery::MAX_INDEX_ENTRIES;
 use crate::extract::{self, ExtractMode, Link, LinkKind};
@@ -137,6 +137,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
         }
     }
     let started = Instant::now();
+    let started_at = chrono::Utc::now();
     let attempt = lease.tries + 1;
     // Only the fetch stays inline: it is what a request in flight waits on. The
     // response's scope ends in this block, before the boxed step is awaited.
@@ -163,7 +164,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             tracing::debug!(url = %req.url, attempt, ?wait, "retrying later");
             return Step::Again(wait, feedback);
         }
-        let outcome = Box::pin(outcome(ctx, req, attempt, result, started));
+        let outcome = Box::pin(outcome(ctx, req, attempt, result, (started, started_at)));
         (outcome, feedback)
     };
     Step::Done(Box::new(outcome.await), feedback)
@@ -175,8 +176,9 @@ async fn outcome(
     req: &Request,
     attempts: u32,
     result: Result<Response, FetchFailure>,
-    started: Instant,
+    (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
 ) -> Page {
+    let mut items = None;
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
     let exchange = match result {
@@ -191,9 +193,11 @@ async fn outcome(
             record.content_type = resp.media_type.clone();
             record.encoding = resp.charset.clone();
             let exchange = resp.exchange.take();
-            let decoded = handle_response(ctx, req, &resp, &mut record).await;
+            let fetched_at = exchange.as_ref().map_or(started_at, |x| x.started);
+            let handled = handle_response(ctx, req, &resp, &mut record, fetched_at).await;
+            items = handled.items;
             exchange.map(|mut x| {
-                x.decoded_body = decoded;
+                x.decoded_body = handled.decoded;
                 x
             })
         }
@@ -202,8 +206,17 @@ async fn outcome(
     Page {
         record,
         exchange,
-        items: None,
+        items,
     }
+}
+
+/// What handling a response yields for the outputs besides its record.
+#[derive(Default)]
+struct Handled {
+    /// The decoded body of an HTML page, for archiving sinks.
+    decoded: Option<bytes::Bytes>,
+    /// What the extraction rules found on it.
+    items: Option<Box<crate::items::Items>>,
 }
 
 /// Why a URL is not fetched on this claim.
@@ -281,11 +294,19 @@ async fn probe_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duratio
     rules.deferral(tokio::time::Instant::now())
 }
 
-/// One attempt at the URL (sitemaps keep their body for parsing).
+/// One attempt at the URL (sitemaps, and pages JSON rules read, keep their
+/// body whatever its type).
 async fn fetch(ctx: &Ctx, url: &Url) -> Result<Response, FetchFailure> {
-    let keep = match ctx.sitemaps.lookup(url) {
-        Some(_) if ctx.keep != Keep::Everything => Keep::Body,
-        _ => ctx.keep,
+    let any_body = ctx.sitemaps.lookup(url).is_some()
+        || ctx
+            .config
+            .extract
+            .as_ref()
+            .is_some_and(|r| r.wants_any_body(url));
+    let keep = match ctx.keep {
+        Keep::Everything => Keep::Everything,
+        _ if any_body => Keep::Body,
+        keep => keep,
     };
     ctx.fetcher.get(url, keep).await
 }
@@ -333,31 +354,32 @@ fn judge(
     }
 }
 
-/// Fills in the record for a response and queues what it links to. Returns the
-/// decoded body of HTML pages (for archiving sinks).
+/// Fills in the record for a response, extracts its items and queues what it
+/// links to.
 async fn handle_response(
     ctx: &Ctx,
     req: &Request,
     resp: &Response,
     record: &mut PageRecord,
-) -> Option<bytes::Bytes> {
+    fetched_at: chrono::DateTime<chrono::Utc>,
+) -> Handled {
     if redirect::is_redirect(resp.status) {
         handle_redirect(ctx, req, resp, record).await;
-        return None;
+        return Handled::default();
     }
     if !(200..300).contains(&resp.status) {
         record.kind = OutcomeKind::HttpError;
-        return None;
+        return Handled::default();
     }
     if let Some(trusted) = ctx.sitemaps.lookup(&req.url) {
         record.kind = OutcomeKind::Other;
         let (found, new) = handle_sitemap(ctx, req, resp, trusted).await;
         record.num_urls = found;
         record.num_new_urls = new;
-        return None;
+        return Handled::default();
     }
     let mut links = header_links(ctx, resp, &req.url);
-    let mut decoded = None;
+    let mut handled = Handled::default();
     record.kind = OutcomeKind::Other;
     record.truncated = resp.truncated;
     if let Some(raw) = resp.body.clone() {
@@ -377,6 +399,15 @@ async fn handle_response(
             charset: resp.charset.clone(),
             url: req.url.clone(),
             mode: ctx.config.extract_mode,
+            items: ctx
+                .config
+                .extract
+                .as_ref()
+                .filter(|rules| rules.matches(&req.url))
+                .map(|rules| ItemsJob {
+                    rules: rules.clone(),
+                    fetched_at,
+                }),
         };
         match job.run(&ctx.cpu).await {
             Err(e) => {
@@ -385,14 +416,15 @@ async fn handle_response(
                     kind: ErrorKind::Decode,
                     message: e.to_string(),
                 });
-                return None;
+                return handled;
             }
             Ok(found) => {
                 record.truncated = found.truncated;
+                handled.items = found.items;
                 if doc == Doc::Html {
                     record.kind = OutcomeKind::Html;
                     record.encoding = found.charset.map(str::to_ascii_lowercase);
-                    decoded = found.decoded.filter(|_| ctx.keep_decoded);
+                    handled.decoded = found.decoded.filter(|_| ctx.keep_decoded);
                 }
                 links.extend(found.links);
             }
@@ -401,7 +433,7 @@ async fn handle_response(
     let (found, new) = offer_links(ctx, req, links).await;
     record.num_urls = found;
     record.num_new_urls = new;
-    decoded
+    handled
 }
 
 /// Links carried by headers: `Refresh` always (it is navigation), `Link` with

@@ -52,6 +52,7 @@ use futures_util::Stream;
 use tokio_util::sync::CancellationToken;
 
 use crate::fetch::{FetchConfig, FetchSetupError, Fetcher, Keep};
+use crate::items::Rules;
 use crate::retry::RetryPolicy;
 use crate::sink::Sink;
 
@@ -110,6 +111,7 @@ pub(crate) struct Config {
     pub grace: Duration,
     pub keep: Keep,
     pub output: Option<Output>,
+    pub extract: Option<Arc<Rules>>,
 }
 
 /// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
@@ -126,9 +128,18 @@ pub struct BulkFetcherBuilder {
     skip_existing: bool,
     sinks: Vec<Box<dyn Sink>>,
     observer: Option<Observer>,
+    extract: Option<Rules>,
 }
 
 impl BulkFetcherBuilder {
+    /// Extracts structured records from final 2xx bodies whose URL a rule set
+    /// matches (HTML, or JSON with JSON pointer rules); each page's items reach
+    /// the sinks with it and are counted in the [`Summary`].
+    pub fn extract(mut self, rules: Rules) -> Self {
+        self.extract = Some(rules);
+        self
+    }
+
     /// Requests in flight at most, over all hosts (default 50).
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = Some(n);
@@ -227,6 +238,9 @@ impl BulkFetcherBuilder {
         };
         let keep = if output.is_some() || self.sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
+        } else if self.extract.is_some() {
+            // Extraction reads JSON and other bodies too, not only HTML.
+            Keep::Body
         } else {
             Keep::Html
         };
@@ -239,6 +253,7 @@ impl BulkFetcherBuilder {
                 grace: self.grace.unwrap_or(Duration::from_secs(5)),
                 keep,
                 output,
+                extract: self.extract.map(Arc::new),
             },
             fetcher: Fetcher::new(self.fetch)?,
             sinks: self.sinks,

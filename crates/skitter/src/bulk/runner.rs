@@ -28,8 +28,10 @@ use super::hosts::HostLimits;
 use super::input::InputItem;
 use super::summary::{ItemReport, Outcome, StopReason, Summary};
 use super::{BulkFetcher, Config, Observer, name, save};
+use crate::body::CpuPool;
 use crate::fetch::{Fetcher, decode, redirect};
 use crate::frontier::HostKey;
+use crate::items::{ExtractFailure, Items, PageInput};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
 use crate::sink::{Page, Sink, SinkError};
 use crate::urlnorm;
@@ -49,6 +51,8 @@ struct Ctx {
     global: Arc<Semaphore>,
     hosts: Arc<HostLimits>,
     events: mpsc::Sender<Event>,
+    /// Where extraction runs, off the async workers.
+    cpu: CpuPool,
     /// Stop starting requests.
     stop: CancellationToken,
     /// Drop requests in flight (the grace period is over).
@@ -77,6 +81,7 @@ pub(super) async fn run(
         config,
         fetcher,
         events: tx,
+        cpu: CpuPool::new(),
         stop: stop.clone(),
         hard_stop: CancellationToken::new(),
     });
@@ -207,6 +212,9 @@ async fn follow(
             HopEnd::Redirect(next) => next,
             HopEnd::Final(outcome) => {
                 report.outcome = outcome;
+                if let Outcome::Ok { .. } = &report.outcome {
+                    hop.page.items = extract(ctx, &hop, &current).await;
+                }
                 if let (Outcome::Ok { .. }, Some(path)) = (&report.outcome, &target) {
                     match save_body(ctx, &mut hop, path.clone()).await {
                         Ok(()) => report.saved = Some(path.clone()),
@@ -232,9 +240,52 @@ async fn follow(
     }
 }
 
+/// The items the extraction rules find in a final 2xx body (decoded first),
+/// on the CPU pool.
+async fn extract(ctx: &Ctx, hop: &Hop, url: &Url) -> Option<Box<Items>> {
+    let rules = ctx
+        .config
+        .extract
+        .as_ref()
+        .filter(|r| r.matches(url))?
+        .clone();
+    let raw = hop.body.clone()?;
+    let encoding = hop.content_encoding.clone();
+    let max = ctx.fetcher.config().max_body_size;
+    let charset = hop.page.record.encoding.clone();
+    let url = url.clone();
+    let fetched_at = hop.fetched_at;
+    ctx.cpu
+        .run(move || {
+            let failed = |message: String| Items {
+                fetched_at,
+                errors: vec![ExtractFailure {
+                    rule_set: String::new(),
+                    field: None,
+                    message,
+                }],
+                ..Items::default()
+            };
+            let body = match decode::decode(encoding.as_deref(), &raw, max) {
+                Ok(body) => body,
+                Err(e) => return Some(Box::new(failed(format!("cannot decode the body: {e}")))),
+            };
+            let page = PageInput {
+                url: &url,
+                body: &body,
+                charset: charset.as_deref(),
+                fetched_at,
+            };
+            rules.extract(&page).map(Box::new)
+        })
+        .await
+}
+
 /// One request's result, holding the global slot its body counts against.
 struct Hop {
     page: Page,
+    /// When its exchange started.
+    fetched_at: chrono::DateTime<chrono::Utc>,
     body: Option<Bytes>,
     content_encoding: Option<String>,
     slot: OwnedSemaphorePermit,
@@ -263,6 +314,7 @@ async fn fetch_hop(
         () = ctx.stop.cancelled() => return None,
     };
     let started = Instant::now();
+    let started_at = chrono::Utc::now();
     let attempted = fetch_with_retries(
         &ctx.fetcher,
         &ctx.config.retry,
@@ -280,6 +332,7 @@ async fn fetch_hop(
             exchange: None,
             items: None,
         },
+        fetched_at: started_at,
         body: None,
         content_encoding: None,
         slot,
@@ -293,6 +346,9 @@ async fn fetch_hop(
             record.content_type = resp.media_type.clone();
             record.encoding = resp.charset.clone();
             hop.page.exchange = resp.exchange.take();
+            if let Some(x) = &hop.page.exchange {
+                hop.fetched_at = x.started;
+            }
             hop.content_encoding = resp.header("content-encoding").map(str::to_string);
             hop.body = resp.body.take();
             classify(ctx, record, &resp, redirects_left)
@@ -395,6 +451,10 @@ async fn collect(
     while let Some(event) = rx.recv().await {
         match event {
             Event::Hop(page, _slot) => {
+                if let Some(items) = &page.items {
+                    summary.items += items.records.len() as u64;
+                    summary.extract_errors += u64::from(!items.errors.is_empty());
+                }
                 if failure.is_some() {
                     continue;
                 }

@@ -124,6 +124,10 @@ pub struct Summary {
     pub sinks: Vec<SinkSummary>,
     /// Set when the run ended early.
     pub stopped: Option<StopReason>,
+    /// Records extraction rules found (see [`crate::items`]).
+    pub items: u64,
+    /// Pages on which some extraction rule failed.
+    pub extract_errors: u64,
 }
 
 impl Summary {
@@ -188,6 +192,12 @@ impl fmt::Display for Summary {
         }
         if self.malformed > 0 {
             line("skipped (malformed)".into(), self.malformed)?;
+        }
+        if self.items > 0 {
+            line("items extracted".into(), self.items)?;
+        }
+        if self.extract_errors > 0 {
+            line("pages with extract errors".into(), self.extract_errors)?;
         }
         match &self.stopped {
             Some(StopReason::Interrupted) => writeln!(f, "  stopped: interrupted"),

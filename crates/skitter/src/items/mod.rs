@@ -9,8 +9,22 @@
 //! what makes storing idempotent: a page fetched again (after a kill, on resume)
 //! replaces its items instead of adding to them.
 
+mod engine;
+mod error;
+mod html;
+pub mod limits;
+pub mod nesting;
+mod parse;
+mod rules;
+mod value;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+
+pub use engine::PageInput;
+pub use error::RulesError;
+pub use parse::MAX_NAME_LEN;
+pub use rules::{INLINE_SET, Rules, RulesSource};
 
 /// What extraction found on one page: its items, and the rules that failed on
 /// it. A failed rule is the page's recorded extraction error, never the crawl's.

@@ -10,7 +10,10 @@
 //! Resuming (`append`): a torn last line is cut, and URLs that the last
 //! [`RESUME_TAIL_LINES`] lines already hold are not written again. Those are the
 //! pages a killed run wrote but had not yet completed; the resumed run fetches them
-//! again, and their first line stands.
+//! again, and their first line stands. (Item lines do not count towards those
+//! lines.) A page whose `item` lines a kill cut short is cut off whole, page line
+//! included, and written again when it is fetched again: a page's items are
+//! never in the file twice, nor in part.
 //!
 //! Schema. A URL that was fetched (or tried) is
 //! ```text
@@ -29,7 +32,15 @@
 //!   `decode`, `bad_redirect`, `too_many_redirects`, `protocol`, `other`) and
 //!   `error` (the message) are `null` unless something failed;
 //! - `retries` is `attempts - 1`; `links_found`/`links_new` count links on the page
-//!   and those new to the crawl.
+//!   and those new to the crawl;
+//! - `items` (only when extraction rules matched the page): how many `item` lines
+//!   follow; `extract_errors` (only when some rule failed on it): a list of
+//!   `{"rule_set","field","message"}`.
+//!
+//! Each record extraction found on a page follows its page line:
+//! `{"type":"item","url":…,"fetched_at":…,"rule_set":…,"index":…,"fields":{…}}`,
+//! `fetched_at` when the page's exchange started (RFC 3339), `index` the record's
+//! position among its rule set's records on the page, `fields` in rule order.
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
@@ -41,6 +52,8 @@
 //! `reason` is `429`, `retry_after`, `distress` or `robots_unavailable`; `cut`
 //! whether its concurrency and pacing were cut (else only a pause); `limit` and
 //! `gap_ms` what they are after it; `at` when (RFC 3339).
+
+mod tail;
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -85,6 +98,38 @@ struct PageLine<'a> {
     /// Present (and true) only when the body was cut at the size cap.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
+    /// Present only when extraction rules matched the page: the number of
+    /// `item` lines that follow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    items: Option<usize>,
+    /// Present only when extraction failed somewhere on the page.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    extract_errors: &'a [crate::items::ExtractFailure],
+}
+
+/// An `item` line.
+#[derive(Serialize)]
+struct ItemLine<'a> {
+    r#type: &'static str,
+    url: &'a str,
+    fetched_at: String,
+    rule_set: &'a str,
+    index: u32,
+    fields: Fields<'a>,
+}
+
+/// A record's fields as one JSON object, in field order.
+struct Fields<'a>(&'a [(String, serde_json::Value)]);
+
+impl Serialize for Fields<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
 }
 
 /// A `skip` line.
@@ -164,9 +209,11 @@ impl JsonlSink {
         let path = path.as_ref();
         let cannot = |e: io::Error| sink_error(format!("cannot append to {}: {e}", path.display()));
         let mut file = super::open_output(path, true).map_err(cannot)?;
-        let whole = whole_lines_len(&mut file).map_err(cannot)?;
+        let whole = tail::whole_lines_len(&mut file).map_err(cannot)?;
+        let whole = tail::whole_pages_len(&mut file, whole).map_err(cannot)?;
         file.set_len(whole).map_err(cannot)?;
-        let written_before = tail_urls(&mut file, whole, RESUME_TAIL_LINES).map_err(cannot)?;
+        let written_before =
+            tail::tail_urls(&mut file, whole, RESUME_TAIL_LINES).map_err(cannot)?;
         io::Seek::seek(&mut file, io::SeekFrom::Start(whole)).map_err(cannot)?;
         let mut sink = JsonlSink::new(Output::File(file, path.to_path_buf()), FLUSH_EVERY);
         sink.written_before = written_before;
@@ -216,63 +263,6 @@ impl JsonlSink {
     }
 }
 
-/// The `url` of each of the last `max_lines` whole lines before `end`.
-fn tail_urls(file: &mut File, end: u64, max_lines: usize) -> io::Result<HashSet<String>> {
-    use std::io::{Read, Seek, SeekFrom};
-    #[derive(serde::Deserialize)]
-    struct Line {
-        url: String,
-    }
-    let mut urls = HashSet::new();
-    let mut carry: Vec<u8> = Vec::new();
-    let mut pos = end;
-    let mut lines = 0;
-    while pos > 0 && lines <= max_lines {
-        let start = pos.saturating_sub(1 << 16);
-        let mut chunk = vec![0u8; (pos - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut chunk)?;
-        chunk.extend_from_slice(&carry);
-        // The first piece may be the end of a line that starts in an earlier chunk.
-        let mut pieces = chunk.split(|&b| b == b'\n').collect::<Vec<_>>();
-        carry = if start > 0 {
-            pieces.remove(0).to_vec()
-        } else {
-            Vec::new()
-        };
-        for piece in pieces.iter().rev().filter(|p| !p.is_empty()) {
-            lines += 1;
-            if lines > max_lines {
-                break;
-            }
-            if let Ok(line) = serde_json::from_slice::<Line>(piece) {
-                urls.insert(line.url);
-            }
-        }
-        pos = start;
-    }
-    Ok(urls)
-}
-
-/// The length of the file up to and including its last newline.
-fn whole_lines_len(file: &mut File) -> io::Result<u64> {
-    use std::io::{Read, Seek, SeekFrom};
-    let len = file.metadata()?.len();
-    let mut end = len;
-    let mut buf = [0u8; 4096];
-    while end > 0 {
-        let start = end.saturating_sub(buf.len() as u64);
-        let chunk = &mut buf[..(end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(chunk)?;
-        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-            return Ok(start + i as u64 + 1);
-        }
-        end = start;
-    }
-    Ok(0)
-}
-
 #[async_trait]
 impl Sink for JsonlSink {
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
@@ -283,8 +273,16 @@ impl Sink for JsonlSink {
             .exchange
             .as_ref()
             .map(|ex| data_encoding::BASE32.encode(&ex.body_sha1()));
-        let line = to_line(&page.record, digest)
-            .map_err(|e| sink_error(format!("cannot encode {}: {e}", page.record.url)))?;
+        let encoded = to_line(&page.record, digest, page.items.as_deref()).and_then(|mut line| {
+            // A page and its items go into one batch, so a kill tears at most
+            // the last page's group, which `append` cuts off whole.
+            if let Some(items) = &page.items {
+                item_lines(&mut line, &page.record, items)?;
+            }
+            Ok(line)
+        });
+        let line =
+            encoded.map_err(|e| sink_error(format!("cannot encode {}: {e}", page.record.url)))?;
         self.pending.extend_from_slice(&line);
         self.pending_lines += 1;
         self.lines += 1;
@@ -345,8 +343,38 @@ struct ThrottleLine<'a> {
     at: String,
 }
 
+/// One `item` line per record, after the page's line.
+fn item_lines(
+    out: &mut Vec<u8>,
+    r: &PageRecord,
+    items: &crate::items::Items,
+) -> serde_json::Result<()> {
+    let fetched_at = items
+        .fetched_at
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    for item in &items.records {
+        serde_json::to_writer(
+            &mut *out,
+            &ItemLine {
+                r#type: "item",
+                url: r.url.as_str(),
+                fetched_at: fetched_at.clone(),
+                rule_set: &item.rule_set,
+                index: item.index,
+                fields: Fields(&item.fields),
+            },
+        )?;
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
 /// One complete line, newline included.
-fn to_line(r: &PageRecord, digest: Option<String>) -> serde_json::Result<Vec<u8>> {
+fn to_line(
+    r: &PageRecord,
+    digest: Option<String>,
+    items: Option<&crate::items::Items>,
+) -> serde_json::Result<Vec<u8>> {
     let parent = r.parent.as_ref().map(|p| p.as_str());
     // Room for a typical line up front: growing from serde's default costs reallocations.
     let mut line = Vec::with_capacity(512);
@@ -384,6 +412,8 @@ fn to_line(r: &PageRecord, digest: Option<String>) -> serde_json::Result<Vec<u8>
                 links_found: r.num_urls,
                 links_new: r.num_new_urls,
                 truncated: r.truncated,
+                items: items.map(|i| i.records.len()),
+                extract_errors: items.map_or(&[], |i| &i.errors),
             },
         )?;
     }
