@@ -411,6 +411,9 @@ pub async fn run(
     progress_allowed: bool,
     logs: &StderrLogs,
 ) -> anyhow::Result<u8> {
+    let mut args = args;
+    // Before the options are stored for a shared crawl: workers get the list.
+    args.request.load_proxy_list()?;
     if args.redis.is_some() {
         return crate::redis_cmd::run_shared(args, cancel).await;
     }

@@ -124,6 +124,8 @@ pub struct Summary {
     pub sinks: Vec<SinkSummary>,
     /// Set when the run ended early.
     pub stopped: Option<StopReason>,
+    /// What each proxy of the pool did (empty without a pool).
+    pub proxies: Vec<crate::fetch::ProxyStats>,
 }
 
 impl Summary {
@@ -188,6 +190,12 @@ impl fmt::Display for Summary {
         }
         if self.malformed > 0 {
             line("skipped (malformed)".into(), self.malformed)?;
+        }
+        let mut table = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = crate::fetch::proxy_pool::write_table(&self.proxies, &mut table);
+        for row in String::from_utf8_lossy(&table).lines() {
+            writeln!(f, "  {row}")?;
         }
         match &self.stopped {
             Some(StopReason::Interrupted) => writeln!(f, "  stopped: interrupted"),

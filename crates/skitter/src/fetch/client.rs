@@ -8,11 +8,14 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 
 use super::{FetchConfig, FetchSetupError, address, decode, head};
 
-/// One client of a [`Fetcher`](super::Fetcher): its resolver allows internal addresses or not.
+/// One client of a [`Fetcher`](super::Fetcher): its resolver allows internal
+/// addresses or not; it sends through `proxy` (a pool member or the single
+/// configured proxy), or directly when `None`.
 pub(super) fn build(
     config: &FetchConfig,
     allow_internal: bool,
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+    proxy: Option<&str>,
 ) -> Result<reqwest::Client, FetchSetupError> {
     let mut defaults = HeaderMap::new();
     defaults.insert(
@@ -23,7 +26,14 @@ pub(super) fn build(
         header::ACCEPT,
         HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
     );
-    let proxy_hosts = address::proxy_hosts(config.proxy.as_deref());
+    // Every proxy the user gave, not only this client's: the resolver is
+    // per client, the rule ("proxies are the user's choice") is not.
+    let given = config
+        .proxy
+        .iter()
+        .chain(&config.proxy_list)
+        .map(String::as_str);
+    let proxy_hosts = address::proxy_hosts(given);
     let mut builder = reqwest::Client::builder()
         .user_agent(config.user_agent.clone())
         .default_headers(defaults)
@@ -45,7 +55,7 @@ pub(super) fn build(
     if config.http1_only {
         builder = builder.http1_only();
     }
-    if let Some(proxy) = &config.proxy {
+    if let Some(proxy) = proxy {
         let p = reqwest::Proxy::all(proxy).map_err(|source| FetchSetupError::Proxy {
             url: head::redact_proxy(proxy),
             source,

@@ -10,6 +10,8 @@ mod client;
 pub mod decode;
 mod error;
 pub mod head;
+pub mod proxy_pool;
+mod route;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -24,6 +26,7 @@ use crate::sink::Exchange;
 pub use address::{Blocked, PrivateAccess};
 pub use error::classify;
 use head::{request_head, response_head};
+pub use proxy_pool::{ProxyBench, ProxyStats, Rotation};
 
 /// Everything that shapes how requests are made. Defaults are documented per field.
 /// Its `Debug` output leaves out header values and proxy credentials.
@@ -45,8 +48,18 @@ pub struct FetchConfig {
     pub http1_only: bool,
     /// Accept invalid TLS certificates (default false).
     pub insecure: bool,
-    /// A proxy for all requests (`http://`, `https://`, `socks5://`).
+    /// A proxy for all requests (`http://`, `https://`, `socks5://`);
+    /// ignored when [`FetchConfig::proxy_list`] is not empty.
     pub proxy: Option<String>,
+    /// A pool of proxies requests rotate over (see [`proxy_pool`]); empty by
+    /// default. Each request goes through one of them; one that fails is
+    /// benched and the request fails as [`ErrorKind::Proxy`](crate::outcome::ErrorKind::Proxy),
+    /// to be retried on another.
+    pub proxy_list: Vec<String>,
+    /// How requests are spread over [`FetchConfig::proxy_list`] (default round-robin).
+    pub proxy_rotation: Rotation,
+    /// How long a failing proxy of the pool is benched (default 1 s doubling to 60 s).
+    pub proxy_bench: ProxyBench,
     /// Keep a cookie jar for the crawl (default false).
     pub cookies: bool,
     /// Extra headers, sent only with requests the caller says are in scope
@@ -88,6 +101,16 @@ impl std::fmt::Debug for FetchConfig {
             .field("http1_only", &self.http1_only)
             .field("insecure", &self.insecure)
             .field("proxy", &self.proxy.as_deref().map(head::redact_proxy))
+            .field(
+                "proxy_list",
+                &self
+                    .proxy_list
+                    .iter()
+                    .map(|p| proxy_pool::shown_proxy(p))
+                    .collect::<Vec<_>>(),
+            )
+            .field("proxy_rotation", &self.proxy_rotation)
+            .field("proxy_bench", &self.proxy_bench)
             .field("cookies", &self.cookies)
             .field("headers", &headers)
             .field("headers_everywhere", &self.headers_everywhere)
@@ -109,6 +132,9 @@ impl Default for FetchConfig {
             http1_only: false,
             insecure: false,
             proxy: None,
+            proxy_list: Vec::new(),
+            proxy_rotation: Rotation::default(),
+            proxy_bench: ProxyBench::default(),
             cookies: false,
             headers: Vec::new(),
             headers_everywhere: false,
@@ -159,6 +185,9 @@ pub struct Response {
     pub truncated: bool,
     /// The exchange, when bodies are being archived.
     pub exchange: Option<Exchange>,
+    /// The proxy that served it (a pool member, or the single configured
+    /// proxy), credentials removed (`http://proxy1:3128`); `None` when direct.
+    pub proxy: Option<String>,
 }
 
 impl Response {
@@ -198,14 +227,14 @@ pub enum Keep {
 /// A cheap-to-clone HTTP fetcher over a shared connection pool (two, when
 /// named hosts may reach private addresses and other hosts may not; the second
 /// is built on first use, as building one costs milliseconds of certificate
-/// parsing a crawl of its roots alone never needs).
+/// parsing a crawl of its roots alone never needs). With a proxy pool, one
+/// such pair per proxy, the pool choosing which serves each request.
 #[derive(Clone, Debug)]
 pub struct Fetcher {
-    /// For requests to the hosts the user named.
-    named: reqwest::Client,
-    /// For every other request (the same client when the policy makes no
-    /// difference between them).
-    other: std::sync::Arc<tokio::sync::OnceCell<reqwest::Client>>,
+    /// One way out, or one per proxy of the pool (in the pool's order).
+    routes: std::sync::Arc<[route::Route]>,
+    /// The proxy pool's rotation and health, when there is a pool.
+    pool: Option<std::sync::Arc<proxy_pool::ProxyPool>>,
     /// The cookie jar both clients share, if cookies are kept.
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
     /// The user's extra headers, parsed once.
@@ -241,15 +270,25 @@ impl Fetcher {
         let jar = config
             .cookies
             .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
-        let named = client::build(&config, allow_internal(&config, true), jar.clone())?;
-        let other = if allow_internal(&config, true) == allow_internal(&config, false) {
-            tokio::sync::OnceCell::new_with(Some(named.clone()))
+        let (routes, pool) = if config.proxy_list.is_empty() {
+            let route = route::Route::new(&config, config.proxy.as_deref(), jar.clone())?;
+            (vec![route], None)
         } else {
-            tokio::sync::OnceCell::new()
+            let routes = config
+                .proxy_list
+                .iter()
+                .map(|p| route::Route::new(&config, Some(p), jar.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let pool = proxy_pool::ProxyPool::new(
+                &config.proxy_list,
+                config.proxy_rotation,
+                config.proxy_bench,
+            );
+            (routes, Some(std::sync::Arc::new(pool)))
         };
         Ok(Fetcher {
-            named,
-            other: std::sync::Arc::new(other),
+            routes: routes.into(),
+            pool,
             jar,
             headers: std::sync::Arc::new(headers),
             site_auth: std::sync::Arc::new(site_auth),
@@ -260,6 +299,11 @@ impl Fetcher {
     /// The configuration in use.
     pub fn config(&self) -> &FetchConfig {
         &self.config
+    }
+
+    /// What each proxy of the pool did so far (empty without a pool).
+    pub fn proxy_stats(&self) -> Vec<ProxyStats> {
+        self.pool.as_ref().map_or_else(Vec::new, |p| p.stats())
     }
 
     /// Makes one GET request and reads its body per `keep`. The caller has
@@ -300,11 +344,15 @@ impl Fetcher {
     ) -> Result<Response, FetchFailure> {
         let started = chrono::Utc::now();
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
-        let client = if named {
-            &self.named
-        } else {
-            self.other_client().await?
+        let index = match &self.pool {
+            Some(pool) => pool
+                .acquire(url.host_str().unwrap_or(""))
+                .await
+                .map_err(route::proxy_failure)?,
+            None => 0,
         };
+        let route = &self.routes[index];
+        let client = route.client(&self.config, self.jar.clone(), named).await?;
         let mut request = client.get(url.as_str());
         if with_headers && !self.headers.is_empty() {
             request = request.headers(HeaderMap::clone(&self.headers));
@@ -314,10 +362,17 @@ impl Fetcher {
         {
             request = request.header(header::AUTHORIZATION, auth.clone());
         }
-        let resp = request.send().await.map_err(|e| classify(&e))?;
+        let sent_at = tokio::time::Instant::now();
+        let sent = request.send().await;
+        let resp = match &self.pool {
+            Some(pool) => route::judge(pool, route, index, sent, sent_at.elapsed())?,
+            None => sent.map_err(|e| classify(&e))?,
+        };
         // Boxed: while a request waits for its response head (the long wait on a
         // slow server) its task need not keep room for reading the body.
-        Box::pin(self.receive(url, keep, started, resp, with_headers)).await
+        let mut response = Box::pin(self.receive(url, keep, started, resp, with_headers)).await?;
+        response.proxy = route.shown.clone();
+        Ok(response)
     }
 
     /// The Basic credentials a root URL gave for `url`'s host and port.
@@ -331,26 +386,6 @@ impl Fetcher {
             url.port_or_known_default().unwrap_or(0)
         );
         self.site_auth.get(&key)
-    }
-
-    /// The client for requests to hosts not named, built on first use.
-    async fn other_client(&self) -> Result<&reqwest::Client, FetchFailure> {
-        let build = || async {
-            client::build(
-                &self.config,
-                allow_internal(&self.config, false),
-                self.jar.clone(),
-            )
-        };
-        // The same settings built the first client, so this hardly can fail;
-        // if it does, the request fails rather than falling back to that client.
-        self.other
-            .get_or_try_init(build)
-            .await
-            .map_err(|e| FetchFailure {
-                kind: crate::outcome::ErrorKind::Other,
-                message: e.to_string(),
-            })
     }
 
     /// The rest of [`Fetcher::get`], once the response head has arrived.
@@ -402,6 +437,7 @@ impl Fetcher {
             body,
             truncated,
             exchange,
+            proxy: None,
         })
     }
 
@@ -446,7 +482,7 @@ impl Fetcher {
 }
 
 /// Whether a request may reach loopback and private addresses.
-fn allow_internal(config: &FetchConfig, named: bool) -> bool {
+pub(super) fn allow_internal(config: &FetchConfig, named: bool) -> bool {
     match config.private_access {
         PrivateAccess::Allow => true,
         PrivateAccess::Deny => false,

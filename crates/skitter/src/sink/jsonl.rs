@@ -26,10 +26,12 @@
 //!   WARC `WARC-Payload-Digest`, without `sha1:`) when the body was kept, else `null`;
 //! - `kind`: `html`, `other`, `redirect`, `http_error` or `failed`;
 //!   `error_kind` (`timeout`, `connect`, `dns`, `tls`, `body`, `body_too_large`,
-//!   `decode`, `bad_redirect`, `too_many_redirects`, `protocol`, `other`) and
-//!   `error` (the message) are `null` unless something failed;
+//!   `decode`, `bad_redirect`, `too_many_redirects`, `protocol`, `blocked`,
+//!   `proxy`, `other`) and `error` (the message) are `null` unless something failed;
 //! - `retries` is `attempts - 1`; `links_found`/`links_new` count links on the page
-//!   and those new to the crawl.
+//!   and those new to the crawl;
+//! - `proxy` (only when a proxy served the response): the proxy, credentials
+//!   removed (`http://proxy1:3128`).
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
@@ -85,6 +87,9 @@ struct PageLine<'a> {
     /// Present (and true) only when the body was cut at the size cap.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
+    /// The proxy that served it (credentials removed); present only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proxy: Option<&'a str>,
 }
 
 /// A `skip` line.
@@ -384,6 +389,7 @@ fn to_line(r: &PageRecord, digest: Option<String>) -> serde_json::Result<Vec<u8>
                 links_found: r.num_urls,
                 links_new: r.num_new_urls,
                 truncated: r.truncated,
+                proxy: r.proxy.as_deref(),
             },
         )?;
     }
