@@ -29,6 +29,7 @@ use futures_util::{Stream, StreamExt, stream};
 use serde::Serialize;
 use url::Url;
 
+use crate::fetch::client::SharedTls;
 use crate::fetch::proxy_pool::{scrub, shown_proxy};
 use crate::fetch::{FetchConfig, Fetcher, Keep};
 use crate::outcome::{ErrorKind, FetchFailure};
@@ -115,16 +116,23 @@ impl CheckResult {
 /// once); results come in the order they complete.
 pub fn check(proxies: Vec<String>, config: CheckConfig) -> impl Stream<Item = CheckResult> {
     let concurrency = config.concurrency.max(1);
+    // Built once for every proxy's client; a failure shows in each result.
+    let tls = SharedTls::new(&config.fetch).map_err(|e| e.to_string());
     stream::iter(proxies.into_iter().enumerate())
         .map(move |(index, proxy)| {
-            let config = config.clone();
-            async move { check_one(index, proxy, &config).await }
+            let (config, tls) = (config.clone(), tls.clone());
+            async move { check_one(index, proxy, &config, tls).await }
         })
         .buffer_unordered(concurrency)
 }
 
 /// Checks one proxy.
-async fn check_one(index: usize, proxy: String, config: &CheckConfig) -> CheckResult {
+async fn check_one(
+    index: usize,
+    proxy: String,
+    config: &CheckConfig,
+    tls: Result<Option<SharedTls>, String>,
+) -> CheckResult {
     let fetch = FetchConfig {
         proxy: Some(proxy.clone()),
         proxy_list: Vec::new(),
@@ -135,10 +143,12 @@ async fn check_one(index: usize, proxy: String, config: &CheckConfig) -> CheckRe
     };
     let started = tokio::time::Instant::now();
     let attempt = async {
-        let fetcher = Fetcher::new(fetch).map_err(|e| FetchFailure {
+        let setup = |message: String| FetchFailure {
             kind: ErrorKind::Other,
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        let fetcher =
+            Fetcher::with_tls(fetch, tls.map_err(setup)?).map_err(|e| setup(e.to_string()))?;
         fetcher.get(&config.test_url, Keep::Html).await
     };
     let outcome = match tokio::time::timeout(config.timeout, attempt).await {

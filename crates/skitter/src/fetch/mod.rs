@@ -6,7 +6,7 @@
 //! by chunk, never held in memory.
 
 pub mod address;
-mod client;
+pub(crate) mod client;
 pub mod decode;
 mod error;
 pub mod head;
@@ -163,6 +163,9 @@ pub enum FetchSetupError {
     /// The HTTP client failed to start (TLS setup).
     #[error("cannot start the HTTP client: {0}")]
     Client(#[from] reqwest::Error),
+    /// The TLS settings could not be built (no usable root certificates).
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
 }
 
 /// A response whose body has been read (or counted and dropped).
@@ -248,6 +251,16 @@ pub struct Fetcher {
 impl Fetcher {
     /// Builds the shared client.
     pub fn new(config: FetchConfig) -> Result<Fetcher, FetchSetupError> {
+        let tls = client::SharedTls::new(&config)?;
+        Self::with_tls(config, tls)
+    }
+
+    /// [`Fetcher::new`] with TLS settings built before (shared by many
+    /// fetchers, as the proxy check's one per proxy).
+    pub(crate) fn with_tls(
+        config: FetchConfig,
+        tls: Option<client::SharedTls>,
+    ) -> Result<Fetcher, FetchSetupError> {
         let mut headers = HeaderMap::new();
         for (name, value) in &config.headers {
             let bad = || FetchSetupError::Header(name.trim().to_string());
@@ -271,13 +284,14 @@ impl Fetcher {
             .cookies
             .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
         let (routes, pool) = if config.proxy_list.is_empty() {
-            let route = route::Route::new(&config, config.proxy.as_deref(), jar.clone())?;
+            let route =
+                route::Route::new(&config, config.proxy.as_deref(), jar.clone(), tls.clone())?;
             (vec![route], None)
         } else {
             let routes = config
                 .proxy_list
                 .iter()
-                .map(|p| route::Route::new(&config, Some(p), jar.clone()))
+                .map(|p| route::Route::new(&config, Some(p), jar.clone(), tls.clone()))
                 .collect::<Result<Vec<_>, _>>()?;
             let pool = proxy_pool::ProxyPool::new(
                 &config.proxy_list,

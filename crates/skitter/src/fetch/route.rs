@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
 
+use super::client::SharedTls;
 use super::proxy_pool::{ProxyPool, scrub, shown_proxy};
 use super::{FetchConfig, FetchSetupError, allow_internal, classify, client};
 use crate::outcome::{ErrorKind, FetchFailure};
@@ -31,6 +32,7 @@ pub(super) struct Route {
     pub(super) shown: Option<String>,
     pub(super) named: reqwest::Client,
     other: tokio::sync::OnceCell<reqwest::Client>,
+    tls: Option<SharedTls>,
 }
 
 impl std::fmt::Debug for Route {
@@ -45,8 +47,15 @@ impl Route {
         config: &FetchConfig,
         proxy: Option<&str>,
         jar: Option<Arc<reqwest::cookie::Jar>>,
+        tls: Option<SharedTls>,
     ) -> Result<Route, FetchSetupError> {
-        let named = client::build(config, allow_internal(config, true), jar, proxy)?;
+        let named = client::build(
+            config,
+            allow_internal(config, true),
+            jar,
+            proxy,
+            tls.as_ref(),
+        )?;
         let other = if allow_internal(config, true) == allow_internal(config, false) {
             tokio::sync::OnceCell::new_with(Some(named.clone()))
         } else {
@@ -57,6 +66,7 @@ impl Route {
             shown: proxy.map(shown_proxy),
             named,
             other,
+            tls,
         })
     }
 
@@ -76,6 +86,7 @@ impl Route {
                 allow_internal(config, false),
                 jar,
                 self.proxy.as_deref(),
+                self.tls.as_ref(),
             )
         };
         // The same settings built the first client, so this hardly can fail;
