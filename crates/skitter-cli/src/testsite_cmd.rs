@@ -113,21 +113,27 @@ fn start_fleet(
         .collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut running = Vec::with_capacity(total);
-    let mut list = String::new();
-    for (_, kind) in order {
-        let url = match kind {
-            1 => dead_proxy_url()?,
-            _ => {
-                let mode = match kind {
-                    0 => ProxyMode::Good,
-                    2 => ProxyMode::Slow(slow),
-                    _ => ProxyMode::Refuse,
-                };
-                let proxy = TestProxy::http(mode, None)?;
-                let url = proxy.url();
-                running.push(proxy);
-                url
+    let mut urls = Vec::with_capacity(total);
+    for &(_, kind) in &order {
+        let mode = match kind {
+            0 => ProxyMode::Good,
+            1 => {
+                urls.push(None);
+                continue;
             }
+            2 => ProxyMode::Slow(slow),
+            _ => ProxyMode::Refuse,
+        };
+        let proxy = TestProxy::http(mode, None)?;
+        urls.push(Some(proxy.url()));
+        running.push(proxy);
+    }
+    // Dead ones last: a port freed earlier could be taken by a later proxy.
+    let mut list = String::new();
+    for url in urls {
+        let url = match url {
+            Some(url) => url,
+            None => dead_proxy_url()?,
         };
         list.push_str(&url);
         list.push('\n');

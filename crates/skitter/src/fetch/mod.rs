@@ -360,7 +360,9 @@ impl Fetcher {
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
         let index = match &self.pool {
             Some(pool) => pool
-                .acquire(url.host_str().unwrap_or(""))
+                // host[:port]: a sticky host keeps its proxy per port, as
+                // the politeness rules count hosts.
+                .acquire(url.authority())
                 .await
                 .map_err(route::proxy_failure)?,
             None => 0,

@@ -213,7 +213,8 @@ impl ProxyPool {
         self.health.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The proxy for a request to `host`, or when the first benched one is back.
+    /// The proxy for a request to `host` (`host[:port]`), or when the first
+    /// benched one is back.
     pub(crate) fn choose(&self, host: &str) -> Choice {
         let n = self.shown.len();
         let start = match self.rotation {
