@@ -406,6 +406,8 @@ pub async fn run(
     progress_allowed: bool,
     logs: &StderrLogs,
 ) -> anyhow::Result<u8> {
+    let mut args = args;
+    args.request.load_proxy_list()?;
     let mut builder = args.builder()?;
     let mut timeline = None;
     if args.report_html.is_some() {

@@ -2,7 +2,7 @@
 //! runs them, prints what they return, and picks the exit status.
 //!
 //! Exit statuses: 0 when the job completed (page errors are reported, not fatal),
-//! 1 when `fetch`/`probe` had failures, 2 on bad usage or a fatal error, 130 when
+//! 1 when `fetch`/`probe`/`proxies check` had failures, 2 on bad usage or a fatal error, 130 when
 //! interrupted by Ctrl-C or SIGTERM.
 
 /// `println!`, `eprintln!` and `eprint!` that ignore a closed stream:
@@ -36,6 +36,7 @@ mod output;
 mod output_flags;
 mod probe_cmd;
 mod progress;
+mod proxies_cmd;
 mod redis_cmd;
 mod request_flags;
 mod resume_outputs;
@@ -84,6 +85,9 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Resolve domain names concurrently and report which exist.
     Probe(probe_cmd::ProbeArgs),
+    /// Check proxy lists: `proxies check FILE --test-url URL` tries every
+    /// proxy concurrently and keeps the good ones.
+    Proxies(proxies_cmd::ProxiesArgs),
     /// Show what a crawl has done and has left: one kept in a state directory
     /// (`crawl --state DIR`) or one shared through Redis (`--redis URL --crawl NAME`).
     Status(status_cmd::StatusArgs),
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
             Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
             Command::Status(args) => status_cmd::run(args).await,
             Command::RedisClean(args) => redis_cmd::run_clean(args).await,
+            Command::Proxies(args) => proxies_cmd::run(args, cancel).await,
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),

@@ -126,8 +126,10 @@ pub struct CleanArgs {
 /// `skitter crawl --redis URL --crawl NAME ROOT...`: stores the options (or
 /// checks they match those of the crawl already there), then crawls.
 pub async fn run_shared(mut args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
-    // Workers get the rules themselves: the file may not exist where they run.
+    // Workers get the rules and the proxy list themselves: the files may not
+    // exist where they run.
     args.extract.inline_file()?;
+    args.request.load_proxy_list()?;
     let target = Target {
         redis: args.redis.clone().context("--redis is required")?,
         crawl: args.crawl.clone().context("--crawl is required")?,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use skitter::fetch::head::{REDACTED, redact_proxy};
-use skitter::fetch::{FetchConfig, PrivateAccess};
+use skitter::fetch::{FetchConfig, PrivateAccess, Rotation};
 use skitter::retry::RetryPolicy;
 
 use crate::flags;
@@ -68,8 +68,26 @@ pub struct RequestFlags {
     /// Send requests through this proxy (http://, https://, socks5://). An HTTP
     /// or socks5h:// proxy resolves names itself, so only IP-literal URLs are
     /// address-checked through it.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "proxy_list")]
     pub proxy: Option<String>,
+    /// Rotate requests over the proxies listed in FILE: one URL a line
+    /// (http://, https://, socks5://, socks5h://, with user:pass@ if needed),
+    /// # comments and blank lines ignored. A proxy that fails is benched (1s,
+    /// doubling to 60s) and the request retried on another.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub proxy_list: Option<std::path::PathBuf>,
+    /// How requests spread over --proxy-list: round-robin (each request the
+    /// next proxy: the whole pool works for one site) or sticky (each host
+    /// keeps one proxy: a site sees one client address).
+    #[arg(long, value_enum, default_value_t = ProxyRotation::RoundRobin, requires = "proxy_list")]
+    #[serde(default)]
+    pub proxy_rotation: ProxyRotation,
+    /// The proxies of --proxy-list, read once (so workers of a shared crawl,
+    /// which read these options from Redis, need not have the file).
+    #[arg(skip)]
+    #[serde(default)]
+    pub proxies: Vec<String>,
     /// Accept invalid TLS certificates.
     #[arg(long)]
     pub insecure: bool,
@@ -93,7 +111,53 @@ pub struct RequestFlags {
     pub grace: Duration,
 }
 
+/// `--proxy-rotation`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxyRotation {
+    /// Each request takes the next proxy.
+    #[default]
+    RoundRobin,
+    /// Each host keeps one proxy.
+    Sticky,
+}
+
+/// The largest proxy list read (a list is a few bytes a proxy).
+const MAX_PROXY_LIST: u64 = 16 << 20;
+
+/// Reads and checks a proxy list file; the error names the bad line.
+pub fn read_proxy_list(path: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context as _;
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read proxy list {}", path.display()))?;
+    let mut text = String::new();
+    file.take(MAX_PROXY_LIST + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read proxy list {}", path.display()))?;
+    if text.len() as u64 > MAX_PROXY_LIST {
+        anyhow::bail!("proxy list {} is larger than 16 MiB", path.display());
+    }
+    let proxies = skitter::fetch::proxy_pool::parse_proxy_list(&text)
+        .with_context(|| format!("bad proxy list {}", path.display()))?;
+    if proxies.is_empty() {
+        anyhow::bail!("proxy list {} has no proxies", path.display());
+    }
+    Ok(proxies)
+}
+
 impl RequestFlags {
+    /// Reads `--proxy-list` into [`RequestFlags::proxies`], unless that was
+    /// done already (a worker's options come from Redis with the list in them).
+    pub fn load_proxy_list(&mut self) -> anyhow::Result<()> {
+        if let Some(path) = &self.proxy_list
+            && self.proxies.is_empty()
+        {
+            self.proxies = read_proxy_list(path)?;
+        }
+        Ok(())
+    }
+
     /// The fetch configuration these flags describe, with the given body cap.
     pub fn fetch_config(&self, max_body_size: u64) -> anyhow::Result<FetchConfig> {
         let mut fetch = FetchConfig {
@@ -103,6 +167,14 @@ impl RequestFlags {
             max_body_size,
             insecure: self.insecure,
             proxy: self.proxy.clone(),
+            proxy_list: match (&self.proxy_list, self.proxies.is_empty()) {
+                (Some(path), true) => read_proxy_list(path)?,
+                _ => self.proxies.clone(),
+            },
+            proxy_rotation: match self.proxy_rotation {
+                ProxyRotation::RoundRobin => Rotation::RoundRobin,
+                ProxyRotation::Sticky => Rotation::Sticky,
+            },
             headers: flags::headers(&self.headers)?,
             headers_everywhere: self.send_headers_everywhere,
             keep_credentials: self.keep_credentials,
@@ -145,6 +217,7 @@ impl RequestFlags {
         RequestFlags {
             headers,
             proxy: self.proxy.as_deref().map(redact_proxy),
+            proxies: self.proxies.iter().map(|p| redact_proxy(p)).collect(),
             ..self.clone()
         }
     }
@@ -186,6 +259,9 @@ mod tests {
             "--proxy",
             "http://user:S3CRET@proxy:3128",
         ]);
+        let mut request = cli.request;
+        request.proxies = vec!["socks5h://u:S3CRET@p2:1080".into()];
+        let cli = Cli { request };
         let shown = serde_json::to_string(&cli.request.redacted()).unwrap();
         assert!(!shown.contains("S3CRET"), "{shown}");
         assert!(shown.contains("Authorization: [redacted]"), "{shown}");

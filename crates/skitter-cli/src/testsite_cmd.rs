@@ -50,6 +50,96 @@ pub struct TestsiteArgs {
     /// Keep serving when standard input closes.
     #[arg(long)]
     pub ignore_stdin: bool,
+    /// Also start test proxies on loopback, e.g. `good=700,dead=100,slow=100,refuse=100`
+    /// (HTTP forward proxies; `dead` ones are ports with nothing listening), in
+    /// an interleaved order, and write their list to --proxy-list-out.
+    #[arg(long, value_parser = parse_fleet, value_name = "SPEC", requires = "proxy_list_out")]
+    pub proxies: Option<Fleet>,
+    /// How long a `slow` proxy waits before handling a request.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    pub proxy_slow: Duration,
+    /// Where --proxies writes its list (one proxy URL a line).
+    #[arg(long, value_name = "FILE")]
+    pub proxy_list_out: Option<std::path::PathBuf>,
+}
+
+/// How many test proxies of each kind `--proxies` starts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fleet {
+    good: usize,
+    dead: usize,
+    slow: usize,
+    refuse: usize,
+}
+
+/// Parses a `--proxies` spec.
+fn parse_fleet(spec: &str) -> Result<Fleet, String> {
+    let mut fleet = Fleet::default();
+    for part in spec.split(',') {
+        let (key, n) = part
+            .split_once('=')
+            .ok_or_else(|| format!("{part:?}: expected KIND=N"))?;
+        let n: usize = n.parse().map_err(|_| format!("{part:?}: not a count"))?;
+        match key {
+            "good" => fleet.good = n,
+            "dead" => fleet.dead = n,
+            "slow" => fleet.slow = n,
+            "refuse" => fleet.refuse = n,
+            _ => return Err(format!("{key:?}: one of good, dead, slow, refuse")),
+        }
+    }
+    Ok(fleet)
+}
+
+/// Starts the fleet and writes its list, kinds interleaved as evenly as their
+/// counts allow (so no kind comes in one block).
+fn start_fleet(
+    fleet: Fleet,
+    slow: Duration,
+    out: &std::path::Path,
+) -> anyhow::Result<Vec<skitter_testsite::TestProxy>> {
+    use skitter_testsite::{ProxyMode, TestProxy, dead_proxy_url};
+    let kinds = [
+        (fleet.good, 0u8),
+        (fleet.dead, 1),
+        (fleet.slow, 2),
+        (fleet.refuse, 3),
+    ];
+    let total: usize = kinds.iter().map(|(n, _)| n).sum();
+    // Each proxy's place: its rank within its kind spread over the whole list.
+    let mut order: Vec<(f64, u8)> = kinds
+        .iter()
+        .flat_map(|&(n, kind)| (0..n).map(move |i| ((i as f64 + 0.5) / n as f64, kind)))
+        .collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut running = Vec::with_capacity(total);
+    let mut urls = Vec::with_capacity(total);
+    for &(_, kind) in &order {
+        let mode = match kind {
+            0 => ProxyMode::Good,
+            1 => {
+                urls.push(None);
+                continue;
+            }
+            2 => ProxyMode::Slow(slow),
+            _ => ProxyMode::Refuse,
+        };
+        let proxy = TestProxy::http(mode, None)?;
+        urls.push(Some(proxy.url()));
+        running.push(proxy);
+    }
+    // Dead ones last: a port freed earlier could be taken by a later proxy.
+    let mut list = String::new();
+    for url in urls {
+        let url = match url {
+            Some(url) => url,
+            None => dead_proxy_url()?,
+        };
+        list.push_str(&url);
+        list.push('\n');
+    }
+    std::fs::write(out, list).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(running)
 }
 
 impl TestsiteArgs {
@@ -76,6 +166,10 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
     let addr = listener.local_addr()?;
     println!("http://{addr}/");
+    let _proxies = match (args.proxies, &args.proxy_list_out) {
+        (Some(fleet), Some(out)) => start_fleet(fleet, args.proxy_slow, out)?,
+        _ => Vec::new(),
+    };
     let stop = cancel.clone();
     if !args.ignore_stdin {
         tokio::spawn(async move {

@@ -152,7 +152,7 @@ pub enum BuildError {
     FrontierSetting(&'static str),
 }
 
-/// Builds a [`Crawler`]: `Crawler::builder().root("example.com").build()?`.
+/// Builds a [`Crawler`](crate::Crawler): `Crawler::builder().root("example.com").build()?`.
 #[derive(Default)]
 pub struct CrawlerBuilder {
     pub(crate) roots: Vec<String>,

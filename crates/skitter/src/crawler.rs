@@ -138,6 +138,8 @@ impl Crawler {
         let grace = self.config.grace;
         let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
         let slowdowns = Arc::new(Slowdowns::default());
+        // The pool's figures are read at the end; the clone shares them.
+        let fetcher = self.fetcher.clone();
         let ctx = Arc::new(Ctx {
             frontier: self.frontier.clone(),
             pages: tx,
@@ -233,6 +235,7 @@ impl Crawler {
             max_tasks,
             stopped,
             sinks,
+            proxies: fetcher.proxy_stats(),
         }))
     }
 }

@@ -50,6 +50,7 @@ mod limit;
 pub mod outcome;
 pub mod probe;
 pub mod progress;
+pub mod proxy_check;
 pub mod report;
 pub mod report_html;
 mod request;

@@ -62,6 +62,10 @@ pub enum ErrorKind {
     /// The address policy refused the address (link-local, cloud metadata, or a
     /// private address the policy does not allow); nothing was sent.
     Blocked,
+    /// The proxy of the pool the request went through failed it (no
+    /// response through it, a 407, or its own 403 or 5xx), or every proxy was
+    /// benched; the message names the proxy, never its credentials.
+    Proxy,
     /// Any other transport error.
     Other,
 }
@@ -82,6 +86,7 @@ impl ErrorKind {
             ErrorKind::TooManyRedirects => "too_many_redirects",
             ErrorKind::Protocol => "protocol",
             ErrorKind::Blocked => "blocked",
+            ErrorKind::Proxy => "proxy",
             ErrorKind::Other => "other",
         }
     }
@@ -204,6 +209,10 @@ pub struct PageRecord {
     /// first part was read, archived and searched for links.
     #[serde(default)]
     pub truncated: bool,
+    /// The proxy that served the response, credentials removed
+    /// (`http://proxy1:3128`); absent when the request went direct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
 }
 
 impl PageRecord {
@@ -235,6 +244,7 @@ impl PageRecord {
             kind: OutcomeKind::Skipped,
             skip: Some(reason),
             truncated: false,
+            proxy: None,
         }
     }
 }

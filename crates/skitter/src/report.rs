@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::fetch::ProxyStats;
 use crate::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
 
 /// The counter of URLs that failed by a bug in skitter (a panic while handling
@@ -89,6 +90,7 @@ impl Tally {
             date: chrono::Local::now(),
             stopped: summary.stopped,
             sinks: summary.sinks,
+            proxies: summary.proxies,
         }
     }
 }
@@ -106,6 +108,8 @@ pub struct ReportSummary {
     pub stopped: Option<StopReason>,
     /// What each output wrote.
     pub sinks: Vec<SinkSummary>,
+    /// What each proxy of the pool did (empty without a pool).
+    pub proxies: Vec<ProxyStats>,
 }
 
 /// The result of a crawl.
@@ -134,6 +138,10 @@ pub struct Report {
     pub stopped: Option<StopReason>,
     /// What each output wrote.
     pub sinks: Vec<SinkSummary>,
+    /// What each proxy of the pool did, credentials removed (absent from
+    /// JSON without a pool).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proxies: Vec<ProxyStats>,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -190,6 +198,7 @@ impl Report {
                 sink.files.join(" ")
             )?;
         }
+        crate::fetch::proxy_pool::write_table(&self.proxies, w)?;
         match &self.stopped {
             Some(StopReason::Interrupted) => writeln!(w, "Stopped: interrupted")?,
             Some(StopReason::Limit(which)) => writeln!(w, "Stopped: limit {which}")?,
@@ -382,6 +391,7 @@ mod tests {
             max_tasks: 4,
             stopped: None,
             sinks: vec![],
+            proxies: vec![],
         })
     }
 

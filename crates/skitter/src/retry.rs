@@ -100,7 +100,8 @@ pub fn is_retryable_status(code: u16) -> bool {
     RETRYABLE_STATUSES.contains(&code)
 }
 
-/// Whether a transport failure may go away on its own.
+/// Whether a transport failure may go away on its own (a proxy's failure: the
+/// next attempt goes through another proxy of the pool).
 pub fn is_transient(kind: ErrorKind) -> bool {
     matches!(
         kind,
@@ -109,6 +110,7 @@ pub fn is_transient(kind: ErrorKind) -> bool {
             | ErrorKind::Dns
             | ErrorKind::Body
             | ErrorKind::Protocol
+            | ErrorKind::Proxy
             | ErrorKind::Other
     )
 }

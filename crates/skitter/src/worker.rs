@@ -148,7 +148,8 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             // A URL failing again is that URL's trouble, not news of the server.
             feedback = HostFeedback::FailedAgain;
         }
-        if matches!(feedback, HostFeedback::Failed | HostFeedback::FailedAgain) {
+        let proxy_failed = matches!(&result, Err(f) if f.kind == ErrorKind::Proxy);
+        if !proxy_failed && matches!(feedback, HostFeedback::Failed | HostFeedback::FailedAgain) {
             // Before a retry (cheaply) and before giving up on the URL (always):
             // is the whole server down? Then the URL waits, using no try.
             let max_age = match verdict {
@@ -189,6 +190,7 @@ async fn outcome(
         }
         Ok(mut resp) => {
             record.status = Some(resp.status);
+            record.proxy = resp.proxy.take();
             record.size = resp.size;
             record.content_type = resp.media_type.clone();
             record.encoding = resp.charset.clone();
@@ -341,7 +343,12 @@ fn judge(
             (verdict, feedback)
         }
         Err(failure) => {
-            let feedback = if retry::is_transient(failure.kind) {
+            // A proxy's failure says nothing of the site: the pool benches the
+            // proxy; the URL uses up a try, as a URL failing again does,
+            // without counting toward its host's distress.
+            let feedback = if failure.kind == ErrorKind::Proxy {
+                HostFeedback::FailedAgain
+            } else if retry::is_transient(failure.kind) {
                 HostFeedback::Failed
             } else {
                 HostFeedback::Silent

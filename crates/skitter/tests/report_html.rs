@@ -122,6 +122,7 @@ fn synthetic(n: usize) -> (Report, Timeline) {
                 ..SinkSummary::default()
             },
         ],
+        ..ReportSummary::default()
     });
     (report, timeline)
 }

@@ -1,6 +1,7 @@
 //! TLS and HTTP versions against a local HTTPS server (self-signed, ALPN h2 and
 //! http/1.1): HTTP/2 is used where the server offers it, `http1_only` forces
-//! HTTP/1.1, and an invalid certificate fails as `tls` unless `insecure`.
+//! HTTP/1.1, an invalid certificate fails as `tls` unless `insecure`, and https
+//! goes through a proxy pool's CONNECT tunnels.
 
 use std::sync::Arc;
 
@@ -87,4 +88,47 @@ async fn http2_by_alpn_http1_only_and_certificate_checks() {
         .await
         .unwrap_err();
     assert_eq!(refused.kind, ErrorKind::Tls, "{}", refused.message);
+}
+
+/// An https site through a pool of HTTP proxies takes CONNECT tunnels: a
+/// proxy refusing the tunnel with 407 (wrong credentials) fails the request as
+/// the proxy's (`proxy`, credentials not shown) and is benched; the next
+/// request goes through the good one, whose tunnel carries it.
+#[tokio::test]
+async fn https_through_connect_tunnels_of_a_proxy_pool() {
+    use skitter_testsite::{ProxyMode, TestProxy};
+    let url = url::Url::parse(&https_server().await).unwrap();
+    let locked = TestProxy::http(ProxyMode::Good, Some(("user", "right"))).unwrap();
+    let good = TestProxy::http(ProxyMode::Good, Some(("user", "G00DPASS"))).unwrap();
+    let fetcher = Fetcher::new(FetchConfig {
+        insecure: true,
+        named_hosts: vec!["localhost".into()],
+        proxy_list: vec![
+            format!("http://user:WR0NGPASS@{}", locked.addr()),
+            good.url(),
+        ],
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    let refused = fetcher.get(&url, Keep::Html).await.unwrap_err();
+    assert_eq!(refused.kind, ErrorKind::Proxy, "{}", refused.message);
+    assert!(
+        refused.message.contains(&locked.addr().to_string()),
+        "{}",
+        refused.message
+    );
+    assert!(
+        !refused.message.contains("WR0NGPASS"),
+        "{}",
+        refused.message
+    );
+    for _ in 0..2 {
+        let ok = fetcher.get(&url, Keep::Html).await.unwrap();
+        assert_eq!(ok.status, 200);
+        assert_eq!(ok.proxy, Some(format!("http://{}", good.addr())));
+    }
+    assert_eq!((locked.served(), good.served()), (0, 1));
+    let stats = fetcher.proxy_stats();
+    assert_eq!((stats[0].failures, stats[0].benchings), (1, 1));
+    assert_eq!(stats[1].successes, 2);
 }

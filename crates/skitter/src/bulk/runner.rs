@@ -75,6 +75,8 @@ pub(super) async fn run(
     let (tx, rx) = mpsc::channel(config.concurrency.clamp(16, 1024));
     let collector = tokio::spawn(collect(rx, sinks, observer, stop.clone()));
     let window = Arc::new(Semaphore::new(config.concurrency.saturating_mul(4)));
+    // The pool's figures are read at the end; the clone shares them.
+    let proxies = fetcher.clone();
     let ctx = Arc::new(Ctx {
         global: Arc::new(Semaphore::new(config.concurrency)),
         hosts: HostLimits::new(config.per_host),
@@ -109,6 +111,7 @@ pub(super) async fn run(
         ),
     };
     summary.elapsed = started.elapsed();
+    summary.proxies = proxies.proxy_stats();
     summary.stopped = match sink_failure {
         Some(e) => Some(StopReason::Output(e)),
         None if cancel.is_cancelled() => Some(StopReason::Interrupted),
@@ -342,6 +345,7 @@ async fn fetch_hop(
         Ok(mut resp) => {
             let record = &mut hop.page.record;
             record.status = Some(resp.status);
+            record.proxy = resp.proxy.take();
             record.size = resp.size;
             record.content_type = resp.media_type.clone();
             record.encoding = resp.charset.clone();

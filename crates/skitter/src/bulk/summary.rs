@@ -128,6 +128,8 @@ pub struct Summary {
     pub items: u64,
     /// Pages on which some extraction rule failed.
     pub extract_errors: u64,
+    /// What each proxy of the pool did (empty without a pool).
+    pub proxies: Vec<crate::fetch::ProxyStats>,
 }
 
 impl Summary {
@@ -198,6 +200,12 @@ impl fmt::Display for Summary {
         }
         if self.extract_errors > 0 {
             line("pages with extract errors".into(), self.extract_errors)?;
+        }
+        let mut table = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = crate::fetch::proxy_pool::write_table(&self.proxies, &mut table);
+        for row in String::from_utf8_lossy(&table).lines() {
+            writeln!(f, "  {row}")?;
         }
         match &self.stopped {
             Some(StopReason::Interrupted) => writeln!(f, "  stopped: interrupted"),

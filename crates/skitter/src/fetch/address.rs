@@ -176,9 +176,9 @@ impl GuardedResolver {
     }
 }
 
-/// The hosts of the proxies requests may go through: `proxy` and those of the
+/// The hosts of the proxies requests may go through: `given` and those of the
 /// environment variables the client honours.
-pub(crate) fn proxy_hosts(proxy: Option<&str>) -> Vec<String> {
+pub(crate) fn proxy_hosts<'a>(given: impl Iterator<Item = &'a str>) -> Vec<String> {
     const VARS: [&str; 6] = [
         "HTTP_PROXY",
         "http_proxy",
@@ -188,9 +188,8 @@ pub(crate) fn proxy_hosts(proxy: Option<&str>) -> Vec<String> {
         "all_proxy",
     ];
     let from_env = VARS.iter().filter_map(|v| std::env::var(v).ok());
-    proxy
+    given
         .map(str::to_owned)
-        .into_iter()
         .chain(from_env)
         .filter_map(|p| {
             // A proxy may be given without a scheme ("host:3128").
@@ -318,9 +317,12 @@ mod tests {
     #[test]
     fn proxy_hosts_with_or_without_scheme() {
         assert_eq!(
-            proxy_hosts(Some("http://u:p@Proxy.local:3128"))[0],
+            proxy_hosts(["http://u:p@Proxy.local:3128"].into_iter())[0],
             "proxy.local"
         );
-        assert_eq!(proxy_hosts(Some("proxy.local:3128"))[0], "proxy.local");
+        assert_eq!(
+            proxy_hosts(["proxy.local:3128"].into_iter())[0],
+            "proxy.local"
+        );
     }
 }

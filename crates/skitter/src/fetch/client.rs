@@ -8,12 +8,16 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 
 use super::{FetchConfig, FetchSetupError, address, decode, head};
 
-/// One client of a [`Fetcher`](super::Fetcher): its resolver allows internal addresses or not.
+/// One client of a [`Fetcher`](super::Fetcher): its resolver allows internal
+/// addresses or not; it sends through `proxy` (a pool member or the single
+/// configured proxy), or directly when `None`.
 pub(super) fn build(
     config: &FetchConfig,
     allow_internal: bool,
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
-    dns: std::sync::Arc<crate::dns::Dns>,
+    proxy: Option<&str>,
+    tls: Option<&SharedTls>,
+    dns: &std::sync::Arc<crate::dns::Dns>,
 ) -> Result<reqwest::Client, FetchSetupError> {
     let mut defaults = HeaderMap::new();
     defaults.insert(
@@ -24,14 +28,21 @@ pub(super) fn build(
         header::ACCEPT,
         HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
     );
-    let proxy_hosts = address::proxy_hosts(config.proxy.as_deref());
+    // Every proxy the user gave, not only this client's: the resolver is
+    // per client, the rule ("proxies are the user's choice") is not.
+    let given = config
+        .proxy
+        .iter()
+        .chain(&config.proxy_list)
+        .map(String::as_str);
+    let proxy_hosts = address::proxy_hosts(given);
     let mut builder = reqwest::Client::builder()
         .user_agent(config.user_agent.clone())
         .default_headers(defaults)
         .dns_resolver(address::GuardedResolver::new(
             allow_internal,
             proxy_hosts,
-            dns,
+            dns.clone(),
         ))
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(config.connect_timeout)
@@ -50,7 +61,10 @@ pub(super) fn build(
     if config.http1_only {
         builder = builder.http1_only();
     }
-    if let Some(proxy) = &config.proxy {
+    if let Some(tls) = tls {
+        builder = builder.tls_backend_preconfigured(tls.0.clone());
+    }
+    if let Some(proxy) = proxy {
         let p = reqwest::Proxy::all(proxy).map_err(|source| FetchSetupError::Proxy {
             url: head::redact_proxy(proxy),
             source: Box::new(source),
@@ -60,4 +74,45 @@ pub(super) fn build(
     builder
         .build()
         .map_err(|e| FetchSetupError::Client(Box::new(e)))
+}
+
+/// The TLS settings the clients of a fetcher share, as reqwest would build
+/// them: the platform's verifier (root certificates loaded once: it takes
+/// milliseconds, and a proxy pool or a proxy check builds a client per proxy)
+/// and ALPN for HTTP/2 and HTTP/1.1 (or HTTP/1.1 alone).
+#[derive(Clone)]
+pub(crate) struct SharedTls(rustls::ClientConfig);
+
+impl std::fmt::Debug for SharedTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedTls")
+    }
+}
+
+impl SharedTls {
+    /// The shared settings for `config`; `None` with `insecure`, whose
+    /// no-verification settings reqwest builds per client.
+    pub(crate) fn new(config: &FetchConfig) -> Result<Option<SharedTls>, FetchSetupError> {
+        use std::sync::Arc;
+        if config.insecure {
+            return Ok(None);
+        }
+        let provider = rustls::crypto::CryptoProvider::get_default()
+            .cloned()
+            .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+        let fail = |e: rustls::Error| FetchSetupError::Tls(e.to_string());
+        let verifier = rustls_platform_verifier::Verifier::new(provider.clone()).map_err(fail)?;
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(fail)?
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(verifier))
+            .with_no_client_auth();
+        tls.alpn_protocols = if config.http1_only {
+            vec![b"http/1.1".to_vec()]
+        } else {
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+        };
+        Ok(Some(SharedTls(tls)))
+    }
 }

@@ -6,15 +6,17 @@
 //! by chunk, never held in memory.
 
 pub mod address;
-mod client;
+pub(crate) mod client;
+mod config;
 pub mod decode;
 mod error;
 pub(crate) mod exchange;
 pub mod head;
+pub mod proxy_pool;
 pub(crate) mod redirect;
+mod route;
 
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{self, HeaderMap, HeaderValue};
@@ -23,108 +25,11 @@ use url::Url;
 use crate::outcome::FetchFailure;
 
 pub use address::{Blocked, PrivateAccess};
+pub use config::FetchConfig;
 pub(crate) use error::classify;
 pub use exchange::Exchange;
 use head::{request_head, response_head};
-
-/// Everything that shapes how requests are made. Defaults are documented per field.
-/// Its `Debug` output leaves out header values and proxy credentials.
-#[derive(Clone)]
-pub struct FetchConfig {
-    /// `User-Agent` header (default `skitter/<version>`).
-    pub user_agent: String,
-    /// Time allowed to open a connection, TLS included (default 10 s).
-    pub connect_timeout: Duration,
-    /// Longest silence while waiting for response bytes (default 30 s).
-    pub read_timeout: Duration,
-    /// Whole-attempt limit, body included (default 120 s).
-    pub total_timeout: Duration,
-    /// Bodies are read up to this many bytes and the rest cut off (the response
-    /// is then marked truncated); decoded bodies are capped at the same size
-    /// (default 10 MiB).
-    pub max_body_size: u64,
-    /// Speak only HTTP/1.1 (default false: HTTP/2 when the server offers it by ALPN).
-    pub http1_only: bool,
-    /// Accept invalid TLS certificates (default false).
-    pub insecure: bool,
-    /// A proxy for all requests (`http://`, `https://`, `socks5://`).
-    pub proxy: Option<String>,
-    /// Keep a cookie jar for the crawl (default false).
-    pub cookies: bool,
-    /// Extra headers, sent only with requests the caller says are in scope
-    /// (see [`Fetcher::get`] and [`Fetcher::get_from`]).
-    pub headers: Vec<(String, String)>,
-    /// Send [`FetchConfig::headers`] with every request, out-of-scope redirect
-    /// targets included (default false).
-    pub headers_everywhere: bool,
-    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values in
-    /// archived request heads (default false: they read `[redacted]`).
-    pub keep_credentials: bool,
-    /// Who may reach loopback and private addresses (default
-    /// [`PrivateAccess::Named`]). Link-local and metadata addresses are never
-    /// reached (see [`address`]).
-    pub private_access: PrivateAccess,
-    /// The hosts the user named (a crawl's root hosts, lowercase): with
-    /// [`PrivateAccess::Named`], requests to them may reach private addresses.
-    pub named_hosts: Vec<String>,
-    /// Credentials a root URL carried (`http://user:pass@host/`), as `(host:port,
-    /// "user:pass")`: sent as HTTP Basic `Authorization` with requests to that
-    /// host and port only (unless a `--header` sets `Authorization` itself),
-    /// and never kept in a URL, so no report, output or log can print them.
-    pub site_credentials: Vec<(String, String)>,
-    /// How names are resolved (name servers, fixed answers, lookups in flight).
-    pub dns: crate::dns::DnsConfig,
-}
-
-impl std::fmt::Debug for FetchConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let headers: Vec<(&str, &str)> = self
-            .headers
-            .iter()
-            .map(|(name, _)| (name.as_str(), head::REDACTED))
-            .collect();
-        f.debug_struct("FetchConfig")
-            .field("user_agent", &self.user_agent)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("read_timeout", &self.read_timeout)
-            .field("total_timeout", &self.total_timeout)
-            .field("max_body_size", &self.max_body_size)
-            .field("http1_only", &self.http1_only)
-            .field("insecure", &self.insecure)
-            .field("proxy", &self.proxy.as_deref().map(head::redact_proxy))
-            .field("cookies", &self.cookies)
-            .field("headers", &headers)
-            .field("headers_everywhere", &self.headers_everywhere)
-            .field("keep_credentials", &self.keep_credentials)
-            .field("private_access", &self.private_access)
-            .field("named_hosts", &self.named_hosts)
-            .field("dns", &self.dns)
-            .finish()
-    }
-}
-
-impl Default for FetchConfig {
-    fn default() -> Self {
-        FetchConfig {
-            user_agent: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(30),
-            total_timeout: Duration::from_secs(120),
-            max_body_size: 10 * 1024 * 1024,
-            http1_only: false,
-            insecure: false,
-            proxy: None,
-            cookies: false,
-            headers: Vec::new(),
-            headers_everywhere: false,
-            keep_credentials: false,
-            private_access: PrivateAccess::Named,
-            named_hosts: Vec::new(),
-            site_credentials: Vec::new(),
-            dns: crate::dns::DnsConfig::default(),
-        }
-    }
-}
+pub use proxy_pool::{ProxyBench, ProxyStats, Rotation};
 
 /// The client could not be built from the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -147,6 +52,9 @@ pub enum FetchSetupError {
     /// The HTTP client failed to start (TLS setup).
     #[error("cannot start the HTTP client: {0}")]
     Client(#[source] BoxError),
+    /// The TLS settings could not be built (no usable root certificates).
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
 }
 
 /// An error from a library skitter uses, boxed so its type stays out of
@@ -173,6 +81,9 @@ pub struct Response {
     pub truncated: bool,
     /// The exchange, when bodies are being archived.
     pub exchange: Option<Exchange>,
+    /// The proxy that served it (a pool member, or the single configured
+    /// proxy), credentials removed (`http://proxy1:3128`); `None` when direct.
+    pub proxy: Option<String>,
 }
 
 impl Response {
@@ -212,14 +123,14 @@ pub enum Keep {
 /// A cheap-to-clone HTTP fetcher over a shared connection pool (two, when
 /// named hosts may reach private addresses and other hosts may not; the second
 /// is built on first use, as building one costs milliseconds of certificate
-/// parsing a crawl of its roots alone never needs).
+/// parsing a crawl of its roots alone never needs). With a proxy pool, one
+/// such pair per proxy, the pool choosing which serves each request.
 #[derive(Clone, Debug)]
 pub struct Fetcher {
-    /// For requests to the hosts the user named.
-    named: reqwest::Client,
-    /// For every other request (the same client when the policy makes no
-    /// difference between them).
-    other: std::sync::Arc<tokio::sync::OnceCell<reqwest::Client>>,
+    /// One way out, or one per proxy of the pool (in the pool's order).
+    routes: std::sync::Arc<[route::Route]>,
+    /// The proxy pool's rotation and health, when there is a pool.
+    pool: Option<std::sync::Arc<proxy_pool::ProxyPool>>,
     /// The cookie jar both clients share, if cookies are kept.
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
     /// The user's extra headers, parsed once.
@@ -227,14 +138,23 @@ pub struct Fetcher {
     /// `host:port` → its Basic `Authorization` value (see
     /// [`FetchConfig::site_credentials`]).
     site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
-    /// The one resolver of every client.
-    dns: std::sync::Arc<crate::dns::Dns>,
     config: std::sync::Arc<FetchConfig>,
 }
 
 impl Fetcher {
     /// Builds the shared client.
-    pub fn new(mut config: FetchConfig) -> Result<Fetcher, FetchSetupError> {
+    pub fn new(config: FetchConfig) -> Result<Fetcher, FetchSetupError> {
+        let tls = client::SharedTls::new(&config)?;
+        Self::with_tls(config, tls)
+    }
+
+    /// [`Fetcher::new`] with TLS settings built before (shared by many
+    /// fetchers, as the proxy check's one per proxy).
+    pub(crate) fn with_tls(
+        mut config: FetchConfig,
+        tls: Option<client::SharedTls>,
+    ) -> Result<Fetcher, FetchSetupError> {
+        // One resolver (and its cache) for every client of every route.
         let dns = std::sync::Arc::new(crate::dns::Dns::new(&config.dns)?);
         // Hosts given fixed addresses were named by the user.
         for host in dns.overridden() {
@@ -262,24 +182,34 @@ impl Fetcher {
         let jar = config
             .cookies
             .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
-        let named = client::build(
-            &config,
-            allow_internal(&config, true),
-            jar.clone(),
-            dns.clone(),
-        )?;
-        let other = if allow_internal(&config, true) == allow_internal(&config, false) {
-            tokio::sync::OnceCell::new_with(Some(named.clone()))
+        let (routes, pool) = if config.proxy_list.is_empty() {
+            let route = route::Route::new(
+                &config,
+                config.proxy.as_deref(),
+                jar.clone(),
+                tls.clone(),
+                dns.clone(),
+            )?;
+            (vec![route], None)
         } else {
-            tokio::sync::OnceCell::new()
+            let routes = config
+                .proxy_list
+                .iter()
+                .map(|p| route::Route::new(&config, Some(p), jar.clone(), tls.clone(), dns.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let pool = proxy_pool::ProxyPool::new(
+                &config.proxy_list,
+                config.proxy_rotation,
+                config.proxy_bench,
+            );
+            (routes, Some(std::sync::Arc::new(pool)))
         };
         Ok(Fetcher {
-            named,
-            other: std::sync::Arc::new(other),
+            routes: routes.into(),
+            pool,
             jar,
             headers: std::sync::Arc::new(headers),
             site_auth: std::sync::Arc::new(site_auth),
-            dns,
             config: std::sync::Arc::new(config),
         })
     }
@@ -287,6 +217,11 @@ impl Fetcher {
     /// The configuration in use.
     pub fn config(&self) -> &FetchConfig {
         &self.config
+    }
+
+    /// What each proxy of the pool did so far (empty without a pool).
+    pub fn proxy_stats(&self) -> Vec<ProxyStats> {
+        self.pool.as_ref().map_or_else(Vec::new, |p| p.stats())
     }
 
     /// Makes one GET request and reads its body per `keep`. The caller has
@@ -342,11 +277,17 @@ impl Fetcher {
     ) -> Result<Response, FetchFailure> {
         let started = chrono::Utc::now();
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
-        let client = if named {
-            &self.named
-        } else {
-            self.other_client().await?
+        let index = match &self.pool {
+            Some(pool) => pool
+                // host[:port]: a sticky host keeps its proxy per port, as
+                // the politeness rules count hosts.
+                .acquire(url.authority())
+                .await
+                .map_err(route::proxy_failure)?,
+            None => 0,
         };
+        let route = &self.routes[index];
+        let client = route.client(&self.config, self.jar.clone(), named).await?;
         let mut request = client.get(url.as_str());
         if with_headers && !self.headers.is_empty() {
             request = request.headers(HeaderMap::clone(&self.headers));
@@ -356,15 +297,21 @@ impl Fetcher {
         {
             request = request.header(header::AUTHORIZATION, auth.clone());
         }
-        let resp = request.send().await.map_err(|e| classify(&e))?;
+        let sent_at = tokio::time::Instant::now();
+        let sent = request.send().await;
+        let resp = match &self.pool {
+            Some(pool) => route::judge(pool, route, index, sent, sent_at.elapsed())?,
+            None => sent.map_err(|e| classify(&e))?,
+        };
         // Boxed: while a request waits for its response head (the long wait on a
         // slow server) its task need not keep room for reading the body.
-        Box::pin(self.receive(url, keep, started, resp, with_headers)).await
+        let mut response = Box::pin(self.receive(url, keep, started, resp, with_headers)).await?;
+        response.proxy = route.shown.clone();
+        Ok(response)
     }
 
-    /// The Basic credentials for `url`: those its own input carried (`origin`'s
-    /// `user:pass@`, for a request to `origin`'s host and port), else those a
-    /// root URL gave for its host and port.
+    /// The Basic credentials a root URL gave for `url`'s host and port (an
+    /// input's own `user:pass@` is `send`'s `own_auth`).
     fn site_auth_for(&self, url: &Url) -> Option<&HeaderValue> {
         if self.site_auth.is_empty() {
             return None;
@@ -375,27 +322,6 @@ impl Fetcher {
             url.port_or_known_default().unwrap_or(0)
         );
         self.site_auth.get(&key)
-    }
-
-    /// The client for requests to hosts not named, built on first use.
-    async fn other_client(&self) -> Result<&reqwest::Client, FetchFailure> {
-        let build = || async {
-            client::build(
-                &self.config,
-                allow_internal(&self.config, false),
-                self.jar.clone(),
-                self.dns.clone(),
-            )
-        };
-        // The same settings built the first client, so this hardly can fail;
-        // if it does, the request fails rather than falling back to that client.
-        self.other
-            .get_or_try_init(build)
-            .await
-            .map_err(|e| FetchFailure {
-                kind: crate::outcome::ErrorKind::Other,
-                message: e.to_string(),
-            })
     }
 
     /// The rest of [`Fetcher::get`], once the response head has arrived.
@@ -447,6 +373,7 @@ impl Fetcher {
             body,
             truncated,
             exchange,
+            proxy: None,
         })
     }
 
@@ -532,7 +459,7 @@ fn basic_auth(userpass: &str) -> Result<HeaderValue, header::InvalidHeaderValue>
     Ok(value)
 }
 
-fn allow_internal(config: &FetchConfig, named: bool) -> bool {
+pub(super) fn allow_internal(config: &FetchConfig, named: bool) -> bool {
     match config.private_access {
         PrivateAccess::Allow => true,
         PrivateAccess::Deny => false,

@@ -429,6 +429,23 @@ impl RobotsCache {
         self.rules(&origin, (robots, source, detail), Instant::now())
     }
 
+    /// One GET of a robots.txt URL. A proxy's failure is no news of the
+    /// origin: the request is made again (the pool has benched that proxy), a
+    /// few times, before it counts as the file being unavailable.
+    async fn get(&self, url: &Url) -> Result<crate::fetch::Response, crate::outcome::FetchFailure> {
+        const PROXY_TRIES: usize = 3;
+        let mut result = self.fetcher.get(url, Keep::Body).await;
+        for _ in 1..PROXY_TRIES {
+            match &result {
+                Err(e) if e.kind == ErrorKind::Proxy => {
+                    result = self.fetcher.get(url, Keep::Body).await;
+                }
+                _ => break,
+            }
+        }
+        result
+    }
+
     /// Fetches and classifies an origin's robots.txt; the last item is the body
     /// text (for sharing), empty unless parsed.
     async fn fetch_rules(&self, origin: &str) -> (Robots, RobotsSource, String, String) {
@@ -444,7 +461,7 @@ impl RobotsCache {
             return missing("no origin".into());
         };
         for _ in 0..=MAX_REDIRECTS {
-            let resp = match self.fetcher.get(&url, Keep::Body).await {
+            let resp = match self.get(&url).await {
                 Ok(resp) => resp,
                 // A host that does not exist has no robots.txt to wait for;
                 // its pages fail on their own, at once.

@@ -29,8 +29,8 @@
 //!   WARC `WARC-Payload-Digest`, without `sha1:`) when the body was kept, else `null`;
 //! - `kind`: `html`, `other`, `redirect`, `http_error` or `failed`;
 //!   `error_kind` (`timeout`, `connect`, `dns`, `tls`, `body`, `body_too_large`,
-//!   `decode`, `bad_redirect`, `too_many_redirects`, `protocol`, `other`) and
-//!   `error` (the message) are `null` unless something failed;
+//!   `decode`, `bad_redirect`, `too_many_redirects`, `protocol`, `blocked`,
+//!   `proxy`, `other`) and `error` (the message) are `null` unless something failed;
 //! - `retries` is `attempts - 1`; `links_found`/`links_new` count links on the page
 //!   and those new to the crawl;
 //! - `items` (only when extraction rules matched the page): how many `item` lines
@@ -41,6 +41,8 @@
 //! `{"type":"item","url":…,"fetched_at":…,"rule_set":…,"index":…,"fields":{…}}`,
 //! `fetched_at` when the page's exchange started (RFC 3339), `index` the record's
 //! position among its rule set's records on the page, `fields` in rule order.
+//! - `proxy` (only when a proxy served the response): the proxy, credentials
+//!   removed (`http://proxy1:3128`).
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
@@ -105,6 +107,9 @@ struct PageLine<'a> {
     /// Present only when extraction failed somewhere on the page.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     extract_errors: &'a [crate::items::ExtractFailure],
+    /// The proxy that served it (credentials removed); present only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    proxy: Option<&'a str>,
 }
 
 /// An `item` line.
@@ -414,6 +419,7 @@ fn to_line(
                 truncated: r.truncated,
                 items: items.map(|i| i.records.len()),
                 extract_errors: items.map_or(&[], |i| &i.errors),
+                proxy: r.proxy.as_deref(),
             },
         )?;
     }

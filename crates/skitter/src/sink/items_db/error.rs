@@ -3,7 +3,7 @@
 
 /// The items database could not be opened, prepared or written.
 ///
-/// Every variant names the target as [`redact`] shows it. `Display` says what
+/// Every variant names the target as `redact` shows it. `Display` says what
 /// failed; the database's own error is the [`std::error::Error::source`].
 #[derive(Debug, thiserror::Error)]
 pub enum ItemsDbError {

@@ -1,0 +1,128 @@
+//! [`FetchConfig`]: every setting that shapes how requests are made, with
+//! its defaults, and a `Debug` form that leaves secrets out.
+
+use std::time::Duration;
+
+use super::{PrivateAccess, ProxyBench, Rotation, head, proxy_pool};
+
+/// Everything that shapes how requests are made. Defaults are documented per field.
+/// Its `Debug` output leaves out header values and proxy credentials.
+#[derive(Clone)]
+pub struct FetchConfig {
+    /// `User-Agent` header (default `skitter/<version>`).
+    pub user_agent: String,
+    /// Time allowed to open a connection, TLS included (default 10 s).
+    pub connect_timeout: Duration,
+    /// Longest silence while waiting for response bytes (default 30 s).
+    pub read_timeout: Duration,
+    /// Whole-attempt limit, body included (default 120 s).
+    pub total_timeout: Duration,
+    /// Bodies are read up to this many bytes and the rest cut off (the response
+    /// is then marked truncated); decoded bodies are capped at the same size
+    /// (default 10 MiB).
+    pub max_body_size: u64,
+    /// Speak only HTTP/1.1 (default false: HTTP/2 when the server offers it by ALPN).
+    pub http1_only: bool,
+    /// Accept invalid TLS certificates (default false).
+    pub insecure: bool,
+    /// A proxy for all requests (`http://`, `https://`, `socks5://`);
+    /// ignored when [`FetchConfig::proxy_list`] is not empty.
+    pub proxy: Option<String>,
+    /// A pool of proxies requests rotate over (see [`proxy_pool`]); empty by
+    /// default. Each request goes through one of them; one that fails is
+    /// benched and the request fails as [`ErrorKind::Proxy`](crate::outcome::ErrorKind::Proxy),
+    /// to be retried on another.
+    pub proxy_list: Vec<String>,
+    /// How requests are spread over [`FetchConfig::proxy_list`] (default round-robin).
+    pub proxy_rotation: Rotation,
+    /// How long a failing proxy of the pool is benched (default 1 s doubling to 60 s).
+    pub proxy_bench: ProxyBench,
+    /// Keep a cookie jar for the crawl (default false).
+    pub cookies: bool,
+    /// Extra headers, sent only with requests the caller says are in scope
+    /// (see [`Fetcher::get`](super::Fetcher::get) and [`Fetcher::get_from`](super::Fetcher::get_from)).
+    pub headers: Vec<(String, String)>,
+    /// Send [`FetchConfig::headers`] with every request, out-of-scope redirect
+    /// targets included (default false).
+    pub headers_everywhere: bool,
+    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values in
+    /// archived request heads (default false: they read `[redacted]`).
+    pub keep_credentials: bool,
+    /// Who may reach loopback and private addresses (default
+    /// [`PrivateAccess::Named`]). Link-local and metadata addresses are never
+    /// reached (see [`address`](super::address)).
+    pub private_access: PrivateAccess,
+    /// The hosts the user named (a crawl's root hosts, lowercase): with
+    /// [`PrivateAccess::Named`], requests to them may reach private addresses.
+    pub named_hosts: Vec<String>,
+    /// Credentials a root URL carried (`http://user:pass@host/`), as `(host:port,
+    /// "user:pass")`: sent as HTTP Basic `Authorization` with requests to that
+    /// host and port only (unless a `--header` sets `Authorization` itself),
+    /// and never kept in a URL, so no report, output or log can print them.
+    pub site_credentials: Vec<(String, String)>,
+    /// How names are resolved (name servers, fixed answers, lookups in flight).
+    pub dns: crate::dns::DnsConfig,
+}
+
+impl std::fmt::Debug for FetchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, _)| (name.as_str(), head::REDACTED))
+            .collect();
+        f.debug_struct("FetchConfig")
+            .field("user_agent", &self.user_agent)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("total_timeout", &self.total_timeout)
+            .field("max_body_size", &self.max_body_size)
+            .field("http1_only", &self.http1_only)
+            .field("insecure", &self.insecure)
+            .field("proxy", &self.proxy.as_deref().map(head::redact_proxy))
+            .field(
+                "proxy_list",
+                &self
+                    .proxy_list
+                    .iter()
+                    .map(|p| proxy_pool::shown_proxy(p))
+                    .collect::<Vec<_>>(),
+            )
+            .field("proxy_rotation", &self.proxy_rotation)
+            .field("proxy_bench", &self.proxy_bench)
+            .field("cookies", &self.cookies)
+            .field("headers", &headers)
+            .field("headers_everywhere", &self.headers_everywhere)
+            .field("keep_credentials", &self.keep_credentials)
+            .field("private_access", &self.private_access)
+            .field("named_hosts", &self.named_hosts)
+            .field("dns", &self.dns)
+            .finish()
+    }
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            user_agent: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+            total_timeout: Duration::from_secs(120),
+            max_body_size: 10 * 1024 * 1024,
+            http1_only: false,
+            insecure: false,
+            proxy: None,
+            proxy_list: Vec::new(),
+            proxy_rotation: Rotation::default(),
+            proxy_bench: ProxyBench::default(),
+            cookies: false,
+            headers: Vec::new(),
+            headers_everywhere: false,
+            keep_credentials: false,
+            private_access: PrivateAccess::Named,
+            named_hosts: Vec::new(),
+            site_credentials: Vec::new(),
+            dns: crate::dns::DnsConfig::default(),
+        }
+    }
+}
