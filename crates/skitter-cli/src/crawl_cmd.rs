@@ -409,6 +409,11 @@ pub async fn run(
     let mut args = args;
     args.request.load_proxy_list()?;
     let mut builder = args.builder()?;
+    if let Some(items) =
+        crate::output::items_sink(args.outputs.items.as_deref(), &args.extract).await?
+    {
+        builder = builder.sink(Box::new(items));
+    }
     let mut timeline = None;
     if args.report_html.is_some() {
         let (sink, handle) = TimelineSink::new();

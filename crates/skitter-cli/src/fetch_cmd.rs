@@ -73,6 +73,10 @@ pub struct FetchArgs {
     /// Archive every request and response to a WARC file (.gz: compressed).
     #[arg(long, value_name = "FILE")]
     pub warc: Option<PathBuf>,
+    /// Store the items of --extract/--field in a database (a SQLite file or a
+    /// `postgres://` URL), as `crawl` does.
+    #[arg(long = "items", value_name = "DB")]
+    pub items_db: Option<String>,
     /// No progress bar (it is also off when stderr is not a terminal, and with -q).
     #[arg(long)]
     pub no_progress: bool,
@@ -190,8 +194,11 @@ pub async fn run(
     let items = args.items().await?;
     let show_bar = !args.no_progress && !quiet && std::io::stderr().is_terminal();
     let bar = progress_bar(show_bar, args.known_total());
-    let fetcher = args
-        .builder()?
+    let mut builder = args.builder()?;
+    if let Some(db) = crate::output::items_sink(args.items_db.as_deref(), &args.extract).await? {
+        builder = builder.sink(Box::new(db));
+    }
+    let fetcher = builder
         .on_item(observer(bar.clone(), verbose > 0))
         .build()?;
     let summary = fetcher.run(items, cancel).await;

@@ -75,3 +75,21 @@ pub fn print_report_to(
         other => other.context("cannot write the report"),
     }
 }
+
+/// The database sink `--items DB` asks for, with a table per rule set of the
+/// extraction flags; `None` without `--items`. Async: a PostgreSQL target is
+/// connected to (and its tables made) before the crawl starts, so a wrong
+/// URL or password stops it at once.
+pub async fn items_sink(
+    target: Option<&str>,
+    extract: &crate::extract_flags::ExtractFlags,
+) -> anyhow::Result<Option<skitter::sink::ItemsDbSink>> {
+    let Some(target) = target else {
+        return Ok(None);
+    };
+    let rules = extract
+        .rules()?
+        .context("--items stores extracted items: give --extract FILE or --field NAME=SPEC")?;
+    let sink = skitter::sink::ItemsDbSink::open(target, rules.schemas()).await?;
+    Ok(Some(sink))
+}

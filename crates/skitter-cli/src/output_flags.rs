@@ -37,6 +37,12 @@ pub struct OutputFlags {
     /// Write one JSON object per URL to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<String>,
+    /// Store the items of --extract/--field in a database: a SQLite file, or
+    /// `postgres://user:pass@host/db` (a table per rule set; see the README's
+    /// "Database of items"). Workers of a shared crawl may all name one.
+    #[arg(long, value_name = "DB")]
+    #[serde(default)]
+    pub items: Option<String>,
 }
 
 impl OutputFlags {

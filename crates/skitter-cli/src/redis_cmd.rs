@@ -257,8 +257,13 @@ async fn crawl(
     // The frontier counts --max-pages for the whole crawl (claim script).
     let max_pages = args.max_pages.take();
     let shared: Arc<dyn Frontier> = frontier.clone();
-    let crawler = args
-        .builder_on(Some(shared))?
+    let mut builder = args.builder_on(Some(shared))?;
+    if let Some(items) =
+        crate::output::items_sink(args.outputs.items.as_deref(), &args.extract).await?
+    {
+        builder = builder.sink(Box::new(items));
+    }
+    let crawler = builder
         .robots_store(frontier.clone())
         .sink(Box::new(RedisStatsSink::new(frontier.clone())))
         .build()?;

@@ -5,7 +5,7 @@
 //! exactly once, that every WARC file passes `warcio check` and `fastwarc check`
 //! and together they archive every page, and that the JSONL is valid line by line
 //! and has every URL exactly once, and each HTML page's extracted item exactly
-//! once, right after its page line.
+//! once, right after its page line — and once in the --items database.
 
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
@@ -27,6 +27,8 @@ fn crawl(url: &str, dir: &std::path::Path) -> Command {
         .arg(dir.join("crawl.jsonl"))
         .arg("--warc")
         .arg(dir.join("crawl.warc.gz"))
+        .arg("--items")
+        .arg(dir.join("items.db"))
         .args([
             "--field",
             "title=css:title",
@@ -155,6 +157,31 @@ async fn survives_sigkill_at_random_moments() {
     );
 
     check_warcs(dir.path(), &distinct);
+
+    // The database has each HTML page's item once, whatever the kills: a page
+    // fetched again replaced its rows.
+    let db = rusqlite::Connection::open(dir.path().join("items.db")).unwrap();
+    let (rows, pages): (u64, u64) = db
+        .query_row(
+            "SELECT COUNT(*), COUNT(DISTINCT page_url) FROM items",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((rows, pages), (html, html), "one row per HTML page");
+    let mut titles = db.prepare("SELECT page_url, title FROM items").unwrap();
+    let mut rows = titles.query([]).unwrap();
+    while let Some(row) = rows.next().unwrap() {
+        let (url, title): (String, Option<String>) = (row.get(0).unwrap(), row.get(1).unwrap());
+        assert!(
+            distinct.contains(url.as_str()),
+            "{url} is not a crawled URL"
+        );
+        assert!(
+            title.is_some_and(|t| t.starts_with("Page") || !t.is_empty()),
+            "{url}"
+        );
+    }
 }
 
 /// Every WARC file the runs wrote passes both validators, and together they
