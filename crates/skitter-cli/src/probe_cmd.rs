@@ -11,11 +11,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt, future, stream};
+use skitter::bulk::input::{Line, read_line_capped};
 use skitter::probe::{
     DEFAULT_CONCURRENCY, DEFAULT_RETRIES, FailureKind, NameError, ProbeOutcome, ProbeResult,
     Prober, RecordData, RecordType, parse_name,
 };
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, BufReader};
 use tokio_util::sync::CancellationToken;
 
 /// Exit status when every name resolved.
@@ -253,10 +254,13 @@ fn lines(
             loop {
                 number += 1;
                 let origin = format!("{label}:{number}");
-                match read_capped_line(&mut reader, &mut buf).await {
-                    Ok(false) => return None,
+                buf.clear();
+                // A line over the cap keeps its first part, which no name
+                // check passes: it is reported as malformed, never fatal.
+                match read_line_capped(&mut reader, &mut buf, MAX_LINE).await {
+                    Ok(Line::End) => return None,
                     Err(error) => return Some((InputLine::ReadError { origin, error }, None)),
-                    Ok(true) => {}
+                    Ok(Line::Read | Line::TooLong) => {}
                 }
                 let Ok(text) = std::str::from_utf8(&buf) else {
                     let text = String::from_utf8_lossy(&buf).trim().to_owned();
@@ -289,34 +293,6 @@ fn check(origin: String, text: String) -> InputLine {
             text,
             error,
         },
-    }
-}
-
-/// Reads one line into `buf` (without its line break), keeping at most
-/// [`MAX_LINE`] bytes of it. Returns `false` at end of input.
-async fn read_capped_line(
-    reader: &mut (impl AsyncBufRead + Unpin),
-    buf: &mut Vec<u8>,
-) -> io::Result<bool> {
-    buf.clear();
-    let mut seen_any = false;
-    loop {
-        let chunk = reader.fill_buf().await?;
-        if chunk.is_empty() {
-            return Ok(seen_any);
-        }
-        seen_any = true;
-        let newline = chunk.iter().position(|b| *b == b'\n');
-        let used = newline.map_or(chunk.len(), |i| i + 1);
-        let keep = used.min(MAX_LINE.saturating_sub(buf.len()));
-        buf.extend_from_slice(&chunk[..keep]);
-        reader.consume(used);
-        if newline.is_some() {
-            while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                buf.pop();
-            }
-            return Ok(true);
-        }
     }
 }
 

@@ -112,7 +112,7 @@ fn classify_code(code: ResponseCode) -> Failure {
     match code {
         ResponseCode::ServFail => Failure::ServFail,
         ResponseCode::Refused => Failure::Refused,
-        other => Failure::Other(format!("the name server answered {}", other.to_str())),
+        other => Failure::Other(format!("server answered {}", other.to_str())),
     }
 }
 

@@ -172,15 +172,22 @@ impl<R: AsyncBufRead + Unpin> LineState<R> {
     }
 }
 
-enum Line {
+/// What [`read_line_capped`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// A whole line.
     Read,
+    /// A line longer than the cap: its first part is kept, the rest dropped.
     TooLong,
+    /// The end of the input.
     End,
 }
 
 /// Reads one line (without its `\n` or `\r\n`) into `out`, keeping at most `cap`
-/// bytes; the rest of an over-long line is consumed and dropped.
-async fn read_line_capped<R: AsyncBufRead + Unpin>(
+/// bytes; the rest of an over-long line is consumed and dropped, so a line
+/// without an end can never fill memory. The one line reader of every list
+/// skitter reads (fetch inputs, probe names).
+pub async fn read_line_capped<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     out: &mut Vec<u8>,
     cap: usize,
