@@ -5,7 +5,6 @@
 //! Links are offered before the lease is completed, so a crash in between can only
 //! cause a refetch, never a lost link.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -13,17 +12,20 @@ use url::Url;
 
 use crate::body::{BodyJob, Doc, ItemsJob};
 use crate::ctx::Ctx;
-use crate::discovery::MAX_INDEX_ENTRIES;
-use crate::extract::{self, ExtractMode, Link, LinkKind};
+use crate::extract;
 use crate::fetch::redirect;
-use crate::fetch::{self, Keep, Response};
+use crate::fetch::{Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
-use crate::gate::Admission;
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::retry::{self, AttemptResult, Verdict};
 use crate::robots::RobotsSource;
 use crate::sink::Page;
-use crate::sitemap::{self, SitemapKind};
+
+mod links;
+mod sitemaps;
+
+use links::{handle_redirect, offer_links};
+use sitemaps::{handle_sitemap, offer_sitemaps};
 
 /// Where one claim ends.
 enum Step {
@@ -385,7 +387,15 @@ async fn handle_response(
         record.num_new_urls = new;
         return Handled::default();
     }
-    let mut links = header_links(ctx, resp, &req.url);
+    let mut links = extract::header_links(
+        resp.header("refresh"),
+        resp.headers
+            .get_all("link")
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+        &req.url,
+        ctx.config.extract_mode,
+    );
     let mut handled = Handled::default();
     record.kind = OutcomeKind::Other;
     record.truncated = resp.truncated;
@@ -441,193 +451,6 @@ async fn handle_response(
     record.num_urls = found;
     record.num_new_urls = new;
     handled
-}
-
-/// Links carried by headers: `Refresh` always (it is navigation), `Link` with
-/// resources on.
-fn header_links(ctx: &Ctx, resp: &Response, base: &Url) -> Vec<Link> {
-    let mut raws: Vec<(String, LinkKind)> = Vec::new();
-    if let Some(target) = resp.header("refresh").and_then(extract::refresh_target) {
-        raws.push((target, LinkKind::Navigation));
-    }
-    if ctx.config.extract_mode == ExtractMode::Resources {
-        for value in resp.headers.get_all("link") {
-            if let Ok(v) = value.to_str() {
-                raws.extend(
-                    extract::link_header_targets(v)
-                        .into_iter()
-                        .map(|t| (t, LinkKind::Resource)),
-                );
-            }
-        }
-    }
-    raws.into_iter()
-        .map(|(raw, kind)| Link {
-            url: base.join(raw.trim()).map_err(|e| e.to_string()),
-            raw,
-            kind,
-            element: "header",
-            attr: if kind == LinkKind::Navigation {
-                "refresh"
-            } else {
-                "link"
-            },
-        })
-        .collect()
-}
-
-/// Gates the page's links and offers the admitted ones; returns (distinct admitted
-/// links, how many of them were new to the crawl).
-async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usize) {
-    let depth = req.depth + 1;
-    let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
-    let mut distinct: HashSet<Url> = HashSet::with_capacity(links.len());
-    for (i, link) in links.into_iter().enumerate() {
-        if i % YIELD_EVERY == YIELD_EVERY - 1 {
-            // A page of a million links must not hold this thread's timers and
-            // sockets for the whole pass.
-            tokio::task::yield_now().await;
-        }
-        match ctx.gate.admit(&ctx.traps, link.url, depth) {
-            Admission::Admit(url) => {
-                if distinct.insert(url.clone()) {
-                    admitted.push(url);
-                }
-            }
-            Admission::Skip(reason) => ctx.link_skips.count(reason),
-        }
-    }
-    let found = admitted.len();
-    let requests = admitted
-        .into_iter()
-        .map(|url| Request {
-            url,
-            depth,
-            redirects_left: ctx.config.max_redirect,
-            parent: Some(req.url.clone()),
-        })
-        .collect();
-    (found, ctx.offer(requests).await)
-}
-
-/// Parses a sitemap and queues what it lists: more sitemaps for an index, pages
-/// otherwise (only at or below the sitemap's directory unless robots.txt named it).
-async fn handle_sitemap(
-    ctx: &Ctx,
-    req: &Request,
-    resp: &Response,
-    trusted: bool,
-) -> (usize, usize) {
-    let Some(raw) = resp.body.clone() else {
-        return (0, 0);
-    };
-    let encoding = resp.header("content-encoding").map(str::to_owned);
-    let (max, cut) = (ctx.config.fetch.max_body_size, resp.truncated);
-    let parsed = ctx
-        .cpu
-        .run(move || {
-            let body = fetch::decode::decode_prefix(encoding.as_deref(), &raw, max, cut)
-                .map_or(raw.to_vec(), |d| d.body.into_owned());
-            sitemap::parse_sitemap(&body)
-        })
-        .await;
-    let sitemap = match parsed {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::debug!(url = %req.url, error = %e, "not a usable sitemap");
-            return (0, 0);
-        }
-    };
-    let targets = sitemap
-        .urls
-        .iter()
-        .filter_map(|raw| req.url.join(raw.trim()).ok());
-    if sitemap.kind == SitemapKind::Index {
-        let children: Vec<Url> = targets.take(MAX_INDEX_ENTRIES).collect();
-        let found = children.len();
-        return (found, offer_child_sitemaps(ctx, req, children).await);
-    }
-    let links = targets
-        .filter(|t| sitemap::sitemap_allows(&req.url, t, trusted))
-        .map(|url| Link {
-            raw: url.to_string(),
-            url: Ok(url),
-            kind: LinkKind::Anchor,
-            element: "sitemap",
-            attr: "loc",
-        })
-        .collect();
-    offer_links(ctx, req, links).await
-}
-
-/// Queues the sitemaps an index lists: registered only once the gate admits
-/// them, and only within the registry's nesting and count limits.
-async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
-    let mut requests = Vec::new();
-    for url in urls {
-        let reason = match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
-            Admission::Admit(url) if ctx.sitemaps.register_child(&req.url, url.clone()) => {
-                requests.push(Request {
-                    url,
-                    depth: req.depth,
-                    redirects_left: ctx.config.max_redirect,
-                    parent: Some(req.url.clone()),
-                });
-                continue;
-            }
-            Admission::Admit(_) => SkipReason::Limit,
-            Admission::Skip(reason) => reason,
-        };
-        ctx.link_skips.count(reason);
-    }
-    ctx.offer(requests).await
-}
-
-/// Queues sitemap URLs (already registered) at the page's own depth.
-async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
-    let mut requests = Vec::new();
-    for url in urls {
-        match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
-            Admission::Admit(url) => requests.push(Request {
-                url,
-                depth: req.depth,
-                redirects_left: ctx.config.max_redirect,
-                parent: Some(req.url.clone()),
-            }),
-            Admission::Skip(reason) => ctx.link_skips.count(reason),
-        }
-    }
-    ctx.offer(requests).await
-}
-
-async fn handle_redirect(ctx: &Ctx, req: &Request, resp: &Response, record: &mut PageRecord) {
-    let target = match redirect::target(resp, &req.url) {
-        Ok(t) => t,
-        Err(failure) => {
-            record.kind = OutcomeKind::HttpError;
-            record.error = Some(failure);
-            return;
-        }
-    };
-    record.kind = OutcomeKind::Redirect;
-    record.next_url = Some(target.clone());
-    if req.redirects_left == 0 {
-        record.error = Some(redirect::too_many(ctx.config.max_redirect));
-        return;
-    }
-    record.num_urls = 1;
-    match ctx.gate.admit(&ctx.traps, Ok(target), req.depth) {
-        Admission::Admit(url) => {
-            let next = Request {
-                url,
-                depth: req.depth,
-                redirects_left: req.redirects_left - 1,
-                parent: Some(req.url.clone()),
-            };
-            record.num_new_urls = ctx.offer(vec![next]).await;
-        }
-        Admission::Skip(reason) => ctx.link_skips.count(reason),
-    }
 }
 
 #[cfg(test)]

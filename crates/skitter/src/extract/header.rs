@@ -4,6 +4,10 @@
 //! `Location` needs no parsing beyond URL resolution, so it has no function
 //! here: the caller resolves it against the request URL.
 
+use url::Url;
+
+use super::{ExtractMode, Link, LinkKind};
+
 /// Returns the target URL of a refresh value such as `5; url=/next`, as
 /// written (unresolved), or `None` when the value only reloads the page
 /// (`"30"`) or is malformed (no leading delay).
@@ -110,6 +114,42 @@ fn is_connection_hint(params: &str) -> bool {
 
 fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\x0C' | '\r')
+}
+
+/// The links a response's headers carry: `Refresh` always (it is navigation),
+/// `Link` targets in resources mode, resolved against `base`.
+pub fn header_links<'a>(
+    refresh: Option<&str>,
+    link_values: impl Iterator<Item = &'a str>,
+    base: &Url,
+    mode: ExtractMode,
+) -> Vec<Link> {
+    let mut raws: Vec<(String, LinkKind)> = Vec::new();
+    if let Some(target) = refresh.and_then(refresh_target) {
+        raws.push((target, LinkKind::Navigation));
+    }
+    if mode == ExtractMode::Resources {
+        for v in link_values {
+            raws.extend(
+                link_header_targets(v)
+                    .into_iter()
+                    .map(|t| (t, LinkKind::Resource)),
+            );
+        }
+    }
+    raws.into_iter()
+        .map(|(raw, kind)| Link {
+            url: base.join(raw.trim()).map_err(|e| e.to_string()),
+            raw,
+            kind,
+            element: "header",
+            attr: if kind == LinkKind::Navigation {
+                "refresh"
+            } else {
+                "link"
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]
