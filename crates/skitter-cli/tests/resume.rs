@@ -143,6 +143,8 @@ async fn survives_sigkill_at_random_moments() {
     }
     assert_eq!(announced, 0);
     let html = report["counters"]["html"].as_u64().unwrap();
+    // The report's item count covers every run, not only the last.
+    assert_eq!(report["counters"]["items"].as_u64(), Some(html));
     assert_eq!(
         items.len() as u64,
         html,

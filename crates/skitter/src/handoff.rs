@@ -64,14 +64,10 @@ pub(crate) async fn drive_sinks(
                 continue;
             }
         };
-        {
-            let mut tally = tally.lock().unwrap_or_else(|e| e.into_inner());
-            tally.add(&handoff.page.record);
-            if let Some(items) = &handoff.page.items {
-                tally.bump("items", items.records.len() as u64);
-                tally.bump("extract_errors", u64::from(!items.errors.is_empty()));
-            }
-        }
+        tally
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(&handoff.page.record);
         if !healthy {
             continue;
         }

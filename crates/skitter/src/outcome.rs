@@ -213,6 +213,18 @@ pub struct PageRecord {
     /// (`http://proxy1:3128`); absent when the request went direct.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<String>,
+    /// Records the extraction rules found on the page (see [`crate::items`]).
+    /// Kept in the record, so the report's `items` counter covers every run
+    /// of a resumed crawl and every worker of a shared one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub items: u64,
+    /// Some extraction rule failed on the page (`extract_errors` counter).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub extract_failed: bool,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PageRecord {
@@ -244,6 +256,8 @@ impl PageRecord {
             kind: OutcomeKind::Skipped,
             skip: Some(reason),
             truncated: false,
+            items: 0,
+            extract_failed: false,
             proxy: None,
         }
     }

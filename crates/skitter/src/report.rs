@@ -296,6 +296,12 @@ fn url_line(p: &PageRecord) -> String {
 /// The counters one record adds to, per the baseline's rules.
 fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
     let mut keys = Vec::with_capacity(3);
+    if p.items > 0 {
+        keys.push(("items".into(), p.items));
+    }
+    if p.extract_failed {
+        keys.push(("extract_errors".into(), 1));
+    }
     match p.kind {
         OutcomeKind::Failed => {
             keys.push(("fail".into(), 1));

@@ -200,6 +200,10 @@ async fn outcome(
             let fetched_at = exchange.as_ref().map_or(started_at, |x| x.started);
             let handled = handle_response(ctx, req, &resp, &mut record, fetched_at).await;
             items = handled.items;
+            if let Some(found) = &items {
+                record.items = found.records.len() as u64;
+                record.extract_failed = !found.errors.is_empty();
+            }
             exchange.map(|mut x| {
                 x.decoded_body = handled.decoded;
                 x

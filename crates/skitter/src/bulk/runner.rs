@@ -217,6 +217,10 @@ async fn follow(
                 report.outcome = outcome;
                 if let Outcome::Ok { .. } = &report.outcome {
                     hop.page.items = extract(ctx, &hop, &current).await;
+                    if let Some(found) = &hop.page.items {
+                        hop.page.record.items = found.records.len() as u64;
+                        hop.page.record.extract_failed = !found.errors.is_empty();
+                    }
                 }
                 if let (Outcome::Ok { .. }, Some(path)) = (&report.outcome, &target) {
                     match save_body(ctx, &mut hop, path.clone()).await {
