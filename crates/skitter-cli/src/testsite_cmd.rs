@@ -61,6 +61,19 @@ pub struct TestsiteArgs {
     /// Where --proxies writes its list (one proxy URL a line).
     #[arg(long, value_name = "FILE")]
     pub proxy_list_out: Option<std::path::PathBuf>,
+    /// Serve N name-based virtual hosts `h0.DOMAIN` … `h{N-1}.DOMAIN`, each a
+    /// site of --pages pages that also links to other hosts (a power law), and
+    /// start a DNS server on loopback answering every name with 127.0.0.1.
+    /// Prints `dns IP:PORT` and the first host's URL after the origin, for
+    /// `skitter crawl --span-hosts --dns-server IP:PORT URL`.
+    #[arg(long, value_name = "N")]
+    pub vhosts: Option<usize>,
+    /// The domain of --vhosts.
+    #[arg(long, default_value = "sites.test", value_name = "DOMAIN")]
+    pub vhost_domain: String,
+    /// Links to other hosts per page with --vhosts (besides the next host).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub cross_links: usize,
 }
 
 /// How many test proxies of each kind `--proxies` starts.
@@ -154,6 +167,11 @@ impl TestsiteArgs {
             traps: self.traps,
             gzip: self.gzip,
             faults: self.faults.clone().unwrap_or_default(),
+            vhosts: self.vhosts.map(|hosts| skitter_testsite::VirtualHosts {
+                domain: self.vhost_domain.to_ascii_lowercase(),
+                hosts,
+                cross_links: self.cross_links,
+            }),
             ..SiteConfig::default()
         }
     }
@@ -166,6 +184,20 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
     let addr = listener.local_addr()?;
     println!("http://{addr}/");
+    let _dns = match args.vhosts {
+        Some(_) => {
+            use skitter_testsite::dns::{Record, Reply, Responder};
+            let dns = Responder::builder()
+                .fallback(Reply::Records(vec![Record::A(Ipv4Addr::LOCALHOST)]))
+                .bind()
+                .await
+                .context("cannot start the test DNS server")?;
+            println!("dns {}", dns.addr());
+            println!("http://h0.{}:{}/", args.vhost_domain, addr.port());
+            Some(dns)
+        }
+        None => None,
+    };
     let _proxies = match (args.proxies, &args.proxy_list_out) {
         (Some(fleet), Some(out)) => start_fleet(fleet, args.proxy_slow, out)?,
         _ => Vec::new(),

@@ -37,6 +37,65 @@ pub struct SiteConfig {
     pub record_starts: bool,
     /// Fault modes: failing URLs, robots.txt outages, rate limits, outages.
     pub faults: crate::Faults,
+    /// Name-based virtual hosts: many sites behind one port (see
+    /// [`VirtualHosts`]); `None` serves one site whatever the `Host`.
+    pub vhosts: Option<VirtualHosts>,
+}
+
+/// Many sites behind one listener, told apart by the request's `Host`:
+/// `h0.DOMAIN` … `h{hosts-1}.DOMAIN` each serve the generated site (`/` and
+/// `/p/0` … of [`SiteConfig::pages`] pages), and every page also links to
+/// other hosts: the next host's `/` (so a crawl from `h0` can reach them all)
+/// and [`VirtualHosts::cross_links`] more, picked by a power law so a few
+/// hosts are linked from everywhere and most from few places, as on the web.
+/// Requests counted per host: [`crate::Stats::requests`] takes `h3.DOMAIN/p/1`.
+/// Names resolve through a DNS server that answers every name with
+/// `127.0.0.1` (see [`crate::dns`]), or `--resolve` rules.
+#[derive(Clone, Debug)]
+pub struct VirtualHosts {
+    /// The domain the hosts are under (e.g. `sites.test`).
+    pub domain: String,
+    /// How many hosts.
+    pub hosts: usize,
+    /// Links to other hosts per page, besides the next host's root.
+    pub cross_links: usize,
+}
+
+impl VirtualHosts {
+    /// The name of host `k`.
+    pub fn host(&self, k: usize) -> String {
+        format!("h{k}.{}", self.domain)
+    }
+
+    /// Which host a `Host` header (port and case aside) names, if one of ours.
+    pub(crate) fn index_of(&self, host_header: &str) -> Option<usize> {
+        let name = host_header.rsplit_once(':').map_or(host_header, |(n, _)| n);
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        let label = name.strip_suffix(&format!(".{}", self.domain.to_ascii_lowercase()))?;
+        let k: usize = label.strip_prefix('h')?.parse().ok()?;
+        (k < self.hosts && label == format!("h{k}")).then_some(k)
+    }
+
+    /// The other hosts page `page` (0 for `/`, i+1 for `/p/i`) of host `k`
+    /// links to: the next host, then a power-law pick per cross link.
+    pub(crate) fn targets(&self, k: usize, page: usize) -> Vec<usize> {
+        if self.hosts < 2 {
+            return Vec::new();
+        }
+        let mut out = vec![(k + 1) % self.hosts];
+        for n in 0..self.cross_links {
+            // A fixed hash, so every run links the same way; squaring the
+            // uniform value skews the pick to low-numbered (popular) hosts.
+            let mut x = (k as u64) << 40 ^ (page as u64) << 12 ^ n as u64;
+            x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            x ^= x >> 29;
+            x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            x ^= x >> 32;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            out.push(((u * u) * self.hosts as f64) as usize % self.hosts);
+        }
+        out
+    }
 }
 
 impl Default for SiteConfig {
@@ -54,6 +113,7 @@ impl Default for SiteConfig {
             traps: false,
             record_starts: false,
             faults: crate::Faults::default(),
+            vhosts: None,
         }
     }
 }
@@ -62,7 +122,17 @@ impl SiteConfig {
     /// The paths a complete crawl from `/` must fetch on the generated site:
     /// `/` and every `/p/{i}` (specials, traps and extra links excluded).
     pub fn page_paths(&self) -> Vec<String> {
-        page_paths(self.pages)
+        match &self.vhosts {
+            None => page_paths(self.pages),
+            Some(v) => (0..v.hosts)
+                .flat_map(|k| {
+                    let host = v.host(k);
+                    page_paths(self.pages)
+                        .into_iter()
+                        .map(move |p| format!("{host}{p}"))
+                })
+                .collect(),
+        }
     }
 
     /// A copy with [`ORIGIN_PLACEHOLDER`] replaced by `origin` everywhere.
@@ -85,4 +155,55 @@ pub(crate) fn page_paths(pages: usize) -> Vec<String> {
     std::iter::once("/".to_string())
         .chain((0..pages).map(|i| format!("/p/{i}")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sites(hosts: usize) -> VirtualHosts {
+        VirtualHosts {
+            domain: "sites.test".into(),
+            hosts,
+            cross_links: 3,
+        }
+    }
+
+    #[test]
+    fn host_names_are_recognised_with_or_without_port() {
+        let v = sites(10);
+        assert_eq!(v.index_of("h3.sites.test:8080"), Some(3));
+        assert_eq!(v.index_of("H9.Sites.Test."), Some(9));
+        for other in [
+            "h10.sites.test",
+            "h03.sites.test",
+            "x.sites.test",
+            "h1.other.test",
+            "127.0.0.1:80",
+        ] {
+            assert_eq!(v.index_of(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn links_chain_every_host_and_favour_a_few() {
+        let v = sites(1000);
+        let mut linked = vec![0u32; 1000];
+        for k in 0..1000 {
+            let t = v.targets(k, 0);
+            assert_eq!(t[0], (k + 1) % 1000, "the chain reaches every host");
+            assert_eq!(t.len(), 4);
+            for page in 0..10 {
+                for &h in &v.targets(k, page)[1..] {
+                    linked[h] += 1;
+                }
+            }
+        }
+        // The first tenth of hosts gets about a third of the cross links
+        // (a power law: P(pick < x) = sqrt(x)), far more than a tenth.
+        let top: u32 = linked[..100].iter().sum();
+        let all: u32 = linked.iter().sum();
+        assert!(top * 4 > all, "{top} of {all}");
+        assert_eq!(v.targets(7, 3), v.targets(7, 3), "deterministic");
+    }
 }

@@ -48,7 +48,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use config::{ORIGIN_PLACEHOLDER, SiteConfig};
+pub use config::{ORIGIN_PLACEHOLDER, SiteConfig, VirtualHosts};
 pub use fault::Faults;
 pub use proxy::{ProxyMode, TestProxy, dead_proxy_url};
 pub use server::serve;
@@ -115,7 +115,7 @@ impl RunningSite {
 
     /// A snapshot of the request counters.
     pub fn stats(&self) -> Stats {
-        self.site.counters.snapshot(self.site.config.pages)
+        self.site.counters.snapshot(&self.site.config)
     }
 
     /// Stops accepting, ends hanging and stalled responses, closes every

@@ -40,15 +40,33 @@ pub(crate) struct Site {
     pub(crate) shutdown: CancellationToken,
 }
 
+impl Site {
+    /// The port the site listens on (from its origin).
+    fn origin_port(&self) -> u16 {
+        self.origin
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse().ok())
+            .unwrap_or(80)
+    }
+}
+
 /// Serves one request.
 pub(crate) async fn handle(
     site: Arc<Site>,
     req: Request<Incoming>,
 ) -> Result<Response<SiteBody>, Aborted> {
     let uri = req.uri();
-    let (count, in_flight) = site
-        .counters
-        .arrive(uri.path_and_query().map_or("/", |pq| pq.as_str()));
+    let vhost = site.config.vhosts.as_ref().and_then(|v| {
+        let host = req.headers().get(hyper::header::HOST)?.to_str().ok()?;
+        Some((v, v.index_of(host)?))
+    });
+    let path_and_query = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let (count, in_flight) = match vhost {
+        Some((v, k)) => site
+            .counters
+            .arrive(&format!("{}{path_and_query}", v.host(k))),
+        None => site.counters.arrive(path_and_query),
+    };
     if !site.config.latency.is_zero() {
         tokio::select! {
             () = tokio::time::sleep(site.config.latency) => {}
@@ -62,6 +80,9 @@ pub(crate) async fn handle(
         "/hang" => hang(&site.shutdown).await?,
         path => route(&site, path, uri.query(), count),
     };
+    if let Some((v, k)) = vhost {
+        link_hosts(&mut resp, v, k, uri.path(), site.origin_port());
+    }
     if site.config.gzip {
         gzip(&mut resp, req.headers());
     }
@@ -120,6 +141,39 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
         },
     };
     found.unwrap_or_else(|| reply(StatusCode::NOT_FOUND, Some(HTML), "<h1>Not found</h1>"))
+}
+
+/// Adds the links to other virtual hosts to a generated page of host `k`.
+fn link_hosts(
+    resp: &mut Response<SiteBody>,
+    v: &crate::config::VirtualHosts,
+    k: usize,
+    path: &str,
+    port: u16,
+) {
+    let page = match path {
+        "/" => 0,
+        p => match p.strip_prefix("/p/").and_then(page_index) {
+            Some(i) => i + 1,
+            None => return,
+        },
+    };
+    let Some(html) = resp.body().full_bytes() else {
+        return;
+    };
+    let mut links = String::new();
+    for t in v.targets(k, page) {
+        links.push_str(&format!(
+            "<a href=\"http://{}:{port}/\">Site {t}</a>\n",
+            v.host(t)
+        ));
+    }
+    let html = String::from_utf8_lossy(html);
+    let html = match html.rfind("</body>") {
+        Some(at) => format!("{}{links}{}", &html[..at], &html[at..]),
+        None => format!("{html}{links}"),
+    };
+    *resp.body_mut() = SiteBody::full(html);
 }
 
 /// Parses a page index written canonically: digits only, no leading zero,

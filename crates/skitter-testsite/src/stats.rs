@@ -9,8 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::config::page_paths;
-
 /// Per-path count maps; enough that two cores rarely meet on one lock.
 const SHARDS: usize = 16;
 
@@ -88,7 +86,7 @@ impl Counters {
         (count, guard)
     }
 
-    pub(crate) fn snapshot(&self, pages: usize) -> Stats {
+    pub(crate) fn snapshot(&self, config: &crate::SiteConfig) -> Stats {
         let mut paths = BTreeMap::new();
         for shard in self.shards.iter() {
             paths.extend(lock(shard).iter().map(|(p, n)| (p.clone(), *n)));
@@ -103,7 +101,7 @@ impl Counters {
             in_flight_peak: self.in_flight_peak.load(Ordering::Relaxed),
             paths,
             starts,
-            pages,
+            page_paths: config.page_paths(),
         }
     }
 }
@@ -118,7 +116,8 @@ pub struct Stats {
     pub in_flight_peak: u64,
     paths: BTreeMap<String, u64>,
     starts: Vec<(String, Duration)>,
-    pages: usize,
+    /// The generated pages' paths (host-prefixed with virtual hosts).
+    page_paths: Vec<String>,
 }
 
 impl Stats {
@@ -162,7 +161,7 @@ impl Stats {
 
     /// The paths a complete crawl from `/` must fetch (see [`crate::SiteConfig::page_paths`]).
     pub fn page_paths(&self) -> Vec<String> {
-        page_paths(self.pages)
+        self.page_paths.clone()
     }
 
     /// The generated pages never requested: empty after a complete crawl.
@@ -184,7 +183,7 @@ mod tests {
         let (second, b) = counters.arrive("/p/1");
         drop((a, b));
         let (_, c) = counters.arrive("/x?y=1");
-        let stats = counters.snapshot(2);
+        let stats = counters.snapshot(&two_pages());
         assert_eq!((first, second), (1, 2));
         assert_eq!(stats.total_requests, 3);
         assert_eq!(stats.in_flight_peak, 2);
@@ -196,10 +195,17 @@ mod tests {
         drop(c);
     }
 
+    fn two_pages() -> crate::SiteConfig {
+        crate::SiteConfig {
+            pages: 2,
+            ..crate::SiteConfig::default()
+        }
+    }
+
     #[test]
     fn starts_empty_unless_recorded() {
         let counters = Arc::new(Counters::new(false));
         drop(counters.arrive("/p/1"));
-        assert!(counters.snapshot(2).starts("/").is_empty());
+        assert!(counters.snapshot(&two_pages()).starts("/").is_empty());
     }
 }

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hickory_resolver::TokioResolver;
@@ -146,6 +147,9 @@ pub(crate) struct Dns {
     overrides: HashMap<String, Vec<IpAddr>>,
     permits: Semaphore,
     timeout: Duration,
+    /// One lookup per name at a time: a burst of links to a new host asks
+    /// once, and the others find the answer in the cache.
+    inflight: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// The resolver could not be set up.
@@ -171,6 +175,12 @@ impl Dns {
         let opts = builder.options_mut();
         opts.timeout = config.timeout;
         opts.cache_size = config.cache_size;
+        // A first, AAAA only for names without an IPv4 address: one query per
+        // name for most of the web, where asking both would double the load.
+        opts.ip_strategy = hickory_resolver::config::LookupIpStrategy::Ipv4thenIpv6;
+        // An answer without a negative TTL (no SOA) would not be cached at all,
+        // and a broad crawl would ask again for every connection.
+        opts.negative_min_ttl = Some(Duration::from_secs(30));
         opts.max_active_requests = opts.max_active_requests.max(config.max_lookups);
         let resolver = builder.build().map_err(DnsSetupError)?;
         let mut overrides: HashMap<String, Vec<IpAddr>> = HashMap::new();
@@ -185,6 +195,7 @@ impl Dns {
             overrides,
             permits: Semaphore::new(config.max_lookups.max(1)),
             timeout: config.timeout,
+            inflight: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -194,6 +205,26 @@ impl Dns {
         if let Some(fixed) = self.overrides.get(&key) {
             return Ok(fixed.clone());
         }
+        let turn = self
+            .inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let answer = {
+            let _turn = turn.lock().await;
+            self.resolve(&key, host).await
+        };
+        let mut inflight = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+        // The map's own clone and ours: no one else waits on this name.
+        if Arc::strong_count(&turn) <= 2 {
+            inflight.remove(&key);
+        }
+        answer
+    }
+
+    async fn resolve(&self, key: &str, host: &str) -> Result<Vec<IpAddr>, LookupError> {
         let fail = |failure| LookupError {
             host: host.to_owned(),
             failure,
@@ -201,7 +232,7 @@ impl Dns {
         // The semaphore is never closed.
         let _permit = self.permits.acquire().await;
         // hickory applies the timeout per query; this bounds the whole lookup.
-        match tokio::time::timeout(self.timeout * 2, self.resolver.lookup_ip(key.as_str())).await {
+        match tokio::time::timeout(self.timeout * 2, self.resolver.lookup_ip(key)).await {
             Err(_) => Err(fail(Failure::Timeout)),
             Ok(Err(e)) => Err(fail(classify(&e))),
             Ok(Ok(found)) => {

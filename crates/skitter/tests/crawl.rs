@@ -584,3 +584,66 @@ async fn names_resolve_through_the_configured_server_and_fixed_answers() {
     );
     assert!(error.message.contains("SERVFAIL"), "{}", error.message);
 }
+
+/// A broad crawl of many sites behind one port (the test site's virtual hosts),
+/// names resolved by a DNS server that knows the whole domain: every page of
+/// every host is fetched exactly once.
+#[tokio::test]
+async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
+    use skitter::dns::DnsConfig;
+    use skitter::scope::ScopeMode;
+    use skitter_testsite::VirtualHosts;
+    use skitter_testsite::dns::{Record, Reply, Responder};
+    let site = TestSite::start(SiteConfig {
+        pages: 4,
+        fanout: 2,
+        vhosts: Some(VirtualHosts {
+            domain: "sites.test".into(),
+            hosts: 30,
+            cross_links: 2,
+        }),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dns = Responder::builder()
+        .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
+        .bind()
+        .await
+        .unwrap();
+    let fetch = skitter::fetch::FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        dns: DnsConfig {
+            servers: Some(vec![dns.addr()]),
+            ..DnsConfig::default()
+        },
+        ..Default::default()
+    };
+    let root = format!("http://h0.sites.test:{}/", site.addr().port());
+    let report = crawl(
+        Crawler::builder()
+            .root(root)
+            .max_tasks(20)
+            .scope_mode(ScopeMode::AnyHost)
+            .domains(["sites.test"])
+            .fetch_config(fetch),
+    )
+    .await;
+    assert!(report.completed());
+    let stats = site.stats();
+    assert!(
+        stats.missing_pages().is_empty(),
+        "{:?}",
+        stats.missing_pages()
+    );
+    for path in stats.page_paths() {
+        assert_eq!(stats.requests(&path), 1, "{path}");
+    }
+    assert_eq!(report.counters["html"], 30 * 5);
+    // One query (A) per host: concurrent lookups of a name wait for
+    // the first, later ones are answered from the cache.
+    assert!(
+        dns.stats().queries <= 2 * 30,
+        "{} queries",
+        dns.stats().queries
+    );
+}
