@@ -24,6 +24,7 @@ fi
 
 # What each benchmark prints when it worked (an extended regex, on one line).
 declare -A figures=(
+    [bench-broad.sh]='^median: one host [0-9]+ pages/s, [0-9]+ hosts [0-9]+ pages/s, ratio [0-9.]+'
     [bench-faults.sh]='^503-50ms +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'

@@ -68,6 +68,10 @@ pub struct BenchArgs {
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// A broad crawl: N virtual hosts of --pages pages each (the test site's
+    /// `--vhosts`), reached by --span-hosts through the site's DNS server.
+    #[arg(long, value_name = "N")]
+    pub vhosts: Option<usize>,
 }
 
 /// The five fields of `bench --fields`, as `--field` specs.
@@ -123,12 +127,18 @@ async fn crawl_once(
     faults: Option<&skitter_testsite::Faults>,
     cancel: CancellationToken,
 ) -> anyhow::Result<(bool, serde_json::Value)> {
-    let (mut child, root) = start_site(args, faults).await?;
+    let (mut child, root, dns) = start_site(args, faults).await?;
     let mut crawl = CrawlArgs::for_bench(
         root,
         args.max_tasks,
         args.per_host.unwrap_or(args.max_tasks),
     );
+    if let Some(dns) = dns {
+        crawl.span_hosts = true;
+        crawl.domains = vec!["sites.test".into()];
+        crawl.request.allow_private = true;
+        crawl.request.dns_server = vec![dns];
+    }
     crawl.ignore_robots = args.ignore_robots;
     crawl.state = args.state.clone();
     crawl.extract.extract_file = args.extract.clone();
@@ -149,7 +159,7 @@ async fn crawl_once(
     let wall = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
     let _ = child.kill().await;
-    let expected = args.pages as u64 + 1;
+    let expected = (args.pages as u64 + 1) * args.vhosts.unwrap_or(1) as u64;
     let html = report.counters.get("html").copied().unwrap_or(0);
     // The site also links upper-case spellings (`/P/7`), distinct URLs that 404:
     // everything that is not one of the expected pages must be one of those.
@@ -180,6 +190,7 @@ async fn crawl_once(
         "throttled": report.throttled,
         "items": report.counters.get("items").copied().unwrap_or(0),
         "extract_errors": report.counters.get("extract_errors").copied().unwrap_or(0),
+        "hosts": args.vhosts.unwrap_or(1),
     });
     if !ok {
         eprintln!(
@@ -193,7 +204,7 @@ async fn crawl_once(
 async fn start_site(
     args: &BenchArgs,
     faults: Option<&skitter_testsite::Faults>,
-) -> anyhow::Result<(Child, String)> {
+) -> anyhow::Result<(Child, String, Option<String>)> {
     let exe = std::env::current_exe().context("cannot find the skitter executable")?;
     let mut child = Command::new(exe)
         .args(["-q", "testsite", "--port", "0"])
@@ -202,6 +213,7 @@ async fn start_site(
         .arg(format!("--page-size={}", args.page_size))
         .arg(format!("--latency={}ms", args.latency.as_millis()))
         .args(faults.map(|f| format!("--faults={}", fault_spec(f))))
+        .args(args.vhosts.map(|n| format!("--vhosts={n}")))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -211,13 +223,27 @@ async fn start_site(
         .stdout
         .take()
         .context("no stdout from the test site")?;
+    let mut lines = BufReader::new(stdout);
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).await?;
-    let root = line.trim().to_string();
+    lines.read_line(&mut line).await?;
+    let mut root = line.trim().to_string();
     if !root.starts_with("http://") {
         bail!("the test site did not start (printed {root:?})");
     }
-    Ok((child, root))
+    // With virtual hosts: `dns IP:PORT`, then the first host's URL.
+    let mut dns = None;
+    if args.vhosts.is_some() {
+        line.clear();
+        lines.read_line(&mut line).await?;
+        dns = line.trim().strip_prefix("dns ").map(str::to_owned);
+        line.clear();
+        lines.read_line(&mut line).await?;
+        root = line.trim().to_string();
+        if dns.is_none() || !root.starts_with("http://h0.") {
+            bail!("the test site did not start its virtual hosts (printed {root:?})");
+        }
+    }
+    Ok((child, root, dns))
 }
 
 /// A `--faults` spec that parses back to `f`.
@@ -242,8 +268,14 @@ fn fault_spec(f: &skitter_testsite::Faults) -> String {
 
 fn print_figures(args: &BenchArgs, f: &serde_json::Value) {
     println!(
-        "skitter bench: {} pages ({} URLs) of {} B, fanout {}, latency {:?}, max_tasks {}",
-        f["pages"], f["records"], args.page_size, args.fanout, args.latency, args.max_tasks
+        "skitter bench: {} pages ({} URLs) of {} B on {} host(s), fanout {}, latency {:?}, max_tasks {}",
+        f["pages"],
+        f["records"],
+        args.page_size,
+        f["hosts"],
+        args.fanout,
+        args.latency,
+        args.max_tasks
     );
     println!("  correct      {}", f["correct"]);
     println!(
