@@ -401,12 +401,11 @@ impl CrawlArgs {
 /// Runs the crawl and prints the report; returns the exit status. (A crawl
 /// with `--redis` is `redis_cmd::run_shared`'s.)
 pub async fn run(
-    args: CrawlArgs,
+    mut args: CrawlArgs,
     cancel: CancellationToken,
     progress_allowed: bool,
     logs: &StderrLogs,
 ) -> anyhow::Result<u8> {
-    let mut args = args;
     args.request.load_proxy_list()?;
     let mut builder = args.builder()?;
     if let Some(items) =

@@ -154,19 +154,24 @@ impl PrivateCluster {
         self.dir.path()
     }
 
+    /// A client tool of the server's (`psql`, `createdb`) connecting to it
+    /// as `postgres` over TCP.
+    fn client(&self, tool: &str) -> Command {
+        let mut cmd = Command::new(self.bin.join(tool));
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            "postgres",
+        ]);
+        cmd
+    }
+
     /// Creates database `name` (a plain identifier) and returns its URL.
     pub fn create_database(&self, name: &str) -> io::Result<String> {
-        let out = Command::new(self.bin.join("createdb"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-                name,
-            ])
-            .output()?;
+        let out = self.client("createdb").arg(name).output()?;
         if !out.status.success() {
             return Err(io::Error::other(format!(
                 "createdb {name} failed: {}",
@@ -187,15 +192,8 @@ impl PrivateCluster {
     /// Runs one SQL command with `psql` in `database` and returns its
     /// unaligned, tuples-only output (`|` between columns, a line per row).
     pub fn psql(&self, database: &str, sql: &str) -> io::Result<String> {
-        let out = Command::new(self.bin.join("psql"))
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                "postgres",
-            ])
+        let out = self
+            .client("psql")
             .args([
                 "-X",
                 "-A",

@@ -228,6 +228,13 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl PageRecord {
+    /// Notes what extraction found on the page (the `items` and
+    /// `extract_errors` counters come from the record).
+    pub fn count_items(&mut self, items: &crate::items::Items) {
+        self.items = items.records.len() as u64;
+        self.extract_failed = !items.errors.is_empty();
+    }
+
     /// A blank record for a URL about to be fetched (kind `Failed` until filled in).
     pub fn new(url: Url, depth: u32, parent: Option<Url>) -> Self {
         PageRecord {

@@ -201,8 +201,7 @@ async fn outcome(
             let handled = handle_response(ctx, req, &resp, &mut record, fetched_at).await;
             items = handled.items;
             if let Some(found) = &items {
-                record.items = found.records.len() as u64;
-                record.extract_failed = !found.errors.is_empty();
+                record.count_items(found);
             }
             exchange.map(|mut x| {
                 x.decoded_body = handled.decoded;

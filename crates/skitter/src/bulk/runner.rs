@@ -218,8 +218,7 @@ async fn follow(
                 if let Outcome::Ok { .. } = &report.outcome {
                     hop.page.items = extract(ctx, &hop, &current).await;
                     if let Some(found) = &hop.page.items {
-                        hop.page.record.items = found.records.len() as u64;
-                        hop.page.record.extract_failed = !found.errors.is_empty();
+                        hop.page.record.count_items(found);
                     }
                 }
                 if let (Outcome::Ok { .. }, Some(path)) = (&report.outcome, &target) {

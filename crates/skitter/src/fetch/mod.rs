@@ -255,10 +255,19 @@ impl Fetcher {
             .then(|| credentials_of(origin))
             .flatten()
             .and_then(|(_, userpass)| basic_auth(&userpass).ok());
-        let mut url = url.clone();
-        let _ = take_credentials(&mut url);
+        // Callers normally pass `url` without credentials already; strip
+        // (and copy) only when it has some.
+        let stripped;
+        let url = if credentials_of(url).is_some() {
+            let mut bare = url.clone();
+            let _ = take_credentials(&mut bare);
+            stripped = bare;
+            &stripped
+        } else {
+            url
+        };
         self.send(
-            &url,
+            url,
             keep,
             same,
             same || self.config.headers_everywhere,

@@ -130,12 +130,11 @@ impl ProberBuilder {
 /// transient failures are retried and `retries` means exactly what it says;
 /// the hosts file is skipped because a probe asks DNS, not the local machine.
 fn build_resolver(config: &Config) -> Result<TokioResolver, ProbeError> {
-    let mut builder = match &config.nameservers {
-        Some(servers) if servers.is_empty() => return Err(ProbeError::NoNameservers),
-        Some(servers) => crate::dns::resolver_builder(Some(servers)),
-        None => crate::dns::resolver_builder(None),
+    if config.nameservers.as_ref().is_some_and(Vec::is_empty) {
+        return Err(ProbeError::NoNameservers);
     }
-    .map_err(ProbeError::SystemConfig)?;
+    let mut builder = crate::dns::resolver_builder(config.nameservers.as_deref())
+        .map_err(ProbeError::SystemConfig)?;
     let opts: &mut ResolverOpts = builder.options_mut();
     opts.timeout = config.timeout;
     opts.attempts = 0;
