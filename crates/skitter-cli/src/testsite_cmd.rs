@@ -74,6 +74,18 @@ pub struct TestsiteArgs {
     /// Links to other hosts per page with --vhosts (besides the next host).
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub cross_links: usize,
+    /// Pages change between crawl passes: this share of the pages changes at
+    /// each pass (body, `ETag`, `Last-Modified`), and a GET of
+    /// `/_testsite/next-pass` moves to the next pass. For recrawl tests.
+    #[arg(long, value_name = "SHARE")]
+    pub change: Option<f64>,
+    /// With --change: this share of the pages is gone (410) from each pass on.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE", requires = "change")]
+    pub gone: f64,
+    /// With --change: `honour` answers conditional requests with 304,
+    /// `ignore` always sends the body, `absent` sends no validators.
+    #[arg(long, default_value = "honour", value_parser = parse_validator_mode, requires = "change")]
+    pub validators: skitter_testsite::ValidatorMode,
 }
 
 /// How many test proxies of each kind `--proxies` starts.
@@ -172,6 +184,12 @@ impl TestsiteArgs {
                 hosts,
                 cross_links: self.cross_links,
             }),
+            versions: self.change.map(|change| skitter_testsite::Versions {
+                change,
+                gone: self.gone,
+                validators: self.validators,
+                ..skitter_testsite::Versions::default()
+            }),
             ..SiteConfig::default()
         }
     }
@@ -215,6 +233,17 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         .await
         .context("test site failed")?;
     Ok(0)
+}
+
+/// Parses `--validators`.
+fn parse_validator_mode(s: &str) -> Result<skitter_testsite::ValidatorMode, String> {
+    use skitter_testsite::ValidatorMode;
+    match s {
+        "honour" | "honor" => Ok(ValidatorMode::Honour),
+        "ignore" => Ok(ValidatorMode::Ignore),
+        "absent" => Ok(ValidatorMode::Absent),
+        _ => Err(format!("{s:?}: expected honour, ignore or absent")),
+    }
 }
 
 /// Parses a `--faults` spec.

@@ -40,6 +40,10 @@ pub struct SiteConfig {
     /// Name-based virtual hosts: many sites behind one port (see
     /// [`VirtualHosts`]); `None` serves one site whatever the `Host`.
     pub vhosts: Option<VirtualHosts>,
+    /// Pages that change between crawl passes, with validators and `304`s
+    /// (see [`crate::Versions`]); `None` serves the same pages always, with
+    /// no validators.
+    pub versions: Option<crate::Versions>,
 }
 
 /// Many sites behind one listener, told apart by the request's `Host`:
@@ -114,6 +118,7 @@ impl Default for SiteConfig {
             record_starts: false,
             faults: crate::Faults::default(),
             vhosts: None,
+            versions: None,
         }
     }
 }

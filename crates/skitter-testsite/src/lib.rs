@@ -40,6 +40,7 @@ mod special;
 mod stats;
 mod trap;
 pub mod validators;
+mod versions;
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -54,6 +55,7 @@ pub use proxy::{ProxyMode, TestProxy, dead_proxy_url};
 pub use server::serve;
 pub use special::{BIG_BIN_LEN, SPECIALS};
 pub use stats::{MAX_RECORDED_STARTS, Stats};
+pub use versions::{NEXT_PASS_PATH, ValidatorMode, Versions};
 
 use route::Site;
 
@@ -111,6 +113,12 @@ impl RunningSite {
     pub fn url(&self, path: &str) -> String {
         let slash = if path.starts_with('/') { "" } else { "/" };
         format!("{}{slash}{path}", self.site.origin)
+    }
+
+    /// Moves a site with [`SiteConfig::versions`] to its next pass (see
+    /// [`Versions`]); returns the new pass number.
+    pub fn next_pass(&self) -> u32 {
+        self.site.pass.advance()
     }
 
     /// A snapshot of the request counters.

@@ -38,6 +38,8 @@ pub(crate) struct Site {
     pub(crate) faults: crate::fault::FaultState,
     /// Cancelled when the site shuts down: ends hangs, stalls and latency waits.
     pub(crate) shutdown: CancellationToken,
+    /// The current pass, when pages change between passes (see `versions`).
+    pub(crate) pass: crate::versions::Pass,
 }
 
 impl Site {
@@ -76,12 +78,27 @@ pub(crate) async fn handle(
     if let Some(fault) = site.faults.judge(uri.path()) {
         return serve_fault(&site, fault).await;
     }
+    if site.config.versions.is_some() && uri.path() == crate::versions::NEXT_PASS_PATH {
+        let pass = site.pass.advance();
+        return Ok(reply(
+            StatusCode::OK,
+            Some("text/plain; charset=utf-8"),
+            format!("{pass}\n"),
+        ));
+    }
     let mut resp = match uri.path() {
         "/hang" => hang(&site.shutdown).await?,
         path => route(&site, path, uri.query(), count),
     };
     if let Some((v, k)) = vhost {
         link_hosts(&mut resp, v, k, uri.path(), site.origin_port());
+    }
+    if let Some(versions) = &site.config.versions
+        && resp.status() == StatusCode::OK
+        && let Some(slot) = crate::versions::slot_of(uri.path(), site.config.pages)
+        && crate::versions::apply(versions, site.pass.get(), slot, req.headers(), &mut resp)
+    {
+        site.counters.not_modified();
     }
     if site.config.gzip {
         gzip(&mut resp, req.headers());
@@ -137,7 +154,11 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
                 .map(|html| reply(StatusCode::OK, Some(HTML), html)),
             None => special::route(path, count, &site.shutdown)
                 .or_else(|| trap::route(path, query))
-                .or_else(|| crate::items::route(path)),
+                .or_else(|| crate::items::route(path))
+                .or_else(|| {
+                    config.versions.as_ref()?;
+                    crate::versions::new_page(path, config.pages)
+                }),
         },
     };
     found.unwrap_or_else(|| reply(StatusCode::NOT_FOUND, Some(HTML), "<h1>Not found</h1>"))
@@ -178,7 +199,7 @@ fn link_hosts(
 
 /// Parses a page index written canonically: digits only, no leading zero,
 /// so `/p/07` and `/p/+7` are different, missing URLs.
-fn page_index(s: &str) -> Option<usize> {
+pub(crate) fn page_index(s: &str) -> Option<usize> {
     let canonical =
         !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     canonical.then(|| s.parse().ok()).flatten()

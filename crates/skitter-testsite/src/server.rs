@@ -52,6 +52,7 @@ pub(crate) fn site(config: &SiteConfig, addr: SocketAddr) -> Arc<Site> {
         counters: Arc::new(Counters::new(config.record_starts)),
         faults: crate::fault::FaultState::new(config.faults.clone()),
         shutdown: CancellationToken::new(),
+        pass: crate::versions::Pass::default(),
     })
 }
 

@@ -21,6 +21,7 @@ pub(crate) struct Counters {
     total: AtomicU64,
     in_flight: AtomicU64,
     in_flight_peak: AtomicU64,
+    not_modified: AtomicU64,
     hasher: RandomState,
     shards: Box<[Mutex<HashMap<String, u64>>]>,
     starts: Option<Mutex<Vec<(String, Duration)>>>,
@@ -51,6 +52,7 @@ impl Counters {
             total: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             in_flight_peak: AtomicU64::new(0),
+            not_modified: AtomicU64::new(0),
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             starts: record_starts.then(Mutex::default),
@@ -86,6 +88,11 @@ impl Counters {
         (count, guard)
     }
 
+    /// Counts a `304 Not Modified` answer (see `versions`).
+    pub(crate) fn not_modified(&self) {
+        self.not_modified.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(crate) fn snapshot(&self, config: &crate::SiteConfig) -> Stats {
         let mut paths = BTreeMap::new();
         for shard in self.shards.iter() {
@@ -99,6 +106,7 @@ impl Counters {
         Stats {
             total_requests: self.total.load(Ordering::Relaxed),
             in_flight_peak: self.in_flight_peak.load(Ordering::Relaxed),
+            not_modified: self.not_modified.load(Ordering::Relaxed),
             paths,
             starts,
             page_paths: config.page_paths(),
@@ -114,6 +122,9 @@ pub struct Stats {
     /// Most requests handled at the same time, each counted from arrival
     /// (latency included) until its response body was fully handed over.
     pub in_flight_peak: u64,
+    /// `304 Not Modified` answers given (pages that change between passes,
+    /// see [`crate::Versions`]).
+    pub not_modified: u64,
     paths: BTreeMap<String, u64>,
     starts: Vec<(String, Duration)>,
     /// The generated pages' paths (host-prefixed with virtual hosts).

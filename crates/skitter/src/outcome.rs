@@ -221,6 +221,40 @@ pub struct PageRecord {
     /// Some extraction rule failed on the page (`extract_errors` counter).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub extract_failed: bool,
+    /// How the URL compares with the previous pass of a recrawl; absent on a
+    /// first crawl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+}
+
+/// How a URL fetched again in a recrawl pass compares with the last pass
+/// that fetched it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Not known to the previous passes.
+    New,
+    /// Fetched again with a different payload.
+    Changed,
+    /// A `304 Not Modified`, or the same payload digest as before.
+    Unchanged,
+    /// `404`/`410` now, a success before.
+    Gone,
+    /// Failed this pass (the previous result is kept).
+    Failed,
+}
+
+impl Change {
+    /// The name used in reports and JSONL (`unchanged`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::New => "new",
+            Change::Changed => "changed",
+            Change::Unchanged => "unchanged",
+            Change::Gone => "gone",
+            Change::Failed => "failed",
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -265,6 +299,7 @@ impl PageRecord {
             truncated: false,
             items: 0,
             extract_failed: false,
+            change: None,
             proxy: None,
         }
     }

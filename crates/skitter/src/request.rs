@@ -17,3 +17,22 @@ pub struct Request {
     /// The page it was found on (absent for roots).
     pub parent: Option<Url>,
 }
+
+/// What an earlier fetch of a URL returned to make the next one conditional
+/// (RFC 9110 §13): its `ETag` and `Last-Modified`, verbatim.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Validators {
+    /// The `ETag` response header (sent back as `If-None-Match`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The `Last-Modified` response header (sent back as `If-Modified-Since`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Whether there is nothing to revalidate with.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+}

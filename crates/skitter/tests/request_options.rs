@@ -205,3 +205,42 @@ async fn root_credentials_are_sent_as_basic_auth_and_never_printed() {
     assert!(!report.to_json().to_string().contains("s3cret"));
     assert_eq!(report.counters["html"], 2);
 }
+
+/// A conditional fetch sends the validators a first fetch returned; the
+/// server's `304` comes back as a response (no body), not as a failure.
+#[tokio::test]
+async fn a_conditional_fetch_sends_the_validators_and_takes_a_304() {
+    use skitter::fetch::{Fetcher, Keep};
+    use skitter_testsite::{ValidatorMode, Versions};
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        versions: Some(Versions {
+            change: 0.0,
+            validators: ValidatorMode::Honour,
+            ..Versions::default()
+        }),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let fetcher = Fetcher::new(FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    let url = url::Url::parse(&site.url("/p/1")).unwrap();
+    let first = fetcher.get(&url, Keep::Html).await.unwrap();
+    assert_eq!(first.status, 200);
+    let validators = first.validators();
+    assert!(validators.etag.is_some() && validators.last_modified.is_some());
+    let again = fetcher.get_if(&url, Keep::Html, &validators).await.unwrap();
+    assert_eq!(again.status, 304);
+    assert_eq!(again.size, 0);
+    // The date alone revalidates too.
+    let by_date = skitter::fetch::Validators {
+        etag: None,
+        ..validators
+    };
+    let again = fetcher.get_if(&url, Keep::Html, &by_date).await.unwrap();
+    assert_eq!(again.status, 304);
+    assert_eq!(site.stats().not_modified, 2);
+}

@@ -24,6 +24,7 @@ use url::Url;
 
 use crate::outcome::FetchFailure;
 
+pub use crate::request::Validators;
 pub use address::{Blocked, PrivateAccess};
 pub use config::FetchConfig;
 pub(crate) use error::classify;
@@ -95,6 +96,15 @@ impl Response {
     /// A header's value as text.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name)?.to_str().ok()
+    }
+
+    /// The response's validators (`ETag`, `Last-Modified`), for making the
+    /// next fetch of the URL conditional ([`Fetcher::get_if`]).
+    pub fn validators(&self) -> Validators {
+        Validators {
+            etag: self.header("etag").map(str::to_string),
+            last_modified: self.header("last-modified").map(str::to_string),
+        }
     }
 
     /// Whether the body is HTML by its declared type (`text/html`, XHTML).
@@ -233,7 +243,24 @@ impl Fetcher {
         let named = url
             .host_str()
             .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h));
-        self.send(url, keep, named, true, None).await
+        self.send(url, keep, named, true, None, None).await
+    }
+
+    /// [`Fetcher::get`], made conditional on what an earlier fetch returned:
+    /// `If-None-Match` for an `ETag`, `If-Modified-Since` for a
+    /// `Last-Modified`. A `304` comes back as a [`Response`] with status 304
+    /// and no body, not as an error.
+    pub async fn get_if(
+        &self,
+        url: &Url,
+        keep: Keep,
+        validators: &Validators,
+    ) -> Result<Response, FetchFailure> {
+        let named = url
+            .host_str()
+            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h));
+        self.send(url, keep, named, true, None, Some(validators))
+            .await
     }
 
     /// Makes one GET request on behalf of `origin`, the URL the user named (a
@@ -246,6 +273,18 @@ impl Fetcher {
         url: &Url,
         keep: Keep,
         origin: &Url,
+    ) -> Result<Response, FetchFailure> {
+        self.get_from_if(url, keep, origin, None).await
+    }
+
+    /// [`Fetcher::get_from`], conditional on `validators` when given (see
+    /// [`Fetcher::get_if`]).
+    pub async fn get_from_if(
+        &self,
+        url: &Url,
+        keep: Keep,
+        origin: &Url,
+        validators: Option<&Validators>,
     ) -> Result<Response, FetchFailure> {
         let same = url.host() == origin.host()
             && url.port_or_known_default() == origin.port_or_known_default();
@@ -272,6 +311,7 @@ impl Fetcher {
             same,
             same || self.config.headers_everywhere,
             own_auth.as_ref(),
+            validators,
         )
         .await
     }
@@ -283,6 +323,7 @@ impl Fetcher {
         named: bool,
         with_headers: bool,
         own_auth: Option<&HeaderValue>,
+        validators: Option<&Validators>,
     ) -> Result<Response, FetchFailure> {
         let started = chrono::Utc::now();
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
@@ -305,6 +346,24 @@ impl Fetcher {
             && !(with_headers && self.headers.contains_key(header::AUTHORIZATION))
         {
             request = request.header(header::AUTHORIZATION, auth.clone());
+        }
+        if let Some(v) = validators {
+            // A value that is not a valid header (it came from a header, so
+            // only a damaged store gives one) just makes the request plain.
+            if let Some(etag) = v
+                .etag
+                .as_deref()
+                .and_then(|t| HeaderValue::from_str(t).ok())
+            {
+                request = request.header(header::IF_NONE_MATCH, etag);
+            }
+            if let Some(date) = v
+                .last_modified
+                .as_deref()
+                .and_then(|t| HeaderValue::from_str(t).ok())
+            {
+                request = request.header(header::IF_MODIFIED_SINCE, date);
+            }
         }
         let sent_at = tokio::time::Instant::now();
         let sent = request.send().await;
