@@ -73,6 +73,7 @@ fn page(url: &str) -> Page {
             remote_addr: Some("127.0.0.1:8080".parse().unwrap()),
             http_version: "HTTP/1.1",
             started: chrono::Utc::now(),
+            revisit: None,
         }),
         items: None,
     }

@@ -69,6 +69,7 @@ fn pages() -> Vec<Page> {
         remote_addr: None,
         http_version: "HTTP/1.1",
         started: chrono::Utc::now(),
+        revisit: None,
     };
     vec![
         Page {

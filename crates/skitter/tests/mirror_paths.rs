@@ -199,6 +199,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
             remote_addr: None,
             http_version: "HTTP/1.1",
             started: chrono::Utc::now(),
+            revisit: None,
         }),
         items: None,
     }

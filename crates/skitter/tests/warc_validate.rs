@@ -68,6 +68,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
             remote_addr: Some("127.0.0.1:8080".parse().unwrap()),
             http_version: version,
             started: chrono::Utc::now(),
+            revisit: None,
         }),
         items: None,
     }

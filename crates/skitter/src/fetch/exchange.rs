@@ -33,6 +33,51 @@ pub struct Exchange {
     pub http_version: &'static str,
     /// When the request was sent (UTC).
     pub started: chrono::DateTime<chrono::Utc>,
+    /// Set when this exchange revisits an earlier capture of the same payload
+    /// (a recrawl's `304`, or an unchanged body fetched again): archiving
+    /// sinks write a revisit record pointing at the original instead of the
+    /// payload again. The fetcher leaves it `None`; the pipeline that knows
+    /// the earlier capture sets it.
+    pub revisit: Option<Revisit>,
+}
+
+/// An earlier capture an [`Exchange`] revisits (WARC 1.1 §6.7).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revisit {
+    /// Why the payload is not stored again.
+    pub profile: RevisitProfile,
+    /// The original capture's target URI (`WARC-Refers-To-Target-URI`).
+    pub refers_to_uri: url::Url,
+    /// When the original was captured (`WARC-Refers-To-Date`).
+    pub refers_to_date: chrono::DateTime<chrono::Utc>,
+    /// SHA-1 of the original payload (the `WARC-Payload-Digest` of the
+    /// revisit record), when known.
+    pub payload_sha1: Option<[u8; 20]>,
+}
+
+/// The WARC revisit profiles skitter writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevisitProfile {
+    /// `http://netpreserve.org/warc/1.1/revisits/server-not-modified`: the
+    /// server answered a conditional request with `304`.
+    ServerNotModified,
+    /// `http://netpreserve.org/warc/1.1/revisits/identical-payload-digest`:
+    /// the body came again, the same as the original's.
+    IdenticalPayloadDigest,
+}
+
+impl RevisitProfile {
+    /// The profile's URI, as `WARC-Profile` takes it.
+    pub fn uri(self) -> &'static str {
+        match self {
+            RevisitProfile::ServerNotModified => {
+                "http://netpreserve.org/warc/1.1/revisits/server-not-modified"
+            }
+            RevisitProfile::IdenticalPayloadDigest => {
+                "http://netpreserve.org/warc/1.1/revisits/identical-payload-digest"
+            }
+        }
+    }
 }
 
 impl Exchange {

@@ -28,7 +28,7 @@ pub use crate::request::Validators;
 pub use address::{Blocked, PrivateAccess};
 pub use config::FetchConfig;
 pub(crate) use error::classify;
-pub use exchange::Exchange;
+pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};
 pub use proxy_pool::{ProxyBench, ProxyStats, Rotation};
 
@@ -431,6 +431,7 @@ impl Fetcher {
             remote_addr,
             http_version: version,
             started,
+            revisit: None,
         });
         Ok(Response {
             status,
