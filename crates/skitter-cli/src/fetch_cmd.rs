@@ -210,13 +210,17 @@ pub async fn run(
     Ok(exit_status(&summary))
 }
 
-/// 0 all fine, 1 some failed, 2 an output failed, 130 interrupted.
+/// 0 all fine, 1 some failed, 2 an output failed, 130 interrupted. A
+/// reader that left (`skitter fetch --jsonl - … | head`) is not a failure,
+/// as for `crawl`.
 fn exit_status(summary: &Summary) -> u8 {
     match &summary.stopped {
         Some(StopReason::Interrupted) => 130,
-        Some(StopReason::Output(_)) => 2,
-        None if summary.failed() > 0 => 1,
-        None => 0,
+        Some(StopReason::Fatal(_)) => 2,
+        None | Some(StopReason::OutputClosed(_) | StopReason::Limit(_)) if summary.failed() > 0 => {
+            1
+        }
+        None | Some(StopReason::OutputClosed(_) | StopReason::Limit(_)) => 0,
     }
 }
 

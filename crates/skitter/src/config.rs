@@ -13,10 +13,11 @@ use std::time::Duration;
 use regex::Regex;
 use url::Url;
 
+pub use crate::build_error::BuildError;
 use crate::discovery::SitemapMode;
 use crate::extract::ExtractMode;
-use crate::fetch::{FetchConfig, FetchSetupError};
-use crate::frontier::{Frontier, FrontierError, HostPolicy};
+use crate::fetch::FetchConfig;
+use crate::frontier::{Frontier, HostPolicy};
 use crate::items::Rules;
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
@@ -24,7 +25,6 @@ use crate::scope::{Scope, ScopeMode};
 use crate::sink::Sink;
 use crate::store::OutcomeStore;
 use crate::trap::TrapRules;
-use crate::urlnorm::UrlError;
 
 /// The validated settings of one crawl, read-only: set them on the
 /// [`CrawlerBuilder`]. The accessors show what a caller may want to print;
@@ -111,45 +111,6 @@ pub struct Limits {
     pub max_time: Option<Duration>,
     /// At most this many URLs are fetched per host; further ones are skipped.
     pub max_per_host: Option<u64>,
-}
-
-/// A setting was invalid; nothing was started.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// No root URL was given.
-    #[error("no root URL given")]
-    NoRoots,
-    /// A root could not be used.
-    #[error("bad root URL {arg:?}: {source}")]
-    Root {
-        /// The root as given.
-        arg: String,
-        /// Why it was rejected.
-        source: UrlError,
-    },
-    /// An `--exclude`/`--include` pattern is not a valid regex.
-    #[error("bad pattern {pattern:?}: {source}")]
-    Pattern {
-        /// The pattern as given.
-        pattern: String,
-        /// The regex error.
-        source: regex::Error,
-    },
-    /// A numeric setting is out of range.
-    #[error("{0}")]
-    Value(String),
-    /// The HTTP client could not be set up.
-    #[error(transparent)]
-    Fetch(#[from] FetchSetupError),
-    /// The in-memory frontier cannot create spill files where it was told to.
-    #[error(transparent)]
-    Frontier(#[from] FrontierError),
-    /// A setting of the built-in frontier was given together with a frontier
-    /// of the caller's ([`CrawlerBuilder::frontier`]), which it would not reach.
-    #[error(
-        "{0} configures the built-in frontier and would be ignored with .frontier(): give it to that frontier instead"
-    )]
-    FrontierSetting(&'static str),
 }
 
 /// Builds a [`Crawler`](crate::Crawler): `Crawler::builder().root("example.com").build()?`.

@@ -31,6 +31,7 @@
 
 mod assemble;
 mod body;
+mod build_error;
 pub mod bulk;
 pub mod config;
 pub mod crawler;
@@ -62,6 +63,7 @@ pub mod shared;
 pub mod sink;
 pub mod sitemap;
 mod slowdown;
+mod stop;
 pub mod store;
 pub mod trap;
 pub mod urlnorm;

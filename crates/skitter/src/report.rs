@@ -21,22 +21,7 @@ use crate::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
 /// them); non-zero means the crawl did not go as it should.
 pub const INTERNAL_COUNTER: &str = "internal_errors";
 use crate::sink::SinkSummary;
-
-/// Why a crawl stopped before its queue ran dry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// Ctrl-C, SIGTERM, or the caller's cancellation token.
-    Interrupted,
-    /// A crawl limit was reached (which one is named).
-    Limit(String),
-    /// An output or the frontier failed (the message says what).
-    Fatal(String),
-    /// An output is a pipe whose reader went away (`skitter crawl --jsonl - |
-    /// head`): the crawl stops, as a command does when its reader leaves; not
-    /// an error.
-    OutputClosed(String),
-}
+pub use crate::stop::StopReason;
 
 /// Accumulates finished records into counters and report lines.
 #[derive(Debug, Default)]

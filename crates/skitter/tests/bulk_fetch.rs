@@ -305,7 +305,7 @@ async fn sinks_get_pages_and_a_failing_sink_stops_the_run() {
     let b = quick().concurrency(2).sink(Box::new(Failing));
     let summary = run(b, &[site.url("/p/[0-99]")]).await;
     assert!(
-        matches!(summary.stopped, Some(StopReason::Output(_))),
+        matches!(summary.stopped, Some(StopReason::Fatal(_))),
         "{summary}"
     );
     assert!(summary.total() < 100, "{summary}");

@@ -51,16 +51,17 @@ use std::time::Duration;
 use futures_util::Stream;
 use tokio_util::sync::CancellationToken;
 
-use crate::fetch::{FetchConfig, FetchSetupError, Fetcher, Keep};
+use crate::fetch::{FetchConfig, Fetcher, Keep};
 use crate::items::Rules;
 use crate::retry::RetryPolicy;
 use crate::sink::Sink;
 
+pub use crate::stop::StopReason;
 pub use glob::{Glob, GlobError};
 pub use input::{InputError, InputItem, Location, count_args, from_args, from_reader};
 pub use name::{NameTemplate, Naming, TemplateError};
 pub use save::SaveError;
-pub use summary::{ItemReport, Outcome, StopReason, Summary};
+pub use summary::{ItemReport, Outcome, Summary};
 
 /// Default for [`BulkFetcherBuilder::concurrency`].
 pub const DEFAULT_CONCURRENCY: usize = 50;
@@ -72,27 +73,7 @@ pub const DEFAULT_MAX_REDIRECT: u32 = 10;
 /// Called once per finished item, in finishing order, from one task.
 pub type Observer = Arc<dyn Fn(&ItemReport) + Send + Sync>;
 
-/// A setting was invalid; nothing was fetched.
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    /// A numeric setting is out of range.
-    #[error("{0}")]
-    Value(String),
-    /// The name template is invalid.
-    #[error(transparent)]
-    Template(#[from] TemplateError),
-    /// The output directory cannot be created or is not a directory.
-    #[error("cannot use output directory {}", path.display())]
-    OutputDir {
-        /// The directory given.
-        path: PathBuf,
-        /// Why it cannot be used.
-        source: std::io::Error,
-    },
-    /// The HTTP client could not be set up.
-    #[error(transparent)]
-    Fetch(#[from] FetchSetupError),
-}
+pub use crate::build_error::BuildError;
 
 /// Where and how bodies are saved.
 #[derive(Clone, Debug)]
@@ -293,7 +274,7 @@ impl BulkFetcher {
 
     /// Fetches every item of `urls` (read as it is needed) until the stream ends or
     /// `cancel` fires, then closes the sinks and returns the tally. One item's
-    /// failure never stops the run; a failing sink does ([`StopReason::Output`]).
+    /// failure never stops the run; a failing sink does ([`StopReason::Fatal`]; a reader that left, [`StopReason::OutputClosed`]).
     pub async fn run(
         self,
         urls: impl Stream<Item = InputItem> + Send,

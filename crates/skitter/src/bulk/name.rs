@@ -23,15 +23,7 @@ use crate::sink::mirror_path;
 /// Longest file or directory name written by a template, in bytes (as the mirror).
 pub use crate::fsname::MAX_COMPONENT;
 
-/// A template placeholder is unknown or unclosed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bad name template {template:?}: {why}")]
-pub struct TemplateError {
-    /// The template as given.
-    pub template: String,
-    /// What is wrong with it.
-    pub why: String,
-}
+pub use crate::build_error::TemplateError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Piece {

@@ -26,7 +26,7 @@ use url::Url;
 use super::attempt::fetch_with_retries;
 use super::hosts::HostLimits;
 use super::input::InputItem;
-use super::summary::{ItemReport, Outcome, StopReason, Summary};
+use super::summary::{ItemReport, Outcome, Summary};
 use super::{BulkFetcher, Config, Observer, name, save};
 use crate::body::CpuPool;
 use crate::fetch::{Fetcher, decode, redirect};
@@ -34,6 +34,7 @@ use crate::frontier::HostKey;
 use crate::items::{ExtractFailure, Items, PageInput};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
 use crate::sink::{Page, Sink, SinkError};
+use crate::stop::StopReason;
 use crate::urlnorm;
 
 /// What the tasks send the collector.
@@ -113,7 +114,8 @@ pub(super) async fn run(
     summary.elapsed = started.elapsed();
     summary.proxies = proxies.proxy_stats();
     summary.stopped = match sink_failure {
-        Some(e) => Some(StopReason::Output(e)),
+        Some(e) if e.reader_gone => Some(StopReason::OutputClosed(e.sink.clone())),
+        Some(e) => Some(StopReason::Fatal(e.to_string())),
         None if cancel.is_cancelled() => Some(StopReason::Interrupted),
         None => None,
     };

@@ -17,7 +17,8 @@ use url::Url;
 use super::input::{InputError, Location};
 use super::save::SaveError;
 use crate::outcome::{ErrorKind, FetchFailure};
-use crate::sink::{SinkError, SinkSummary};
+use crate::sink::SinkSummary;
+use crate::stop::StopReason;
 
 /// How one item ended.
 #[derive(Debug)]
@@ -86,15 +87,6 @@ impl fmt::Display for ItemReport {
             Outcome::Malformed(e) => write!(f, ": skipped: {e}"),
         }
     }
-}
-
-/// Why a run stopped before its input ended.
-#[derive(Debug)]
-pub enum StopReason {
-    /// The cancellation token fired.
-    Interrupted,
-    /// An output (JSONL, WARC…) failed; nothing more could be recorded.
-    Output(SinkError),
 }
 
 /// Counts of a finished run.
@@ -209,7 +201,9 @@ impl fmt::Display for Summary {
         }
         match &self.stopped {
             Some(StopReason::Interrupted) => writeln!(f, "  stopped: interrupted"),
-            Some(StopReason::Output(e)) => writeln!(f, "  stopped: output {e}"),
+            Some(StopReason::Fatal(why)) => writeln!(f, "  stopped: output {why}"),
+            Some(StopReason::OutputClosed(what)) => writeln!(f, "  stopped: {what} closed"),
+            Some(StopReason::Limit(which)) => writeln!(f, "  stopped: limit {which}"),
             None => Ok(()),
         }
     }
