@@ -11,16 +11,16 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
 use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy};
 use skitter::report::StopReason;
 use skitter::scope::ScopeMode;
+use skitter::shared::CrawlSpec;
 use skitter::store::CrawlMeta;
 use skitter::trap::TrapRules;
-use skitter::{Crawler, CrawlerBuilder, Report};
+use skitter::{CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
 use crate::extract_flags::ExtractFlags;
@@ -33,7 +33,7 @@ use skitter::report_html::{self, TimelineSink};
 
 /// Options of `skitter crawl`. Serialisable so a shared crawl can store its
 /// defining options in Redis for `skitter worker` (see `redis_cmd`).
-#[derive(Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(Args, Debug, Clone)]
 pub struct CrawlArgs {
     /// Root URLs to start from; `http://` is assumed when no scheme is given.
     #[arg(required = true, value_name = "ROOT")]
@@ -60,16 +60,13 @@ pub struct CrawlArgs {
     /// bounded by --domains, --exclude-domains, --max-depth, --max-pages,
     /// --max-per-host and the trap rules.
     #[arg(long, overrides_with_all = ["strict", "lenient"])]
-    #[serde(default)]
     pub span_hosts: bool,
     /// Only hosts equal to or under these domains (comma-separated; in every
     /// scope mode): `--domains example.com` allows `www.example.com`.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    #[serde(default)]
     pub domains: Vec<String>,
     /// Never hosts equal to or under these domains (comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    #[serde(default)]
     pub exclude_domains: Vec<String>,
     /// Follow links at most this deep (roots are depth 0) [default: no limit].
     #[arg(long, value_name = "N")]
@@ -130,7 +127,6 @@ pub struct CrawlArgs {
     /// are skipped as robots_unavailable. robots.txt is also checked again after
     /// a page fails, so a server that is down as a whole makes its URLs wait too.
     #[arg(long, value_parser = flags::duration, default_value = "10m", value_name = "DURATION")]
-    #[serde(default = "default_max_outage")]
     pub max_outage: Duration,
     /// Read at most this much of a body, e.g. 10M; a longer one is cut there
     /// (outcome marked truncated, links taken from the part read). Also caps
@@ -144,16 +140,13 @@ pub struct CrawlArgs {
     #[arg(long)]
     pub http1_only: bool,
     #[command(flatten)]
-    #[serde(flatten)]
     pub request: RequestFlags,
     #[command(flatten)]
-    #[serde(flatten)]
     pub extract: ExtractFlags,
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
     #[command(flatten)]
-    #[serde(flatten)]
     pub outputs: OutputFlags,
     /// Also write a one-file HTML report (charts and tables) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -176,17 +169,14 @@ pub struct CrawlArgs {
     /// (default: the system temporary directory). Spill files are deleted when the
     /// crawl ends, however it ends.
     #[arg(long, value_name = "DIR", conflicts_with = "state")]
-    #[serde(skip)]
     pub spill_dir: Option<PathBuf>,
     /// Start (or join) a crawl shared through this Redis server
     /// (redis://HOST:PORT/DB); more machines join with `skitter worker`.
     /// Output file names get a worker id: crawl.warc.gz → crawl-wHOST-PID.warc.gz.
     #[arg(long, value_name = "URL", requires = "crawl")]
-    #[serde(skip)]
     pub redis: Option<String>,
     /// The shared crawl's name (with --redis).
     #[arg(long, value_name = "NAME", requires = "redis")]
-    #[serde(skip)]
     pub crawl: Option<String>,
     /// With --redis: how long a claimed URL stays this worker's without a
     /// heartbeat before another worker may take it over.
@@ -215,65 +205,72 @@ impl CrawlArgs {
         self.builder_on(None)
     }
 
+    /// The crawl these flags define, as the library's [`CrawlSpec`]: what a
+    /// shared crawl stores for its workers, and what every crawl is built
+    /// from. Reads the rules file and the proxy list, so the spec carries
+    /// their contents.
+    pub fn spec(&self) -> anyhow::Result<CrawlSpec> {
+        let mut fetch = self.request.fetch_config(self.max_body_size)?;
+        fetch.http1_only = self.http1_only;
+        fetch.cookies = self.cookies;
+        let mut spec = CrawlSpec::new(self.roots.iter().cloned());
+        spec.scope = self.scope_mode();
+        spec.domains = self.domains.clone();
+        spec.exclude_domains = self.exclude_domains.clone();
+        spec.include = self.include.clone();
+        spec.exclude = self.exclude.clone();
+        spec.limits = Limits {
+            max_depth: self.max_depth,
+            max_pages: self.max_pages,
+            max_time: self.max_time,
+            max_per_host: self.max_per_host,
+        };
+        spec.max_redirect = self.max_redirect;
+        spec.retry = self.request.retry_policy();
+        spec.extract_mode = if self.resources {
+            ExtractMode::Resources
+        } else {
+            ExtractMode::Pages
+        };
+        spec.traps = self.trap_rules();
+        spec.sitemaps = match (self.sitemaps, self.no_sitemaps) {
+            (_, true) => SitemapMode::Off,
+            (true, _) => SitemapMode::Probe,
+            _ => SitemapMode::Robots,
+        };
+        spec.ignore_robots = self.ignore_robots;
+        spec.max_crawl_delay = self.max_crawl_delay;
+        spec.max_outage = self.max_outage;
+        spec.politeness = self.host_policy();
+        spec.fetch = fetch;
+        // Checked here too, for the message that names the rules file.
+        self.extract.rules()?;
+        spec.extract = self.extract.source()?;
+        Ok(spec)
+    }
+
     /// [`CrawlArgs::builder`] on a frontier made elsewhere (a shared crawl's):
     /// the per-host and memory flags are then that frontier's business.
     pub fn builder_on(
         &self,
         frontier: Option<Arc<dyn Frontier>>,
     ) -> anyhow::Result<CrawlerBuilder> {
-        let mut fetch = self.request.fetch_config(self.max_body_size)?;
-        fetch.http1_only = self.http1_only;
-        fetch.cookies = self.cookies;
-        let mut b = Crawler::builder()
-            .roots(self.roots.iter().cloned())
-            .scope_mode(self.scope_mode())
-            .domains(self.domains.iter().cloned())
-            .exclude_domains(self.exclude_domains.iter().cloned())
+        let spec = self.spec()?;
+        let mut b = spec
+            .builder()?
             .max_tasks(self.max_tasks)
-            .max_redirect(self.max_redirect)
-            .retry_policy(self.request.retry_policy())
-            .extract_mode(if self.resources {
-                ExtractMode::Resources
-            } else {
-                ExtractMode::Pages
-            })
-            .max_outage(self.max_outage)
-            .grace(self.request.grace)
-            .fetch_config(fetch);
-        for p in &self.exclude {
-            b = b.exclude(p.clone());
-        }
-        for p in &self.include {
-            b = b.include(p.clone());
-        }
-        b = b
-            .limits(Limits {
-                max_depth: self.max_depth,
-                max_pages: self.max_pages,
-                max_time: self.max_time,
-                max_per_host: self.max_per_host,
-            })
-            .trap_rules(self.trap_rules())
-            .sitemaps(match (self.sitemaps, self.no_sitemaps) {
-                (_, true) => SitemapMode::Off,
-                (true, _) => SitemapMode::Probe,
-                _ => SitemapMode::Robots,
-            })
-            .ignore_robots(self.ignore_robots)
-            .max_crawl_delay(self.max_crawl_delay);
-        if let Some(rules) = self.extract.rules()? {
-            b = b.extract(rules);
-        }
+            .grace(self.request.grace);
         // The state is opened (and locked) before any output is opened, since a
         // resumed crawl's outputs are repaired: a second invocation of a running
         // crawl must stop at "busy" before it touches them.
+        let described = describe(&spec, self.max_tasks);
         let state = match &self.state {
-            Some(dir) => Some(Arc::new(self.open_state(dir)?)),
+            Some(dir) => Some(Arc::new(self.open_state(dir, &described)?)),
             None => None,
         };
         for sink in self
             .outputs
-            .sinks(state.as_deref(), self.describe(), self.max_body_size)?
+            .sinks(state.as_deref(), described, self.max_body_size)?
         {
             b = b.sink(sink);
         }
@@ -283,8 +280,8 @@ impl CrawlArgs {
             b = b.frontier(store.clone()).outcome_store(store);
         } else {
             b = b
-                .per_host(self.per_host)
-                .host_delay(self.delay, self.jitter)
+                .per_host(spec.politeness.max_in_flight)
+                .host_delay(spec.politeness.delay, spec.politeness.jitter)
                 .memory_budget(usize::try_from(self.memory_budget).unwrap_or(usize::MAX));
             if let Some(dir) = &self.spill_dir {
                 b = b.spill_dir(dir.clone());
@@ -294,14 +291,17 @@ impl CrawlArgs {
     }
 
     /// Opens (or resumes) the crawl kept in `dir`.
-    fn open_state(&self, dir: &std::path::Path) -> anyhow::Result<DiskFrontier> {
+    fn open_state(
+        &self,
+        dir: &std::path::Path,
+        described: &[(String, String)],
+    ) -> anyhow::Result<DiskFrontier> {
         let meta = CrawlMeta {
             roots: printable_roots(&self.roots),
             scope: scope_name(self.scope_mode()).into(),
             // Only what changes which URLs the crawl visits; concurrency may differ.
-            settings: self
-                .describe()
-                .into_iter()
+            settings: described
+                .iter()
                 .filter(|(k, _)| {
                     [
                         "max-depth",
@@ -314,6 +314,7 @@ impl CrawlArgs {
                     ]
                     .contains(&k.as_str())
                 })
+                .cloned()
                 .collect(),
         };
         let options = DiskOptions {
@@ -367,35 +368,44 @@ impl CrawlArgs {
             ScopeMode::Strict
         }
     }
+}
 
-    /// The crawl's defining options, for the WARC's warcinfo record.
-    fn describe(&self) -> Vec<(String, String)> {
-        let mut described = vec![
-            ("roots".into(), printable_roots(&self.roots).join(" ")),
-            ("scope".into(), scope_name(self.scope_mode()).into()),
-            ("max-tasks".into(), self.max_tasks.to_string()),
-            ("per-host".into(), self.per_host.to_string()),
-            (
-                "max-depth".into(),
-                self.max_depth.map_or("none".into(), |d| d.to_string()),
-            ),
-            ("resources".into(), self.resources.to_string()),
-            ("robots".into(), (!self.ignore_robots).to_string()),
-            ("max-per-host".into(), format!("{:?}", self.max_per_host)),
-            ("exclude".into(), self.exclude.join(" ")),
-            ("include".into(), self.include.join(" ")),
-        ];
-        // Only when given, so states written before these flags still resume.
-        for (key, list) in [
-            ("domains", &self.domains),
-            ("exclude-domains", &self.exclude_domains),
-        ] {
-            if !list.is_empty() {
-                described.push((key.into(), list.join(",")));
-            }
+/// The crawl's defining options, for the WARC's warcinfo record and the
+/// state's check that a resumed crawl is the same one.
+pub fn describe(spec: &CrawlSpec, max_tasks: usize) -> Vec<(String, String)> {
+    let mut described = vec![
+        ("roots".into(), printable_roots(&spec.roots).join(" ")),
+        ("scope".into(), scope_name(spec.scope).into()),
+        ("max-tasks".into(), max_tasks.to_string()),
+        ("per-host".into(), spec.politeness.max_in_flight.to_string()),
+        (
+            "max-depth".into(),
+            spec.limits
+                .max_depth
+                .map_or("none".into(), |d| d.to_string()),
+        ),
+        (
+            "resources".into(),
+            (spec.extract_mode == ExtractMode::Resources).to_string(),
+        ),
+        ("robots".into(), (!spec.ignore_robots).to_string()),
+        (
+            "max-per-host".into(),
+            format!("{:?}", spec.limits.max_per_host),
+        ),
+        ("exclude".into(), spec.exclude.join(" ")),
+        ("include".into(), spec.include.join(" ")),
+    ];
+    // Only when given, so states written before these flags still resume.
+    for (key, list) in [
+        ("domains", &spec.domains),
+        ("exclude-domains", &spec.exclude_domains),
+    ] {
+        if !list.is_empty() {
+            described.push((key.into(), list.join(",")));
         }
-        described
     }
+    described
 }
 
 /// Runs the crawl and prints the report; returns the exit status. (A crawl
@@ -409,7 +419,7 @@ pub async fn run(
     args.request.load_proxy_list()?;
     let mut builder = args.builder()?;
     if let Some(items) =
-        crate::output::items_sink(args.outputs.items.as_deref(), &args.extract).await?
+        crate::output::items_sink(args.outputs.items.as_deref(), args.extract.rules()?).await?
     {
         builder = builder.sink(Box::new(items));
     }
@@ -487,11 +497,6 @@ fn printable_roots(roots: &[String]) -> Vec<String> {
             _ => raw.clone(),
         })
         .collect()
-}
-
-/// `--max-outage` for shared crawl options stored before the flag existed.
-fn default_max_outage() -> Duration {
-    Duration::from_secs(600)
 }
 
 /// A scope mode as the state and warcinfo name it.

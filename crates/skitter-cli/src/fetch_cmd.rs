@@ -195,7 +195,9 @@ pub async fn run(
     let show_bar = !args.no_progress && !quiet && std::io::stderr().is_terminal();
     let bar = progress_bar(show_bar, args.known_total());
     let mut builder = args.builder()?;
-    if let Some(db) = crate::output::items_sink(args.items_db.as_deref(), &args.extract).await? {
+    if let Some(db) =
+        crate::output::items_sink(args.items_db.as_deref(), args.extract.rules()?).await?
+    {
         builder = builder.sink(Box::new(db));
     }
     let fetcher = builder

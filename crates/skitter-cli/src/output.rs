@@ -7,12 +7,11 @@ use std::path::Path;
 
 use anyhow::Context;
 use clap::ValueEnum;
-use serde::{Deserialize, Serialize};
 use skitter::Report;
 use skitter::sink::{JsonlSink, SinkError};
 
 /// How the end-of-crawl report is printed on stdout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     /// The baseline crawler's text report.
     Text,
@@ -82,13 +81,12 @@ pub fn print_report_to(
 /// URL or password stops it at once.
 pub async fn items_sink(
     target: Option<&str>,
-    extract: &crate::extract_flags::ExtractFlags,
+    rules: Option<skitter::items::Rules>,
 ) -> anyhow::Result<Option<skitter::sink::ItemsDbSink>> {
     let Some(target) = target else {
         return Ok(None);
     };
-    let rules = extract
-        .rules()?
+    let rules = rules
         .context("--items stores extracted items: give --extract FILE or --field NAME=SPEC")?;
     let sink = skitter::sink::ItemsDbSink::open(target, rules.schemas()).await?;
     Ok(Some(sink))

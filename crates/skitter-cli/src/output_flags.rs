@@ -7,14 +7,13 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use skitter::frontier::DiskFrontier;
 use skitter::sink::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
 
 use crate::{flags, resume_outputs};
 
 /// Where a crawl's pages go, besides the report.
-#[derive(Args, Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Args, Debug, Clone, Default, PartialEq, Eq)]
 pub struct OutputFlags {
     /// Archive every response (and its request) as WARC 1.1; one gzip member per
     /// record when FILE ends in `.gz`. (A `skitter worker` inserts its id into
@@ -41,7 +40,6 @@ pub struct OutputFlags {
     /// `postgres://user:pass@host/db` (a table per rule set; see the README's
     /// "Database of items"). Workers of a shared crawl may all name one.
     #[arg(long, value_name = "DB")]
-    #[serde(default)]
     pub items: Option<String>,
 }
 

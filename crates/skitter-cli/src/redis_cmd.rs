@@ -2,10 +2,11 @@
 //! `skitter crawl --redis`, `skitter worker`, `skitter status` and
 //! `skitter redis-clean`.
 //!
-//! The process that starts a crawl stores its defining options (the crawl
-//! flags minus the per-worker ones) in the crawl's Redis meta before seeding
-//! the roots; a worker reads them back, so every process crawls with the same
-//! scope, limits and politeness, through the same
+//! The process that starts a crawl stores its spec (the library's typed,
+//! versioned [`CrawlSpec`]: the crawl flags minus the per-worker ones) in the
+//! crawl's Redis meta before seeding the roots; a worker reads it back, so
+//! every process crawls with the same scope, limits and politeness, through
+//! the same
 //! [`RedisFrontier`] (key layout and failure behaviour are documented there).
 //! Per worker are only concurrency (`--max-tasks`), the lease, the grace
 //! period, the report format and the outputs, whose file names get a worker id
@@ -18,7 +19,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use clap::Args;
 use skitter::Report;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
@@ -26,7 +27,9 @@ use skitter::report::{ReportSummary, StopReason, Tally};
 use skitter::shared::RedisStatsSink;
 use tokio_util::sync::CancellationToken;
 
-use crate::crawl_cmd::{CrawlArgs, exit_status};
+use skitter::shared::CrawlSpec;
+
+use crate::crawl_cmd::{CrawlArgs, describe, exit_status};
 use crate::flags;
 use crate::output::ReportFormat;
 use crate::output_flags::OutputFlags;
@@ -35,8 +38,10 @@ mod totals;
 
 use totals::{CrawlWide, finish_output, print_reports};
 
-/// Meta field holding the crawl's defining options (a `CrawlArgs` as JSON).
-const META_OPTIONS: &str = "options";
+/// Meta field holding the crawl's spec ([`CrawlSpec`] as JSON).
+const META_SPEC: &str = "spec";
+/// Meta field where skitter 0.x before the spec kept its CLI options.
+const META_OLD_OPTIONS: &str = "options";
 /// Meta field holding the version of skitter that started the crawl.
 const META_VERSION: &str = "version";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -77,33 +82,40 @@ pub struct WorkerArgs {
     outputs: OutputFlags,
 }
 
-impl WorkerArgs {
-    /// The crawl's stored options with this worker's own settings.
-    fn apply(&self, mut args: CrawlArgs) -> CrawlArgs {
-        args.redis = Some(self.target.redis.clone());
-        args.crawl = Some(self.target.crawl.clone());
-        args.max_tasks = self.max_tasks;
-        args.lease = self.lease;
-        args.request.grace = self.grace;
-        args.report = self.report;
-        args.outputs = self.outputs.clone();
-        args
+/// What each process of a crawl chooses for itself; the rest is the spec.
+#[derive(Debug, Clone)]
+struct Own {
+    max_tasks: usize,
+    lease: Duration,
+    grace: Duration,
+    report: ReportFormat,
+    outputs: OutputFlags,
+}
+
+impl Own {
+    /// The starter's own settings.
+    fn of(args: &CrawlArgs) -> Own {
+        Own {
+            max_tasks: args.max_tasks,
+            lease: args.lease,
+            grace: args.request.grace,
+            report: args.report,
+            outputs: args.outputs.clone(),
+        }
     }
 }
 
-/// The options every worker of a crawl shares: `args` without the ones
-/// [`WorkerArgs::apply`] sets per worker, so two processes started with
-/// different outputs or concurrency still agree on the crawl.
-fn shared_options(args: &CrawlArgs) -> CrawlArgs {
-    let mut shared = args.clone();
-    shared.redis = None;
-    shared.crawl = None;
-    shared.max_tasks = 0;
-    shared.lease = Duration::ZERO;
-    shared.request.grace = Duration::ZERO;
-    shared.report = ReportFormat::None;
-    shared.outputs = OutputFlags::default();
-    shared
+impl WorkerArgs {
+    /// This worker's own settings.
+    fn own(&self) -> Own {
+        Own {
+            max_tasks: self.max_tasks,
+            lease: self.lease,
+            grace: self.grace,
+            report: self.report,
+            outputs: self.outputs.clone(),
+        }
+    }
 }
 
 /// Options of `skitter status`.
@@ -125,21 +137,23 @@ pub struct CleanArgs {
 
 /// `skitter crawl --redis URL --crawl NAME ROOT...`: stores the options (or
 /// checks they match those of the crawl already there), then crawls.
-pub async fn run_shared(mut args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
-    // Workers get the rules and the proxy list themselves: the files may not
-    // exist where they run.
-    args.extract.inline_file()?;
-    args.request.load_proxy_list()?;
+pub async fn run_shared(args: CrawlArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
     let target = Target {
         redis: args.redis.clone().context("--redis is required")?,
         crawl: args.crawl.clone().context("--crawl is required")?,
     };
-    validate(&args)?;
-    let frontier = connect(&target, redis_options(&args)).await?;
-    let stored = serde_json::to_string(&shared_options(&args))?;
-    if frontier.put_meta_if_absent(META_OPTIONS, &stored).await? {
+    // The spec carries the rules and the proxy list themselves: the files may
+    // not exist where workers run.
+    let spec = args.spec()?;
+    let own = Own::of(&args);
+    // Bad options are reported before anything is stored in Redis or
+    // written to disk.
+    spec.builder()?.max_tasks(own.max_tasks).build()?;
+    let frontier = connect(&target, redis_options(&spec, own.lease)).await?;
+    let stored = spec.to_json()?;
+    if frontier.put_meta_if_absent(META_SPEC, &stored).await? {
         frontier.put_meta(META_VERSION, VERSION).await?;
-    } else if frontier.get_meta(META_OPTIONS).await?.as_deref() != Some(stored.as_str()) {
+    } else if frontier.get_meta(META_SPEC).await?.as_deref() != Some(stored.as_str()) {
         bail!(
             "crawl {name:?} already exists with other options: join it with \
              `skitter worker --redis URL --crawl {name}`, or remove it first with \
@@ -149,17 +163,17 @@ pub async fn run_shared(mut args: CrawlArgs, cancel: CancellationToken) -> anyho
     } else {
         tracing::info!(crawl = %target.crawl, "the crawl exists with the same options: joining it");
     }
-    crawl(args, &target, frontier, cancel).await
+    crawl(spec, own, &target, frontier, cancel).await
 }
 
 /// `skitter worker`: joins a crawl started with `crawl --redis`.
 pub async fn run_worker(worker: WorkerArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
     let probe = connect(&worker.target, RedisOptions::default()).await?;
-    let stored = stored_options(&probe, &worker.target.crawl).await?;
+    let spec = stored_spec(&probe, &worker.target.crawl).await?;
     drop(probe);
-    let args = worker.apply(stored);
-    let frontier = connect(&worker.target, redis_options(&args)).await?;
-    crawl(args, &worker.target, frontier, cancel).await
+    let own = worker.own();
+    let frontier = connect(&worker.target, redis_options(&spec, own.lease)).await?;
+    crawl(spec, own, &worker.target, frontier, cancel).await
 }
 
 /// `skitter status`: the crawl-wide totals, from any machine, at any time.
@@ -169,17 +183,16 @@ pub async fn run_status(status: StatusArgs) -> anyhow::Result<u8> {
         ..RedisOptions::default()
     };
     let frontier = connect(&status.target, options).await?;
-    let stored = stored_options(&frontier, &status.target.crawl).await?;
-    let wide = CrawlWide::read(&frontier, &status.target.crawl, stored.max_pages).await?;
+    let spec = stored_spec(&frontier, &status.target.crawl).await?;
+    let wide = CrawlWide::read(&frontier, &status.target.crawl, spec.limits.max_pages).await?;
     let mut out = std::io::stdout().lock();
     let written = match status.report {
-        ReportFormat::Text => writeln!(out, "Roots: {}", stored.roots.join(" "))
-            .and_then(|_| wide.write_text(&mut out)),
+        ReportFormat::Text => {
+            writeln!(out, "Roots: {}", spec.roots.join(" ")).and_then(|_| wide.write_text(&mut out))
+        }
         ReportFormat::Json => {
             let mut value = wide.to_json();
-            let mut shown = stored.clone();
-            shown.request = shown.request.redacted();
-            value["options"] = serde_json::to_value(&shown)?;
+            value["options"] = serde_json::to_value(spec.redacted())?;
             writeln!(out, "{value}")
         }
         ReportFormat::None => Ok(()),
@@ -203,20 +216,11 @@ pub async fn run_clean(clean: CleanArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Builds the crawl once without outputs and frontier, so bad options are
-/// reported before anything is stored in Redis or written to disk.
-fn validate(args: &CrawlArgs) -> anyhow::Result<()> {
-    let mut bare = args.clone();
-    bare.outputs = OutputFlags::default();
-    bare.builder()?.build()?;
-    Ok(())
-}
-
-fn redis_options(args: &CrawlArgs) -> RedisOptions {
+fn redis_options(spec: &CrawlSpec, lease: Duration) -> RedisOptions {
     RedisOptions {
-        policy: args.host_policy(),
-        lease: args.lease,
-        max_claims: args.max_pages,
+        policy: spec.politeness,
+        lease,
+        max_claims: spec.limits.max_pages,
         ..RedisOptions::default()
     }
 }
@@ -228,39 +232,52 @@ async fn connect(target: &Target, options: RedisOptions) -> anyhow::Result<Arc<R
     Ok(Arc::new(frontier))
 }
 
-async fn stored_options(frontier: &RedisFrontier, name: &str) -> anyhow::Result<CrawlArgs> {
-    let json = frontier.get_meta(META_OPTIONS).await?.ok_or_else(|| {
-        anyhow!(
+/// The spec the crawl's starter stored.
+async fn stored_spec(frontier: &RedisFrontier, name: &str) -> anyhow::Result<CrawlSpec> {
+    let version = frontier.get_meta(META_VERSION).await?;
+    let version = version.as_deref().unwrap_or("(unknown)");
+    let Some(json) = frontier.get_meta(META_SPEC).await? else {
+        if frontier.get_meta(META_OLD_OPTIONS).await?.is_some() {
+            bail!(
+                "crawl {name:?} was started by skitter {version}, which stored its options in a \
+                 form this skitter {VERSION} does not read: finish it with that version, or \
+                 remove it with `skitter redis-clean --redis URL --crawl {name}`"
+            );
+        }
+        bail!(
             "there is no crawl named {name:?} on this Redis server; start one with \
              `skitter crawl --redis URL --crawl {name} ROOT...`"
-        )
-    })?;
-    let version = frontier.get_meta(META_VERSION).await?;
-    serde_json::from_str(&json).with_context(|| {
-        format!(
-            "crawl {name:?} was started by skitter {}, whose options this skitter {VERSION} cannot read",
-            version.as_deref().unwrap_or("(unknown)")
-        )
+        );
+    };
+    CrawlSpec::from_json(&json).with_context(|| {
+        format!("crawl {name:?} was started by skitter {version}; this skitter is {VERSION}")
     })
 }
 
 /// Runs this process's share of the crawl and prints its report, then the
 /// crawl-wide totals.
 async fn crawl(
-    mut args: CrawlArgs,
+    mut spec: CrawlSpec,
+    own: Own,
     target: &Target,
     frontier: Arc<RedisFrontier>,
     cancel: CancellationToken,
 ) -> anyhow::Result<u8> {
     let id = worker_id();
-    args.outputs = args.outputs.for_worker(&id);
+    let outputs = own.outputs.for_worker(&id);
     // The frontier counts --max-pages for the whole crawl (claim script).
-    let max_pages = args.max_pages.take();
+    let max_pages = spec.limits.max_pages.take();
     let shared: Arc<dyn Frontier> = frontier.clone();
-    let mut builder = args.builder_on(Some(shared))?;
-    if let Some(items) =
-        crate::output::items_sink(args.outputs.items.as_deref(), &args.extract).await?
-    {
+    let mut builder = spec
+        .builder()?
+        .max_tasks(own.max_tasks)
+        .grace(own.grace)
+        .frontier(shared);
+    let described = describe(&spec, own.max_tasks);
+    for sink in outputs.sinks(None, described, spec.fetch.max_body_size)? {
+        builder = builder.sink(sink);
+    }
+    if let Some(items) = crate::output::items_sink(outputs.items.as_deref(), spec.rules()?).await? {
         builder = builder.sink(Box::new(items));
     }
     let crawler = builder
@@ -276,11 +293,11 @@ async fn crawl(
         tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");
     }
     let wide = CrawlWide::read(&frontier, &target.crawl, max_pages).await;
-    let to_stderr = args.outputs.jsonl_on_stdout();
+    let to_stderr = outputs.jsonl_on_stdout();
     let written = if to_stderr {
-        print_reports(&mut std::io::stderr().lock(), &report, &wide, args.report)
+        print_reports(&mut std::io::stderr().lock(), &report, &wide, own.report)
     } else {
-        print_reports(&mut std::io::stdout().lock(), &report, &wide, args.report)
+        print_reports(&mut std::io::stdout().lock(), &report, &wide, own.report)
     };
     finish_output(written)?;
     Ok(exit_status(&report))
@@ -383,9 +400,10 @@ mod tests {
     }
 
     #[test]
-    fn per_worker_options_do_not_change_the_shared_ones() {
-        let base = shared_options(&args(&["--per-host", "2"]));
-        let other_worker = shared_options(&args(&[
+    fn per_worker_options_do_not_change_the_spec() {
+        let spec = |extra: &[&str]| args(extra).spec().unwrap().to_json().unwrap();
+        let base = spec(&["--per-host", "2"]);
+        let other_worker = spec(&[
             "--per-host",
             "2",
             "--max-tasks",
@@ -400,24 +418,29 @@ mod tests {
             "1s",
             "--report",
             "json",
-        ]));
-        let json = |a: &CrawlArgs| serde_json::to_string(a).unwrap();
-        assert_eq!(json(&base), json(&other_worker));
-        let other_crawl = shared_options(&args(&["--per-host", "3"]));
-        assert_ne!(json(&base), json(&other_crawl));
+        ]);
+        assert_eq!(base, other_worker);
+        assert_ne!(base, spec(&["--per-host", "3"]));
+        assert_ne!(base, spec(&["--per-host", "2", "--max-pages", "9"]));
     }
 
     #[test]
-    fn a_worker_gets_the_stored_options_and_its_own_outputs() {
+    fn a_worker_gets_the_stored_spec_and_its_own_settings() {
         use clap::Parser;
         #[derive(Parser)]
         struct Wrapper {
             #[command(flatten)]
             worker: WorkerArgs,
         }
-        let stored = shared_options(&args(&["--per-host", "2", "--max-pages", "9"]));
-        let roundtrip: CrawlArgs =
-            serde_json::from_str(&serde_json::to_string(&stored).unwrap()).unwrap();
+        let stored = args(&["--per-host", "2", "--max-pages", "9", "--field", "t=css:h1"])
+            .spec()
+            .unwrap()
+            .to_json()
+            .unwrap();
+        let spec = CrawlSpec::from_json(&stored).unwrap();
+        assert_eq!(spec.politeness.max_in_flight, 2);
+        assert_eq!(spec.limits.max_pages, Some(9));
+        assert!(spec.rules().unwrap().is_some());
         let worker = Wrapper::parse_from([
             "w",
             "--redis",
@@ -430,15 +453,11 @@ mod tests {
             "a.warc.gz",
         ])
         .worker;
-        let applied = worker.apply(roundtrip);
-        assert_eq!((applied.per_host, applied.max_pages), (2, Some(9)));
-        assert_eq!(applied.max_tasks, 3);
+        let own = worker.own();
+        assert_eq!(own.max_tasks, 3);
         assert_eq!(
-            applied.outputs.warc,
+            own.outputs.warc,
             Some(std::path::PathBuf::from("a.warc.gz"))
         );
-        assert_eq!(applied.crawl.as_deref(), Some("c"));
-        assert_eq!(applied.lease, Duration::from_secs(60));
-        validate(&applied).expect("the applied options build a crawl");
     }
 }

@@ -1,13 +1,11 @@
 //! The request options `crawl` and `fetch` share (retries, timeouts, headers,
 //! proxy, TLS, the address policy, grace), and how they map onto the library's
 //! fetch configuration and retry policy: declared once, so the two commands
-//! cannot drift apart. Also their redacted form, for anything printed.
+//! cannot drift apart.
 
 use std::time::Duration;
 
 use clap::Args;
-use serde::{Deserialize, Serialize};
-use skitter::fetch::head::{REDACTED, redact_proxy};
 use skitter::fetch::{FetchConfig, PrivateAccess, Rotation};
 use skitter::retry::RetryPolicy;
 
@@ -15,7 +13,7 @@ use crate::flags;
 
 /// Request options of `crawl` and `fetch`. Serialisable, as part of the crawl
 /// options a shared crawl stores in Redis.
-#[derive(Args, Debug, Clone, Serialize, Deserialize)]
+#[derive(Args, Debug, Clone)]
 pub struct RequestFlags {
     /// Attempts per URL for transient failures (transport errors, 408, 429, 5xx).
     #[arg(long, alias = "max_tries", default_value_t = 4, value_name = "N")]
@@ -47,23 +45,19 @@ pub struct RequestFlags {
     pub headers: Vec<String>,
     /// Send -H headers to every host, redirect targets on other hosts included.
     #[arg(long)]
-    #[serde(default)]
     pub send_headers_everywhere: bool,
     /// Keep Authorization, Proxy-Authorization and Cookie values in WARC request
     /// records (by default they read [redacted]).
     #[arg(long)]
-    #[serde(default)]
     pub keep_credentials: bool,
     /// Let every request reach loopback and private addresses (by default only
     /// requests to the hosts you named do: crawl roots, fetch inputs).
     /// Link-local and cloud-metadata addresses are never reached.
     #[arg(long, conflicts_with = "deny_private")]
-    #[serde(default)]
     pub allow_private: bool,
     /// Let no request reach loopback or private addresses, not even those of
     /// the hosts you named.
     #[arg(long)]
-    #[serde(default)]
     pub deny_private: bool,
     /// Send requests through this proxy (http://, https://, socks5://). An HTTP
     /// or socks5h:// proxy resolves names itself, so only IP-literal URLs are
@@ -75,18 +69,15 @@ pub struct RequestFlags {
     /// # comments and blank lines ignored. A proxy that fails is benched (1s,
     /// doubling to 60s) and the request retried on another.
     #[arg(long, value_name = "FILE")]
-    #[serde(default)]
     pub proxy_list: Option<std::path::PathBuf>,
     /// How requests spread over --proxy-list: round-robin (each request the
     /// next proxy: the whole pool works for one site) or sticky (each host
     /// keeps one proxy: a site sees one client address).
     #[arg(long, value_enum, default_value_t = ProxyRotation::RoundRobin, requires = "proxy_list")]
-    #[serde(default)]
     pub proxy_rotation: ProxyRotation,
     /// The proxies of --proxy-list, read once (so workers of a shared crawl,
     /// which read these options from Redis, need not have the file).
     #[arg(skip)]
-    #[serde(default)]
     pub proxies: Vec<String>,
     /// Accept invalid TLS certificates.
     #[arg(long)]
@@ -95,16 +86,13 @@ pub struct RequestFlags {
     /// accepted for curl's syntax, the address serves every port of HOST);
     /// repeatable. A host given here counts as named: it may be on loopback.
     #[arg(long, value_name = "HOST:PORT:ADDR")]
-    #[serde(default)]
     pub resolve: Vec<String>,
     /// Ask this name server (IP or IP:PORT, port 53 by default) instead of the
     /// system's; repeatable.
     #[arg(long, value_name = "IP[:PORT]")]
-    #[serde(default)]
     pub dns_server: Vec<String>,
     /// Name lookups in flight at most; answers are cached for their TTL.
     #[arg(long, default_value_t = 64, value_parser = crate::flags::count, value_name = "N")]
-    #[serde(default = "default_max_dns")]
     pub max_dns_lookups: usize,
     /// After Ctrl-C, how long in-flight requests may take to finish.
     #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
@@ -112,8 +100,7 @@ pub struct RequestFlags {
 }
 
 /// `--proxy-rotation`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ProxyRotation {
     /// Each request takes the next proxy.
     #[default]
@@ -203,25 +190,6 @@ impl RequestFlags {
         Ok(fetch)
     }
 
-    /// These flags as they may be printed: header values and proxy credentials
-    /// replaced by `[redacted]`.
-    pub fn redacted(&self) -> RequestFlags {
-        let headers = self
-            .headers
-            .iter()
-            .map(|h| match h.split_once(':') {
-                Some((name, _)) => format!("{}: {REDACTED}", name.trim()),
-                None => REDACTED.to_string(),
-            })
-            .collect();
-        RequestFlags {
-            headers,
-            proxy: self.proxy.as_deref().map(redact_proxy),
-            proxies: self.proxies.iter().map(|p| redact_proxy(p)).collect(),
-            ..self.clone()
-        }
-    }
-
     /// The retry policy these flags describe.
     pub fn retry_policy(&self) -> RetryPolicy {
         RetryPolicy {
@@ -231,10 +199,6 @@ impl RequestFlags {
             ..RetryPolicy::default()
         }
     }
-}
-
-fn default_max_dns() -> usize {
-    64
 }
 
 #[cfg(test)]
@@ -249,29 +213,29 @@ mod tests {
     }
 
     #[test]
-    fn redacted_flags_hide_secrets() {
+    fn the_shown_request_settings_hide_secrets() {
         let cli = Cli::parse_from([
             "t",
             "-H",
             "Authorization: Bearer S3CRET",
-            "-H",
-            "S3CRET-no-colon",
             "--proxy",
             "http://user:S3CRET@proxy:3128",
         ]);
         let mut request = cli.request;
         request.proxies = vec!["socks5h://u:S3CRET@p2:1080".into()];
-        let cli = Cli { request };
-        let shown = serde_json::to_string(&cli.request.redacted()).unwrap();
+        let fetch = request.fetch_config(1 << 20).unwrap();
+        let shown = serde_json::to_string(&fetch.redacted()).unwrap();
         assert!(!shown.contains("S3CRET"), "{shown}");
-        assert!(shown.contains("Authorization: [redacted]"), "{shown}");
-        assert!(shown.contains("proxy:3128"), "{shown}");
-        // The original keeps them: workers of a shared crawl need them.
         assert!(
-            serde_json::to_string(&cli.request)
-                .unwrap()
-                .contains("S3CRET")
+            shown.contains("[\"Authorization\",\"[redacted]\"]"),
+            "{shown}"
         );
+        assert!(
+            shown.contains("proxy:3128") && shown.contains("p2:1080"),
+            "{shown}"
+        );
+        // The settings themselves keep them: workers of a shared crawl need them.
+        assert!(serde_json::to_string(&fetch).unwrap().contains("S3CRET"));
     }
 
     #[test]

@@ -65,14 +65,18 @@ impl CrawlerBuilder {
                 .with_domains(&self.domains, &self.exclude_domains),
             roots,
             max_tasks,
-            max_redirect: self.max_redirect.unwrap_or(10),
+            max_redirect: self
+                .max_redirect
+                .unwrap_or(crate::config::DEFAULT_MAX_REDIRECT),
             retry: self.retry,
             exclude: compile(&self.exclude)?,
             include: compile(&self.include)?,
             limits: self.limits,
             trap_rules: self.trap_rules.unwrap_or_default(),
             robots: (!self.ignore_robots).then_some(self.robots_policy),
-            max_crawl_delay: self.max_crawl_delay.unwrap_or(Duration::from_secs(30)),
+            max_crawl_delay: self
+                .max_crawl_delay
+                .unwrap_or(crate::config::DEFAULT_MAX_CRAWL_DELAY),
             extract_mode: self.extract_mode.unwrap_or(ExtractMode::Pages),
             sitemaps: self.sitemaps,
             host_policy: self.host_policy,

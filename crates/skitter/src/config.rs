@@ -14,6 +14,11 @@ use regex::Regex;
 use url::Url;
 
 pub use crate::build_error::BuildError;
+
+/// Redirect hops followed per chain unless set ([`CrawlerBuilder::max_redirect`]).
+pub const DEFAULT_MAX_REDIRECT: u32 = 10;
+/// The longest `Crawl-delay` obeyed unless set ([`CrawlerBuilder::max_crawl_delay`]).
+pub const DEFAULT_MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 use crate::discovery::SitemapMode;
 use crate::extract::ExtractMode;
 use crate::fetch::FetchConfig;
@@ -101,7 +106,8 @@ impl Config {
 }
 
 /// Limits that make every crawl end; `None` means no limit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Limits {
     /// Links deeper than this are not followed (roots are depth 0).
     pub max_depth: Option<u32>,

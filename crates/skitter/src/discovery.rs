@@ -27,7 +27,7 @@ pub const MAX_INDEX_ENTRIES: usize = 50_000;
 pub const MAX_SITEMAPS: usize = 100_000;
 
 /// Which sitemaps the crawl follows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum SitemapMode {
     /// None at all.
     Off,

@@ -24,7 +24,8 @@ use hickory_resolver::proto::op::ResponseCode;
 use tokio::sync::Semaphore;
 
 /// How names are resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct DnsConfig {
     /// Name servers to ask (`IP:port`); `None` uses the system's
     /// (`/etc/resolv.conf`).

@@ -19,7 +19,8 @@ use crate::outcome::ErrorKind;
 pub const RETRYABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
 
 /// How many attempts, and how far apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (the baseline's `max_tries`, default 4).
     pub max_tries: u32,

@@ -11,7 +11,9 @@ use url::{Host, Url};
 use crate::urlnorm::is_crawlable_scheme;
 
 /// How far beyond the roots' own hosts a crawl may go.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum ScopeMode {
     /// Only a root's own host, with or without a leading `www.`.
     #[default]

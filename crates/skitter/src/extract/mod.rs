@@ -47,7 +47,7 @@ pub use html::{HtmlDocument, extract_html};
 pub use srcset::parse_srcset;
 
 /// Which links [`extract_html`] collects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum ExtractMode {
     /// Only links to other pages: `a href`, `area href` and
     /// `<meta http-equiv=refresh>` targets.

@@ -21,7 +21,7 @@ use url::{Host, Url};
 
 /// Who may reach loopback and private addresses (127.0.0.0/8, 10.0.0.0/8,
 /// 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 0.0.0.0/8, ::1, fc00::/7).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PrivateAccess {
     /// Only requests to a host the user named (a crawl root's host, a fetch
     /// input's host) may reach them; links, redirects and robots.txt redirects

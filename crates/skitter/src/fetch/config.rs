@@ -7,7 +7,8 @@ use super::{PrivateAccess, ProxyBench, Rotation, head, proxy_pool};
 
 /// Everything that shapes how requests are made. Defaults are documented per field.
 /// Its `Debug` output leaves out header values and proxy credentials.
-#[derive(Clone)]
+#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct FetchConfig {
     /// `User-Agent` header (default `skitter/<version>`).
     pub user_agent: String,
@@ -62,6 +63,27 @@ pub struct FetchConfig {
     pub site_credentials: Vec<(String, String)>,
     /// How names are resolved (name servers, fixed answers, lookups in flight).
     pub dns: crate::dns::DnsConfig,
+}
+
+impl FetchConfig {
+    /// These settings as they may be shown: header values, site credentials
+    /// and proxy credentials replaced by `[redacted]`.
+    pub fn redacted(&self) -> FetchConfig {
+        let mut shown = self.clone();
+        for (_, value) in &mut shown.headers {
+            *value = head::REDACTED.to_string();
+        }
+        for (_, secret) in &mut shown.site_credentials {
+            *secret = head::REDACTED.to_string();
+        }
+        shown.proxy = self.proxy.as_deref().map(head::redact_proxy);
+        shown.proxy_list = self
+            .proxy_list
+            .iter()
+            .map(|p| head::redact_proxy(p))
+            .collect();
+        shown
+    }
 }
 
 impl std::fmt::Debug for FetchConfig {

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use url::Url;
 
 /// How requests are spread over the pool.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rotation {
     /// Each request takes the next proxy in turn (skipping benched ones): the
     /// load is spread evenly whatever the mix of hosts, so a crawl of one site
@@ -38,7 +38,8 @@ pub enum Rotation {
 }
 
 /// How long a failing proxy is left out of rotation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ProxyBench {
     /// The first bench (default 1 s); doubled per further failure in a row.
     pub base: Duration,

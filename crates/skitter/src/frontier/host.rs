@@ -34,7 +34,8 @@ impl fmt::Display for HostKey {
 }
 
 /// The politeness rules every host starts with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct HostPolicy {
     /// At most this many requests in flight to one host.
     pub max_in_flight: usize,

@@ -1,8 +1,11 @@
 //! A crawl shared by several workers through Redis: the pieces that sit on top
 //! of the Redis frontier ([`crate::frontier::RedisFrontier`]) and the outputs,
-//! so that neither of those depends on the other. Today that is the crawl-wide
-//! totals ([`RedisStatsSink`]).
+//! so that neither of those depends on the other: the crawl's spec that every
+//! worker builds from ([`CrawlSpec`]) and the crawl-wide totals
+//! ([`RedisStatsSink`]).
 
+mod spec;
 mod stats;
 
+pub use spec::{CrawlSpec, SPEC_VERSION, SpecError};
 pub use stats::RedisStatsSink;

@@ -35,7 +35,8 @@ use self::variants::QueryVariants;
 /// | `max_segment_repeats` | 3 | `/a/b/a/b/a/b/` and `/docs/api/v1/api/v1/api/v1/` are loops; `/2024/01/01/` is not |
 /// | `max_query_variants` | 1000 | a search or listing page with more distinct query strings than that is a session id or a faceted explosion |
 /// | `plausible_years` | 1900 ..= this year + 10 | calendars that page on forever leave this range; archives and event listings stay in it |
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct TrapRules {
     /// Longest URL (bytes of the normalised, percent-encoded form) that is followed.
     pub max_url_length: usize,
