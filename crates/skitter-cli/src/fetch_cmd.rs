@@ -46,6 +46,13 @@ pub struct FetchArgs {
     /// Requests in flight at most to one host (host:port).
     #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
+    /// Minimum gap between request starts to one host, e.g. 250ms (the
+    /// crawl's rule; a 429 or Retry-After pauses the host either way).
+    #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
+    pub delay: std::time::Duration,
+    /// Up to this much random extra gap on top of --delay.
+    #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
+    pub jitter: std::time::Duration,
     /// Redirect hops followed per URL.
     #[arg(long, alias = "max_redirect", default_value_t = bulk::DEFAULT_MAX_REDIRECT, value_name = "N")]
     pub max_redirect: u32,
@@ -93,6 +100,7 @@ impl FetchArgs {
         let mut b = BulkFetcher::builder()
             .concurrency(self.concurrency)
             .per_host(self.per_host)
+            .host_delay(self.delay, self.jitter)
             .max_redirect(self.max_redirect)
             .retry_policy(self.request.retry_policy())
             .grace(self.request.grace)

@@ -13,7 +13,9 @@ use std::time::{Duration, SystemTime};
 
 use rand::RngExt;
 
-use crate::outcome::ErrorKind;
+use crate::fetch::Response;
+use crate::frontier::{HostFeedback, ThrottleReason};
+use crate::outcome::{ErrorKind, FetchFailure};
 
 /// Statuses that mean "try again later" rather than "this is the answer".
 pub const RETRYABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
@@ -132,6 +134,56 @@ fn random_up_to(max: Duration) -> Duration {
         return Duration::ZERO;
     }
     Duration::from_nanos(rand::rng().random_range(0..=max.as_nanos().min(u64::MAX as u128) as u64))
+}
+
+/// The retry policy's verdict on one attempt, and what it says about the server
+/// (see `frontier::politeness`): a `429` or a `Retry-After` slows the whole host
+/// down; any other transient failure is this URL's alone.
+///
+/// One home for crawl and `fetch`: the crawl hands the feedback to its
+/// frontier, `fetch` to its per-host gate (`bulk::hosts`).
+pub(crate) fn judge(
+    policy: &RetryPolicy,
+    attempt: u32,
+    result: &Result<Response, FetchFailure>,
+) -> (Verdict, HostFeedback) {
+    match result {
+        Ok(resp) => {
+            let retry_after = resp
+                .header("retry-after")
+                .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let feedback = match (resp.status, retry_after) {
+                (429, _) => HostFeedback::SlowDown(
+                    policy.wait(attempt, retry_after),
+                    ThrottleReason::TooManyRequests,
+                ),
+                (_, Some(ra)) => HostFeedback::SlowDown(
+                    ra.min(policy.max_retry_after),
+                    ThrottleReason::RetryAfter,
+                ),
+                (status, None) if is_retryable_status(status) => HostFeedback::Failed,
+                _ => HostFeedback::Clean,
+            };
+            let verdict = policy.verdict(attempt, AttemptResult::Status(resp.status, retry_after));
+            (verdict, feedback)
+        }
+        Err(failure) => {
+            // A proxy's failure says nothing of the site: the pool benches the
+            // proxy; the URL uses up a try, as a URL failing again does,
+            // without counting toward its host's distress.
+            let feedback = if failure.kind == ErrorKind::Proxy {
+                HostFeedback::FailedAgain
+            } else if is_transient(failure.kind) {
+                HostFeedback::Failed
+            } else {
+                HostFeedback::Silent
+            };
+            (
+                policy.verdict(attempt, AttemptResult::Failed(failure.kind)),
+                feedback,
+            )
+        }
+    }
 }
 
 #[cfg(test)]

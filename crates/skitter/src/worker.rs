@@ -5,7 +5,7 @@
 //! Links are offered before the lease is completed, so a crash in between can only
 //! cause a refetch, never a lost link.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
 use url::Url;
@@ -17,7 +17,7 @@ use crate::fetch::redirect;
 use crate::fetch::{Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use crate::retry::{self, AttemptResult, Verdict};
+use crate::retry::{self, Verdict};
 use crate::robots::RobotsSource;
 use crate::sink::Page;
 
@@ -145,7 +145,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
         let result = fetch(ctx, &req.url).await;
-        let (verdict, mut feedback) = judge(ctx, attempt, &result);
+        let (verdict, mut feedback) = retry::judge(&ctx.config.retry, attempt, &result);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
             // A URL failing again is that URL's trouble, not news of the server.
             feedback = HostFeedback::FailedAgain;
@@ -316,54 +316,6 @@ async fn fetch(ctx: &Ctx, url: &Url) -> Result<Response, FetchFailure> {
         keep => keep,
     };
     ctx.fetcher.get(url, keep).await
-}
-
-/// The retry policy's verdict on one attempt, and what it says about the server
-/// (see `frontier::politeness`): a `429` or a `Retry-After` slows the whole host
-/// down; any other transient failure is this URL's alone.
-fn judge(
-    ctx: &Ctx,
-    attempt: u32,
-    result: &Result<Response, FetchFailure>,
-) -> (Verdict, HostFeedback) {
-    let policy = &ctx.config.retry;
-    match result {
-        Ok(resp) => {
-            let retry_after = resp
-                .header("retry-after")
-                .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
-            let feedback = match (resp.status, retry_after) {
-                (429, _) => HostFeedback::SlowDown(
-                    policy.wait(attempt, retry_after),
-                    ThrottleReason::TooManyRequests,
-                ),
-                (_, Some(ra)) => HostFeedback::SlowDown(
-                    ra.min(policy.max_retry_after),
-                    ThrottleReason::RetryAfter,
-                ),
-                (status, None) if retry::is_retryable_status(status) => HostFeedback::Failed,
-                _ => HostFeedback::Clean,
-            };
-            let verdict = policy.verdict(attempt, AttemptResult::Status(resp.status, retry_after));
-            (verdict, feedback)
-        }
-        Err(failure) => {
-            // A proxy's failure says nothing of the site: the pool benches the
-            // proxy; the URL uses up a try, as a URL failing again does,
-            // without counting toward its host's distress.
-            let feedback = if failure.kind == ErrorKind::Proxy {
-                HostFeedback::FailedAgain
-            } else if retry::is_transient(failure.kind) {
-                HostFeedback::Failed
-            } else {
-                HostFeedback::Silent
-            };
-            (
-                policy.verdict(attempt, AttemptResult::Failed(failure.kind)),
-                feedback,
-            )
-        }
-    }
 }
 
 /// Fills in the record for a response, extracts its items and queues what it

@@ -1,17 +1,22 @@
-//! One request with retries: the policy decides, `Retry-After` is honoured, and a
-//! cancellation cuts a back-off wait short (the last result is kept).
+//! One request with retries: each attempt under its host's politeness gate
+//! and a global slot, the retry policy and the host feedback from
+//! [`retry::judge`] (the crawl's, one home), `Retry-After` honoured, and a
+//! cancellation cutting a back-off wait short (the last result is kept).
 //!
-//! Not tied to the bulk runner: the crawler's worker makes the same loop (plus its
-//! per-host back-off feedback) and could share this one.
+//! Between attempts the URL holds no slot, as in a crawl: a URL in back-off
+//! does not keep its host or the run from other work.
 
-use std::time::SystemTime;
+use std::sync::Arc;
 
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use super::hosts::HostLimits;
 use crate::fetch::{Fetcher, Keep, Response};
+use crate::frontier::HostKey;
 use crate::outcome::{ErrorKind, FetchFailure};
-use crate::retry::{self, AttemptResult, RetryPolicy, Verdict};
+use crate::retry::{self, RetryPolicy, Verdict};
 
 /// The result of [`fetch_with_retries`].
 #[derive(Debug)]
@@ -20,20 +25,50 @@ pub(crate) struct Attempted {
     pub attempts: u32,
     /// The last attempt's result.
     pub result: Result<Response, FetchFailure>,
+    /// When the first attempt started (slots taken), on both clocks.
+    pub started: (tokio::time::Instant, chrono::DateTime<chrono::Utc>),
+    /// The global slot the last attempt ran under, kept while its body is
+    /// handled; `None` when a stop came during a back-off.
+    pub global: Option<OwnedSemaphorePermit>,
+}
+
+/// The caps an attempt waits for.
+pub(crate) struct Gates<'a> {
+    pub hosts: &'a Arc<HostLimits>,
+    pub global: &'a Arc<Semaphore>,
 }
 
 /// Fetches `url` (a hop of the input `origin`, see [`Fetcher::get_from`]) until
-/// it succeeds, fails for good, runs out of tries, or `cancel` fires during a wait.
+/// it succeeds, fails for good, runs out of tries, or `cancel` fires; `None`
+/// when it fired before the first attempt could start.
 pub(crate) async fn fetch_with_retries(
     fetcher: &Fetcher,
     policy: &RetryPolicy,
+    gates: Gates<'_>,
     (url, origin): (&Url, &Url),
     keep: Keep,
     cancel: &CancellationToken,
-) -> Attempted {
+) -> Option<Attempted> {
+    let key = HostKey::of(url);
     let mut attempt = 0;
+    let mut last: Option<Attempted> = None;
+    let mut started = None;
     loop {
+        let slots = async {
+            let host = gates.hosts.acquire(key.clone()).await;
+            let global = gates.global.clone().acquire_owned().await.ok()?;
+            Some((host, global))
+        };
+        let (host, global) = tokio::select! {
+            slots = slots => match slots {
+                Some(slots) => slots,
+                None => return last,
+            },
+            () = cancel.cancelled() => return last,
+        };
         attempt += 1;
+        let started =
+            *started.get_or_insert_with(|| (tokio::time::Instant::now(), chrono::Utc::now()));
         let result = fetcher.get_from(url, keep, origin).await.and_then(|resp| {
             // A download is the whole file or nothing: a body cut at the cap
             // (which a crawl still reads links from) is a failure here.
@@ -46,26 +81,23 @@ pub(crate) async fn fetch_with_retries(
             }
             Ok(resp)
         });
-        let verdict_input = match &result {
-            Ok(resp) => {
-                let retry_after = resp
-                    .header("retry-after")
-                    .and_then(|v| retry::parse_retry_after(v, SystemTime::now()));
-                AttemptResult::Status(resp.status, retry_after)
-            }
-            Err(failure) => AttemptResult::Failed(failure.kind),
-        };
-        let done = Attempted {
+        let (verdict, feedback) = retry::judge(policy, attempt, &result);
+        host.finish(feedback);
+        let mut done = Attempted {
             attempts: attempt,
             result,
+            started,
+            global: Some(global),
         };
-        match policy.verdict(attempt, verdict_input) {
-            Verdict::Done => return done,
+        match verdict {
+            Verdict::Done => return Some(done),
             Verdict::Retry(wait) => {
                 tracing::debug!(%url, attempt, ?wait, "retrying");
+                done.global = None;
+                last = Some(done);
                 tokio::select! {
                     () = tokio::time::sleep(wait) => {}
-                    () = cancel.cancelled() => return done,
+                    () = cancel.cancelled() => return last,
                 }
             }
         }

@@ -1,104 +1,254 @@
-//! The per-host cap: at most `per_host` requests in flight to one host:port.
+//! The per-host politeness of `fetch`: the crawl's rules
+//! ([`HostSlots`](crate::frontier::politeness), one home for both), behind an
+//! async gate. At most `max_in_flight` requests to one host:port, starts at
+//! least `delay` (+ jitter, + any `Crawl-delay`-free distress gap) apart, a
+//! `429` or `Retry-After` pausing the host and a distressed window cutting its
+//! concurrency — exactly as a crawl does, with each attempt's feedback from
+//! [`retry::judge`](crate::retry::judge).
 //!
-//! One semaphore per host, created on first use and removed when its last user
-//! lets go, so a list spanning millions of hosts does not grow a million entries.
-//! The map's mutex is held only to look up or remove an entry, never across an
-//! `.await`.
+//! One gate per host, created on first use. A host is forgotten once it is
+//! idle (nothing in flight, no gap or slow-down pending): at release when it
+//! already is, else by a sweep that runs after as many new hosts as are known,
+//! so a list spanning millions of hosts keeps only the busy ones and the sweep
+//! costs O(1) per new host. The map's and a gate's mutexes are held only for
+//! a lookup or one state change, never across an `.await`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Notify;
+use tokio::time::Instant;
 
-use crate::frontier::HostKey;
+use crate::frontier::politeness::HostSlots;
+use crate::frontier::{HostFeedback, HostKey, HostPolicy, random_up_to};
 
-/// The per-host semaphores.
+/// The per-host gates.
 #[derive(Debug)]
 pub(crate) struct HostLimits {
-    per_host: usize,
-    map: Mutex<HashMap<HostKey, Arc<Semaphore>>>,
+    policy: HostPolicy,
+    map: Mutex<Hosts>,
 }
 
-/// A held per-host slot; dropping it frees the slot.
+#[derive(Debug, Default)]
+struct Hosts {
+    gates: HashMap<HostKey, Arc<HostGate>>,
+    /// Hosts added since the last sweep.
+    added: usize,
+}
+
+/// One host's politeness state and the wake-up of its waiters.
+#[derive(Debug)]
+struct HostGate {
+    slots: Mutex<HostSlots>,
+    changed: Notify,
+}
+
+/// A held per-host slot; [`HostSlot::finish`] reports what the attempt said
+/// about the server (dropping it unfinished says nothing).
 #[derive(Debug)]
 pub(crate) struct HostSlot {
     limits: Arc<HostLimits>,
     key: HostKey,
-    permit: Option<OwnedSemaphorePermit>,
+    gate: Arc<HostGate>,
+    feedback: HostFeedback,
+}
+
+/// Locks a mutex whose data stays consistent after any panic (every change is
+/// one call).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl HostLimits {
-    pub(crate) fn new(per_host: usize) -> Arc<HostLimits> {
+    pub(crate) fn new(policy: HostPolicy) -> Arc<HostLimits> {
         Arc::new(HostLimits {
-            per_host: per_host.max(1),
-            map: Mutex::new(HashMap::new()),
+            policy: HostPolicy {
+                max_in_flight: policy.max_in_flight.max(1),
+                ..policy
+            },
+            map: Mutex::default(),
         })
     }
 
-    /// Waits for a slot on `key`'s host.
+    /// Waits until `key`'s host may take one more request, and takes it.
     pub(crate) async fn acquire(self: &Arc<Self>, key: HostKey) -> HostSlot {
-        let semaphore = self
-            .lock()
-            .entry(key.clone())
-            .or_insert_with(|| Arc::new(Semaphore::new(self.per_host)))
-            .clone();
-        let permit = semaphore.acquire_owned().await.ok();
+        let gate = self.gate(&key);
+        loop {
+            // Registered before the check, so a release between the check and
+            // the wait is not missed.
+            let changed = gate.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let wait = {
+                let mut slots = lock(&gate.slots);
+                let now = Instant::now();
+                match slots.ready_at(now) {
+                    Ok(()) => {
+                        let jitter = random_up_to(slots.jitter());
+                        slots.start(now, jitter);
+                        None
+                    }
+                    Err(at) => Some(at),
+                }
+            };
+            match wait {
+                None => break,
+                Some(Some(at)) => tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    () = &mut changed => {}
+                },
+                Some(None) => changed.await,
+            }
+        }
         HostSlot {
             limits: self.clone(),
             key,
-            permit,
+            gate,
+            feedback: HostFeedback::Silent,
         }
     }
 
-    /// Hosts with an entry (in use, or waited for), for tests.
-    #[cfg(test)]
-    fn tracked(&self) -> usize {
-        self.lock().len()
+    fn gate(&self, key: &HostKey) -> Arc<HostGate> {
+        let mut hosts = lock(&self.map);
+        if let Some(gate) = hosts.gates.get(key) {
+            return gate.clone();
+        }
+        hosts.added += 1;
+        if hosts.added >= hosts.gates.len() {
+            hosts.added = 0;
+            let now = Instant::now();
+            // Gates in use are held elsewhere too; only unheld idle ones go.
+            hosts
+                .gates
+                .retain(|_, g| Arc::strong_count(g) > 1 || !lock(&g.slots).is_idle(now));
+        }
+        let gate = Arc::new(HostGate {
+            slots: Mutex::new(HostSlots::new(self.policy)),
+            changed: Notify::new(),
+        });
+        hosts.gates.insert(key.clone(), gate.clone());
+        gate
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<HostKey, Arc<Semaphore>>> {
-        // The map is consistent after any panic (every change is one call).
-        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    /// Hosts with a gate (in use, waited for, or not yet idle), for tests.
+    #[cfg(test)]
+    fn tracked(&self) -> usize {
+        lock(&self.map).gates.len()
+    }
+}
+
+impl HostSlot {
+    /// Releases the slot with what the attempt said about the server.
+    pub(crate) fn finish(mut self, feedback: HostFeedback) {
+        self.feedback = feedback;
     }
 }
 
 impl Drop for HostSlot {
     fn drop(&mut self) {
-        drop(self.permit.take());
-        let mut map = self.limits.lock();
-        // Waiters and permit holders each keep a clone: one left means the map's own.
-        if map
-            .get(&self.key)
-            .is_some_and(|s| Arc::strong_count(s) == 1)
-        {
-            map.remove(&self.key);
+        let idle = {
+            let mut slots = lock(&self.gate.slots);
+            let now = Instant::now();
+            // The throttle is the report's business in a crawl; `fetch`
+            // counts statuses, not slow-downs.
+            let _throttle = slots.finish(now, self.feedback);
+            slots.is_idle(now)
+        };
+        self.gate.changed.notify_waiters();
+        if idle {
+            let mut hosts = lock(&self.limits.map);
+            // Ours and the map's: nobody else holds or waits for this host.
+            if hosts
+                .gates
+                .get(&self.key)
+                .is_some_and(|g| Arc::ptr_eq(g, &self.gate) && Arc::strong_count(g) == 2)
+            {
+                hosts.gates.remove(&self.key);
+            }
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use url::Url;
 
     use super::*;
+    use crate::frontier::ThrottleReason;
 
     fn key(s: &str) -> HostKey {
         HostKey::of(&Url::parse(s).unwrap())
     }
 
+    fn policy(max_in_flight: usize, delay_ms: u64) -> HostPolicy {
+        HostPolicy {
+            max_in_flight,
+            delay: Duration::from_millis(delay_ms),
+            jitter: Duration::ZERO,
+        }
+    }
+
     #[tokio::test]
     async fn caps_per_host_and_forgets_idle_hosts() {
-        let limits = HostLimits::new(2);
+        let limits = HostLimits::new(policy(2, 0));
         let a1 = limits.acquire(key("http://a/")).await;
         let a2 = limits.acquire(key("http://a:80/x")).await;
         let b = limits.acquire(key("http://b/")).await;
         let third = limits.acquire(key("http://a/"));
         tokio::pin!(third);
         assert!(futures_util::poll!(third.as_mut()).is_pending());
-        drop(a1);
+        a1.finish(HostFeedback::Clean);
         let a3 = third.await;
         assert_eq!(limits.tracked(), 2);
         drop((a2, a3, b));
         assert_eq!(limits.tracked(), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn starts_are_spaced_by_the_delay() {
+        let limits = HostLimits::new(policy(4, 500));
+        let t0 = Instant::now();
+        let mut starts = Vec::new();
+        for _ in 0..3 {
+            let slot = limits.acquire(key("http://a/")).await;
+            starts.push(t0.elapsed());
+            slot.finish(HostFeedback::Clean);
+        }
+        assert_eq!(
+            starts,
+            [0, 500, 1000].map(Duration::from_millis).to_vec(),
+            "the gap is kept though the host's gate had no request in flight"
+        );
+        // Another host is not held up.
+        let before = Instant::now();
+        drop(limits.acquire(key("http://b/")).await);
+        assert_eq!(before.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_429_pauses_the_host_for_every_waiter() {
+        let limits = HostLimits::new(policy(4, 0));
+        let t0 = Instant::now();
+        let slot = limits.acquire(key("http://a/")).await;
+        slot.finish(HostFeedback::SlowDown(
+            Duration::from_secs(3),
+            ThrottleReason::TooManyRequests,
+        ));
+        drop(limits.acquire(key("http://a/")).await);
+        assert!(t0.elapsed() >= Duration::from_secs(3), "{:?}", t0.elapsed());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_host_with_a_pending_gap_is_kept_until_a_sweep_finds_it_idle() {
+        let limits = HostLimits::new(policy(1, 1000));
+        drop(limits.acquire(key("http://a/")).await);
+        assert_eq!(limits.tracked(), 1, "its next start is still ahead");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        // New hosts trigger a sweep once as many were added as are known.
+        drop(limits.acquire(key("http://b/")).await);
+        drop(limits.acquire(key("http://c/")).await);
+        assert!(limits.tracked() <= 2, "a was swept: {}", limits.tracked());
     }
 }

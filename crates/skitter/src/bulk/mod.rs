@@ -52,6 +52,7 @@ use futures_util::Stream;
 use tokio_util::sync::CancellationToken;
 
 use crate::fetch::{FetchConfig, Fetcher, Keep};
+use crate::frontier::HostPolicy;
 use crate::items::Rules;
 use crate::retry::RetryPolicy;
 use crate::sink::Sink;
@@ -86,7 +87,8 @@ pub(crate) struct Output {
 /// The validated settings of a bulk fetch.
 pub(crate) struct Config {
     pub concurrency: usize,
-    pub per_host: usize,
+    /// The crawl's per-host rules (see `hosts`).
+    pub politeness: HostPolicy,
     pub max_redirect: u32,
     pub retry: RetryPolicy,
     pub grace: Duration,
@@ -100,6 +102,8 @@ pub(crate) struct Config {
 pub struct BulkFetcherBuilder {
     concurrency: Option<usize>,
     per_host: Option<usize>,
+    delay: Duration,
+    jitter: Duration,
     max_redirect: Option<u32>,
     retry: RetryPolicy,
     grace: Option<Duration>,
@@ -130,6 +134,16 @@ impl BulkFetcherBuilder {
     /// Requests in flight at most to one host:port (default 8).
     pub fn per_host(mut self, n: usize) -> Self {
         self.per_host = Some(n);
+        self
+    }
+
+    /// At least `delay` (plus up to `jitter` at random) between the starts of
+    /// two requests to one host:port (default none) — the crawl's rule, as
+    /// are the slow-downs on `429`, `Retry-After` and distress, which always
+    /// apply.
+    pub fn host_delay(mut self, delay: Duration, jitter: Duration) -> Self {
+        self.delay = delay;
+        self.jitter = jitter;
         self
     }
 
@@ -228,7 +242,11 @@ impl BulkFetcherBuilder {
         Ok(BulkFetcher {
             config: Config {
                 concurrency,
-                per_host,
+                politeness: HostPolicy {
+                    max_in_flight: per_host,
+                    delay: self.delay,
+                    jitter: self.jitter,
+                },
                 max_redirect: self.max_redirect.unwrap_or(DEFAULT_MAX_REDIRECT),
                 retry: self.retry,
                 grace: self.grace.unwrap_or(Duration::from_secs(5)),

@@ -23,14 +23,13 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use url::Url;
 
-use super::attempt::fetch_with_retries;
+use super::attempt::{Gates, fetch_with_retries};
 use super::hosts::HostLimits;
 use super::input::InputItem;
 use super::summary::{ItemReport, Outcome, Summary};
 use super::{BulkFetcher, Config, Observer, name, save};
 use crate::body::CpuPool;
 use crate::fetch::{Fetcher, decode, redirect};
-use crate::frontier::HostKey;
 use crate::items::{ExtractFailure, Items, PageInput};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
 use crate::sink::{Page, Sink, SinkError};
@@ -39,8 +38,9 @@ use crate::urlnorm;
 
 /// What the tasks send the collector.
 enum Event {
-    /// One response (or failure), with the global slot that bounds live bodies.
-    Hop(Box<Page>, OwnedSemaphorePermit),
+    /// One response (or failure), with the global slot that bounds live
+    /// bodies (none for a failure cut short by a stop during a back-off).
+    Hop(Box<Page>, Option<OwnedSemaphorePermit>),
     /// An item is finished.
     Done(Box<ItemReport>),
 }
@@ -80,7 +80,7 @@ pub(super) async fn run(
     let proxies = fetcher.clone();
     let ctx = Arc::new(Ctx {
         global: Arc::new(Semaphore::new(config.concurrency)),
-        hosts: HostLimits::new(config.per_host),
+        hosts: HostLimits::new(config.politeness),
         config,
         fetcher,
         events: tx,
@@ -296,7 +296,7 @@ struct Hop {
     fetched_at: chrono::DateTime<chrono::Utc>,
     body: Option<Bytes>,
     content_encoding: Option<String>,
-    slot: OwnedSemaphorePermit,
+    slot: Option<OwnedSemaphorePermit>,
 }
 
 enum HopEnd {
@@ -312,25 +312,20 @@ async fn fetch_hop(
     parent: Option<Url>,
     redirects_left: u32,
 ) -> Option<(Hop, HopEnd)> {
-    let slots = async {
-        let host = ctx.hosts.acquire(HostKey::of(url)).await;
-        let global = ctx.global.clone().acquire_owned().await.ok()?;
-        Some((host, global))
+    let gates = Gates {
+        hosts: &ctx.hosts,
+        global: &ctx.global,
     };
-    let (_host, slot) = tokio::select! {
-        slots = slots => slots?,
-        () = ctx.stop.cancelled() => return None,
-    };
-    let started = Instant::now();
-    let started_at = chrono::Utc::now();
     let attempted = fetch_with_retries(
         &ctx.fetcher,
         &ctx.config.retry,
+        gates,
         (url, origin),
         ctx.config.keep,
         &ctx.stop,
     )
-    .await;
+    .await?;
+    let (started, started_at) = attempted.started;
     let mut record = PageRecord::new(url.clone(), 0, parent);
     record.attempts = attempted.attempts;
     record.elapsed = started.elapsed();
@@ -343,7 +338,7 @@ async fn fetch_hop(
         fetched_at: started_at,
         body: None,
         content_encoding: None,
-        slot,
+        slot: attempted.global,
     };
     let end = match attempted.result {
         Err(failure) => HopEnd::Final(fail(&mut hop.page.record, failure)),

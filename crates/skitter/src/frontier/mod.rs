@@ -32,6 +32,7 @@ pub use host::{HostKey, HostPolicy};
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
 pub use politeness::{HostFeedback, Throttle, ThrottleReason};
 pub use redis::{RedisFrontier, RedisOptions};
+pub(crate) use rota::random_up_to;
 // A leaf of its own, so that the stores below the frontier can hold requests
 // without depending on the frontier.
 pub use crate::request::Request;

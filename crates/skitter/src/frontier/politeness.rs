@@ -311,6 +311,15 @@ impl HostSlots {
         }
     }
 
+    /// Whether forgetting this host now loses nothing: no request in flight,
+    /// no gap still to wait, no slow-down still in effect.
+    pub(crate) fn is_idle(&self, now: Instant) -> bool {
+        self.in_flight == 0
+            && self.next_start.is_none_or(|t| t <= now)
+            && self.cut_at.is_none()
+            && self.limit >= self.policy.max_in_flight.max(1)
+    }
+
     /// The configured random extra gap.
     pub(crate) fn jitter(&self) -> Duration {
         self.policy.jitter
