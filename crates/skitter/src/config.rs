@@ -18,6 +18,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::{FetchConfig, FetchSetupError};
 use crate::frontier::{Frontier, FrontierError, HostPolicy};
 use crate::items::Rules;
+use crate::report::ReportOptions;
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
 use crate::scope::{Scope, ScopeMode};
@@ -66,6 +67,8 @@ pub struct Config {
     pub(crate) fetch: FetchConfig,
     /// Structured extraction rules, if any (see [`crate::items`]).
     pub(crate) extract: Option<Arc<Rules>>,
+    /// How the report keeps its per-URL records.
+    pub(crate) report: ReportOptions,
 }
 
 impl Config {
@@ -184,6 +187,7 @@ pub struct CrawlerBuilder {
     pub(crate) frontier: Option<Arc<dyn Frontier>>,
     pub(crate) memory_budget: Option<usize>,
     pub(crate) spill_dir: Option<PathBuf>,
+    pub(crate) report: ReportOptions,
     pub(crate) outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     pub(crate) robots_store: Option<Arc<dyn RobotsStore>>,
 }
@@ -377,6 +381,14 @@ impl CrawlerBuilder {
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = Some(bytes);
         self.frontier_settings.push("memory_budget");
+        self
+    }
+
+    /// How the report keeps its per-URL records (default: kept, 32 MiB in
+    /// memory, then spilled to sorted runs in the system temporary directory;
+    /// see [`ReportOptions`]). Works with any frontier.
+    pub fn report_options(mut self, options: ReportOptions) -> Self {
+        self.report = options;
         self
     }
 
