@@ -28,6 +28,7 @@ declare -A figures=(
     [bench-faults.sh]='^503-50ms +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
+    [bench-memory.sh]='^ +2000 +[0-9.]+ +[0-9]+ +[0-9.]+ ok \(
     [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
     [bench-proxies.sh]='^proxies-check [0-9]+ proxies .*elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'

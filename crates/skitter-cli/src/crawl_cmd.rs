@@ -15,7 +15,7 @@ use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
 use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy};
-use skitter::report::StopReason;
+use skitter::report::{ReportOptions, StopReason};
 use skitter::scope::ScopeMode;
 use skitter::shared::CrawlSpec;
 use skitter::store::CrawlMeta;
@@ -161,11 +161,12 @@ pub struct CrawlArgs {
     /// With --state, reuse a directory that holds a crawl with other roots or scope.
     #[arg(long, requires = "state")]
     pub force: bool,
-    /// Memory for the seen set and queue before they spill to disk (to --spill-dir,
-    /// or into --state DIR with --state).
+    /// Memory for the seen set, the queue and the report's per-URL lines before
+    /// they spill to disk (to --spill-dir, or into --state DIR with --state); the
+    /// report's lines get one eighth of it.
     #[arg(long, value_parser = flags::size, default_value = "256M", value_name = "SIZE")]
     pub memory_budget: u64,
-    /// Without --state: where the seen set and queue spill beyond --memory-budget
+    /// Without --state: where the seen set, queue and report spill beyond --memory-budget
     /// (default: the system temporary directory). Spill files are deleted when the
     /// crawl ends, however it ends.
     #[arg(long, value_name = "DIR", conflicts_with = "state")]
@@ -274,6 +275,7 @@ impl CrawlArgs {
         {
             b = b.sink(sink);
         }
+        b = b.report_options(self.report_options());
         if let Some(frontier) = frontier {
             b = b.frontier(frontier);
         } else if let Some(store) = state {
@@ -282,12 +284,32 @@ impl CrawlArgs {
             b = b
                 .per_host(spec.politeness.max_in_flight)
                 .host_delay(spec.politeness.delay, spec.politeness.jitter)
-                .memory_budget(usize::try_from(self.memory_budget).unwrap_or(usize::MAX));
+                .memory_budget(self.frontier_memory());
             if let Some(dir) = &self.spill_dir {
                 b = b.spill_dir(dir.clone());
             }
         }
         Ok(b)
+    }
+
+    /// The report's share of --memory-budget (an eighth) and where it spills:
+    /// --spill-dir, the --state directory, or the system temporary directory.
+    /// No per-URL lines at all when no report shows them.
+    fn report_options(&self) -> ReportOptions {
+        ReportOptions {
+            records: self.report != ReportFormat::None || self.report_html.is_some(),
+            memory_budget: self.budget() / 8,
+            spill_dir: self.spill_dir.clone().or_else(|| self.state.clone()),
+        }
+    }
+
+    /// What is left of --memory-budget for the frontier.
+    fn frontier_memory(&self) -> usize {
+        self.budget() - self.budget() / 8
+    }
+
+    fn budget(&self) -> usize {
+        usize::try_from(self.memory_budget).unwrap_or(usize::MAX)
     }
 
     /// Opens (or resumes) the crawl kept in `dir`.
@@ -319,7 +341,7 @@ impl CrawlArgs {
         };
         let options = DiskOptions {
             policy: self.host_policy(),
-            memory_budget: usize::try_from(self.memory_budget).unwrap_or(usize::MAX),
+            memory_budget: self.frontier_memory(),
             force: self.force,
             ..DiskOptions::default()
         };

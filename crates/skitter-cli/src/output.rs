@@ -66,7 +66,7 @@ pub fn print_report_to(
 ) -> anyhow::Result<()> {
     let result = match format {
         ReportFormat::Text => report.write_text(out),
-        ReportFormat::Json => writeln!(out, "{}", report.to_json()),
+        ReportFormat::Json => report.write_json(out).and_then(|()| writeln!(out)),
         ReportFormat::None => Ok(()),
     };
     match result.and_then(|_| out.flush()) {

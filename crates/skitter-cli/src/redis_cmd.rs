@@ -14,16 +14,14 @@
 //! file. Each worker also adds its records' counters to the crawl-wide totals
 //! ([`RedisStatsSink`]) and prints them after its own report.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use skitter::Report;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
-use skitter::report::{ReportSummary, StopReason, Tally};
+use skitter::report::StopReason;
 use skitter::shared::RedisStatsSink;
 use tokio_util::sync::CancellationToken;
 
@@ -272,7 +270,13 @@ async fn crawl(
         .builder()?
         .max_tasks(own.max_tasks)
         .grace(own.grace)
-        .frontier(shared);
+        .frontier(shared)
+        // This worker's report lines, spilled within the default budget; none
+        // when its report is not shown.
+        .report_options(skitter::report::ReportOptions {
+            records: own.report != ReportFormat::None,
+            ..Default::default()
+        });
     let described = describe(&spec, own.max_tasks);
     for sink in outputs.sinks(None, described, spec.fetch.max_body_size)? {
         builder = builder.sink(sink);
@@ -289,7 +293,7 @@ async fn crawl(
     if report.stopped.is_none() && frontier.claim_limit_reached() {
         report.stopped = Some(StopReason::Limit("max-pages (crawl-wide)".into()));
     }
-    if let Err(e) = frontier.add_stats(&unrecorded_counters(&report)).await {
+    if let Err(e) = frontier.add_stats(&report.unrecorded).await {
         tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");
     }
     let wide = CrawlWide::read(&frontier, &target.crawl, max_pages).await;
@@ -301,24 +305,6 @@ async fn crawl(
     };
     finish_output(written)?;
     Ok(exit_status(&report))
-}
-
-/// Counters of the report not tied to one record (link skips, trap trips):
-/// the stats sink only saw records, so these are added once at the end.
-fn unrecorded_counters(report: &Report) -> BTreeMap<String, u64> {
-    let mut tally = Tally::default();
-    for page in &report.pages {
-        tally.add(page);
-    }
-    let per_record = tally.finish(ReportSummary::default()).counters;
-    report
-        .counters
-        .iter()
-        .filter_map(|(key, n)| {
-            let rest = n.saturating_sub(per_record.get(key).copied().unwrap_or(0));
-            (rest > 0).then(|| (key.clone(), rest))
-        })
-        .collect()
 }
 
 /// `wHOST-PID`: unique among the processes of a crawl, and readable.

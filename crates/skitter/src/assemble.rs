@@ -83,7 +83,12 @@ impl CrawlerBuilder {
             grace: self.grace.unwrap_or(Duration::from_secs(5)),
             fetch: self.fetch.clone(),
             extract: self.extract,
+            report: self.report,
         };
+        if let (true, Some(dir)) = (config.report.records, &config.report.spill_dir) {
+            // Fails now rather than when the report first outgrows its memory.
+            crate::frontier::spill::SpillDir::new(Some(dir.clone())).probe()?;
+        }
         let fetcher = Fetcher::new(self.fetch)?;
         let frontier: Arc<dyn Frontier> = match self.frontier {
             Some(frontier) => frontier,

@@ -24,6 +24,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::FetchConfig;
 use crate::frontier::{Frontier, HostPolicy};
 use crate::items::Rules;
+use crate::report::ReportOptions;
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
 use crate::scope::{Scope, ScopeMode};
@@ -71,6 +72,8 @@ pub struct Config {
     pub(crate) fetch: FetchConfig,
     /// Structured extraction rules, if any (see [`crate::items`]).
     pub(crate) extract: Option<Arc<Rules>>,
+    /// How the report keeps its per-URL records.
+    pub(crate) report: ReportOptions,
 }
 
 impl Config {
@@ -151,6 +154,7 @@ pub struct CrawlerBuilder {
     pub(crate) frontier: Option<Arc<dyn Frontier>>,
     pub(crate) memory_budget: Option<usize>,
     pub(crate) spill_dir: Option<PathBuf>,
+    pub(crate) report: ReportOptions,
     pub(crate) outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     pub(crate) robots_store: Option<Arc<dyn RobotsStore>>,
 }
@@ -344,6 +348,14 @@ impl CrawlerBuilder {
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = Some(bytes);
         self.frontier_settings.push("memory_budget");
+        self
+    }
+
+    /// How the report keeps its per-URL records (default: kept, 32 MiB in
+    /// memory, then spilled to sorted runs in the system temporary directory;
+    /// see [`ReportOptions`]). Works with any frontier.
+    pub fn report_options(mut self, options: ReportOptions) -> Self {
+        self.report = options;
         self
     }
 

@@ -126,7 +126,12 @@ impl Crawler {
         let halt = Arc::new(Halt::default());
         let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
         let outputs_first = self.frontier.durable() && !self.sinks.is_empty();
-        let tally = Arc::new(Mutex::new(Tally::default()));
+        // With an outcome store the report is rebuilt from it at the end, so the
+        // live tally need not keep records (it used to: twice the memory).
+        let tally = Arc::new(Mutex::new(match self.outcomes {
+            Some(_) => Tally::counting(),
+            None => Tally::new(&self.config.report),
+        }));
         let sink_task = tokio::spawn(handoff::drive_sinks(
             rx,
             self.sinks,
@@ -135,6 +140,7 @@ impl Crawler {
         ));
         let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
+        let report_options = self.config.report.clone();
         let grace = self.config.grace;
         let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
         let slowdowns = Arc::new(Slowdowns::default());
@@ -210,10 +216,17 @@ impl Crawler {
         let mut tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
         if let Some(store) = &self.outcomes {
             // A resumed crawl reports every URL of every run, each exactly once.
-            let mut all = Tally::default();
-            match store.for_each_outcome(&mut |record| all.add(&record)) {
-                Ok(()) => tally = all,
-                Err(e) => halt.fail(format!("crawl store: {e}")),
+            let mut all = Tally::new(&report_options);
+            let mut spill = Ok(());
+            let read = store.for_each_outcome(&mut |record| {
+                if let Err(e) = all.add(&record) {
+                    spill = Err(e);
+                }
+            });
+            match (read, spill) {
+                (Ok(()), Ok(())) => tally = all,
+                (Err(e), _) => halt.fail(format!("crawl store: {e}")),
+                (_, Err(e)) => halt.fail(e.to_string()),
             }
         }
         for (key, n) in link_skips.snapshot() {

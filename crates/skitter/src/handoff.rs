@@ -64,10 +64,14 @@ pub(crate) async fn drive_sinks(
                 continue;
             }
         };
-        tally
+        let added = tally
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .add(&handoff.page.record);
+        if let Err(e) = added {
+            // The report would miss lines from here on: as fatal as a failed output.
+            halt.fail(e.to_string());
+        }
         if !healthy {
             continue;
         }

@@ -1,10 +1,12 @@
-//! The in-memory frontier within a tiny memory budget: a crawl whose seen set and
-//! queue spill to disk still fetches every page exactly once, and a spill
-//! directory that cannot be used is refused before the crawl starts.
+//! The in-memory frontier and the report within a tiny memory budget: a crawl
+//! whose seen set, queue and report lines spill to disk still fetches every page
+//! exactly once and reports each in URL order, and a spill directory that cannot
+//! be used is refused before the crawl starts.
 
 use std::sync::Arc;
 
 use skitter::frontier::{HostPolicy, MemoryFrontier, MemoryOptions};
+use skitter::report::ReportOptions;
 use skitter::{BuildError, Crawler, CrawlerBuilder};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -36,8 +38,15 @@ async fn a_tiny_budget_still_fetches_every_page_exactly_once() {
         })
         .unwrap(),
     );
+    let report_spill = tempfile::tempdir().unwrap();
     let report = builder(&site)
         .frontier(frontier.clone())
+        // 16 KiB: about 50 report lines a run.
+        .report_options(ReportOptions {
+            memory_budget: 16 << 10,
+            spill_dir: Some(report_spill.path().to_path_buf()),
+            ..ReportOptions::default()
+        })
         .build()
         .expect("valid config")
         .run(CancellationToken::new())
@@ -60,6 +69,23 @@ async fn a_tiny_budget_still_fetches_every_page_exactly_once() {
     );
     let left: Vec<_> = std::fs::read_dir(spill.path()).unwrap().collect();
     assert!(left.is_empty(), "spill files left behind: {left:?}");
+
+    assert!(
+        report.pages.spill_files() > 16,
+        "{} report spill files: the report fitted in memory",
+        report.pages.spill_files()
+    );
+    let text = report.to_text();
+    let urls: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("Finished "))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(urls.len() as u64, report.done);
+    assert!(urls.is_sorted(), "report lines out of URL order");
+    let left: Vec<_> = std::fs::read_dir(report_spill.path()).unwrap().collect();
+    assert!(left.is_empty(), "report spill files left behind: {left:?}");
 }
 
 #[test]

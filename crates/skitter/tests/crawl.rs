@@ -40,11 +40,12 @@ async fn crawl(b: CrawlerBuilder) -> Report {
         .expect("crawl runs")
 }
 
-fn record<'a>(report: &'a Report, site: &RunningSite, path: &str) -> &'a PageRecord {
+fn record(report: &Report, site: &RunningSite, path: &str) -> PageRecord {
     let url = site.url(path);
     report
         .pages
         .iter()
+        .map(Result::unwrap)
         .find(|p| p.url.as_str() == url)
         .unwrap_or_else(|| panic!("no record for {url}"))
 }
@@ -142,7 +143,7 @@ async fn redirects_are_followed_through_scope_and_seen_set() {
     );
     assert_eq!(stats.requests("/p/2"), 1, "a short chain reaches its end");
     // A chain longer than max_redirect stops with a recorded outcome.
-    let long = report.pages.iter().filter(|p| {
+    let long = report.pages.iter().map(Result::unwrap).filter(|p| {
         p.error
             .as_ref()
             .is_some_and(|e| e.kind == ErrorKind::TooManyRedirects)
@@ -164,6 +165,7 @@ async fn redirects_are_followed_through_scope_and_seen_set() {
         report
             .pages
             .iter()
+            .map(Result::unwrap)
             .all(|p| p.url.host_str() == Some("127.0.0.1"))
     );
     assert!(report.counters["links_skipped_scope"] >= 1);
@@ -301,8 +303,8 @@ async fn unreachable_host_is_a_failed_outcome() {
     )
     .await;
     assert_eq!(report.pages.len(), 1);
-    assert_eq!(report.pages[0].kind, OutcomeKind::Failed);
-    assert_eq!(report.pages[0].attempts, 2);
+    assert_eq!(report.pages.to_vec().unwrap()[0].kind, OutcomeKind::Failed);
+    assert_eq!(report.pages.to_vec().unwrap()[0].attempts, 2);
     assert_eq!(report.counters["fail_connect"], 1);
 }
 
@@ -334,7 +336,13 @@ async fn max_depth_limits_the_crawl() {
     // `/` is depth 0, `/p/0` depth 1, its children /p/1..3 depth 2.
     assert_eq!(site.stats().requests("/p/3"), 1);
     assert_eq!(site.stats().requests("/p/4"), 0);
-    assert!(report.pages.iter().all(|p| p.depth <= 2));
+    assert!(
+        report
+            .pages
+            .iter()
+            .map(Result::unwrap)
+            .all(|p| p.depth <= 2)
+    );
     assert!(report.counters["links_skipped_limit"] >= 1);
 }
 
@@ -441,6 +449,7 @@ async fn span_hosts_follows_other_sites_within_the_domain_lists() {
         report
             .pages
             .iter()
+            .map(Result::unwrap)
             .filter(|p| p.url.as_str().starts_with(origin) && p.kind == OutcomeKind::Html)
             .count()
     };
@@ -542,8 +551,8 @@ async fn names_resolve_through_the_configured_server_and_fixed_answers() {
         report
             .pages
             .iter()
+            .map(Result::unwrap)
             .filter(|p| p.url.host_str() == Some(host))
-            .cloned()
             .collect()
     };
     let html = |host: &str| {

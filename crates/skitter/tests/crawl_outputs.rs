@@ -87,6 +87,7 @@ async fn one_crawl_writes_valid_warc_jsonl_and_mirror() {
     let html = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .filter(|p| p.kind == OutcomeKind::Html)
         .count();
     let saved = walk(&mirror)
@@ -117,6 +118,7 @@ async fn one_crawl_writes_valid_warc_jsonl_and_mirror() {
     let fetched: BTreeSet<String> = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .filter(|p| p.status.is_some())
         .map(|p| p.url.to_string())
         .collect();

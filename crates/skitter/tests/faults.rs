@@ -59,6 +59,7 @@ fn assert_complete(site: &RunningSite, report: &Report) {
     let failed: Vec<_> = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .filter(|p| p.kind == skitter::outcome::OutcomeKind::Failed)
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
@@ -171,7 +172,12 @@ async fn broken_urls_still_fail_after_their_tries() {
     let report = crawl(&site, Duration::from_millis(5)).await;
     assert!(report.completed());
     let url = site.url("/error");
-    let page = report.pages.iter().find(|p| p.url.as_str() == url).unwrap();
+    let page = report
+        .pages
+        .iter()
+        .map(Result::unwrap)
+        .find(|p| p.url.as_str() == url)
+        .unwrap();
     assert_eq!(page.status, Some(500));
     assert_eq!(page.attempts, RetryPolicy::default().max_tries);
 }

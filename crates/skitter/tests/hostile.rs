@@ -54,11 +54,12 @@ async fn ended(b: CrawlerBuilder, cancel: CancellationToken) -> Report {
         .expect("crawl runs")
 }
 
-fn record<'a>(report: &'a Report, site: &RunningSite, path: &str) -> &'a PageRecord {
+fn record(report: &Report, site: &RunningSite, path: &str) -> PageRecord {
     let url = site.url(path);
     report
         .pages
         .iter()
+        .map(Result::unwrap)
         .find(|p| p.url.as_str() == url)
         .unwrap_or_else(|| panic!("no record for {url}"))
 }

@@ -58,6 +58,7 @@ async fn robots_is_fetched_once_first_and_obeyed() {
     let skipped = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .find(|p| p.url.path() == "/p/2")
         .unwrap();
     assert_eq!(skipped.kind, OutcomeKind::Skipped);
@@ -100,9 +101,10 @@ async fn robots_5xx_beyond_the_outage_limit_skips_as_unavailable() {
         stats.requests("/robots.txt") >= 3,
         "fetched again with back-off"
     );
-    assert_eq!(report.pages.len(), 1);
-    assert_eq!(report.pages[0].skip, Some(SkipReason::RobotsUnavailable));
-    let message = &report.pages[0].error.as_ref().unwrap().message;
+    let pages = report.pages.to_vec().unwrap();
+    assert_eq!(pages.len(), 1);
+    assert_eq!(pages[0].skip, Some(SkipReason::RobotsUnavailable));
+    let message = &pages[0].error.as_ref().unwrap().message;
     assert!(message.contains("unavailable"), "{message}");
 }
 
@@ -123,7 +125,12 @@ async fn robots_503_once_defers_the_origin_and_skips_nothing() {
     assert_eq!(site.stats().requests("/robots.txt"), 2);
     // Everything but the disallowed page was fetched once robots.txt answered.
     assert_eq!(report.counters["html"], 10, "{}", report.to_text());
-    let skipped: Vec<_> = report.pages.iter().filter(|p| p.skip.is_some()).collect();
+    let skipped: Vec<_> = report
+        .pages
+        .iter()
+        .map(Result::unwrap)
+        .filter(|p| p.skip.is_some())
+        .collect();
     assert_eq!(skipped.len(), 1);
     assert_eq!(skipped[0].skip, Some(SkipReason::Robots));
     assert_eq!(skipped[0].url.path(), "/p/3");
@@ -139,7 +146,10 @@ async fn unreachable_robots_disallows_the_origin() {
         Crawler::builder().root(format!("127.0.0.1:{port}/")),
     ))
     .await;
-    assert_eq!(report.pages[0].skip, Some(SkipReason::RobotsUnavailable));
+    assert_eq!(
+        report.pages.to_vec().unwrap()[0].skip,
+        Some(SkipReason::RobotsUnavailable)
+    );
 }
 
 #[tokio::test]
@@ -343,6 +353,7 @@ async fn robots_sitemaps_add_pages_links_do_not_reach() {
     let sitemap = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .find(|p| p.url.path() == "/sitemap.xml")
         .unwrap();
     assert_eq!(sitemap.num_urls, 2, "the off-site entry is out of scope");

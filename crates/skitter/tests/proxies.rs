@@ -72,6 +72,7 @@ fn assert_complete(site: &RunningSite, report: &Report) {
     let failed: Vec<_> = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .filter(|p| p.kind == OutcomeKind::Failed)
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
@@ -102,6 +103,7 @@ async fn round_robin_spreads_requests_over_the_good_proxies() {
     let page = report
         .pages
         .iter()
+        .map(Result::unwrap)
         .find(|p| p.url.path() == "/p/0")
         .unwrap();
     assert!(
@@ -122,7 +124,12 @@ async fn sticky_keeps_a_host_on_one_proxy() {
     assert_complete(&site, &report);
     let served: Vec<u64> = proxies.iter().map(TestProxy::served).collect();
     assert_eq!(served.iter().filter(|n| **n > 0).count(), 1, "{served:?}");
-    let shown: std::collections::HashSet<_> = report.pages.iter().map(|p| &p.proxy).collect();
+    let shown: std::collections::HashSet<_> = report
+        .pages
+        .iter()
+        .map(Result::unwrap)
+        .map(|p| p.proxy)
+        .collect();
     assert_eq!(shown.len(), 1, "{shown:?}");
 }
 
@@ -186,7 +193,7 @@ async fn every_proxy_dead_fails_the_urls_with_error_proxy() {
     let report = run(builder(&site, fetch).retry_policy(tries)).await;
     assert!(report.completed());
     assert_eq!(report.pages.len(), 1, "{:?}", report.pages);
-    let root = &report.pages[0];
+    let root = &report.pages.to_vec().unwrap()[0];
     assert_eq!(root.kind, OutcomeKind::Failed);
     let error = root.error.as_ref().unwrap();
     assert_eq!(error.kind, ErrorKind::Proxy, "{error:?}");

@@ -49,7 +49,7 @@ fn synthetic(n: usize) -> (Report, Timeline) {
     let mut timeline = Timeline::new();
     let mut add = |r: PageRecord, at: u64| {
         timeline.add(Duration::from_millis(at), &r);
-        tally.add(&r);
+        tally.add(&r).unwrap();
     };
     for i in 0..n {
         let url = format!("http://host{}.test/page/{i}?a=1&b='2'", i % 30);
@@ -137,7 +137,7 @@ fn empty() -> (Report, Timeline) {
 #[test]
 fn synthetic_report_has_every_section() {
     let (report, timeline) = synthetic(200);
-    let html = report_html::render(&report, &timeline);
+    let html = report_html::render(&report, &timeline).unwrap();
     for want in [
         "<!DOCTYPE html>",
         "Content-Security-Policy",
@@ -171,7 +171,7 @@ fn synthetic_report_has_every_section() {
 #[test]
 fn hostile_text_is_escaped_everywhere() {
     let (report, timeline) = synthetic(10);
-    let html = report_html::render(&report, &timeline);
+    let html = report_html::render(&report, &timeline).unwrap();
     assert_eq!(
         html.matches("<script").count(),
         1,
@@ -190,7 +190,7 @@ fn hostile_text_is_escaped_everywhere() {
 #[test]
 fn empty_crawl_renders_placeholders() {
     let (report, timeline) = empty();
-    let html = report_html::render(&report, &timeline);
+    let html = report_html::render(&report, &timeline).unwrap();
     for want in [
         "Completed",
         "No URL finished while the timeline was recording.",
@@ -209,7 +209,7 @@ fn empty_crawl_renders_placeholders() {
 fn size_does_not_grow_with_the_crawl() {
     let size = |n| {
         let (report, timeline) = synthetic(n);
-        report_html::render(&report, &timeline).len()
+        report_html::render(&report, &timeline).unwrap().len()
     };
     // From 3,000 URLs on the time chart has its most points (20 URLs a point at
     // least, 150 points at most); below that a smaller crawl draws fewer.
@@ -228,7 +228,7 @@ fn write_creates_the_file() {
     let (report, timeline) = synthetic(5);
     report_html::write(&path, &report, &timeline).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text, report_html::render(&report, &timeline));
+    assert_eq!(text, report_html::render(&report, &timeline).unwrap());
     assert!(report_html::write(&dir.path().join("no/such/dir.html"), &report, &timeline).is_err());
 }
 
@@ -352,7 +352,7 @@ fn steady(n: u64, elapsed: Duration) -> (Report, Timeline) {
             5,
         );
         timeline.add(elapsed.mul_f64(i as f64 / n as f64), &r);
-        tally.add(&r);
+        tally.add(&r).unwrap();
     }
     let report = tally.finish(ReportSummary {
         elapsed,

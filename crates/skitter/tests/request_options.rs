@@ -132,7 +132,7 @@ async fn requests_go_through_the_proxy() {
             .any(|h| h.starts_with("GET http://target.invalid/ HTTP/1.1")),
         "{heads:?}"
     );
-    assert_eq!(report.pages[0].status, Some(200));
+    assert_eq!(report.pages.to_vec().unwrap()[0].status, Some(200));
 }
 
 #[tokio::test]

@@ -30,12 +30,14 @@ pub(super) fn print_reports(
             }
         }
         ReportFormat::Json => {
-            let mut value = report.to_json();
-            value["crawl_wide"] = match wide {
+            let mut extra = serde_json::Map::new();
+            let wide = match wide {
                 Ok(wide) => wide.to_json(),
                 Err(e) => json!({ "error": e.to_string() }),
             };
-            writeln!(out, "{value}")?;
+            extra.insert("crawl_wide".into(), wide);
+            report.write_json_with(out, &extra)?;
+            writeln!(out)?;
         }
         ReportFormat::None => {}
     }

@@ -19,7 +19,7 @@ mod redis;
 mod retry_queue;
 mod rota;
 mod seen;
-mod spill;
+pub(crate) mod spill;
 
 use std::time::Duration;
 

@@ -24,7 +24,7 @@ use std::path::Path;
 use data_encoding::BASE64;
 use sha2::{Digest, Sha256};
 
-use crate::report::Report;
+use crate::report::{Report, ReportError};
 
 pub use stats::Stats;
 pub use timeline::{Timeline, TimelineHandle, TimelineSink};
@@ -32,9 +32,10 @@ pub use timeline::{Timeline, TimelineHandle, TimelineSink};
 const STYLE: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("report.js");
 
-/// The report as one HTML document.
-pub fn render(report: &Report, timeline: &Timeline) -> String {
-    let stats = Stats::of(report);
+/// The report as one HTML document; fails when the report's records cannot be
+/// read back from their spill files.
+pub fn render(report: &Report, timeline: &Timeline) -> Result<String, ReportError> {
+    let stats = Stats::of(report)?;
     let mut out = String::with_capacity(64 * 1024);
     head(&mut out);
     out.push_str("<body><main>");
@@ -55,12 +56,12 @@ pub fn render(report: &Report, timeline: &Timeline) -> String {
     out.push_str("</footer></main><script>");
     out.push_str(SCRIPT);
     out.push_str("</script></body></html>\n");
-    out
+    Ok(out)
 }
 
 /// Renders the report and writes it to `path`, replacing the file.
 pub fn write(path: &Path, report: &Report, timeline: &Timeline) -> io::Result<()> {
-    let html = render(report, timeline);
+    let html = render(report, timeline).map_err(io::Error::other)?;
     // A link at the report's name is replaced, not written through.
     let mut file = io::BufWriter::new(crate::sink::create_output(path)?);
     file.write_all(html.as_bytes())?;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use url::Position;
 
 use crate::outcome::{OutcomeKind, PageRecord};
-use crate::report::Report;
+use crate::report::{Report, ReportError};
 
 /// Failing URLs listed by name; the rest are only counted.
 pub const MAX_FAILURES: usize = 100;
@@ -103,13 +103,15 @@ pub const KIND_ORDER: [OutcomeKind; 6] = [
 ];
 
 impl Stats {
-    /// Aggregates a report.
-    pub fn of(report: &Report) -> Stats {
+    /// Aggregates a report, reading its records once; fails when they cannot
+    /// be read back (see [`Report::pages`]).
+    pub fn of(report: &Report) -> Result<Stats, ReportError> {
         let mut stats = Stats::default();
-        let mut hosts: HashMap<&str, HostRow> = HashMap::new();
+        let mut hosts: HashMap<String, HostRow> = HashMap::new();
         let mut errors: HashMap<String, u64> = HashMap::new();
         let mut times: Vec<u32> = Vec::new();
-        for page in &report.pages {
+        for page in report.pages.iter() {
+            let page = &page?;
             let kind = KIND_ORDER.iter().position(|k| *k == page.kind).unwrap_or(0);
             stats.kinds[kind] += 1;
             stats.bytes += page.size;
@@ -137,7 +139,7 @@ impl Stats {
         stats.hosts = top_hosts(hosts.into_values().collect());
         stats.latency = latency(times);
         stats.skips = skip_counters(&report.counters);
-        stats
+        Ok(stats)
     }
 
     /// Records of one kind.
@@ -171,12 +173,21 @@ fn failure(page: &PageRecord) -> Option<FailureRow> {
     })
 }
 
-fn host_row<'a>(hosts: &mut HashMap<&'a str, HostRow>, page: &'a PageRecord, failed: bool) {
+fn host_row(hosts: &mut HashMap<String, HostRow>, page: &PageRecord, failed: bool) {
     let host = &page.url[Position::BeforeHost..Position::AfterPort];
-    let row = hosts.entry(host).or_insert_with(|| HostRow {
-        host: host.to_string(),
-        ..HostRow::default()
-    });
+    // Looked up by `&str` first: one allocation per host, not per page.
+    if !hosts.contains_key(host) {
+        hosts.insert(
+            host.to_string(),
+            HostRow {
+                host: host.to_string(),
+                ..HostRow::default()
+            },
+        );
+    }
+    let Some(row) = hosts.get_mut(host) else {
+        return;
+    };
     row.pages += 1;
     row.errors += u64::from(failed);
     row.bytes += page.size;

@@ -58,7 +58,7 @@ impl RedisStatsSink {
     pub fn new(frontier: Arc<RedisFrontier>) -> RedisStatsSink {
         RedisStatsSink {
             frontier,
-            batch: Tally::default(),
+            batch: Tally::counting(),
             unsent: BTreeMap::new(),
             last_flush: Instant::now(),
             sent_records: 0,
@@ -69,7 +69,7 @@ impl RedisStatsSink {
     /// Cuts the current batch into `unsent` and tries to send everything unsent.
     async fn flush(&mut self) {
         self.last_flush = Instant::now();
-        let batch = std::mem::take(&mut self.batch);
+        let batch = std::mem::replace(&mut self.batch, Tally::counting());
         let records = batch.done();
         if records > 0 {
             let counters = batch.finish(ReportSummary::default()).counters;
@@ -105,7 +105,8 @@ impl RedisStatsSink {
 #[async_trait]
 impl Sink for RedisStatsSink {
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
-        self.batch.add(&page.record);
+        // A counting tally keeps no records, so adding cannot fail.
+        let _ = self.batch.add(&page.record);
         if self.batch.done() >= FLUSH_RECORDS || self.last_flush.elapsed() >= FLUSH_INTERVAL {
             self.flush().await;
         }

@@ -7,6 +7,19 @@
 //! sorted by URL, `Finished …`, right-aligned counters, `Todo:`, `Done:`, `Date:` —
 //! so scripts written for it keep working; the `Finished` line adds the total
 //! urls/sec the baseline lacked.
+//!
+//! The per-URL records do not stay in memory: [`Tally`] hands them to a
+//! spilling log ([`pages`]) that sorts them into runs on disk past its share of
+//! the memory budget, and [`Pages`] merges them back in URL order while the
+//! report is written. Counters stay in memory (a few per distinct kind).
+
+mod pages;
+mod runs;
+#[cfg(test)]
+mod tests;
+
+use pages::PageLog;
+pub use pages::{DEFAULT_REPORT_MEMORY, Pages, PagesIter, ReportOptions};
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -23,30 +36,78 @@ pub const INTERNAL_COUNTER: &str = "internal_errors";
 use crate::sink::SinkSummary;
 pub use crate::stop::StopReason;
 
-/// Accumulates finished records into counters and report lines.
-#[derive(Debug, Default)]
+/// The report's per-URL records could not be kept or read back.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A spill file could not be created, written or read.
+    #[error("report spill: {0}")]
+    Spill(String),
+    /// A spill file holds bytes that are not what was written (damaged or cut short).
+    #[error("report spill: {0}")]
+    Damaged(String),
+}
+
+/// Accumulates finished records into counters and per-URL lines.
+#[derive(Debug)]
 pub struct Tally {
-    pages: Vec<PageRecord>,
+    /// `None` when records are not kept, or no longer after a spill failed.
+    log: Option<PageLog>,
+    done: u64,
     counters: BTreeMap<String, u64>,
+    /// What [`Tally::bump`] added to `counters`.
+    bumped: BTreeMap<String, u64>,
     throttled: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
+impl Default for Tally {
+    /// Keeps records with [`ReportOptions::default`].
+    fn default() -> Self {
+        Tally::new(&ReportOptions::default())
+    }
+}
+
 impl Tally {
-    /// Counts one finished URL.
-    pub fn add(&mut self, record: &PageRecord) {
+    /// An empty tally keeping records as `options` say.
+    pub fn new(options: &ReportOptions) -> Tally {
+        Tally {
+            log: options.records.then(|| PageLog::new(options)),
+            done: 0,
+            counters: BTreeMap::new(),
+            bumped: BTreeMap::new(),
+            throttled: BTreeMap::new(),
+        }
+    }
+
+    /// A tally of counters only: no per-URL records at all.
+    pub fn counting() -> Tally {
+        Tally::new(&ReportOptions {
+            records: false,
+            ..ReportOptions::default()
+        })
+    }
+
+    /// Counts one finished URL and keeps its record. Fails when the record
+    /// could not be spilled; the URL is still counted, but from then on no
+    /// records are kept (the report's lines would be incomplete).
+    pub fn add(&mut self, record: &PageRecord) -> Result<(), ReportError> {
         for (key, n) in counter_keys(record) {
             *self.counters.entry(key).or_default() += n;
         }
-        let mut kept = record.clone();
-        // The parent is only needed by streaming outputs; the report does not print it.
-        kept.parent = None;
-        self.pages.push(kept);
+        self.done += 1;
+        match self.log.as_mut().map(|log| log.add(record)) {
+            Some(Err(e)) => {
+                self.log = None;
+                Err(e)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Adds `n` to a named counter (link skips, robots fetches…).
     pub fn bump(&mut self, key: &str, n: u64) {
         if n > 0 {
             *self.counters.entry(key.to_string()).or_default() += n;
+            *self.bumped.entry(key.to_string()).or_default() += n;
         }
     }
 
@@ -57,17 +118,16 @@ impl Tally {
 
     /// URLs recorded so far.
     pub fn done(&self) -> u64 {
-        self.pages.len() as u64
+        self.done
     }
 
     /// Closes the tally into a report.
-    pub fn finish(mut self, summary: ReportSummary) -> Report {
-        self.pages
-            .sort_by(|a, b| a.url.as_str().cmp(b.url.as_str()));
+    pub fn finish(self, summary: ReportSummary) -> Report {
         Report {
-            done: self.pages.len() as u64,
-            pages: self.pages,
+            done: self.done,
+            pages: self.log.map(PageLog::finish).unwrap_or_default(),
             counters: self.counters,
+            unrecorded: self.bumped,
             throttled: self.throttled,
             todo: summary.todo,
             elapsed: summary.elapsed,
@@ -100,11 +160,18 @@ pub struct ReportSummary {
 /// The result of a crawl.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// One record per URL, sorted by URL.
-    pub pages: Vec<PageRecord>,
+    /// One record per URL, sorted by URL, read from memory and spill files
+    /// (empty when the crawl kept no records, see [`ReportOptions::records`]).
+    pub pages: Pages,
     /// The baseline's counters (`html`, `html_bytes`, `status_404`, `fail_timeout`…)
     /// plus skitter's (`skipped_robots`, `links_skipped_scope`…).
     pub counters: BTreeMap<String, u64>,
+    /// The part of `counters` no record accounts for (link skips, trap trips,
+    /// slow-downs, added by [`Tally::bump`]): what a Redis worker adds to the
+    /// crawl-wide totals at the end, its records' counts having gone there as
+    /// they finished.
+    #[serde(skip)]
+    pub unrecorded: BTreeMap<String, u64>,
     /// Hosts that slowed the crawl down: host → reason (`429`, `retry_after`,
     /// `distress`, `robots_unavailable`) → how often.
     pub throttled: BTreeMap<String, BTreeMap<String, u64>>,
@@ -149,11 +216,12 @@ impl Report {
         self.done as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
-    /// Writes the baseline's text report.
+    /// Writes the baseline's text report, one record at a time. A spill file
+    /// that cannot be read is an error of kind `Other` wrapping a [`ReportError`].
     pub fn write_text(&self, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "*** Report ***")?;
-        for page in &self.pages {
-            writeln!(w, "{}", url_line(page))?;
+        for page in self.pages.iter() {
+            writeln!(w, "{}", url_line(&page.map_err(io::Error::other)?))?;
         }
         let secs = self.elapsed.as_secs_f64();
         let per_task = self.urls_per_sec() / self.max_tasks.max(1) as f64;
@@ -208,14 +276,53 @@ impl Report {
         String::from_utf8_lossy(&out).into_owned()
     }
 
-    /// The report as JSON: the same records, counters and totals as the text.
+    /// The report as one JSON value: the same records, counters and totals as
+    /// the text. It holds every record in memory; [`Report::write_json`] does not.
     pub fn to_json(&self) -> serde_json::Value {
-        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if let Some(obj) = value.as_object_mut() {
-            obj.insert("urls_per_sec".into(), self.urls_per_sec().into());
-            obj.insert("completed".into(), self.completed().into());
+        serde_json::to_value(JsonReport::of(self)).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Writes the JSON of [`Report::to_json`] (no newline after it), record by
+    /// record, without building it in memory.
+    pub fn write_json(&self, w: &mut dyn Write) -> io::Result<()> {
+        self.write_json_with(w, &serde_json::Map::new())
+    }
+
+    /// [`Report::write_json`] with more keys after the report's own (a Redis
+    /// worker adds the crawl-wide totals).
+    pub fn write_json_with(
+        &self,
+        w: &mut dyn Write,
+        extra: &serde_json::Map<String, serde_json::Value>,
+    ) -> io::Result<()> {
+        let mut json = JsonReport::of(self);
+        json.extra = extra;
+        serde_json::to_writer(w, &json).map_err(io::Error::from)
+    }
+}
+
+/// The report with the totals JSON adds to it.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    urls_per_sec: f64,
+    completed: bool,
+    #[serde(flatten)]
+    extra: &'a serde_json::Map<String, serde_json::Value>,
+}
+
+static NO_EXTRA: std::sync::LazyLock<serde_json::Map<String, serde_json::Value>> =
+    std::sync::LazyLock::new(serde_json::Map::new);
+
+impl JsonReport<'_> {
+    fn of(report: &Report) -> JsonReport<'_> {
+        JsonReport {
+            report,
+            urls_per_sec: report.urls_per_sec(),
+            completed: report.completed(),
+            extra: &NO_EXTRA,
         }
-        value
     }
 }
 
@@ -330,93 +437,4 @@ fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
         keys.push(("truncated".into(), 1));
     }
     keys
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::outcome::{ErrorKind, FetchFailure};
-    use url::Url;
-
-    fn rec(url: &str, kind: OutcomeKind) -> PageRecord {
-        let mut r = PageRecord::skipped(Url::parse(url).unwrap(), SkipReason::Robots, 0, None);
-        r.kind = kind;
-        r.skip = None;
-        r.attempts = 1;
-        r
-    }
-
-    fn sample() -> Report {
-        let mut t = Tally::default();
-        let mut html = rec("http://h/", OutcomeKind::Html);
-        html.status = Some(200);
-        html.content_type = Some("text/html".into());
-        html.encoding = Some("utf-8".into());
-        html.size = 908;
-        html.num_urls = 4;
-        html.num_new_urls = 3;
-        t.add(&html);
-        let mut missing = rec("http://h/missing", OutcomeKind::HttpError);
-        missing.status = Some(404);
-        missing.size = 14;
-        t.add(&missing);
-        let mut redirect = rec("http://h/old", OutcomeKind::Redirect);
-        redirect.status = Some(301);
-        redirect.next_url = Some(Url::parse("http://h/new").unwrap());
-        t.add(&redirect);
-        let mut fail = rec("http://h:1/", OutcomeKind::Failed);
-        fail.error = Some(FetchFailure {
-            kind: ErrorKind::Connect,
-            message: "connection refused".into(),
-        });
-        t.add(&fail);
-        t.add(&PageRecord::skipped(
-            Url::parse("http://h/private").unwrap(),
-            SkipReason::Robots,
-            1,
-            None,
-        ));
-        t.finish(ReportSummary {
-            todo: 0,
-            elapsed: Duration::from_millis(500),
-            max_tasks: 4,
-            stopped: None,
-            sinks: vec![],
-            proxies: vec![],
-        })
-    }
-
-    #[test]
-    fn text_report_has_the_baseline_shape() {
-        let text = sample().to_text();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "*** Report ***");
-        assert_eq!(lines[1], "http://h/ 200 text/html utf-8 908 3/4");
-        assert_eq!(lines[2], "http://h/missing 404 None None 14");
-        assert_eq!(lines[3], "http://h/old 301 redirect http://h/new");
-        assert_eq!(lines[4], "http://h/private skipped robots");
-        assert_eq!(lines[5], "http://h:1/ error connect: connection refused");
-        assert_eq!(
-            lines[6],
-            "Finished 5 urls in 0.500 secs (max_tasks=4) (2.500 urls/sec/task) (10.000 urls/sec)"
-        );
-        assert!(lines.contains(&"         1 status_404"));
-        assert!(lines.contains(&"       908 html_bytes"));
-        assert!(lines.contains(&"         1 fail_connect"));
-        assert!(lines.contains(&"         1 skipped_robots"));
-        assert!(lines.contains(&"Todo: 0"));
-        assert!(lines.contains(&"Done: 5"));
-        assert!(lines.last().unwrap().starts_with("Date: ") && text.ends_with("local time\n"));
-    }
-
-    #[test]
-    fn json_report_matches_text_totals() {
-        let json = sample().to_json();
-        assert_eq!(json["done"], 5);
-        assert_eq!(json["todo"], 0);
-        assert_eq!(json["completed"], true);
-        assert_eq!(json["counters"]["html"], 1);
-        assert_eq!(json["pages"].as_array().unwrap().len(), 5);
-        assert_eq!(json["pages"][0]["url"], "http://h/");
-    }
 }
