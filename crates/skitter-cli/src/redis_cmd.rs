@@ -21,6 +21,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use clap::Args;
 use skitter::Report;
+use skitter::fetch::ProxyLedger;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
 use skitter::report::{ReportSummary, StopReason, Tally};
 use skitter::shared::RedisStatsSink;
@@ -263,9 +264,14 @@ async fn crawl(
     {
         builder = builder.sink(Box::new(items));
     }
+    // The pool's per-proxy counts go to the crawl-wide totals with the rest.
+    let ledger = Arc::new(ProxyLedger::new());
     let crawler = builder
         .robots_store(frontier.clone())
-        .sink(Box::new(RedisStatsSink::new(frontier.clone())))
+        .proxy_ledger(ledger.clone())
+        .sink(Box::new(
+            RedisStatsSink::new(frontier.clone()).proxies(ledger),
+        ))
         .build()?;
     tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");
     let mut report = crawler.run(cancel).await?;

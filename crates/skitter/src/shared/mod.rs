@@ -1,8 +1,10 @@
 //! A crawl shared by several workers through Redis: the pieces that sit on top
 //! of the Redis frontier ([`crate::frontier::RedisFrontier`]) and the outputs,
-//! so that neither of those depends on the other. Today that is the crawl-wide
-//! totals ([`RedisStatsSink`]).
+//! so that neither of those depends on the other: the crawl-wide totals
+//! ([`RedisStatsSink`]), per-proxy ones included ([`take_proxy_stats`]).
 
+mod proxies;
 mod stats;
 
+pub use proxies::{PROXY_FIELD, proxy_fields, take_proxy_stats};
 pub use stats::RedisStatsSink;
