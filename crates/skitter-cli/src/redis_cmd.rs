@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use skitter::fetch::ProxyLedger;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
 use skitter::report::StopReason;
 use skitter::shared::RedisStatsSink;
@@ -284,9 +285,14 @@ async fn crawl(
     if let Some(items) = crate::output::items_sink(outputs.items.as_deref(), spec.rules()?).await? {
         builder = builder.sink(Box::new(items));
     }
+    // The pool's per-proxy counts go to the crawl-wide totals with the rest.
+    let ledger = Arc::new(ProxyLedger::new());
     let crawler = builder
         .robots_store(frontier.clone())
-        .sink(Box::new(RedisStatsSink::new(frontier.clone())))
+        .proxy_ledger(ledger.clone())
+        .sink(Box::new(
+            RedisStatsSink::new(frontier.clone()).proxies(ledger),
+        ))
         .build()?;
     tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");
     let mut report = crawler.run(cancel).await?;

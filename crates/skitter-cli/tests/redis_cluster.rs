@@ -1,7 +1,7 @@
 //! Several `skitter` processes crawl one site as one crawl through a real
 //! `redis-server`: every page once, per-host cap and delay held across
 //! processes, a killed worker's leases taken over, a Redis restart ridden out,
-//! `status` and `redis-clean`.
+//! `status` (the per-proxy table too) and `redis-clean`.
 //!
 //! The test site runs in-process (its counters are the ground truth); the
 //! crawlers are the real binary. The tests run one at a time: they start
@@ -15,7 +15,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use redis_server::RedisServer;
-use skitter_testsite::{RunningSite, SiteConfig, Stats, TestSite};
+use skitter_testsite::{
+    ProxyMode, RunningSite, SiteConfig, Stats, TestProxy, TestSite, dead_proxy_url,
+};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
@@ -414,4 +416,105 @@ async fn status_never_prints_credentials() {
         serde_json::json!(["Authorization", "[redacted]"]),
         "{shown}"
     );
+}
+
+/// The `proxies` table of a report or of the crawl-wide totals, by proxy:
+/// `(successes, failures, benchings, mean_ms)`.
+fn proxy_table(value: &serde_json::Value) -> std::collections::BTreeMap<String, [f64; 4]> {
+    let rows = value["proxies"].as_array().cloned().unwrap_or_default();
+    rows.iter()
+        .map(|p| {
+            let n = |k: &str| p[k].as_f64().unwrap_or(f64::NAN);
+            let name = p["proxy"].as_str().unwrap_or("?").to_string();
+            (
+                name,
+                [n("successes"), n("failures"), n("benchings"), n("mean_ms")],
+            )
+        })
+        .collect()
+}
+
+/// Two workers crawling through one proxy pool (two good proxies, one with
+/// credentials, and a dead one): the crawl-wide totals hold the per-proxy
+/// table of the whole crawl, the sum of the workers' own, under the proxies'
+/// shown names and never their credentials.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_proxy_totals_add_up_across_workers() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let site = site(120, 10, false);
+    let secret = TestProxy::http(ProxyMode::Good, Some(("user", "S3CRET"))).unwrap();
+    let open = TestProxy::http(ProxyMode::Good, None).unwrap();
+    let dead = dead_proxy_url().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("proxies.txt");
+    std::fs::write(&list, format!("{}\n{}\n{dead}\n", secret.url(), open.url())).unwrap();
+    let shared = [
+        "--proxy-list",
+        list.to_str().unwrap(),
+        "--retry-delay",
+        "5ms",
+        "--per-host",
+        "4",
+    ];
+    let json = ["--report", "json"];
+    let children = start_cluster(&redis, "proxies", &site.url("/"), &shared, &json, &[&json]).await;
+    let mut summed: std::collections::BTreeMap<String, [f64; 4]> = Default::default();
+    let mut weighted_ms: std::collections::BTreeMap<String, f64> = Default::default();
+    for (i, child) in children.into_iter().enumerate() {
+        let run = finish(child).await;
+        run.assert_ok(&format!("process {i}"));
+        let report: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+        for (proxy, [ok, failed, benched, mean]) in proxy_table(&report) {
+            let row = summed.entry(proxy.clone()).or_default();
+            row[0] += ok;
+            row[1] += failed;
+            row[2] += benched;
+            *weighted_ms.entry(proxy).or_default() += ok * mean;
+        }
+    }
+    let status = run(&["status", "--redis", &redis, "--crawl", "proxies", "--json"]).await;
+    status.assert_ok("status");
+    let text = run(&["status", "--redis", &redis, "--crawl", "proxies"]).await;
+    for out in [&status.stdout, &status.stderr, &text.stdout, &text.stderr] {
+        assert!(!out.contains("S3CRET") && !out.contains("user@"), "{out}");
+    }
+    let totals: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    let wide = proxy_table(&totals);
+    let names = [
+        format!("http://{}", secret.addr()),
+        format!("http://{}", open.addr()),
+        dead.clone(),
+    ];
+    assert_eq!(
+        wide.keys().collect::<Vec<_>>(),
+        {
+            let mut sorted: Vec<_> = names.iter().collect();
+            sorted.sort();
+            sorted
+        },
+        "{totals}"
+    );
+    for (name, proxy) in names.iter().zip([Some(&secret), Some(&open), None]) {
+        let [ok, failed, benched, mean] = wide[name];
+        let want = summed[name];
+        assert_eq!([ok, failed, benched], [want[0], want[1], want[2]], "{name}");
+        match proxy {
+            // Every request a good proxy forwarded got its response.
+            Some(p) => assert_eq!(ok, p.served() as f64, "{name}"),
+            None => assert!(ok == 0.0 && failed >= 1.0 && benched >= 1.0, "{name}"),
+        }
+        if ok > 0.0 {
+            // The merged histogram's mean is the workers' means, weighted.
+            let merged = weighted_ms[name] / ok;
+            assert!((mean - merged).abs() < 0.01, "{name}: {mean} vs {merged}");
+        }
+        let line = format!("Proxy: {name}");
+        assert!(text.stdout.contains(&line), "{}", text.stdout);
+    }
+    let served = (secret.served() + open.served()) as f64;
+    assert!(served > 0.0 && served == wide.values().map(|r| r[0]).sum::<f64>());
 }

@@ -7,6 +7,10 @@
 //! `/usr/lib/postgresql/*/bin` (Debian's `postgresql` package). PostgreSQL
 //! refuses to run as root, so as root both run as the `postgres` system user
 //! (which that package creates), in a directory handed to it.
+//!
+//! With [`ClusterOptions::tls`] the server also speaks TLS (`ssl=on`) with a
+//! certificate the caller made (tests generate one with `rcgen`), so clients'
+//! `sslmode` handling can be tested against the real thing.
 
 use std::io;
 use std::net::TcpListener;
@@ -24,11 +28,23 @@ pub struct PrivateCluster {
 }
 
 /// How the server runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ClusterOptions {
     /// `fsync` on (a real server's durability, for benchmarks) or off (faster
     /// tests, whose data dies with them anyway).
     pub fsync: bool,
+    /// TLS on TCP connections (`ssl=on`) with this certificate; plain TCP
+    /// still works, so a client chooses with its `sslmode`.
+    pub tls: Option<ServerTls>,
+}
+
+/// The server's TLS certificate and key, PEM.
+#[derive(Clone, Debug)]
+pub struct ServerTls {
+    /// The certificate chain, leaf first.
+    pub cert_pem: String,
+    /// Its private key (PKCS#8 or PKCS#1).
+    pub key_pem: String,
 }
 
 impl PrivateCluster {
@@ -36,7 +52,7 @@ impl PrivateCluster {
     /// [`crate::skip::cannot_run`]) when PostgreSQL is not installed; under CI
     /// that fails the test instead.
     pub fn start() -> Option<PrivateCluster> {
-        Self::start_with(ClusterOptions { fsync: false })
+        Self::start_with(ClusterOptions::default())
     }
 
     /// [`PrivateCluster::start`] with options. Panics when an installed
@@ -89,17 +105,19 @@ impl PrivateCluster {
             std::os::unix::fs::chown(dir.path().join("server.log"), Some(uid), Some(gid))?;
         }
         let fsync = if options.fsync { "on" } else { "off" };
+        let mut settings = vec![
+            "listen_addresses=127.0.0.1".to_string(),
+            format!("fsync={fsync}"),
+        ];
+        if let Some(tls) = &options.tls {
+            settings.extend(write_tls(tls, dir.path(), owner)?);
+        }
         let child = as_owner(Command::new(bin.join("postgres")), owner, dir.path())
             .arg("-D")
             .arg(&data)
             .args(["-p", &port.to_string(), "-k"])
             .arg(dir.path())
-            .args([
-                "-c",
-                "listen_addresses=127.0.0.1",
-                "-c",
-                &format!("fsync={fsync}"),
-            ])
+            .args(settings.iter().flat_map(|s| ["-c", s.as_str()]))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -296,6 +314,26 @@ fn server_user() -> io::Result<Option<(u32, u32)>> {
         .ok_or_else(|| {
             io::Error::other("running as root and there is no postgres user to run PostgreSQL as")
         })
+}
+
+/// Writes the server's certificate and key into `dir`, owned by the server's
+/// user with the key private (PostgreSQL refuses a key others can read), and
+/// returns the settings that turn TLS on.
+fn write_tls(tls: &ServerTls, dir: &Path, owner: Option<(u32, u32)>) -> io::Result<Vec<String>> {
+    use std::os::unix::fs::PermissionsExt;
+    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+    std::fs::write(&cert, &tls.cert_pem)?;
+    std::fs::write(&key, &tls.key_pem)?;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600))?;
+    if let Some((uid, gid)) = owner {
+        std::os::unix::fs::chown(&cert, Some(uid), Some(gid))?;
+        std::os::unix::fs::chown(&key, Some(uid), Some(gid))?;
+    }
+    Ok(vec![
+        "ssl=on".to_string(),
+        format!("ssl_cert_file={}", cert.display()),
+        format!("ssl_key_file={}", key.display()),
+    ])
 }
 
 fn as_owner(mut command: Command, owner: Option<(u32, u32)>, dir: &Path) -> Command {

@@ -103,7 +103,10 @@ async fn main() {
         let file = dir.path().join(format!("{name}.db"));
         run("sqlite", file.to_str().unwrap(), items, flush).await;
     }
-    let Some(cluster) = PrivateCluster::start_with(ClusterOptions { fsync: true }) else {
+    let Some(cluster) = PrivateCluster::start_with(ClusterOptions {
+        fsync: true,
+        ..ClusterOptions::default()
+    }) else {
         return;
     };
     for (name, flush) in [("batched", None), ("flushed", Some(FLUSH_EVERY))] {

@@ -380,4 +380,13 @@ impl CrawlerBuilder {
         self.robots_store = Some(store);
         self
     }
+
+    /// Has the proxy pool also add each proxy's counts to `ledger`, for a
+    /// reporter outside this crawl's report (a Redis crawl's workers add them
+    /// to the crawl-wide totals; see [`crate::shared::RedisStatsSink::proxies`]).
+    /// Set after [`Self::fetch_config`], which replaces it.
+    pub fn proxy_ledger(mut self, ledger: Arc<crate::fetch::ProxyLedger>) -> Self {
+        self.fetch.proxy_ledger = Some(ledger);
+        self
+    }
 }

@@ -8,8 +8,10 @@ use std::io::Write;
 use anyhow::Context;
 use serde_json::json;
 use skitter::Report;
+use skitter::fetch::ProxyStats;
+use skitter::fetch::proxy_pool::write_table;
 use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
-use skitter::shared::RedisStatsSink;
+use skitter::shared::{RedisStatsSink, take_proxy_stats};
 
 use crate::output::ReportFormat;
 
@@ -58,6 +60,8 @@ pub(super) struct CrawlWide {
     counts: FrontierCounts,
     claimed: u64,
     counters: BTreeMap<String, u64>,
+    /// Every worker's per-proxy counts, added up.
+    proxies: Vec<ProxyStats>,
     max_pages: Option<u64>,
 }
 
@@ -67,11 +71,14 @@ impl CrawlWide {
         name: &str,
         max_pages: Option<u64>,
     ) -> Result<CrawlWide, FrontierError> {
+        let mut counters = frontier.stats().await?;
+        let proxies = take_proxy_stats(&mut counters);
         Ok(CrawlWide {
             name: name.to_string(),
             counts: frontier.counts().await?,
             claimed: frontier.claimed().await?,
-            counters: frontier.stats().await?,
+            counters,
+            proxies,
             max_pages,
         })
     }
@@ -107,6 +114,7 @@ impl CrawlWide {
                 writeln!(out, "{value:>10} {key}")?;
             }
         }
+        write_table(&self.proxies, out)?;
         writeln!(out, "State: {}", self.state())?;
         writeln!(out, "Seen: {}", self.counts.seen)?;
         writeln!(out, "Claimed: {}", self.claimed)?;
@@ -132,6 +140,7 @@ impl CrawlWide {
             "leased": self.counts.leased,
             "done": self.done(),
             "counters": counters,
+            "proxies": self.proxies,
         })
     }
 }
@@ -150,6 +159,7 @@ mod tests {
             },
             claimed,
             counters: BTreeMap::from([("html".into(), 3), (RedisStatsSink::DONE.into(), 4)]),
+            proxies: Vec::new(),
             max_pages: max,
         }
     }

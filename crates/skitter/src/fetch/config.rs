@@ -7,7 +7,7 @@ use super::{PrivateAccess, ProxyBench, Rotation, head, proxy_pool};
 
 /// Everything that shapes how requests are made. Defaults are documented per field.
 /// Its `Debug` output leaves out header values and proxy credentials.
-#[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct FetchConfig {
     /// `User-Agent` header (default `skitter/<version>`).
@@ -38,6 +38,11 @@ pub struct FetchConfig {
     pub proxy_rotation: Rotation,
     /// How long a failing proxy of the pool is benched (default 1 s doubling to 60 s).
     pub proxy_bench: ProxyBench,
+    /// Where the pool also adds each proxy's counts, for a reporter outside
+    /// this process's report (a shared crawl's crawl-wide totals); none by default.
+    // Wiring of this process, not a setting: never stored in a spec.
+    #[serde(skip)]
+    pub proxy_ledger: Option<std::sync::Arc<super::ProxyLedger>>,
     /// Keep a cookie jar for the crawl (default false).
     pub cookies: bool,
     /// Extra headers, sent only with requests the caller says are in scope
@@ -112,6 +117,7 @@ impl std::fmt::Debug for FetchConfig {
             )
             .field("proxy_rotation", &self.proxy_rotation)
             .field("proxy_bench", &self.proxy_bench)
+            .field("proxy_ledger", &self.proxy_ledger.is_some())
             .field("cookies", &self.cookies)
             .field("headers", &headers)
             .field("headers_everywhere", &self.headers_everywhere)
@@ -137,6 +143,7 @@ impl Default for FetchConfig {
             proxy_list: Vec::new(),
             proxy_rotation: Rotation::default(),
             proxy_bench: ProxyBench::default(),
+            proxy_ledger: None,
             cookies: false,
             headers: Vec::new(),
             headers_everywhere: false,

@@ -12,6 +12,7 @@ pub mod decode;
 mod error;
 pub(crate) mod exchange;
 pub mod head;
+pub mod proxy_ledger;
 pub mod proxy_pool;
 pub(crate) mod redirect;
 mod route;
@@ -30,6 +31,7 @@ pub use config::FetchConfig;
 pub(crate) use error::classify;
 pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};
+pub use proxy_ledger::{ProxyLedger, ProxyTally};
 pub use proxy_pool::{ProxyBench, ProxyStats, Rotation};
 
 /// The client could not be built from the configuration.
@@ -211,7 +213,8 @@ impl Fetcher {
                 &config.proxy_list,
                 config.proxy_rotation,
                 config.proxy_bench,
-            );
+            )
+            .with_ledger(config.proxy_ledger.clone());
             (routes, Some(std::sync::Arc::new(pool)))
         };
         Ok(Fetcher {

@@ -15,13 +15,15 @@
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
 use tokio::time::Instant;
 use url::Url;
+
+use super::proxy_ledger::ProxyLedger;
 
 /// How requests are spread over the pool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -180,6 +182,8 @@ pub(crate) struct ProxyPool {
     next: AtomicUsize,
     /// Never held across an await.
     health: Mutex<Vec<Health>>,
+    /// Where each count also goes, for a reporter elsewhere (shared crawls).
+    ledger: Option<Arc<ProxyLedger>>,
 }
 
 #[derive(Debug, Default)]
@@ -202,7 +206,14 @@ impl ProxyPool {
             bench,
             next: AtomicUsize::new(0),
             health: Mutex::new(proxies.iter().map(|_| Health::default()).collect()),
+            ledger: None,
         }
+    }
+
+    /// The pool, also adding every count to `ledger`.
+    pub(crate) fn with_ledger(mut self, ledger: Option<Arc<ProxyLedger>>) -> Self {
+        self.ledger = ledger;
+        self
     }
 
     /// The shown form of proxy `i`.
@@ -271,6 +282,9 @@ impl ProxyPool {
         h.strikes = 0;
         h.benched_until = None;
         h.latency.add(latency);
+        if let Some(ledger) = &self.ledger {
+            ledger.succeeded(&self.shown[i], latency);
+        }
     }
 
     /// Proxy `i` failed a request: it is benched unless it already is.
@@ -279,6 +293,9 @@ impl ProxyPool {
         let mut health = self.health();
         let h = &mut health[i];
         h.failures += 1;
+        if let Some(ledger) = &self.ledger {
+            ledger.failed(&self.shown[i]);
+        }
         if h.benched_until.is_some_and(|until| until > now) {
             return;
         }
@@ -290,6 +307,9 @@ impl ProxyPool {
             .min(self.bench.cap);
         h.benched_until = Some(now + bench);
         h.benchings += 1;
+        if let Some(ledger) = &self.ledger {
+            ledger.benched(&self.shown[i]);
+        }
         tracing::warn!(proxy = %self.shown[i], ?bench, strikes = h.strikes, "proxy benched");
     }
 
@@ -336,7 +356,7 @@ fn plural(n: usize) -> String {
 /// Latencies in a log-linear histogram (8 buckets per doubling, so a
 /// quantile is within 1/8 of the truth) of microseconds: bounded memory
 /// however many requests a crawl makes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Latency {
     buckets: BTreeMap<u16, u64>,
     count: u64,
@@ -357,6 +377,45 @@ impl Latency {
         self.count
     }
 
+    /// The sum of all latencies recorded, in microseconds.
+    pub fn sum_us(&self) -> u128 {
+        self.sum_us
+    }
+
+    /// The histogram: `(bucket, latencies in it)`, buckets ascending. A bucket
+    /// is a small number standing for a range of microseconds (8 per
+    /// doubling); see [`Latency::add_bucket`].
+    pub fn buckets(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.buckets.iter().map(|(b, n)| (*b, *n))
+    }
+
+    /// Adds `n` latencies to `bucket` (one of [`Latency::buckets`]'), so a
+    /// histogram stored elsewhere can be rebuilt. `false`, and nothing added,
+    /// for a bucket no latency can fall in (read from garbled data).
+    pub fn add_bucket(&mut self, bucket: u16, n: u64) -> bool {
+        if bucket > MAX_BUCKET {
+            return false;
+        }
+        let slot = self.buckets.entry(bucket).or_default();
+        *slot = slot.saturating_add(n);
+        self.count = self.count.saturating_add(n);
+        true
+    }
+
+    /// Adds `us` microseconds to the sum the mean is taken from (with
+    /// [`Latency::add_bucket`]).
+    pub fn add_sum_us(&mut self, us: u128) {
+        self.sum_us = self.sum_us.saturating_add(us);
+    }
+
+    /// Adds `other`'s latencies to these.
+    pub fn merge(&mut self, other: &Latency) {
+        for (bucket, n) in other.buckets() {
+            self.add_bucket(bucket, n);
+        }
+        self.add_sum_us(other.sum_us);
+    }
+
     /// The mean, in milliseconds (0 when empty).
     pub fn mean_ms(&self) -> f64 {
         if self.count == 0 {
@@ -372,9 +431,9 @@ impl Latency {
             return 0.0;
         }
         let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
-        let mut seen = 0;
+        let mut seen: u64 = 0;
         for (&bucket, &n) in &self.buckets {
-            seen += n;
+            seen = seen.saturating_add(n);
             if seen >= rank {
                 return bucket_floor(bucket) as f64 / 1000.0;
             }
@@ -382,6 +441,9 @@ impl Latency {
         0.0
     }
 }
+
+/// The bucket of `u64::MAX`, the last one.
+const MAX_BUCKET: u16 = 8 + 60 * 8 + 7;
 
 /// The bucket of a value: the value itself below 8, then 8 buckets per power of two.
 fn bucket_of(us: u64) -> u16 {

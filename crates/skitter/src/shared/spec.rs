@@ -43,12 +43,12 @@ pub const SPEC_VERSION: u32 = 1;
 /// spec.limits.max_depth = Some(3);
 /// let stored = spec.to_json().unwrap();
 /// let back = CrawlSpec::from_json(&stored).unwrap();
-/// assert_eq!(back, spec);
+/// assert_eq!(back.to_json().unwrap(), stored);
 /// // Each worker then adds its own settings and a frontier.
 /// let builder = back.builder().unwrap().max_tasks(50);
 /// # let _ = builder;
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CrawlSpec {
     /// The format version ([`SPEC_VERSION`] when written by this skitter).
@@ -250,7 +250,10 @@ mod tests {
         spec.fetch.headers = vec![("Authorization".into(), "Bearer SECRET".into())];
         spec.limits.max_pages = Some(10);
         let text = spec.to_json().unwrap();
-        assert_eq!(CrawlSpec::from_json(&text).unwrap(), spec);
+        assert_eq!(
+            CrawlSpec::from_json(&text).unwrap().to_json().unwrap(),
+            text
+        );
         assert!(spec.rules().unwrap().is_some());
         assert!(!format!("{:?}", spec.redacted().to_json()).contains("SECRET"));
         spec.builder().unwrap().build().unwrap();

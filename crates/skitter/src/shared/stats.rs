@@ -8,6 +8,10 @@
 //! [`FLUSH_RECORDS`] records or [`FLUSH_INTERVAL`], whichever comes first — so
 //! the statistics cost no round trip per page.
 //!
+//! With [`RedisStatsSink::proxies`], each batch also carries the proxy pool's
+//! per-proxy counts since the last one (see `proxies.rs` for their fields), so
+//! the crawl-wide totals hold the whole crawl's per-proxy table.
+//!
 //! Statistics are not worth stopping a crawl for: a write that fails is logged,
 //! its counts are kept and sent with the next batch, and the sink never returns
 //! an error. A worker killed outright loses at most its unsent batch.
@@ -18,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
+use crate::fetch::ProxyLedger;
 use crate::frontier::RedisFrontier;
 use crate::report::{ReportSummary, Tally};
 use crate::sink::{Page, Sink, SinkError, SinkSummary};
@@ -39,6 +44,8 @@ pub struct RedisStatsSink {
     sent_records: u64,
     /// Whether the last write failed (to log an outage once, and its end).
     failing: bool,
+    /// The proxy pool's counts not yet added to `unsent`.
+    proxies: Option<Arc<ProxyLedger>>,
 }
 
 impl std::fmt::Debug for RedisStatsSink {
@@ -63,7 +70,15 @@ impl RedisStatsSink {
             last_flush: Instant::now(),
             sent_records: 0,
             failing: false,
+            proxies: None,
         }
+    }
+
+    /// Also adds the per-proxy counts the pool writes to `ledger` (given to
+    /// the crawler with [`crate::CrawlerBuilder::proxy_ledger`]).
+    pub fn proxies(mut self, ledger: Arc<ProxyLedger>) -> RedisStatsSink {
+        self.proxies = Some(ledger);
+        self
     }
 
     /// Cuts the current batch into `unsent` and tries to send everything unsent.
@@ -78,6 +93,14 @@ impl RedisStatsSink {
                 .chain([(Self::DONE.to_string(), records)])
             {
                 *self.unsent.entry(key).or_default() += n;
+            }
+        }
+        if let Some(ledger) = &self.proxies {
+            for (shown, tally) in ledger.take() {
+                for (key, n) in super::proxy_fields(&shown, &tally) {
+                    let slot = self.unsent.entry(key).or_default();
+                    *slot = slot.saturating_add(n);
+                }
             }
         }
         if self.unsent.is_empty() {

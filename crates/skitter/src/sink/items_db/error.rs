@@ -29,6 +29,32 @@ pub enum ItemsDbError {
         #[source]
         source: tokio_postgres::Error,
     },
+    /// The URL's TLS settings cannot be honoured (an unknown `sslmode`, client
+    /// certificates, an unreadable `sslrootcert`): refused rather than
+    /// connecting with less protection than asked for.
+    #[error("{target}: {message}")]
+    Tls {
+        /// The URL, password redacted.
+        target: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The server's TLS certificate was refused (`sslmode=verify-ca`,
+    /// `verify-full`, or `require` with `sslrootcert`).
+    #[error(
+        "{target}: the server's certificate failed sslmode={mode} verification against {roots}"
+    )]
+    Certificate {
+        /// The URL, password redacted.
+        target: String,
+        /// The `sslmode` asked for.
+        mode: &'static str,
+        /// The trusted roots, as they were given.
+        roots: String,
+        /// The cause, naming what was wrong with the certificate.
+        #[source]
+        source: tokio_postgres::Error,
+    },
     /// A table exists with a column whose type is not the one the rules need.
     #[error(
         "{target}: table {table} has column {column} of type {found}, but the rules need {wanted}; \

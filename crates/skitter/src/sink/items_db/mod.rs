@@ -35,6 +35,7 @@ mod error;
 mod postgres;
 mod schema;
 mod sqlite;
+mod tls;
 
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
@@ -86,9 +87,10 @@ impl std::fmt::Debug for ItemsDbSink {
 
 impl ItemsDbSink {
     /// Opens the database at `target` and makes its tables ready for `schemas`:
-    /// a `postgres://` or `postgresql://` URL is a PostgreSQL database (plain
-    /// TCP or a Unix socket; `sslmode=require` is refused: no TLS), anything
-    /// else the path of a SQLite file, created if missing.
+    /// a `postgres://` or `postgresql://` URL is a PostgreSQL database (TCP,
+    /// with TLS as libpq's `sslmode` and `sslrootcert` say, up to
+    /// `verify-full`; or a Unix socket), anything else the path of a SQLite
+    /// file, created if missing.
     ///
     /// Missing tables are created and tables missing a field's column gain it;
     /// a column whose type conflicts with its field's is an error, as is a

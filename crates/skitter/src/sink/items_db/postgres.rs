@@ -3,8 +3,8 @@
 //! of column arrays, so a batch of thousands of rows is a handful of round
 //! trips.
 //!
-//! Connections are plain TCP or a Unix socket: `sslmode=disable` and the
-//! default `prefer` connect without TLS, `require` is refused at open.
+//! Connections are TCP, with or without TLS as libpq's `sslmode` says (see
+//! `tls.rs` for the modes and what each checks), or a Unix socket (never TLS).
 //!
 //! Several processes may write to one database: schema changes happen under a
 //! transaction-scoped advisory lock ([`SCHEMA_LOCK`]), and a batch that loses a
@@ -20,7 +20,8 @@ use rand::RngExt;
 use tokio::sync::mpsc;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, Statement};
+use tokio_postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::batch::{Batch, TableBatch};
 use super::schema::{Cell, Dialect, quote};
@@ -57,24 +58,27 @@ pub(super) async fn start(
             source,
         }
     };
-    let mut config: tokio_postgres::Config = target
+    let tls = super::tls::settings(target, shown)?;
+    let mut config: tokio_postgres::Config = tls
+        .url
         .parse()
         .map_err(fail("not a usable PostgreSQL URL"))?;
-    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-        return Err(ItemsDbError::Schema {
-            target: shown.to_string(),
-            message: "sslmode=require: the items database connects without TLS \
-                      (use a Unix socket, an SSH tunnel, or sslmode=disable)"
-                .to_string(),
-        });
-    }
+    config.ssl_mode(tls.mode.negotiation());
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
-    let (mut client, connection) = config
-        .connect(NoTls)
-        .await
-        .map_err(fail("cannot connect to PostgreSQL"))?;
+    let connector = MakeRustlsConnect::new(super::tls::client_config(&tls, shown)?);
+    let (mut client, connection) = config.connect(connector).await.map_err(|source| match &tls
+        .roots
+    {
+        Some(roots) if super::tls::is_certificate_refused(&source) => ItemsDbError::Certificate {
+            target: shown.to_string(),
+            mode: tls.mode.name(),
+            roots: roots.to_string(),
+            source,
+        },
+        _ => fail("cannot connect to PostgreSQL")(source),
+    })?;
     let watched = shown.to_string();
     tokio::spawn(async move {
         if let Err(e) = connection.await {
