@@ -172,6 +172,7 @@ impl Crawler {
             sitemaps,
             slowdowns: slowdowns.clone(),
             cpu: CpuPool::new(),
+            pass: self.frontier.pass(),
             config: self.config,
             fetcher: self.fetcher,
         });
@@ -215,6 +216,10 @@ impl Crawler {
                 Ok(()) => tally = all,
                 Err(e) => halt.fail(format!("crawl store: {e}")),
             }
+        }
+        if let Some(pass) = self.frontier.pass().filter(|p| p.number > 1) {
+            tally.bump("recrawl_pass", u64::from(pass.number));
+            tally.bump("recrawl_not_due", pass.not_due);
         }
         for (key, n) in link_skips.snapshot() {
             tally.bump(&key, n);
