@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
-use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy};
+use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy, RecrawlStart};
+use skitter::recrawl::RecrawlOrder;
 use skitter::report::StopReason;
 use skitter::scope::ScopeMode;
 use skitter::store::CrawlMeta;
@@ -168,6 +169,20 @@ pub struct CrawlArgs {
     /// With --state, reuse a directory that holds a crawl with other roots or scope.
     #[arg(long, requires = "state")]
     pub force: bool,
+    /// With --state, on a finished crawl: start a new pass over the same scope.
+    /// Every known URL is fetched again with its validators (If-None-Match,
+    /// If-Modified-Since); a 304 or an identical payload is "unchanged". A pass
+    /// cut short is resumed, not restarted.
+    #[arg(long, requires = "state")]
+    #[serde(skip)]
+    pub recrawl: bool,
+    /// Which known URLs a new pass fetches again: `oldest` (all, least recently
+    /// fetched first) or `adaptive` (only those whose per-URL interval has
+    /// passed: it starts at a day, halves when the page changed, doubles when
+    /// it did not, between an hour and 30 days).
+    #[arg(long, value_enum, default_value_t = RecrawlOrderArg::Oldest, requires = "recrawl")]
+    #[serde(skip)]
+    pub recrawl_order: RecrawlOrderArg,
     /// Memory for the seen set and queue before they spill to disk (to --spill-dir,
     /// or into --state DIR with --state).
     #[arg(long, value_parser = flags::size, default_value = "256M", value_name = "SIZE")]
@@ -320,6 +335,13 @@ impl CrawlArgs {
             policy: self.host_policy(),
             memory_budget: usize::try_from(self.memory_budget).unwrap_or(usize::MAX),
             force: self.force,
+            recrawl: self.recrawl.then_some(RecrawlStart {
+                order: match self.recrawl_order {
+                    RecrawlOrderArg::Oldest => RecrawlOrder::Oldest,
+                    RecrawlOrderArg::Adaptive => RecrawlOrder::Adaptive,
+                },
+                max_redirect: self.max_redirect,
+            }),
             ..DiskOptions::default()
         };
         DiskFrontier::open(dir, &meta, options)
@@ -396,6 +418,16 @@ impl CrawlArgs {
         }
         described
     }
+}
+
+/// `--recrawl-order`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecrawlOrderArg {
+    /// Every known URL, least recently fetched first.
+    #[default]
+    Oldest,
+    /// Only the URLs due by their adaptive interval.
+    Adaptive,
 }
 
 /// Runs the crawl and prints the report; returns the exit status. (A crawl

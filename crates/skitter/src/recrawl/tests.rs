@@ -109,6 +109,16 @@ fn record(status: Option<u16>, kind: OutcomeKind) -> PageRecord {
     r
 }
 
+/// (status, kind, digest, earlier visit, change, revisit profile)
+type Case<'a> = (
+    Option<u16>,
+    OutcomeKind,
+    Option<[u8; 20]>,
+    Option<&'a Visit>,
+    Change,
+    Option<RevisitProfile>,
+);
+
 #[test]
 fn settling_classifies_each_answer_and_sets_the_revisit() {
     use RevisitProfile::*;
@@ -121,14 +131,7 @@ fn settling_classifies_each_answer_and_sets_the_revisit() {
         ..visit()
     };
     // (status, kind, digest, earlier, change, revisit profile)
-    let cases: [(
-        Option<u16>,
-        OutcomeKind,
-        Option<[u8; 20]>,
-        Option<&Visit>,
-        Change,
-        Option<RevisitProfile>,
-    ); 8] = [
+    let cases: [Case<'_>; 8] = [
         (
             Some(200),
             OutcomeKind::Html,

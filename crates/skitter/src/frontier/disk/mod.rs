@@ -140,10 +140,12 @@ impl DiskFrontier {
         // A pass whose seeding was cut short is seeded again even without
         // --recrawl: its queue may be incomplete.
         let seeding = pass::current(&conn)?.1 == "seeding";
-        let recrawl = options.recrawl.or(seeding.then_some(RecrawlStart {
-            order: RecrawlOrder::Oldest,
-            max_redirect: 10,
-        }));
+        let recrawl = options.recrawl.or_else(|| {
+            seeding.then_some(RecrawlStart {
+                order: RecrawlOrder::Oldest,
+                max_redirect: 10,
+            })
+        });
         let start = match recrawl {
             Some(r) => Some(pass::begin(
                 &conn,
