@@ -14,7 +14,8 @@ use clap::Args;
 use skitter::config::Limits;
 use skitter::discovery::SitemapMode;
 use skitter::extract::ExtractMode;
-use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy};
+use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy, RecrawlStart};
+use skitter::recrawl::RecrawlOrder;
 use skitter::report::{ReportOptions, StopReason};
 use skitter::scope::ScopeMode;
 use skitter::shared::CrawlSpec;
@@ -161,6 +162,18 @@ pub struct CrawlArgs {
     /// With --state, reuse a directory that holds a crawl with other roots or scope.
     #[arg(long, requires = "state")]
     pub force: bool,
+    /// With --state, on a finished crawl: start a new pass over the same scope.
+    /// Every known URL is fetched again with its validators (If-None-Match,
+    /// If-Modified-Since); a 304 or an identical payload is "unchanged". A pass
+    /// cut short is resumed, not restarted.
+    #[arg(long, requires = "state")]
+    pub recrawl: bool,
+    /// Which known URLs a new pass fetches again: `oldest` (all, least recently
+    /// fetched first) or `adaptive` (only those whose per-URL interval has
+    /// passed: it starts at a day, halves when the page changed, doubles when
+    /// it did not, between an hour and 30 days).
+    #[arg(long, value_enum, default_value_t = RecrawlOrderArg::Oldest, requires = "recrawl")]
+    pub recrawl_order: RecrawlOrderArg,
     /// Memory for the seen set, the queue and the report's per-URL lines before
     /// they spill to disk (to --spill-dir, or into --state DIR with --state); the
     /// report's lines get one eighth of it.
@@ -343,6 +356,13 @@ impl CrawlArgs {
             policy: self.host_policy(),
             memory_budget: self.frontier_memory(),
             force: self.force,
+            recrawl: self.recrawl.then_some(RecrawlStart {
+                order: match self.recrawl_order {
+                    RecrawlOrderArg::Oldest => RecrawlOrder::Oldest,
+                    RecrawlOrderArg::Adaptive => RecrawlOrder::Adaptive,
+                },
+                max_redirect: self.max_redirect,
+            }),
             ..DiskOptions::default()
         };
         DiskFrontier::open(dir, &meta, options)
@@ -428,6 +448,16 @@ pub fn describe(spec: &CrawlSpec, max_tasks: usize) -> Vec<(String, String)> {
         }
     }
     described
+}
+
+/// `--recrawl-order`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecrawlOrderArg {
+    /// Every known URL, least recently fetched first.
+    #[default]
+    Oldest,
+    /// Only the URLs due by their adaptive interval.
+    Adaptive,
 }
 
 /// Runs the crawl and prints the report; returns the exit status. (A crawl

@@ -69,7 +69,7 @@ fn print_dir_status(args: &StatusArgs, dir: &std::path::Path) -> anyhow::Result<
             json!({
                 "running": status.running, "updated_at": updated.to_rfc3339(), "seen": status.seen,
                 "queued": status.queued, "leased": status.leased, "done": status.done,
-                "errors": status.errors, "hosts": hosts,
+                "errors": status.errors, "hosts": hosts, "passes": status.passes,
             })
         );
         return Ok(0);
@@ -82,6 +82,9 @@ fn print_dir_status(args: &StatusArgs, dir: &std::path::Path) -> anyhow::Result<
     println!("leased:   {}", status.leased);
     println!("done:     {}", status.done);
     println!("errors:   {}", status.errors);
+    if status.passes.len() > 1 {
+        print_passes(&status.passes);
+    }
     if !status.hosts.is_empty() {
         println!("{:>10} {:>10} {:>8}  host", "pending", "done", "errors");
         for h in status.hosts.iter().take(args.hosts) {
@@ -92,4 +95,25 @@ fn print_dir_status(args: &StatusArgs, dir: &std::path::Path) -> anyhow::Result<
         }
     }
     Ok(0)
+}
+
+/// One line per pass: its number, when it started, and what it found.
+fn print_passes(passes: &[skitter::store::PassStatus]) {
+    println!(
+        "{:>4}  {:<19} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6} {:>8}",
+        "pass", "started", "urls", "new", "changed", "unchanged", "gone", "failed", "not_due"
+    );
+    for p in passes {
+        let started = chrono::DateTime::from_timestamp_millis(p.started_ms)
+            .map(|t| {
+                t.with_timezone(&chrono::Local)
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        println!(
+            "{:>4}  {:<19} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6} {:>8}",
+            p.number, started, p.urls, p.new, p.changed, p.unchanged, p.gone, p.failed, p.not_due
+        );
+    }
 }

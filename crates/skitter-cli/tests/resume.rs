@@ -239,3 +239,106 @@ fn check_warcs(dir: &std::path::Path, urls: &BTreeSet<&str>) {
     let missing: Vec<&&str> = urls.iter().filter(|u| !archived.contains(**u)).collect();
     assert!(missing.is_empty(), "not archived: {missing:?}");
 }
+
+/// A recrawl pass killed at several moments is resumed by the next
+/// `--recrawl` (never restarted, never skipped to a third pass): the final
+/// report accounts for every known URL of the first pass exactly once, with
+/// what changed, and `status` lists two passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recrawl_pass_survives_sigkill() {
+    use skitter_testsite::Versions;
+    let site = TestSite::start(SiteConfig {
+        pages: 600,
+        fanout: 6,
+        latency: Duration::from_millis(5),
+        versions: Some(Versions {
+            change: 0.1,
+            gone: 0.05,
+            ..Versions::default()
+        }),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let url = site.url("/");
+    let run = |recrawl: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skitter"));
+        cmd.args(["-q", "crawl", &url, "--report", "json", "--no-trap-rules"])
+            .arg(format!("--max-tasks={MAX_TASKS}"))
+            .arg(format!("--per-host={MAX_TASKS}"))
+            .arg("--state")
+            .arg(&state)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if recrawl {
+            cmd.arg("--recrawl");
+        }
+        cmd
+    };
+    let out = run(false).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let known: BTreeSet<String> = first["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !matches!(p["kind"].as_str(), Some("skipped" | "failed")))
+        .map(|p| p["url"].as_str().unwrap().to_string())
+        .collect();
+
+    site.next_pass();
+    let mut kills = 0;
+    for delay_ms in [120u64, 60, 250, 180, 90] {
+        let mut child = run(true).spawn().unwrap();
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(
+        kills >= 3,
+        "only {kills} recrawl runs were still going when killed"
+    );
+    let out = run(true).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counter = |k: &str| report["counters"][k].as_u64().unwrap_or(0);
+    assert_eq!(counter("recrawl_pass"), 2, "the killed pass was resumed");
+    assert_eq!(report["todo"], 0);
+    let mut revisited = BTreeSet::new();
+    for page in report["pages"].as_array().unwrap() {
+        let url = page["url"].as_str().unwrap().to_string();
+        assert!(revisited.insert(url.clone()), "{url} reported twice");
+    }
+    let missing: Vec<_> = known.difference(&revisited).collect();
+    assert!(missing.is_empty(), "known URLs not revisited: {missing:?}");
+    let sum: u64 = ["changed", "unchanged", "gone", "failed"]
+        .iter()
+        .map(|c| counter(&format!("change_{c}")))
+        .sum();
+    assert_eq!(sum, known.len() as u64, "{}", report["counters"]);
+    assert!(counter("change_gone") > 0 && counter("change_changed") > 0);
+    assert!(site.stats().not_modified > 0);
+
+    let status = Command::new(env!("CARGO_BIN_EXE_skitter"))
+        .args(["status", "--json"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let passes = status["passes"].as_array().unwrap();
+    assert_eq!(passes.len(), 2, "{status}");
+    assert_eq!(passes[1]["gone"].as_u64(), Some(counter("change_gone")));
+}

@@ -178,6 +178,7 @@ impl Crawler {
             sitemaps,
             slowdowns: slowdowns.clone(),
             cpu: CpuPool::new(),
+            pass: self.frontier.pass(),
             config: self.config,
             fetcher: self.fetcher,
         });
@@ -228,6 +229,10 @@ impl Crawler {
                 (Err(e), _) => halt.fail(format!("crawl store: {e}")),
                 (_, Err(e)) => halt.fail(e.to_string()),
             }
+        }
+        if let Some(pass) = self.frontier.pass().filter(|p| p.number > 1) {
+            tally.bump("recrawl_pass", u64::from(pass.number));
+            tally.bump("recrawl_not_due", pass.not_due);
         }
         for (key, n) in link_skips.snapshot() {
             tally.bump(&key, n);

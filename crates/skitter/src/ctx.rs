@@ -52,6 +52,8 @@ pub(crate) struct Ctx {
     pub(crate) traps: Arc<TrapGuard>,
     pub(crate) sitemaps: SitemapRegistry,
     pub(crate) slowdowns: Arc<Slowdowns>,
+    /// The recrawl pass, when the frontier remembers visits (see `recrawl`).
+    pub(crate) pass: Option<crate::recrawl::PassInfo>,
     /// Runs the decoding and link extraction of large bodies off the async threads.
     pub(crate) cpu: CpuPool,
 }

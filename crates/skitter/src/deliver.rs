@@ -8,12 +8,20 @@ use crate::ctx::Ctx;
 use crate::frontier::{HostFeedback, Lease};
 use crate::handoff::{Handoff, ToSinks};
 use crate::outcome::PageRecord;
+use crate::recrawl::Visit;
 use crate::sink::Page;
 
 /// Delivers a finished page and completes its lease, in crash-safe order.
-pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, page: Page) {
+pub(crate) async fn deliver(
+    ctx: &Ctx,
+    lease: Lease,
+    feedback: HostFeedback,
+    page: Page,
+    visit: Option<Box<Visit>>,
+) {
+    let visit = visit.as_deref();
     if !ctx.outputs_first {
-        complete(ctx, lease, feedback, &page.record).await;
+        complete(ctx, lease, feedback, &page.record, visit).await;
         // The sink task only ends early after a fatal error, which already stopped the crawl.
         let _ = ctx
             .pages
@@ -35,12 +43,22 @@ pub(crate) async fn deliver(ctx: &Ctx, lease: Lease, feedback: HostFeedback, pag
         // so the URL is still to do when the crawl resumes.
         return;
     }
-    complete(ctx, lease, feedback, &record).await;
+    complete(ctx, lease, feedback, &record, visit).await;
 }
 
-async fn complete(ctx: &Ctx, lease: Lease, feedback: HostFeedback, record: &PageRecord) {
+async fn complete(
+    ctx: &Ctx,
+    lease: Lease,
+    feedback: HostFeedback,
+    record: &PageRecord,
+    visit: Option<&Visit>,
+) {
     let host = crate::frontier::HostKey::of(&lease.request.url);
-    match ctx.frontier.complete_with(lease, feedback, record).await {
+    match ctx
+        .frontier
+        .complete_visit(lease, feedback, record, visit)
+        .await
+    {
         Ok(throttle) => ctx.throttled(&host, throttle).await,
         Err(e) => ctx.halt.fail(format!("frontier: {e}")),
     }

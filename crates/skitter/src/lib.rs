@@ -52,6 +52,7 @@ pub mod outcome;
 pub mod probe;
 pub mod progress;
 pub mod proxy_check;
+pub mod recrawl;
 pub mod report;
 pub mod report_html;
 mod request;

@@ -17,20 +17,25 @@ use crate::fetch::redirect;
 use crate::fetch::{Keep, Response};
 use crate::frontier::{HostFeedback, HostKey, Lease, Request, ThrottleReason};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use crate::recrawl::Visit;
+use crate::request::Validators;
 use crate::retry::{self, Verdict};
 use crate::robots::RobotsSource;
 use crate::sink::Page;
 
 mod links;
+mod revisit;
 mod sitemaps;
 
 use links::{handle_redirect, offer_links};
+use revisit::{payload_digest, recall};
 use sitemaps::{handle_sitemap, offer_sitemaps};
 
 /// Where one claim ends.
 enum Step {
-    /// The URL is finished: its page goes to the outputs, its lease completes.
-    Done(Box<Page>, HostFeedback),
+    /// The URL is finished: its page goes to the outputs, its lease completes
+    /// (with what to remember of it for the next pass, if anything).
+    Done(Box<Page>, HostFeedback, Option<Box<Visit>>),
     /// Not this time: the lease goes back to the frontier, to be claimed again
     /// after `wait` (a transient failure, or robots.txt unavailable).
     Again(Duration, HostFeedback),
@@ -51,7 +56,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
         _ = ctx.hard_stop.cancelled() => return,
     };
     match step {
-        Step::Done(page, feedback) => {
+        Step::Done(page, feedback, visit) => {
             let failed = matches!(
                 page.record.kind,
                 OutcomeKind::Failed | OutcomeKind::HttpError
@@ -63,7 +68,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
             // task's size is that of its largest step, and every request in
             // flight pays for it.
             tokio::select! {
-                () = Box::pin(crate::deliver::deliver(&ctx, lease, feedback, *page)) => {}
+                () = Box::pin(crate::deliver::deliver(&ctx, lease, feedback, *page, visit)) => {}
                 // An output that does not keep up must not hold the crawl past
                 // its grace period; the lease then stays outstanding, so the
                 // URL is to do.
@@ -99,6 +104,7 @@ async fn catch_panic(req: &Request, work: impl std::future::Future<Output = Step
         Step::Done(
             Box::new(internal_failure(req, &*panic)),
             HostFeedback::Silent,
+            None,
         )
     })
 }
@@ -131,20 +137,21 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 exchange: None,
                 items: None,
             };
-            return Step::Done(Box::new(page), HostFeedback::Silent);
+            return Step::Done(Box::new(page), HostFeedback::Silent, None);
         }
         Err(PreFetch::Defer(wait)) => {
             let pause = HostFeedback::SlowDown(wait, ThrottleReason::RobotsUnavailable);
             return Step::Again(wait, pause);
         }
     }
+    let earlier = recall(ctx, &req.url).await;
     let started = Instant::now();
     let started_at = chrono::Utc::now();
     let attempt = lease.tries + 1;
     // Only the fetch stays inline: it is what a request in flight waits on. The
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
-        let result = fetch(ctx, &req.url).await;
+        let result = fetch(ctx, &req.url, earlier.as_ref()).await;
         let (verdict, mut feedback) = retry::judge(&ctx.config.retry, attempt, &result);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
             // A URL failing again is that URL's trouble, not news of the server.
@@ -167,10 +174,19 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             tracing::debug!(url = %req.url, attempt, ?wait, "retrying later");
             return Step::Again(wait, feedback);
         }
-        let outcome = Box::pin(outcome(ctx, req, attempt, result, (started, started_at)));
+        let earlier = earlier.as_ref();
+        let outcome = Box::pin(outcome(
+            ctx,
+            req,
+            attempt,
+            result,
+            earlier,
+            (started, started_at),
+        ));
         (outcome, feedback)
     };
-    Step::Done(Box::new(outcome.await), feedback)
+    let (page, visit) = outcome.await;
+    Step::Done(Box::new(page), feedback, visit.map(Box::new))
 }
 
 /// The page for a finished fetch: its record, its links offered, its exchange.
@@ -179,12 +195,14 @@ async fn outcome(
     req: &Request,
     attempts: u32,
     result: Result<Response, FetchFailure>,
+    earlier: Option<&Visit>,
     (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
-) -> Page {
+) -> (Page, Option<Visit>) {
     let mut items = None;
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
-    let exchange = match result {
+    let (mut sha1, mut validators, mut fetched_at) = (None, Validators::default(), started_at);
+    let mut exchange = match result {
         Err(failure) => {
             record.kind = OutcomeKind::Failed;
             record.error = Some(failure);
@@ -196,9 +214,13 @@ async fn outcome(
             record.size = resp.size;
             record.content_type = resp.media_type.clone();
             record.encoding = resp.charset.clone();
-            let exchange = resp.exchange.take();
-            let fetched_at = exchange.as_ref().map_or(started_at, |x| x.started);
-            let handled = handle_response(ctx, req, &resp, &mut record, fetched_at).await;
+            let mut exchange = resp.exchange.take();
+            fetched_at = exchange.as_ref().map_or(started_at, |x| x.started);
+            if ctx.pass.is_some() {
+                validators = resp.validators();
+                sha1 = payload_digest(&resp, exchange.as_mut());
+            }
+            let handled = handle_response(ctx, req, &resp, &mut record, fetched_at, earlier).await;
             items = handled.items;
             if let Some(found) = &items {
                 record.count_items(found);
@@ -210,11 +232,19 @@ async fn outcome(
         }
     };
     record.elapsed = started.elapsed();
-    Page {
+    let visit = revisit::settle(
+        ctx,
+        &mut record,
+        exchange.as_mut(),
+        earlier,
+        (sha1, validators, fetched_at),
+    );
+    let page = Page {
         record,
         exchange,
         items,
-    }
+    };
+    (page, visit)
 }
 
 /// What handling a response yields for the outputs besides its record.
@@ -302,8 +332,8 @@ async fn probe_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duratio
 }
 
 /// One attempt at the URL (sitemaps, and pages JSON rules read, keep their
-/// body whatever its type).
-async fn fetch(ctx: &Ctx, url: &Url) -> Result<Response, FetchFailure> {
+/// body whatever its type), conditional on the earlier visit's validators.
+async fn fetch(ctx: &Ctx, url: &Url, earlier: Option<&Visit>) -> Result<Response, FetchFailure> {
     let any_body = ctx.sitemaps.lookup(url).is_some()
         || ctx
             .config
@@ -315,7 +345,10 @@ async fn fetch(ctx: &Ctx, url: &Url) -> Result<Response, FetchFailure> {
         _ if any_body => Keep::Body,
         keep => keep,
     };
-    ctx.fetcher.get(url, keep).await
+    match earlier.map(|v| &v.validators).filter(|v| !v.is_empty()) {
+        Some(validators) => ctx.fetcher.get_if(url, keep, validators).await,
+        None => ctx.fetcher.get(url, keep).await,
+    }
 }
 
 /// Fills in the record for a response, extracts its items and queues what it
@@ -326,7 +359,14 @@ async fn handle_response(
     resp: &Response,
     record: &mut PageRecord,
     fetched_at: chrono::DateTime<chrono::Utc>,
+    earlier: Option<&Visit>,
 ) -> Handled {
+    if resp.status == 304 && earlier.is_some() {
+        // Unchanged since the earlier pass, which offered its links then
+        // (see `recrawl`); the record takes the earlier kind when settled.
+        record.kind = OutcomeKind::Other;
+        return Handled::default();
+    }
     if redirect::is_redirect(resp.status) {
         handle_redirect(ctx, req, resp, record).await;
         return Handled::default();
@@ -420,7 +460,8 @@ mod tests {
             redirects_left: 5,
             parent: None,
         };
-        let Step::Done(page, _) = catch_panic(&req, async { panic!("boom at {}", 7) }).await else {
+        let Step::Done(page, _, _) = catch_panic(&req, async { panic!("boom at {}", 7) }).await
+        else {
             panic!("a panic must finish the URL");
         };
         let error = page.record.error.expect("a failure");

@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::outcome::PageRecord;
+use crate::recrawl::{PassInfo, Visit};
 
 pub use host::{HostKey, HostPolicy};
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
@@ -168,6 +169,32 @@ pub trait Frontier: Send + Sync {
         false
     }
 
+    /// Hands a lease back like [`Frontier::complete_with`], together with
+    /// what the crawl remembers of the URL for its next pass (see
+    /// [`crate::recrawl`]); a frontier that remembers nothing ignores it.
+    async fn complete_visit(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &PageRecord,
+        visit: Option<&Visit>,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        let _ = visit;
+        self.complete_with(lease, feedback, record).await
+    }
+
+    /// The recrawl pass this frontier is in, when it remembers visits (a
+    /// crash-safe store, a shared server); `None` when it does not.
+    fn pass(&self) -> Option<PassInfo> {
+        None
+    }
+
+    /// The URL's visit from an earlier pass, if this frontier remembers one.
+    async fn recall(&self, url: &url::Url) -> Result<Option<Visit>, FrontierError> {
+        let _ = url;
+        Ok(None)
+    }
+
     /// Sets a host's minimum gap between request starts (e.g. robots `Crawl-delay`),
     /// when it is larger than the configured delay.
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError>;
@@ -176,4 +203,4 @@ pub trait Frontier: Send + Sync {
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
 }
 mod disk;
-pub use disk::{DiskFrontier, DiskOptions};
+pub use disk::{DiskFrontier, DiskOptions, RecrawlStart};

@@ -436,5 +436,8 @@ fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
     if p.truncated {
         keys.push(("truncated".into(), 1));
     }
+    if let Some(change) = p.change {
+        keys.push((format!("change_{}", change.as_str()), 1));
+    }
     keys
 }

@@ -43,6 +43,10 @@
 //! position among its rule set's records on the page, `fields` in rule order.
 //! - `proxy` (only when a proxy served the response): the proxy, credentials
 //!   removed (`http://proxy1:3128`).
+//! - `change` (only in a recrawl pass, see `recrawl`): how the URL compares
+//!   with the last pass that fetched it: `new`, `changed`, `unchanged` (a
+//!   `304`, or the same digest), `gone` (`404`/`410` after a success) or
+//!   `failed`.
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
@@ -110,6 +114,9 @@ struct PageLine<'a> {
     /// The proxy that served it (credentials removed); present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     proxy: Option<&'a str>,
+    /// In a recrawl pass: `new`, `changed`, `unchanged`, `gone` or `failed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change: Option<crate::outcome::Change>,
 }
 
 /// An `item` line.
@@ -420,6 +427,7 @@ fn to_line(
                 items: items.map(|i| i.records.len()),
                 extract_errors: items.map_or(&[], |i| &i.errors),
                 proxy: r.proxy.as_deref(),
+                change: r.change,
             },
         )?;
     }

@@ -35,6 +35,15 @@ pub(crate) enum Op {
         failed: bool,
         json: String,
         leased: bool,
+        /// What the record says changed, for the pass's counters.
+        change: Option<crate::outcome::Change>,
+    },
+    /// A fetched URL's visit (encoded by `recrawl`), replacing the earlier one.
+    Visit {
+        fp: u128,
+        url: String,
+        depth: u32,
+        visit: Vec<u8>,
     },
     /// A cached robots.txt.
     Robots {

@@ -18,6 +18,7 @@
 pub(crate) mod batch;
 pub(crate) mod chunk;
 pub(crate) mod fpset;
+pub(crate) mod pass;
 pub(crate) mod records;
 pub(crate) mod schema;
 mod status;
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::outcome::PageRecord;
 
+pub use pass::PassStatus;
 pub use schema::SCHEMA_VERSION;
 pub use status::{HostStatus, StatusReport, status};
 

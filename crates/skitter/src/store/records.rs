@@ -55,6 +55,10 @@ pub(crate) struct Records {
     /// a record to replace, which only records stored outside a lease can cause;
     /// so it is created the first time one is stored.
     fp_index: bool,
+    /// The pass the counters of committed records go to.
+    pass: u32,
+    /// Per-pass counters not yet written.
+    pass_delta: super::pass::PassDelta,
 }
 
 const FP_INDEX: &str = "outcome_fp";
@@ -86,10 +90,13 @@ impl Records {
             .prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")
             .and_then(|mut s| s.exists([FP_INDEX]))
             .map_err(sql("reading the schema"))?;
+        let (pass, _) = super::pass::current(&conn)?;
         Ok(Records {
             conn,
             counts,
             fp_index,
+            pass,
+            pass_delta: Default::default(),
         })
     }
 
@@ -101,6 +108,7 @@ impl Records {
     /// Applies a batch and commits it with its snapshot, all or nothing.
     pub(crate) fn apply(&mut self, batch: Batch, snap: &Snapshot) -> Result<(), StoreError> {
         let before = (self.counts, self.fp_index);
+        self.pass_delta = Default::default();
         let result = self.try_apply(batch, snap);
         if result.is_err() {
             (self.counts, self.fp_index) = before;
@@ -139,6 +147,7 @@ impl Records {
                 .execute(params![id, delta])
                 .map_err(sql("committing"))?;
         }
+        self.pass_delta.write(conn, self.pass)?;
         let p = &snap.progress;
         conn.prepare_cached(
             "UPDATE progress SET seen = ?1, queued = ?2, leased = ?3, done = ?4, outcomes = ?5,
@@ -186,13 +195,27 @@ impl Records {
                 failed,
                 json,
                 leased,
+                change,
             } => {
                 let delta = self.put_outcome(fp, failed, &json, leased)?;
+                self.pass_delta.add(change);
                 if let Some(id) = host {
                     *host_errors.entry(id).or_default() += delta;
                 }
                 1
             }
+            Op::Visit {
+                fp,
+                url,
+                depth,
+                visit,
+            } => conn
+                .prepare_cached(
+                    "INSERT INTO visit (fp, url, depth, visit) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (fp) DO UPDATE SET visit = excluded.visit",
+                )
+                .and_then(|mut s| s.execute(params![&fp_bytes(fp)[..], url, depth, visit]))
+                .map_err(sql("remembering a visit"))?,
             Op::Robots {
                 origin,
                 body,
@@ -429,6 +452,24 @@ impl Records {
                 .optional()
             })
             .map_err(sql("reading robots.txt"))
+    }
+
+    /// A URL's stored visit, encoded.
+    pub(crate) fn get_visit(&self, fp: u128) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT visit FROM visit WHERE fp = ?1")
+            .and_then(|mut s| s.query_row([&fp_bytes(fp)[..]], |r| r.get(0)).optional())
+            .map_err(sql("reading a visit"))
+    }
+
+    /// The pass records are counted in.
+    pub(crate) fn pass(&self) -> u32 {
+        self.pass
+    }
+
+    /// Marks a pass whose queue is committed as running.
+    pub(crate) fn mark_running(&self, number: u32) -> Result<(), StoreError> {
+        super::pass::mark_running(&self.conn, number)
     }
 
     pub(crate) fn get_kv(&self, key: &str) -> Result<Option<Vec<u8>>, StoreError> {

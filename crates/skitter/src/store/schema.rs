@@ -13,7 +13,11 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use super::{CrawlMeta, StoreError};
 
 /// The on-disk format this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
+
+/// The oldest format this build still opens: version 2 lacks only the
+/// recrawl tables, which opening adds.
+const OLDEST_READABLE: i64 = 2;
 
 /// The database file inside a state directory.
 pub(crate) const DB_FILE: &str = "state.sqlite";
@@ -41,6 +45,24 @@ CREATE TABLE outcome (
 CREATE TABLE robots (origin TEXT PRIMARY KEY, body BLOB NOT NULL, fetched_ms INTEGER NOT NULL);
 CREATE TABLE kv (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 ";
+
+/// What version 3 added: each fetched URL's visit (see `recrawl`), and one row
+/// per pass. A version-2 state is upgraded in place by creating them.
+const RECRAWL_TABLES: &str = "
+CREATE TABLE visit (
+    fp BLOB PRIMARY KEY, url TEXT NOT NULL, depth INTEGER NOT NULL, visit BLOB NOT NULL)
+    WITHOUT ROWID;
+CREATE TABLE pass (
+    n INTEGER PRIMARY KEY, state TEXT NOT NULL,
+    started_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,
+    urls INTEGER NOT NULL DEFAULT 0, new INTEGER NOT NULL DEFAULT 0,
+    changed INTEGER NOT NULL DEFAULT 0, unchanged INTEGER NOT NULL DEFAULT 0,
+    gone INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+    not_due INTEGER NOT NULL DEFAULT 0);
+";
+
+const FIRST_PASS: &str = "INSERT INTO pass (n, state, started_ms, updated_ms)
+    VALUES (1, 'running', CAST(unixepoch('subsec') * 1000 AS INTEGER), 0);";
 
 /// How the writer wants its connection set up.
 pub(crate) struct OpenSpec<'a> {
@@ -109,12 +131,24 @@ fn init_or_check(conn: &Connection, meta: &CrawlMeta, force: bool) -> Result<(),
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(StoreError::sql("reading the format version"))?;
     if version == 0 && tables == 0 {
-        let script = format!("BEGIN; {TABLES} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;");
+        let script = format!(
+            "BEGIN; {TABLES} {RECRAWL_TABLES} {FIRST_PASS} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        );
         conn.execute_batch(&script)
             .map_err(StoreError::sql("creating the store"))?;
         return store_meta(conn, &given);
     }
-    if version != SCHEMA_VERSION {
+    if version == OLDEST_READABLE {
+        // The first pass's start is unknown; its last commit stands in.
+        let script = format!(
+            "BEGIN; {RECRAWL_TABLES} {FIRST_PASS}
+             UPDATE pass SET started_ms = (SELECT updated_ms FROM progress), \
+               urls = (SELECT outcomes FROM progress);
+             PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+        );
+        conn.execute_batch(&script)
+            .map_err(StoreError::sql("upgrading the store to format 3"))?;
+    } else if version != SCHEMA_VERSION {
         return Err(StoreError::Version {
             found: version,
             supported: SCHEMA_VERSION,
@@ -161,7 +195,8 @@ pub(crate) fn open_reader(dir: &Path) -> Result<Connection, StoreError> {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(StoreError::sql("reading the format version"))?;
-    if version != SCHEMA_VERSION {
+    // A version-2 state reads as one without passes until a crawl upgrades it.
+    if !(OLDEST_READABLE..=SCHEMA_VERSION).contains(&version) {
         return Err(StoreError::Version {
             found: version,
             supported: SCHEMA_VERSION,

@@ -47,6 +47,8 @@ pub struct StatusReport {
     pub errors: u64,
     /// Per host, in the order the crawl first met them.
     pub hosts: Vec<HostStatus>,
+    /// The crawl's passes, first to last (one, until it is recrawled).
+    pub passes: Vec<super::PassStatus>,
 }
 
 /// Reads a state directory's progress without taking its lock.
@@ -71,6 +73,7 @@ pub fn status(dir: &Path) -> Result<StatusReport, StoreError> {
             errors: h.errors,
         })
         .collect();
+    let passes = super::pass::load_passes(&conn)?;
     let _ = conn.execute_batch("COMMIT");
     Ok(StatusReport {
         running: writer_active(dir),
@@ -82,5 +85,6 @@ pub fn status(dir: &Path) -> Result<StatusReport, StoreError> {
         outcomes,
         errors,
         hosts,
+        passes,
     })
 }

@@ -29,8 +29,11 @@ use super::{
     Request, Throttle,
 };
 use crate::outcome::PageRecord;
+use crate::recrawl::{PassInfo, RecrawlOrder, Visit};
 use crate::store::batch::Op;
+use crate::store::pass::{self, PassStart};
 use crate::store::records::Records;
+use crate::store::records::unix_ms;
 use crate::store::schema::{OpenSpec, open_reader, open_writer};
 use crate::store::{CrawlMeta, OutcomeCounts, OutcomeStore, StoreError};
 use commit::{Db, Shared, commit_loop, lock};
@@ -65,6 +68,18 @@ pub struct DiskOptions {
     /// Refuse to grow the database beyond this many bytes (default: no limit).
     /// Reaching it is a write failure like a full disk.
     pub max_size: Option<u64>,
+    /// Start a new recrawl pass if the stored crawl finished (default: no;
+    /// see [`crate::recrawl`]).
+    pub recrawl: Option<RecrawlStart>,
+}
+
+/// How [`DiskFrontier::open`] starts a recrawl pass.
+#[derive(Clone, Copy, Debug)]
+pub struct RecrawlStart {
+    /// Which known URLs are queued, in which order.
+    pub order: RecrawlOrder,
+    /// The redirects each queued URL may follow.
+    pub max_redirect: u32,
 }
 
 impl Default for DiskOptions {
@@ -77,6 +92,7 @@ impl Default for DiskOptions {
             durable: true,
             force: false,
             max_size: None,
+            recrawl: None,
         }
     }
 }
@@ -88,6 +104,7 @@ pub struct DiskFrontier {
     dir: PathBuf,
     /// Held for the frontier's life: one writer per directory.
     _lock: File,
+    pass: PassInfo,
 }
 
 impl std::fmt::Debug for DiskFrontier {
@@ -120,6 +137,24 @@ impl DiskFrontier {
             cache_bytes: budget / 8,
         };
         let (conn, lock) = open_writer(dir, &spec)?;
+        // A pass whose seeding was cut short is seeded again even without
+        // --recrawl: its queue may be incomplete.
+        let seeding = pass::current(&conn)?.1 == "seeding";
+        let recrawl = options.recrawl.or_else(|| {
+            seeding.then_some(RecrawlStart {
+                order: RecrawlOrder::Oldest,
+                max_redirect: 10,
+            })
+        });
+        let start = match recrawl {
+            Some(r) => Some(pass::begin(
+                &conn,
+                r.order,
+                r.max_redirect,
+                unix_ms(SystemTime::now()),
+            )?),
+            None => None,
+        };
         let limits = Limits {
             seen_bytes: budget / 8 * 6,
             buffer_bytes: budget / 8,
@@ -138,12 +173,31 @@ impl DiskFrontier {
                     source,
                 })?
         };
-        Ok(DiskFrontier {
+        let number = commit::lock(&shared.db).records.pass();
+        let frontier = DiskFrontier {
             shared,
             committer: Some(committer),
             dir: dir.to_path_buf(),
             _lock: lock,
-        })
+            pass: PassInfo {
+                number,
+                not_due: start.as_ref().map_or(0, |s| s.not_due),
+            },
+        };
+        if let Some(start) = start {
+            frontier.seed_pass(start)?;
+        }
+        Ok(frontier)
+    }
+
+    /// Queues a new pass's URLs, commits them, then marks the pass running.
+    fn seed_pass(&self, start: PassStart) -> Result<(), StoreError> {
+        let now = Instant::now();
+        if !start.queue.is_empty() {
+            self.with(|state| state.offer(start.queue, now, &self.shared.db))?;
+        }
+        self.flush()?;
+        lock(&self.shared.db).records.mark_running(start.number)
     }
 
     /// The state directory.
@@ -191,7 +245,7 @@ impl DiskFrontier {
         feedback: HostFeedback,
         record: &PageRecord,
     ) -> Result<Option<Throttle>, StoreError> {
-        self.finish_in(lease, feedback, record, false)
+        self.finish_in(lease, feedback, record, None, false)
             .map(|(_, t)| t)
     }
 
@@ -202,12 +256,22 @@ impl DiskFrontier {
         lease: Lease,
         feedback: HostFeedback,
         record: &PageRecord,
+        visit: Option<&Visit>,
         wait: bool,
     ) -> Result<(u64, Option<Throttle>), StoreError> {
         let now = Instant::now();
         let encoded = state::encode(record)?;
+        let visit = visit.map(|v| Op::Visit {
+            fp: crate::frontier::memory::fingerprint(&record.url),
+            url: record.url.to_string(),
+            depth: lease.request.depth,
+            visit: crate::recrawl::encode(v),
+        });
         self.with(|state| {
-            state.record_outcome(&record.url, encoded, true);
+            state.record_outcome(record, encoded, true);
+            if let Some(op) = visit {
+                state.put(op);
+            }
             let Some(throttle) = state.complete(lease.id, feedback, now)? else {
                 return Err(StoreError::Corrupt(format!("unknown lease {}", lease.id)));
             };
@@ -270,7 +334,7 @@ impl OutcomeStore for DiskFrontier {
     fn record_outcome(&self, record: &PageRecord) -> Result<(), StoreError> {
         let encoded = state::encode(record)?;
         self.with(|state| {
-            state.record_outcome(&record.url, encoded, false);
+            state.record_outcome(record, encoded, false);
             Ok(())
         })
     }
@@ -368,8 +432,19 @@ impl Frontier for DiskFrontier {
         feedback: HostFeedback,
         record: &PageRecord,
     ) -> Result<Option<Throttle>, FrontierError> {
+        self.complete_visit(lease, feedback, record, None).await
+    }
+
+    /// [`Frontier::complete_with`], the URL's visit committed with it.
+    async fn complete_visit(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &PageRecord,
+        visit: Option<&Visit>,
+    ) -> Result<Option<Throttle>, FrontierError> {
         let mut commits = self.shared.commits.subscribe();
-        let (generation, throttle) = self.finish_in(lease, feedback, record, true)?;
+        let (generation, throttle) = self.finish_in(lease, feedback, record, visit, true)?;
         let covered = commits.wait_for(|c| c.failed || c.generation >= generation);
         match tokio::time::timeout(Duration::from_secs(30), covered).await {
             Ok(Ok(c)) if !c.failed => Ok(throttle),
@@ -377,6 +452,18 @@ impl Frontier for DiskFrontier {
                 "the crawl store stopped committing".into(),
             )),
         }
+    }
+
+    fn pass(&self) -> Option<PassInfo> {
+        Some(self.pass)
+    }
+
+    /// Read from the last commit: a URL's earlier visit was committed in an
+    /// earlier pass, long before it is claimed again.
+    async fn recall(&self, url: &url::Url) -> Result<Option<Visit>, FrontierError> {
+        let fp = crate::frontier::memory::fingerprint(url);
+        let blob = lock(&self.shared.db).records.get_visit(fp)?;
+        Ok(blob.and_then(|b| crate::recrawl::decode(&b)))
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {

@@ -29,6 +29,7 @@
 //! | `count` | hash | `queued`, `retrying`, `seen`, `claimed`, `lease_seq` |
 //! | `stats` | hash | crawl-wide totals the workers add to |
 //! | `meta` | hash | crawl-wide metadata (roots, options) for joining workers |
+//! | `v:<b>` | hash | each fetched URL's visit for a recrawl, bucketed like `seen` (see `visit`) |
 //!
 //! Buckets stay listpacks while they hold at most `hash-max-listpack-entries`
 //! (default 128) fields, i.e. up to about 25 million seen URLs; raise that
@@ -36,6 +37,7 @@
 
 mod layout;
 mod link;
+mod visit;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -594,6 +596,33 @@ impl Frontier for RedisFrontier {
         feedback: HostFeedback,
     ) -> Result<Option<Throttle>, FrontierError> {
         self.hand_back(lease, feedback, Some(wait)).await
+    }
+
+    async fn complete_visit(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &crate::outcome::PageRecord,
+        visit: Option<&crate::recrawl::Visit>,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        if let Some(visit) = visit {
+            self.put_visit(&record.url, lease.request.depth, visit)
+                .await?;
+        }
+        self.complete_with(lease, feedback, record).await
+    }
+
+    /// Shared crawls remember visits; starting a new pass over Redis is not
+    /// supported yet, so they stay in their first.
+    fn pass(&self) -> Option<crate::recrawl::PassInfo> {
+        Some(crate::recrawl::PassInfo {
+            number: 1,
+            not_due: 0,
+        })
+    }
+
+    async fn recall(&self, url: &Url) -> Result<Option<crate::recrawl::Visit>, FrontierError> {
+        self.get_visit(url).await
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {

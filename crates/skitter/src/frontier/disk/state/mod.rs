@@ -412,7 +412,13 @@ impl State {
     }
 
     /// Queues a URL's record, already encoded (outside the lock) by [`encode`].
-    pub(super) fn record_outcome(&mut self, url: &Url, encoded: Encoded, leased: bool) {
+    pub(super) fn record_outcome(
+        &mut self,
+        record: &crate::outcome::PageRecord,
+        encoded: Encoded,
+        leased: bool,
+    ) {
+        let url = &record.url;
         let host = self.find_host(url).map(|idx| self.hosts[idx].row.id);
         self.batch.push(Op::Outcome {
             fp: fingerprint(url),
@@ -420,6 +426,7 @@ impl State {
             failed: encoded.failed,
             json: encoded.json,
             leased,
+            change: record.change,
         });
     }
 
