@@ -43,6 +43,8 @@
 //! position among its rule set's records on the page, `fields` in rule order.
 //! - `proxy` (only when a proxy served the response): the proxy, credentials
 //!   removed (`http://proxy1:3128`).
+//! - `change` (only when the URL was fetched again: a recrawl, `fetch
+//!   --if-modified`): `new`, `changed`, `unchanged`, `gone` or `failed`.
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
@@ -110,6 +112,10 @@ struct PageLine<'a> {
     /// The proxy that served it (credentials removed); present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     proxy: Option<&'a str>,
+    /// How it compares with the last fetch (recrawl, `fetch --if-modified`);
+    /// present only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change: Option<&'static str>,
 }
 
 /// An `item` line.
@@ -416,6 +422,7 @@ fn to_line(
                 error: r.error.as_ref().map(|e| e.message.as_str()),
                 links_found: r.num_urls,
                 links_new: r.num_new_urls,
+                change: r.change.map(crate::outcome::Change::as_str),
                 truncated: r.truncated,
                 items: items.map(|i| i.records.len()),
                 extract_errors: items.map_or(&[], |i| &i.errors),
