@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use crate::fetch::{Fetcher, Keep, Response};
+use crate::fetch::{Fetcher, Keep, Response, Validators};
 use crate::outcome::{ErrorKind, FetchFailure};
 use crate::retry::{self, AttemptResult, RetryPolicy, Verdict};
 
@@ -22,30 +22,35 @@ pub(crate) struct Attempted {
     pub result: Result<Response, FetchFailure>,
 }
 
-/// Fetches `url` (a hop of the input `origin`, see [`Fetcher::get_from`]) until
-/// it succeeds, fails for good, runs out of tries, or `cancel` fires during a wait.
+/// Fetches `url` (a hop of the input `origin`, see [`Fetcher::get_from`]),
+/// conditionally on `validators` when given, until it succeeds, fails for good,
+/// runs out of tries, or `cancel` fires during a wait. A `304` is an answer
+/// like a `200` (the policy never retries it), not a failure.
 pub(crate) async fn fetch_with_retries(
     fetcher: &Fetcher,
     policy: &RetryPolicy,
-    (url, origin): (&Url, &Url),
+    (url, origin, validators): (&Url, &Url, Option<&Validators>),
     keep: Keep,
     cancel: &CancellationToken,
 ) -> Attempted {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let result = fetcher.get_from(url, keep, origin).await.and_then(|resp| {
-            // A download is the whole file or nothing: a body cut at the cap
-            // (which a crawl still reads links from) is a failure here.
-            if resp.truncated {
-                let max = fetcher.config().max_body_size;
-                return Err(FetchFailure {
-                    kind: ErrorKind::BodyTooLarge,
-                    message: format!("body exceeds the {max}-byte limit"),
-                });
-            }
-            Ok(resp)
-        });
+        let result = fetcher
+            .get_from_if(url, keep, origin, validators)
+            .await
+            .and_then(|resp| {
+                // A download is the whole file or nothing: a body cut at the cap
+                // (which a crawl still reads links from) is a failure here.
+                if resp.truncated {
+                    let max = fetcher.config().max_body_size;
+                    return Err(FetchFailure {
+                        kind: ErrorKind::BodyTooLarge,
+                        message: format!("body exceeds the {max}-byte limit"),
+                    });
+                }
+                Ok(resp)
+            });
         let verdict_input = match &result {
             Ok(resp) => {
                 let retry_after = resp
