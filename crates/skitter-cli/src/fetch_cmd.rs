@@ -74,6 +74,14 @@ pub struct FetchArgs {
     /// Do not fetch URLs whose file already exists (resume a download).
     #[arg(long, requires = "output_dir")]
     pub skip_existing: bool,
+    /// Re-download only what changed: keep an index of saved URLs
+    /// (DIR/.skitter-fetch-index) and send its validators (If-None-Match,
+    /// If-Modified-Since); a 304, or the same body again, leaves the file
+    /// untouched. The summary counts new/changed/unchanged/gone/failed; with
+    /// --warc, unchanged URLs are archived as revisit records. With
+    /// --skip-existing, files the index does not know are skipped.
+    #[arg(long, requires = "output_dir")]
+    pub if_modified: bool,
     /// Write one JSON line per response to FILE (`-` for stdout), as `crawl` does.
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
@@ -105,7 +113,8 @@ impl FetchArgs {
             .retry_policy(self.request.retry_policy())
             .grace(self.request.grace)
             .fetch_config(fetch)
-            .skip_existing(self.skip_existing);
+            .skip_existing(self.skip_existing)
+            .if_modified(self.if_modified);
         if let Some(rules) = self.extract.rules()? {
             b = b.extract(rules);
         }

@@ -204,3 +204,45 @@ async fn refused_addresses_are_failures_of_kind_blocked() {
     assert!(stderr(&out).contains("blocked"), "{}", show(&out));
     assert_eq!(site.stats().total_requests, 1);
 }
+
+/// `--if-modified`: the second run over a site whose pages changed in part
+/// counts them by change, and its JSONL lines say the same per URL.
+#[tokio::test]
+async fn if_modified_reruns_count_changes() {
+    let site = TestSite::start(SiteConfig {
+        pages: 40,
+        versions: Some(skitter_testsite::Versions {
+            change: 0.2,
+            ..skitter_testsite::Versions::default()
+        }),
+        ..SiteConfig::default()
+    })
+    .expect("test site starts");
+    let dir = tempfile::tempdir().unwrap();
+    let pages = site.url("/p/[0-39]");
+    let args = ["-o", "out", "--if-modified", "--jsonl", "run.jsonl", &pages];
+    let first = fetch(dir.path(), &args, "").await;
+    assert_eq!(first.status.code(), Some(0), "{}", show(&first));
+    assert!(stderr(&first).contains("change: new"), "{}", show(&first));
+    assert!(dir.path().join("out/.skitter-fetch-index").is_file());
+    site.next_pass();
+    let second = fetch(dir.path(), &args, "").await;
+    assert_eq!(second.status.code(), Some(0), "{}", show(&second));
+    let text = stderr(&second);
+    let count = |class: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(&format!("change: {class}")))
+            .map_or(0, |n| n.trim().parse().unwrap())
+    };
+    let (changed, unchanged) = (count("changed"), count("unchanged"));
+    assert!(changed > 0 && unchanged > 0, "{text}");
+    assert_eq!(changed + unchanged, 40, "{text}");
+    let jsonl = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
+    let lines = jsonl
+        .lines()
+        .filter(|l| l.contains("\"change\":\"unchanged\""));
+    assert_eq!(lines.count() as u64, unchanged, "{jsonl}");
+
+    let out = fetch(dir.path(), &["--if-modified", &pages], "").await;
+    assert_eq!(out.status.code(), Some(2), "needs -o: {}", show(&out));
+}

@@ -57,6 +57,10 @@ pub enum BuildError {
         /// Why it cannot be used.
         source: std::io::Error,
     },
+    /// The bulk fetcher's fetch index of the output directory cannot be
+    /// opened (`if_modified`).
+    #[error(transparent)]
+    Index(#[from] IndexError),
 }
 
 /// A template placeholder is unknown or unclosed.
@@ -67,4 +71,15 @@ pub struct TemplateError {
     pub template: String,
     /// What is wrong with it.
     pub why: String,
+}
+
+/// The fetch index of a bulk fetch's output directory (`fetch
+/// --if-modified`) could not be opened, read or written.
+#[derive(Debug, thiserror::Error)]
+#[error("fetch index {}: {message}", path.display())]
+pub struct IndexError {
+    /// The index file.
+    pub path: PathBuf,
+    /// What went wrong (SQLite's message).
+    pub message: String,
 }

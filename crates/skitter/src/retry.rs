@@ -205,6 +205,8 @@ mod tests {
         let cases: &[(AttemptResult, bool)] = &[
             (AttemptResult::Status(200, None), false),
             (AttemptResult::Status(301, None), false),
+            // A conditional fetch's answer that the copy held is current: done.
+            (AttemptResult::Status(304, None), false),
             (AttemptResult::Status(404, None), false),
             (AttemptResult::Status(410, None), false),
             (AttemptResult::Status(501, None), false),

@@ -388,6 +388,29 @@ async fn base_href_is_honoured_then_removed() {
     assert!(!index.contains("/docs/\""), "{index}");
 }
 
+/// A recrawl's `304` (a revisit, empty body) leaves the saved copy alone.
+#[tokio::test]
+async fn a_304_never_overwrites_the_saved_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sink = MirrorSink::create(dir.path(), MirrorOptions::default()).unwrap();
+    let url = format!("{H}/doc");
+    sink.record(&page(&url, 200, HTML, "", b"<p>saved</p>"))
+        .await
+        .unwrap();
+    let mut again = page(&url, 304, HTML, "etag: \"v1\"\r\n", b"");
+    if let Some(ex) = again.exchange.as_mut() {
+        ex.revisit = Some(skitter::fetch::Revisit {
+            profile: skitter::fetch::RevisitProfile::ServerNotModified,
+            refers_to_uri: Url::parse(&url).unwrap(),
+            refers_to_date: chrono::Utc::now(),
+            payload_sha1: None,
+        });
+    }
+    sink.record(&again).await.unwrap();
+    sink.finish().await.unwrap();
+    assert_eq!(read(dir.path(), "doc.html"), "<p>saved</p>");
+}
+
 #[test]
 fn create_fails_when_the_directory_cannot_be_made() {
     let file = tempfile::NamedTempFile::new().unwrap();

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::hosts::HostLimits;
-use crate::fetch::{Fetcher, Keep, Response};
+use crate::fetch::{Fetcher, Keep, Response, Validators};
 use crate::frontier::HostKey;
 use crate::outcome::{ErrorKind, FetchFailure};
 use crate::retry::{self, RetryPolicy, Verdict};
@@ -38,14 +38,16 @@ pub(crate) struct Gates<'a> {
     pub global: &'a Arc<Semaphore>,
 }
 
-/// Fetches `url` (a hop of the input `origin`, see [`Fetcher::get_from`]) until
-/// it succeeds, fails for good, runs out of tries, or `cancel` fires; `None`
-/// when it fired before the first attempt could start.
+/// Fetches `url` (a hop of the input `origin`, see [`Fetcher::get_from`]),
+/// conditionally on `validators` when given, until it succeeds, fails for
+/// good, runs out of tries, or `cancel` fires; `None` when it fired before the
+/// first attempt could start. A `304` is an answer like a `200` (the policy
+/// never retries it), not a failure.
 pub(crate) async fn fetch_with_retries(
     fetcher: &Fetcher,
     policy: &RetryPolicy,
     gates: Gates<'_>,
-    (url, origin): (&Url, &Url),
+    (url, origin, validators): (&Url, &Url, Option<&Validators>),
     keep: Keep,
     cancel: &CancellationToken,
 ) -> Option<Attempted> {
@@ -69,18 +71,21 @@ pub(crate) async fn fetch_with_retries(
         attempt += 1;
         let started =
             *started.get_or_insert_with(|| (tokio::time::Instant::now(), chrono::Utc::now()));
-        let result = fetcher.get_from(url, keep, origin).await.and_then(|resp| {
-            // A download is the whole file or nothing: a body cut at the cap
-            // (which a crawl still reads links from) is a failure here.
-            if resp.truncated {
-                let max = fetcher.config().max_body_size;
-                return Err(FetchFailure {
-                    kind: ErrorKind::BodyTooLarge,
-                    message: format!("body exceeds the {max}-byte limit"),
-                });
-            }
-            Ok(resp)
-        });
+        let result = fetcher
+            .get_from_if(url, keep, origin, validators)
+            .await
+            .and_then(|resp| {
+                // A download is the whole file or nothing: a body cut at the cap
+                // (which a crawl still reads links from) is a failure here.
+                if resp.truncated {
+                    let max = fetcher.config().max_body_size;
+                    return Err(FetchFailure {
+                        kind: ErrorKind::BodyTooLarge,
+                        message: format!("body exceeds the {max}-byte limit"),
+                    });
+                }
+                Ok(resp)
+            });
         let (verdict, feedback) = retry::judge(policy, attempt, &result);
         host.finish(feedback);
         let mut done = Attempted {

@@ -36,10 +36,13 @@
 //! ```
 
 mod attempt;
+mod collector;
 pub mod glob;
 mod hosts;
+mod index;
 pub mod input;
 pub mod name;
+mod revalidate;
 mod runner;
 mod save;
 mod summary;
@@ -59,6 +62,7 @@ use crate::sink::Sink;
 
 pub use crate::stop::StopReason;
 pub use glob::{Glob, GlobError};
+pub use index::{INDEX_FILE, IndexError};
 pub use input::{InputError, InputItem, Location, count_args, from_args, from_reader};
 pub use name::{NameTemplate, Naming, TemplateError};
 pub use save::SaveError;
@@ -95,6 +99,8 @@ pub(crate) struct Config {
     pub keep: Keep,
     pub output: Option<Output>,
     pub extract: Option<Arc<Rules>>,
+    /// The output directory's fetch index, with `if_modified`.
+    pub index: Option<index::FetchIndex>,
 }
 
 /// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
@@ -111,6 +117,7 @@ pub struct BulkFetcherBuilder {
     output_dir: Option<PathBuf>,
     name_template: Option<String>,
     skip_existing: bool,
+    if_modified: bool,
     sinks: Vec<Box<dyn Sink>>,
     observer: Option<Observer>,
     extract: Option<Rules>,
@@ -190,6 +197,18 @@ impl BulkFetcherBuilder {
         self
     }
 
+    /// Re-download conditionally (needs an output directory): keep an index of
+    /// what was saved ([`INDEX_FILE`] in the directory), send its validators
+    /// (`If-None-Match`, `If-Modified-Since`) for files that exist, and leave a
+    /// file untouched when the server answers `304` or sends the same payload
+    /// again. Each item's [`ItemReport::change`] and the page's
+    /// `PageRecord::change` say new, changed, unchanged, gone or failed, and
+    /// an archiving sink gets unchanged pages as revisits.
+    pub fn if_modified(mut self, yes: bool) -> Self {
+        self.if_modified = yes;
+        self
+    }
+
     /// Also feed every response (each redirect hop included) to this sink.
     pub fn sink(mut self, sink: Box<dyn Sink>) -> Self {
         self.sinks.push(sink);
@@ -218,9 +237,11 @@ impl BulkFetcherBuilder {
             Some(t) => Naming::Template(NameTemplate::parse(t)?),
             None => Naming::Mirror,
         };
-        if self.output_dir.is_none() && (self.skip_existing || self.name_template.is_some()) {
+        if self.output_dir.is_none()
+            && (self.skip_existing || self.if_modified || self.name_template.is_some())
+        {
             return Err(BuildError::Value(
-                "skip-existing and name templates need an output directory".into(),
+                "skip-existing, if-modified and name templates need an output directory".into(),
             ));
         }
         let output = match self.output_dir {
@@ -230,6 +251,10 @@ impl BulkFetcherBuilder {
                 skip_existing: self.skip_existing,
             }),
             None => None,
+        };
+        let index = match (&output, self.if_modified) {
+            (Some(o), true) => Some(index::FetchIndex::open(&o.dir)?),
+            _ => None,
         };
         let keep = if output.is_some() || self.sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
@@ -253,6 +278,7 @@ impl BulkFetcherBuilder {
                 keep,
                 output,
                 extract: self.extract.map(Arc::new),
+                index,
             },
             fetcher: Fetcher::new(self.fetch)?,
             sinks: self.sinks,

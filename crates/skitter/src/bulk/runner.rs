@@ -4,8 +4,10 @@
 //! `4 × concurrency` window slots is free, and spawns a task for it. The task
 //! takes a per-host slot, then a global slot, makes the request (with retries),
 //! follows redirects one hop at a time, saves the body, and sends each hop's
-//! [`Page`] (with its global slot) and finally its [`ItemReport`] to the collector.
-//! The collector alone touches the sinks, the summary and the observer.
+//! [`Page`] (with its global slot) and finally its [`ItemReport`] to the
+//! [`collector`](super::collector), which alone touches the sinks, the fetch
+//! index, the summary and the observer. With `if_modified`, the item's row in
+//! the fetch index decides the request and [`revalidate`] judges the answer.
 //!
 //! Stopping (cancellation, or a sink failure): no new item is read, tasks that have
 //! not started a request give up, and requests in flight get `grace` to finish
@@ -24,26 +26,19 @@ use tokio_util::task::TaskTracker;
 use url::Url;
 
 use super::attempt::{Gates, fetch_with_retries};
+use super::collector::{Event, collect};
 use super::hosts::HostLimits;
+use super::index::{Known, Update};
 use super::input::InputItem;
 use super::summary::{ItemReport, Outcome, Summary};
-use super::{BulkFetcher, Config, Observer, name, save};
+use super::{BulkFetcher, Config, name, revalidate, save};
 use crate::body::CpuPool;
 use crate::fetch::{Fetcher, decode, redirect};
 use crate::items::{ExtractFailure, Items, PageInput};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
-use crate::sink::{Page, Sink, SinkError};
+use crate::sink::{Page, SinkError};
 use crate::stop::StopReason;
 use crate::urlnorm;
-
-/// What the tasks send the collector.
-enum Event {
-    /// One response (or failure), with the global slot that bounds live
-    /// bodies (none for a failure cut short by a stop during a back-off).
-    Hop(Box<Page>, Option<OwnedSemaphorePermit>),
-    /// An item is finished.
-    Done(Box<ItemReport>),
-}
 
 /// What every item task shares.
 struct Ctx {
@@ -74,7 +69,12 @@ pub(super) async fn run(
     } = fetcher;
     let stop = cancel.child_token();
     let (tx, rx) = mpsc::channel(config.concurrency.clamp(16, 1024));
-    let collector = tokio::spawn(collect(rx, sinks, observer, stop.clone()));
+    let collector = tokio::spawn(collect(
+        rx,
+        (sinks, config.index.clone()),
+        observer,
+        stop.clone(),
+    ));
     let window = Arc::new(Semaphore::new(config.concurrency.saturating_mul(4)));
     // The pool's figures are read at the end; the clone shares them.
     let proxies = fetcher.clone();
@@ -152,16 +152,22 @@ async fn dispatch(
                 report = process(&ctx, n, item) => report,
                 () = hard_stop.cancelled() => None,
             };
-            if let Some(report) = report {
+            if let Some((report, update)) = report {
                 // Only fails once the collector is gone, and it outlives every task.
-                let _ = ctx.events.send(Event::Done(Box::new(report))).await;
+                let _ = ctx
+                    .events
+                    .send(Event::Done(Box::new((report, update))))
+                    .await;
             }
         });
     }
 }
 
+/// An item's report and its fetch index row.
+type Finished = (ItemReport, Option<Update>);
+
 /// Runs one item to its report; `None` when a stop came before it finished.
-async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
+async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<Finished> {
     let mut report = ItemReport {
         n,
         location: item.location,
@@ -171,6 +177,7 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
         saved: None,
         bytes: 0,
         requests: 0,
+        change: None,
     };
     // The input as given (with any `user:pass@`) is the origin the fetcher
     // takes credentials from; everything printed or saved sees it without them.
@@ -178,7 +185,7 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
         Ok(url) => url,
         Err(e) => {
             report.outcome = Outcome::Malformed(e);
-            return Some(report);
+            return Some((report, None));
         }
     };
     let mut url = origin.clone();
@@ -190,44 +197,79 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<ItemReport> {
         .as_ref()
         .map(|o| name::target_path(&o.dir, &o.naming, &url, n));
     let skip = ctx.config.output.as_ref().is_some_and(|o| o.skip_existing);
-    if let (true, Some(path)) = (skip, &target)
-        && tokio::fs::try_exists(path).await.unwrap_or(false)
-    {
-        return Some(report);
+    let exists = match &target {
+        Some(path) if skip || ctx.config.index.is_some() => {
+            tokio::fs::try_exists(path).await.unwrap_or(false)
+        }
+        _ => false,
+    };
+    // What the index knows only counts while the file it describes is there.
+    let known = match (&ctx.config.index, exists) {
+        (Some(index), true) => index.lookup(&url).await,
+        _ => None,
+    };
+    // A file the index can revalidate is fetched conditionally, not skipped.
+    if skip && exists && known.is_none() {
+        return Some((report, None));
     }
-    follow(ctx, (url, origin), target, report).await
+    follow(ctx, (url, origin), (target, known), report).await
 }
 
 /// Fetches `url` (the input `origin` without credentials) and the redirects it
-/// leads to, saving the final body to `target`.
+/// leads to, saving the final body to `target`; conditionally, when the fetch
+/// index `known` the item.
 async fn follow(
     ctx: &Ctx,
     (url, origin): (Url, Url),
-    target: Option<PathBuf>,
+    (target, known): (Option<PathBuf>, Option<Known>),
     mut report: ItemReport,
-) -> Option<ItemReport> {
-    let mut current = url;
+) -> Option<Finished> {
+    let mut current = url.clone();
     let mut parent = None;
     let mut redirects_left = ctx.config.max_redirect;
     loop {
-        let (mut hop, end) = fetch_hop(ctx, (&current, &origin), parent, redirects_left).await?;
+        let validators = revalidate::validators_for(known.as_ref(), &current);
+        let request = (&current, &origin, validators);
+        let (mut hop, end) = fetch_hop(ctx, request, parent, redirects_left).await?;
         report.requests += hop.page.record.attempts;
         report.bytes = hop.page.record.size;
         let next = match end {
             HopEnd::Redirect(next) => next,
             HopEnd::Final(outcome) => {
                 report.outcome = outcome;
-                if let Outcome::Ok { .. } = &report.outcome {
+                let judged = ctx.config.index.is_some().then(|| {
+                    let validators = std::mem::take(&mut hop.validators);
+                    let item = (&url, known.as_ref());
+                    revalidate::judge(item, &mut hop.page, &report.outcome, validators)
+                });
+                let mut update = None;
+                // A 304 has no body to extract from.
+                if matches!(report.outcome, Outcome::Ok { status } if status != 304) {
                     hop.page.items = extract(ctx, &hop, &current).await;
                     if let Some(found) = &hop.page.items {
                         hop.page.record.count_items(found);
                     }
                 }
-                if let (Outcome::Ok { .. }, Some(path)) = (&report.outcome, &target) {
+                let save = judged.as_ref().is_none_or(|j| j.save);
+                if let (Outcome::Ok { .. }, Some(path), true) = (&report.outcome, &target, save) {
                     match save_body(ctx, &mut hop, path.clone()).await {
                         Ok(()) => report.saved = Some(path.clone()),
                         Err(outcome) => report.outcome = outcome,
                     }
+                }
+                if let Some(judged) = judged {
+                    // A file that could not be saved is not indexed.
+                    let change = match report.outcome {
+                        Outcome::SaveFailed(_) | Outcome::Failed(_) if judged.save => {
+                            crate::outcome::Change::Failed
+                        }
+                        _ => {
+                            update = judged.update;
+                            judged.change
+                        }
+                    };
+                    report.change = Some(change);
+                    hop.page.record.change = Some(change);
                 }
                 if report.url.as_ref() != Some(&current) {
                     report.final_url = Some(current);
@@ -236,7 +278,7 @@ async fn follow(
                     .events
                     .send(Event::Hop(Box::new(hop.page), hop.slot))
                     .await;
-                return Some(report);
+                return Some((report, update));
             }
         };
         let _ = ctx
@@ -296,6 +338,8 @@ struct Hop {
     fetched_at: chrono::DateTime<chrono::Utc>,
     body: Option<Bytes>,
     content_encoding: Option<String>,
+    /// The response's `ETag` and `Last-Modified`.
+    validators: crate::fetch::Validators,
     slot: Option<OwnedSemaphorePermit>,
 }
 
@@ -308,7 +352,7 @@ enum HopEnd {
 /// it means for the item; `None` when a stop came before it could start.
 async fn fetch_hop(
     ctx: &Ctx,
-    (url, origin): (&Url, &Url),
+    (url, origin, validators): (&Url, &Url, Option<&crate::fetch::Validators>),
     parent: Option<Url>,
     redirects_left: u32,
 ) -> Option<(Hop, HopEnd)> {
@@ -320,7 +364,7 @@ async fn fetch_hop(
         &ctx.fetcher,
         &ctx.config.retry,
         gates,
-        (url, origin),
+        (url, origin, validators),
         ctx.config.keep,
         &ctx.stop,
     )
@@ -338,6 +382,7 @@ async fn fetch_hop(
         fetched_at: started_at,
         body: None,
         content_encoding: None,
+        validators: Default::default(),
         slot: attempted.global,
     };
     let end = match attempted.result {
@@ -355,21 +400,24 @@ async fn fetch_hop(
             }
             hop.content_encoding = resp.header("content-encoding").map(str::to_string);
             hop.body = resp.body.take();
-            classify(ctx, record, &resp, redirects_left)
+            hop.validators = resp.validators();
+            let conditional = validators.is_some();
+            classify(ctx, record, &resp, (redirects_left, conditional))
         }
     };
     Some((hop, end))
 }
 
-/// Fills in the record's kind and decides what a response means for the item.
+/// Fills in the record's kind and decides what a response means for the item
+/// (a `304` to a `conditional` request is a success: the saved file is current).
 fn classify(
     ctx: &Ctx,
     record: &mut PageRecord,
     resp: &crate::fetch::Response,
-    redirects_left: u32,
+    (redirects_left, conditional): (u32, bool),
 ) -> HopEnd {
     let status = resp.status;
-    if (200..300).contains(&status) {
+    if (200..300).contains(&status) || (status == 304 && conditional) {
         record.kind = OutcomeKind::Other;
         return HopEnd::Final(Outcome::Ok { status });
     }
@@ -440,51 +488,4 @@ async fn save_body(ctx: &Ctx, hop: &mut Hop, path: PathBuf) -> Result<(), Outcom
             },
         )),
     }
-}
-
-/// The collector: feeds sinks, tallies, calls the observer. After a sink fails it
-/// stops the run but keeps draining, so no task blocks on a full channel.
-async fn collect(
-    mut rx: mpsc::Receiver<Event>,
-    mut sinks: Vec<Box<dyn Sink>>,
-    observer: Option<Observer>,
-    stop: CancellationToken,
-) -> (Summary, Option<SinkError>) {
-    let mut summary = Summary::default();
-    let mut failure = None;
-    while let Some(event) = rx.recv().await {
-        match event {
-            Event::Hop(page, _slot) => {
-                if let Some(items) = &page.items {
-                    summary.items += items.records.len() as u64;
-                    summary.extract_errors += u64::from(!items.errors.is_empty());
-                }
-                if failure.is_some() {
-                    continue;
-                }
-                for sink in sinks.iter_mut() {
-                    if let Err(e) = sink.record(&page).await {
-                        failure = Some(e);
-                        stop.cancel();
-                        break;
-                    }
-                }
-            }
-            Event::Done(report) => {
-                summary.add(&report);
-                if let Some(observe) = &observer {
-                    observe(&report);
-                }
-            }
-        }
-    }
-    for sink in sinks.iter_mut() {
-        match sink.finish().await {
-            Ok(s) => summary.sinks.push(s),
-            Err(e) => {
-                failure.get_or_insert(e);
-            }
-        }
-    }
-    (summary, failure)
 }

@@ -16,7 +16,7 @@ use url::Url;
 
 use super::input::{InputError, Location};
 use super::save::SaveError;
-use crate::outcome::{ErrorKind, FetchFailure};
+use crate::outcome::{Change, ErrorKind, FetchFailure};
 use crate::sink::SinkSummary;
 use crate::stop::StopReason;
 
@@ -69,6 +69,9 @@ pub struct ItemReport {
     pub bytes: u64,
     /// Requests made, retries and redirects included.
     pub requests: u32,
+    /// How it compares with the last run, with
+    /// [`if_modified`](super::BulkFetcherBuilder::if_modified).
+    pub change: Option<Change>,
 }
 
 impl fmt::Display for ItemReport {
@@ -85,6 +88,10 @@ impl fmt::Display for ItemReport {
             Outcome::SaveFailed(e) => write!(f, ": {e}"),
             Outcome::Exists => write!(f, ": skipped, file exists"),
             Outcome::Malformed(e) => write!(f, ": skipped: {e}"),
+        }?;
+        match self.change {
+            Some(change) => write!(f, " ({})", change.as_str()),
+            None => Ok(()),
         }
     }
 }
@@ -122,6 +129,9 @@ pub struct Summary {
     pub extract_errors: u64,
     /// What each proxy of the pool did (empty without a pool).
     pub proxies: Vec<crate::fetch::ProxyStats>,
+    /// Items by how they compare with the last run (only with
+    /// [`if_modified`](super::BulkFetcherBuilder::if_modified)).
+    pub changes: BTreeMap<Change, u64>,
 }
 
 impl Summary {
@@ -129,6 +139,9 @@ impl Summary {
     pub fn add(&mut self, item: &ItemReport) {
         self.bytes += item.bytes;
         self.files += u64::from(item.saved.is_some());
+        if let Some(change) = item.change {
+            *self.changes.entry(change).or_default() += 1;
+        }
         match &item.outcome {
             Outcome::Ok { .. } => self.ok += 1,
             Outcome::HttpError { status: 404 | 410 } => self.not_found += 1,
@@ -187,6 +200,9 @@ impl fmt::Display for Summary {
         if self.malformed > 0 {
             line("skipped (malformed)".into(), self.malformed)?;
         }
+        for (change, n) in &self.changes {
+            line(format!("change: {}", change.as_str()), *n)?;
+        }
         if self.items > 0 {
             line("items extracted".into(), self.items)?;
         }
@@ -228,6 +244,7 @@ mod tests {
             saved: None,
             bytes: 10,
             requests: 1,
+            change: None,
         }
     }
 

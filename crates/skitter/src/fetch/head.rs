@@ -5,7 +5,7 @@
 use std::io::Write as _;
 
 use bytes::Bytes;
-use reqwest::header::HeaderMap;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use url::Url;
 
 use super::{FetchConfig, decode};
@@ -25,8 +25,15 @@ pub fn is_credential(name: &str) -> bool {
 }
 
 /// The request head as an HTTP/1.1 message, in the order skitter sends its
-/// headers; the user's extra headers only if they were sent with this request.
-pub(super) fn request_head(url: &Url, config: &FetchConfig, with_user_headers: bool) -> Bytes {
+/// headers; the user's extra headers only if they were sent with this request,
+/// then the `conditional` headers (`If-None-Match`, `If-Modified-Since`) it
+/// carried.
+pub(super) fn request_head(
+    url: &Url,
+    config: &FetchConfig,
+    with_user_headers: bool,
+    conditional: &[(HeaderName, HeaderValue)],
+) -> Bytes {
     let mut path = url.path().to_string();
     if let Some(q) = url.query() {
         path.push('?');
@@ -50,6 +57,12 @@ pub(super) fn request_head(url: &Url, config: &FetchConfig, with_user_headers: b
             };
             head.push_str(&format!("{}: {value}\r\n", name.trim()));
         }
+    }
+    for (name, value) in conditional {
+        head.push_str(&format!(
+            "{name}: {}\r\n",
+            String::from_utf8_lossy(value.as_bytes())
+        ));
     }
     head.push_str("\r\n");
     Bytes::from(head)
@@ -109,7 +122,7 @@ mod tests {
     #[test]
     fn heads_are_crlf_terminated() {
         let url = Url::parse("http://h:8080/a?b=1").unwrap();
-        let req = request_head(&url, &FetchConfig::default(), true);
+        let req = request_head(&url, &FetchConfig::default(), true, &[]);
         assert!(req.starts_with(b"GET /a?b=1 HTTP/1.1\r\nhost: h:8080\r\n"));
         assert!(req.ends_with(b"\r\n\r\n"));
         let mut h = HeaderMap::new();
@@ -118,6 +131,26 @@ mod tests {
         assert_eq!(
             &resp[..],
             b"HTTP/1.1 404 Not Found\r\ncontent-length: 3\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn conditional_headers_are_archived_as_sent() {
+        let url = Url::parse("http://h/").unwrap();
+        let sent = [
+            (header::IF_NONE_MATCH, HeaderValue::from_static("\"v1\"")),
+            (
+                header::IF_MODIFIED_SINCE,
+                HeaderValue::from_static("Tue, 01 Dec 2026 10:00:00 GMT"),
+            ),
+        ];
+        let head = request_head(&url, &FetchConfig::default(), true, &sent);
+        let text = String::from_utf8(head.to_vec()).unwrap();
+        assert!(
+            text.ends_with(
+                "if-none-match: \"v1\"\r\nif-modified-since: Tue, 01 Dec 2026 10:00:00 GMT\r\n\r\n"
+            ),
+            "{text}"
         );
     }
 
@@ -133,7 +166,7 @@ mod tests {
             ..FetchConfig::default()
         };
         let text = |b: Bytes| String::from_utf8(b.to_vec()).unwrap();
-        let head = text(request_head(&url, &config, true));
+        let head = text(request_head(&url, &config, true, &[]));
         assert!(
             !head.contains("Bearer S") && !head.contains("sid=S"),
             "{head}"
@@ -141,13 +174,13 @@ mod tests {
         assert!(head.contains("Authorization: [redacted]\r\n"), "{head}");
         assert!(head.contains("cookie: [redacted]\r\n"), "{head}");
         assert!(head.contains("X-Trace: 42\r\n"), "{head}");
-        let bare = text(request_head(&url, &config, false));
+        let bare = text(request_head(&url, &config, false, &[]));
         assert!(
             !bare.contains("X-Trace") && !bare.contains("Authorization"),
             "{bare}"
         );
         config.keep_credentials = true;
-        let kept = text(request_head(&url, &config, true));
+        let kept = text(request_head(&url, &config, true, &[]));
         assert!(kept.contains("Authorization: Bearer S\r\n"), "{kept}");
     }
 

@@ -350,23 +350,9 @@ impl Fetcher {
         {
             request = request.header(header::AUTHORIZATION, auth.clone());
         }
-        if let Some(v) = validators {
-            // A value that is not a valid header (it came from a header, so
-            // only a damaged store gives one) just makes the request plain.
-            if let Some(etag) = v
-                .etag
-                .as_deref()
-                .and_then(|t| HeaderValue::from_str(t).ok())
-            {
-                request = request.header(header::IF_NONE_MATCH, etag);
-            }
-            if let Some(date) = v
-                .last_modified
-                .as_deref()
-                .and_then(|t| HeaderValue::from_str(t).ok())
-            {
-                request = request.header(header::IF_MODIFIED_SINCE, date);
-            }
+        let conditional = validators.map_or_else(Vec::new, conditional_headers);
+        for (name, value) in &conditional {
+            request = request.header(name, value.clone());
         }
         let sent_at = tokio::time::Instant::now();
         let sent = request.send().await;
@@ -376,7 +362,12 @@ impl Fetcher {
         };
         // Boxed: while a request waits for its response head (the long wait on a
         // slow server) its task need not keep room for reading the body.
-        let mut response = Box::pin(self.receive(url, keep, started, resp, with_headers)).await?;
+        let sent = Sent {
+            started,
+            with_headers,
+            conditional,
+        };
+        let mut response = Box::pin(self.receive(url, keep, sent, resp)).await?;
         response.proxy = route.shown.clone();
         Ok(response)
     }
@@ -400,9 +391,8 @@ impl Fetcher {
         &self,
         url: &Url,
         keep: Keep,
-        started: chrono::DateTime<chrono::Utc>,
+        sent: Sent,
         resp: reqwest::Response,
-        with_headers: bool,
     ) -> Result<Response, FetchFailure> {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
@@ -425,7 +415,7 @@ impl Fetcher {
             truncated,
         } = self.read_body(resp, keep_body).await?;
         let exchange = (keep == Keep::Everything).then(|| Exchange {
-            request_head: request_head(url, &self.config, with_headers),
+            request_head: request_head(url, &self.config, sent.with_headers, &sent.conditional),
             response_head: response_head(status, version, &headers),
             body_sha1: Some(exchange::sha1_of(body.as_deref().unwrap_or_default())),
             body: body.clone().unwrap_or_default(),
@@ -433,7 +423,7 @@ impl Fetcher {
             truncated,
             remote_addr,
             http_version: version,
-            started,
+            started: sent.started,
             revisit: None,
         });
         Ok(Response {
@@ -487,6 +477,36 @@ impl Fetcher {
         body.bytes = buf.map(BytesMut::freeze);
         Ok(body)
     }
+}
+
+/// What [`Fetcher::send`] put on the wire that the archived request head
+/// must show.
+struct Sent {
+    /// When the request was sent.
+    started: chrono::DateTime<chrono::Utc>,
+    /// The user's headers went with it.
+    with_headers: bool,
+    /// The conditional headers it carried (see [`conditional_headers`]).
+    conditional: Vec<(header::HeaderName, HeaderValue)>,
+}
+
+/// The conditional headers `validators` make: `If-None-Match` for an `ETag`,
+/// `If-Modified-Since` for a `Last-Modified`. A value that is not a valid
+/// header (it came from a header, so only a damaged store gives one) is left
+/// out, which just makes the request plain. Built once, so the request and
+/// its archived head carry the same ones.
+fn conditional_headers(v: &Validators) -> Vec<(header::HeaderName, HeaderValue)> {
+    let valid = |name, value: &Option<String>| {
+        let value = HeaderValue::from_str(value.as_deref()?).ok()?;
+        Some((name, value))
+    };
+    [
+        valid(header::IF_NONE_MATCH, &v.etag),
+        valid(header::IF_MODIFIED_SINCE, &v.last_modified),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Whether a request may reach loopback and private addresses.

@@ -43,10 +43,10 @@
 //! position among its rule set's records on the page, `fields` in rule order.
 //! - `proxy` (only when a proxy served the response): the proxy, credentials
 //!   removed (`http://proxy1:3128`).
-//! - `change` (only in a recrawl pass, see `recrawl`): how the URL compares
-//!   with the last pass that fetched it: `new`, `changed`, `unchanged` (a
-//!   `304`, or the same digest), `gone` (`404`/`410` after a success) or
-//!   `failed`.
+//! - `change` (only when the URL was fetched again: a recrawl pass, `fetch
+//!   --if-modified`): how it compares with the last fetch: `new`, `changed`,
+//!   `unchanged` (a `304`, or the same digest), `gone` (`404`/`410` after a
+//!   success) or `failed`.
 //!
 //! A URL that was never fetched is
 //! `{"type":"skip","url":…,"reason":…,"depth":…,"parent":…}`, `reason` one of
@@ -114,7 +114,8 @@ struct PageLine<'a> {
     /// The proxy that served it (credentials removed); present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     proxy: Option<&'a str>,
-    /// In a recrawl pass: `new`, `changed`, `unchanged`, `gone` or `failed`.
+    /// How it compares with the last fetch (a recrawl pass, `fetch
+    /// --if-modified`); present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     change: Option<crate::outcome::Change>,
 }

@@ -7,7 +7,8 @@
 //! else the wire body decoded here per its `Content-Encoding` (so a gzip-encoded
 //! stylesheet is saved as CSS, not as gzip). A body whose coding cannot be decoded
 //! is skipped with a warning rather than saved corrupt. Redirects, errors, failures
-//! and skips are not saved; redirects are remembered so `--convert-links` can point
+//! and skips are not saved, nor is a recrawl's `304` (its empty body must never
+//! replace the copy saved before); redirects are remembered so `--convert-links` can point
 //! a link at the page its target was saved as.
 //!
 //! All file work runs on the blocking pool; files are written to a temporary name

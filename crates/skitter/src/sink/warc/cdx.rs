@@ -1,4 +1,4 @@
-//! The CDXJ index of the WARC files: one line per response record, as pywb reads it.
+//! The CDXJ index of the WARC files: one line per response or revisit record, as pywb reads it.
 //!
 //! A line is `urlkey timestamp14 {json}`, where the key is the URL in SURT form
 //! ([`surt`](super::surt), byte for byte what pywb's canonicaliser computes for a

@@ -4,7 +4,13 @@
 //! crawl options). Each page that has an [`Exchange`](crate::sink::Exchange) adds a
 //! `request` and a `response` record linked by `WARC-Concurrent-To`; redirects and
 //! error pages are archived like any response, while failures and skips (no
-//! exchange) are not. The response block is the response head followed by the body
+//! exchange) are not. An exchange that revisits an earlier capture
+//! ([`Exchange::revisit`]: a `304` to a conditional request, or a body
+//! identical to the one archived before) gets a `revisit` record instead of the
+//! `response` (WARC 1.1 section 6.7): the response head alone, with
+//! `WARC-Profile`, `WARC-Refers-To-Target-URI`, `WARC-Refers-To-Date` and the
+//! original's `WARC-Payload-Digest`; its index line has media type
+//! `warc/revisit`, as pywb's indexer writes it. The response block is the response head followed by the body
 //! *as received*, before content decoding, so a `Content-Encoding: gzip` header
 //! still describes the bytes that follow it; `WARC-Payload-Digest` is the SHA-1 of
 //! those bytes. The client de-chunks bodies, so a `Transfer-Encoding` header is
@@ -298,7 +304,12 @@ impl Writer {
             let line = cdx::line(&cdx::Entry {
                 url: &job.url,
                 date: job.exchange.started,
-                mime: job.mime.as_deref(),
+                // pywb's and warcio's indexers give a revisit this media
+                // type; replay finds the original by the digest.
+                mime: match job.exchange.revisit {
+                    Some(_) => Some("warc/revisit"),
+                    None => job.mime.as_deref(),
+                },
                 status: job.status,
                 digest: &pair.payload_digest,
                 length: pair.response.len() as u64,

@@ -12,6 +12,7 @@ use sha1::{Digest, Sha1};
 use url::Url;
 
 use super::gzip::Deflater;
+use crate::fetch::RevisitProfile;
 use crate::sink::Exchange;
 
 /// The version line of every record skitter writes.
@@ -142,7 +143,8 @@ pub(crate) struct Pair {
 }
 
 /// Builds the `request` and `response` records of one exchange, each pointing at the
-/// other with `WARC-Concurrent-To`.
+/// other with `WARC-Concurrent-To`; a `revisit` record instead of the response
+/// when the exchange revisits an earlier capture (see [`revisit_record`]).
 pub(crate) fn exchange_pair(
     url: &Url,
     ex: &Exchange,
@@ -153,20 +155,29 @@ pub(crate) fn exchange_pair(
     let response_id = new_record_id();
     let date = warc_date(ex.started);
     let head = archived_head(&ex.response_head);
-    let payload_digest = BASE32.encode(&ex.body_sha1());
     let common = |r| with_common_fields(r, url, &date, ex, warcinfo_id);
-    let response = common(
-        Record::new("response", vec![&head, &ex.body]).field("WARC-Record-ID", &response_id),
-    )
-    .field("WARC-Concurrent-To", &request_id)
-    .field("WARC-Payload-Digest", format!("sha1:{payload_digest}"))
-    .field("Content-Type", "application/http;msgtype=response");
-    // WARC 1.1 section 5.13: the payload stops at the fetch size cap.
-    let response = if ex.truncated {
-        response.field("WARC-Truncated", "length")
-    } else {
-        response
+    let (response, payload_digest) = match &ex.revisit {
+        Some(revisit) => {
+            let (record, digest) = revisit_record(&head, ex, revisit);
+            (common(record.field("WARC-Record-ID", &response_id)), digest)
+        }
+        None => {
+            let payload_digest = BASE32.encode(&ex.body_sha1());
+            let response = Record::new("response", vec![&head, &ex.body])
+                .field("WARC-Record-ID", &response_id);
+            let response = common(response)
+                .field("WARC-Payload-Digest", format!("sha1:{payload_digest}"))
+                .field("Content-Type", "application/http;msgtype=response");
+            // WARC 1.1 section 5.13: the payload stops at the fetch size cap.
+            let response = if ex.truncated {
+                response.field("WARC-Truncated", "length")
+            } else {
+                response
+            };
+            (response, payload_digest)
+        }
     };
+    let response = response.field("WARC-Concurrent-To", &request_id);
     let request =
         common(Record::new("request", vec![&ex.request_head]).field("WARC-Record-ID", &request_id))
             .field("WARC-Concurrent-To", &response_id)
@@ -176,6 +187,43 @@ pub(crate) fn exchange_pair(
         response: response.encode(deflater)?,
         payload_digest,
     })
+}
+
+/// A `revisit` record (WARC 1.1 section 6.7) for `ex`, whose payload an earlier
+/// capture holds: its block is the response head alone (a `304`'s own head, or
+/// the head of a `200` whose body is the original's), and it names the profile,
+/// the original's URI and date, and the original's payload digest, which
+/// replay tools (pywb) look the original up by. Returns the record without its
+/// id and shared fields, and the base32 digest it carries (`-`, and no digest
+/// field, for a `304` whose original's digest is not known).
+fn revisit_record<'a>(
+    head: &'a [u8],
+    ex: &Exchange,
+    revisit: &crate::fetch::Revisit,
+) -> (Record<'a>, String) {
+    let sha1 = match (revisit.payload_sha1, revisit.profile) {
+        (Some(sha1), _) => Some(sha1),
+        // The body came again and is the original's: its digest is theirs.
+        (None, RevisitProfile::IdenticalPayloadDigest) => Some(ex.body_sha1()),
+        (None, RevisitProfile::ServerNotModified) => None,
+    };
+    let record = Record::new("revisit", vec![head])
+        .field("WARC-Profile", revisit.profile.uri())
+        .field("WARC-Refers-To-Target-URI", revisit.refers_to_uri.as_str())
+        .field("WARC-Refers-To-Date", warc_date(revisit.refers_to_date));
+    match sha1 {
+        Some(sha1) => {
+            let digest = BASE32.encode(&sha1);
+            let record = record
+                .field("WARC-Payload-Digest", format!("sha1:{digest}"))
+                .field("Content-Type", "application/http;msgtype=response");
+            (record, digest)
+        }
+        None => (
+            record.field("Content-Type", "application/http;msgtype=response"),
+            "-".to_string(),
+        ),
+    }
 }
 
 /// The fields a request and its response share.
