@@ -24,9 +24,11 @@ use bytes::Bytes;
 use tokio::sync::Semaphore;
 use url::Url;
 
-use crate::extract::{self, ExtractMode, Link};
+use lol_html::{HtmlRewriter, Settings};
+
+use crate::extract::{self, ExtractMode, Link, LinkPass};
 use crate::fetch::decode::{self, DecodeError};
-use crate::items::{Items, PageInput, Rules};
+use crate::items::{Css, Items, PageInput, Rules};
 
 /// Plain bodies up to this size are handled on the calling task.
 pub(crate) const INLINE_MAX: usize = 64 * 1024;
@@ -74,6 +76,46 @@ impl CpuPool {
             Err(e) => panic!("extraction task lost: {e}"),
         }
     }
+}
+
+/// An HTML page's links, and its items when rules match it, from one
+/// `lol_html` pass over the decoded text: the streaming item fields (see
+/// `items::stream`) share the link extraction's tokenization, and the text
+/// is decoded once for both.
+fn html_pass(
+    body: &[u8],
+    charset: Option<&str>,
+    url: &Url,
+    mode: ExtractMode,
+    items: Option<(&Rules, PageInput<'_>)>,
+) -> (extract::HtmlDocument, Option<Items>) {
+    let (text, encoding, had_errors) = extract::decode_html(body, charset);
+    let links = LinkPass::new(&text, mode);
+    let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
+    let mut settings = links.handlers(Settings::new().with_strict(false));
+    if let Some(Ok(pass)) = &stream {
+        settings = pass.handlers(settings);
+    }
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    let written = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end());
+    if let Err(error) = &written {
+        // The links found up to here are still good (see extract_html).
+        tracing::debug!(%error, "HTML link extraction stopped early");
+    }
+    let doc = links.finish(url, encoding.name(), had_errors);
+    let css = match stream {
+        None => Css::Dom,
+        Some(Err(declined)) => Css::Given(Err(declined)),
+        Some(Ok(pass)) => Css::Given(pass.finish(written.is_ok())),
+    };
+    let items = items.and_then(|(rules, page)| {
+        rules
+            .extract_with(&page, Some(&text), css)
+            .map(|(items, _)| items)
+    });
+    (doc, items)
 }
 
 /// What kind of document a body is, for extraction.
@@ -144,27 +186,31 @@ impl BodyJob {
             std::borrow::Cow::Owned(v) => Some(Bytes::from(v)),
         };
         let body = decoded.as_deref().unwrap_or(&self.raw);
-        let (links, charset) = match self.doc {
-            Doc::Html => {
-                let doc =
-                    extract::extract_html(body, self.charset.as_deref(), &self.url, self.mode);
-                (doc.links, Some(doc.charset))
+        let charset = self.charset.as_deref();
+        let page = self.items.as_ref().map(|job| PageInput {
+            url: &self.url,
+            body,
+            charset,
+            fetched_at: job.fetched_at,
+        });
+        let rules = self.items.as_ref().map(|job| &*job.rules);
+        let (links, charset, items) = match (self.doc, rules.zip(page)) {
+            (Doc::Html, items) => {
+                let (doc, items) = html_pass(body, charset, &self.url, self.mode, items);
+                (doc.links, Some(doc.charset), items)
             }
-            Doc::Css => (
+            (Doc::Css, items) => (
                 extract::extract_css(&String::from_utf8_lossy(body), &self.url),
                 None,
+                items.and_then(|(rules, page)| rules.extract(&page)),
             ),
-            Doc::Other => (Vec::new(), None),
+            (Doc::Other, items) => (
+                Vec::new(),
+                None,
+                items.and_then(|(rules, page)| rules.extract(&page)),
+            ),
         };
-        let items = self.items.and_then(|job| {
-            let page = PageInput {
-                url: &self.url,
-                body,
-                charset: self.charset.as_deref(),
-                fetched_at: job.fetched_at,
-            };
-            job.rules.extract(&page).map(Box::new)
-        });
+        let items = items.map(Box::new);
         Ok(BodyLinks {
             links,
             charset,

@@ -129,23 +129,57 @@ pub fn extract_html(
     mode: ExtractMode,
 ) -> HtmlDocument {
     let (text, encoding, had_decode_errors) = decode_html(body, content_type_charset);
-    let state = RefCell::new(State {
-        noscript_budget: text.len(),
-        ..State::default()
-    });
-    run_rewriter(&text, &state, mode);
-    let state = state.into_inner();
-    let base = document_base(page_url, state.base_href.as_deref());
-    let links = state
-        .found
-        .into_iter()
-        .map(|f| Link::resolve(f.raw, &base, f.kind, f.element, f.attr))
-        .collect();
-    HtmlDocument {
-        links,
-        charset: encoding.name(),
-        had_decode_errors,
-        base,
+    let pass = LinkPass::new(&text, mode);
+    run_rewriter(&text, &pass.state, mode);
+    pass.finish(page_url, encoding.name(), had_decode_errors)
+}
+
+/// Link extraction as handlers to add to a `lol_html` pass that the caller
+/// runs over already decoded text, so that other readers of the page (the
+/// streaming item fields) share the one tokenization.
+pub(crate) struct LinkPass {
+    state: RefCell<State>,
+    mode: ExtractMode,
+}
+
+impl LinkPass {
+    /// The pass for `text` (the decoded page).
+    pub(crate) fn new(text: &str, mode: ExtractMode) -> LinkPass {
+        LinkPass {
+            state: RefCell::new(State {
+                noscript_budget: text.len(),
+                ..State::default()
+            }),
+            mode,
+        }
+    }
+
+    /// `settings` with the link handlers added.
+    pub(crate) fn handlers<'h>(&'h self, settings: Settings<'h, 'static>) -> Settings<'h, 'static> {
+        add_handlers(settings, &self.state, self.mode)
+    }
+
+    /// The links found, resolved; `charset` and `had_decode_errors` as the
+    /// text was decoded.
+    pub(crate) fn finish(
+        self,
+        page_url: &Url,
+        charset: &'static str,
+        had_decode_errors: bool,
+    ) -> HtmlDocument {
+        let state = self.state.into_inner();
+        let base = document_base(page_url, state.base_href.as_deref());
+        let links = state
+            .found
+            .into_iter()
+            .map(|f| Link::resolve(f.raw, &base, f.kind, f.element, f.attr))
+            .collect();
+        HtmlDocument {
+            links,
+            charset,
+            had_decode_errors,
+            base,
+        }
     }
 }
 
@@ -160,7 +194,24 @@ fn document_base(page_url: &Url, base_href: Option<&str>) -> Url {
 
 /// Streams `text` through `lol_html` with the handlers for `mode`.
 fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
-    let mut settings = Settings::new().with_strict(false);
+    let settings = add_handlers(Settings::new().with_strict(false), state, mode);
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    // Handlers never fail and strict mode is off, so an error here is a
+    // lol_html limit; the links found up to that point are still good.
+    if let Err(error) = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end())
+    {
+        tracing::debug!(%error, "HTML link extraction stopped early");
+    }
+}
+
+/// The link handlers for `mode`.
+fn add_handlers<'h>(
+    mut settings: Settings<'h, 'static>,
+    state: &'h RefCell<State>,
+    mode: ExtractMode,
+) -> Settings<'h, 'static> {
     settings = settings
         .append_element_content_handler(element!("a[href]", |el| {
             state
@@ -186,22 +237,14 @@ fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
             on_meta(el, &mut state.borrow_mut());
             Ok(())
         }))
-        .append_element_content_handler(text!("noscript", |chunk| {
+        .append_element_content_handler(text!("noscript", move |chunk| {
             on_noscript_text(chunk, state, mode);
             Ok(())
         }));
     if mode == ExtractMode::Resources {
         settings = add_resource_handlers(settings, state);
     }
-    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    // Handlers never fail and strict mode is off, so an error here is a
-    // lol_html limit; the links found up to that point are still good.
-    if let Err(error) = rewriter
-        .write(text.as_bytes())
-        .and_then(|()| rewriter.end())
-    {
-        tracing::debug!(%error, "HTML link extraction stopped early");
-    }
+    settings
 }
 
 /// Adds the subresource, `style` attribute and `<style>` text handlers.

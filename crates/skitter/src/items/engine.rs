@@ -7,7 +7,7 @@
 //! [`limits`](super::limits)).
 
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 
 use chrono::{DateTime, Utc};
 use scraper::{ElementRef, Html};
@@ -16,6 +16,7 @@ use url::Url;
 
 use super::limits::{Budget, MAX_FAILURES, MAX_MATCHES, MAX_RECORDS};
 use super::rules::{Field, ItemRule, RuleSet, Source, Take};
+use super::stream::{self, StreamPass};
 use super::value::{self, Raw};
 use super::{ExtractFailure, Item, Items, Rules};
 use super::{html, nesting};
@@ -38,12 +39,42 @@ impl Rules {
     /// Applies the rule sets that match the page's URL; `None` when none does.
     /// Never fails and never panics: what goes wrong is in [`Items::errors`].
     pub fn extract(&self, page: &PageInput<'_>) -> Option<Items> {
-        let url = page.url.as_str();
-        let sets: Vec<&RuleSet> = self.sets.iter().filter(|s| s.matches(url)).collect();
+        self.extract_with(page, None, Css::Stream)
+            .map(|(items, _)| items)
+    }
+
+    /// The streaming pass for the rule sets matching `url`, to run inside the
+    /// caller's `lol_html` pass over `text` (the decoded page): `None` when
+    /// they need the DOM anyway or read no CSS field, an error when the page
+    /// is declined before the pass starts.
+    pub(crate) fn stream_pass<'t, 'r>(
+        &'r self,
+        url: &Url,
+        text: &'t str,
+    ) -> Option<Result<StreamPass<'t, 'r>, stream::Declined>> {
+        let sets = self.matching(url.as_str());
+        wants_stream(&sets).then(|| StreamPass::new(text, sets))
+    }
+
+    /// [`Rules::extract`] with the page's decoded text if the caller has it,
+    /// and the way CSS fields are read; also whether they were streamed.
+    pub(crate) fn extract_with(
+        &self,
+        page: &PageInput<'_>,
+        text: Option<&str>,
+        css: Css,
+    ) -> Option<(Items, bool)> {
+        let sets = self.matching(page.url.as_str());
         if sets.is_empty() {
             return None;
         }
-        let doc = Doc::new(page);
+        let doc = Doc::new(page, text);
+        match css {
+            Css::Dom | Css::Given(Err(_)) => {}
+            Css::Stream => doc.stream(&sets),
+            Css::Given(Ok(values)) => *doc.streamed.borrow_mut() = values,
+        }
+        let streamed = !doc.streamed.borrow().is_empty();
         let mut run = Run {
             items: Items {
                 fetched_at: page.fetched_at,
@@ -53,9 +84,9 @@ impl Rules {
             budget: Budget::new(),
             dropped_failures: 0,
         };
-        for set in sets {
+        for (pos, set) in sets.into_iter().enumerate() {
             let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run.rule_set(set, &doc);
+                run.rule_set(set, pos, &doc);
             }));
             if let Err(panic) = caught {
                 let message = panic
@@ -76,8 +107,35 @@ impl Rules {
                 ),
             });
         }
-        Some(run.finish())
+        Some((run.finish(), streamed))
     }
+}
+
+impl Rules {
+    fn matching(&self, url: &str) -> Vec<&RuleSet> {
+        self.sets.iter().filter(|s| s.matches(url)).collect()
+    }
+}
+
+/// Whether the CSS fields of these rule sets can be streamed: all of them
+/// allow it, and there is some CSS field to read.
+fn wants_stream(sets: &[&RuleSet]) -> bool {
+    sets.iter().all(|s| s.streams())
+        && sets
+            .iter()
+            .any(|s| s.fields.iter().any(|f| matches!(f.source, Source::Css(..))))
+}
+
+/// How a page's CSS fields are read.
+pub(crate) enum Css {
+    /// From the DOM.
+    Dom,
+    /// By a streaming pass of their own when the rule sets allow it, else
+    /// from the DOM.
+    Stream,
+    /// As a streaming pass the caller ran gave them (from the DOM if it
+    /// declined).
+    Given(Result<stream::Values, stream::Declined>),
 }
 
 /// The body, parsed on first use as each rule set needs it.
@@ -88,17 +146,49 @@ struct Doc<'a> {
     json: OnceCell<Result<Value, String>>,
     /// Where the DOM was cut for nesting too deep.
     cut: Cell<Option<usize>>,
+    /// The CSS fields' raw values from the streaming path, by rule set and
+    /// field, when it ran (then the DOM is never built).
+    streamed: RefCell<Vec<Vec<Option<Vec<String>>>>>,
 }
 
 impl<'a> Doc<'a> {
-    fn new(page: &'a PageInput<'a>) -> Doc<'a> {
+    fn new(page: &'a PageInput<'a>, text: Option<&'a str>) -> Doc<'a> {
         Doc {
             page,
-            text: OnceCell::new(),
+            text: text
+                .map(Cow::Borrowed)
+                .map(OnceCell::from)
+                .unwrap_or_default(),
             html: OnceCell::new(),
             json: OnceCell::new(),
             cut: Cell::new(None),
+            streamed: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Reads the CSS fields of `sets` in one streaming pass when every rule
+    /// set allows it and the page is one the pass follows exactly (see
+    /// [`stream`]); otherwise leaves them to the DOM. A panic in the pass
+    /// leaves them to the DOM too, where it is caught per rule set as before.
+    fn stream(&self, sets: &[&RuleSet]) {
+        if !wants_stream(sets) {
+            return;
+        }
+        let text = self.text();
+        let got =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stream::run(text, sets)));
+        if let Ok(Ok(values)) = got {
+            *self.streamed.borrow_mut() = values;
+        }
+    }
+
+    /// The streamed raw values of one field, once.
+    fn take_streamed(&self, set: usize, field: usize) -> Option<Vec<String>> {
+        self.streamed
+            .borrow_mut()
+            .get_mut(set)?
+            .get_mut(field)?
+            .take()
     }
 
     fn text(&self) -> &str {
@@ -185,7 +275,7 @@ impl Run {
         self.items
     }
 
-    fn rule_set<'d>(&mut self, set: &RuleSet, doc: &'d Doc<'d>) {
+    fn rule_set<'d>(&mut self, set: &RuleSet, pos: usize, doc: &'d Doc<'d>) {
         if set.reads_json()
             && let Err(e) = doc.json()
         {
@@ -233,7 +323,7 @@ impl Run {
             if self.budget.is_exhausted() {
                 break;
             }
-            if let Some(fields) = self.record(set, doc, scope, n) {
+            if let Some(fields) = self.record(set, pos, doc, scope, n) {
                 self.items.records.push(Item {
                     rule_set: set.name.clone(),
                     index,
@@ -249,14 +339,23 @@ impl Run {
     fn record<'d>(
         &mut self,
         set: &RuleSet,
+        pos: usize,
         doc: &'d Doc<'d>,
         scope: Scope<'d>,
         n: usize,
     ) -> Option<Vec<(String, Value)>> {
         let mut fields = Vec::with_capacity(set.fields.len());
         let mut complete = true;
-        for field in &set.fields {
-            let raws = match self.raw(field, doc, scope) {
+        for (f, field) in set.fields.iter().enumerate() {
+            let streamed = match scope {
+                Scope::Page => doc.take_streamed(pos, f),
+                _ => None,
+            };
+            let raws = match streamed {
+                Some(values) => Ok(values.into_iter().map(Raw::Text).collect()),
+                None => self.raw(field, doc, scope),
+            };
+            let raws = match raws {
                 Ok(raws) => raws,
                 Err(e) => {
                     self.fail(set, Some(&field.name), e);

@@ -16,11 +16,13 @@ pub mod limits;
 pub mod nesting;
 mod parse;
 mod rules;
+pub(crate) mod stream;
 mod value;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+pub(crate) use engine::Css;
 pub use engine::PageInput;
 pub use error::RulesError;
 pub use parse::MAX_NAME_LEN;

@@ -14,6 +14,7 @@ use toml::{Table, Value};
 
 use super::RulesError;
 use super::rules::{Field, FieldType, ItemRule, RuleSet, Source, Take};
+use super::stream::Target;
 
 /// Longest table or field name (PostgreSQL's identifier limit).
 pub const MAX_NAME_LEN: usize = 63;
@@ -188,8 +189,10 @@ fn field(set: &str, name: &str, value: &Value) -> Result<Field, RulesError> {
             RulesError::field(set, name, "`regex` is not a valid regular expression").because(e)
         })?),
     };
+    let mut stream = None;
     let source = if let Some(css) = text("css")? {
         let (sel, take) = split_attr(css);
+        stream = Target::of(sel);
         Source::Css(optional_selector(sel).map_err(err)?, take)
     } else if let Some(css) = text("html")? {
         Source::Css(optional_selector(css).map_err(err)?, Take::Html)
@@ -220,6 +223,7 @@ fn field(set: &str, name: &str, value: &Value) -> Result<Field, RulesError> {
         typed: table.contains_key("type"),
         all: flag("all")?,
         required: flag("required")?,
+        stream,
     })
 }
 

@@ -78,6 +78,9 @@ pub(crate) struct Field {
     pub typed: bool,
     pub all: bool,
     pub required: bool,
+    /// For a CSS field whose selector the streaming path can evaluate (and
+    /// that does not take inner HTML), what it selects.
+    pub stream: Option<super::stream::Target>,
 }
 
 /// Where a field's raw value comes from.

@@ -1,0 +1,463 @@
+//! The streaming path: CSS fields read in one `lol_html` pass over the page,
+//! without building a DOM, for rule sets that need nothing more.
+//!
+//! A rule set streams when it has no `item`, no `html:` field, and every CSS
+//! selector is in the subset [`select`] evaluates (JSON and page-regex fields
+//! never read the DOM anyway). Its values must be the DOM path's exactly, so
+//! the pass follows the element tree html5ever would build ([`tree`]) and
+//! gives up ([`Declined`]) on any page where that is not simple; the caller
+//! then builds the DOM as before. The pass also declines when a value grows
+//! past [`MAX_VALUE_BYTES`], when more than [`MAX_OPEN_CAPTURES`] matched
+//! elements are open at once, when the page holds a NUL, when it nests deeper
+//! than the DOM path reads (see `nesting`), and when the DOM path could run
+//! out of its node-visit budget: on all of those the DOM path's own handling
+//! (cuts, limits, failures) is the reference, so it runs.
+//!
+//! What the DOM path computes per field, and what the pass records instead:
+//! the matching elements in document order (the order their start tags
+//! come), at most one or [`MAX_MATCHES`]; for each, an attribute (decoded as
+//! the tokenizer does) or its text (entities decoded in data and RCDATA,
+//! script and style text as written, whitespace collapsed as `html::text`
+//! does across every text node inside it).
+
+mod select;
+mod tree;
+
+use std::cell::RefCell;
+
+use lol_html::html_content::{Element, TextChunk, TextType};
+use lol_html::{HtmlRewriter, Settings, doc_comments, doc_text, doctype, element};
+
+use super::limits::{MAX_MATCHES, MAX_NODE_VISITS, MAX_VALUE_BYTES};
+use super::nesting;
+use super::rules::{Field, RuleSet, Source, Take};
+pub(crate) use select::List;
+pub(crate) use tree::Declined;
+use tree::{Open, Sink, Tree};
+
+/// Matched elements whose text is being collected at once, at most.
+pub(crate) const MAX_OPEN_CAPTURES: usize = 64;
+
+/// What a streamable CSS field selects.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// The root (`html`) element: a field without a selector.
+    Root,
+    /// Elements matching the selector.
+    Sel(List),
+}
+
+impl Target {
+    /// The target for a field's selector text, if the pass can evaluate it.
+    pub(crate) fn of(css: &str) -> Option<Target> {
+        if css.trim().is_empty() {
+            Some(Target::Root)
+        } else {
+            List::parse(css).map(Target::Sel)
+        }
+    }
+}
+
+impl RuleSet {
+    /// Whether this rule set can be read without a DOM.
+    pub(crate) fn streams(&self) -> bool {
+        self.item.is_none()
+            && self.fields.iter().all(|f| match &f.source {
+                Source::Css(_, Take::Html) => false,
+                Source::Css(..) => f.stream.is_some(),
+                Source::Text | Source::Json(_) => true,
+            })
+    }
+}
+
+/// The raw values of the streamed CSS fields, by rule set and field (`None`
+/// for fields that are not CSS).
+pub(crate) type Values = Vec<Vec<Option<Vec<String>>>>;
+
+/// The CSS fields of `sets` read in a pass of their own, or why the DOM must
+/// be read.
+pub(crate) fn run(text: &str, sets: &[&RuleSet]) -> Result<Values, Declined> {
+    let pass = StreamPass::new(text, sets.to_vec())?;
+    // Not strict, as the link pass that the crawler runs the handlers in.
+    let settings = pass.handlers(Settings::new().with_strict(false));
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    let written = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end());
+    pass.finish(written.is_ok())
+}
+
+/// One page's streaming pass: handlers to add to a `lol_html` pass over the
+/// page's decoded text (alone, or the link extraction's), then the values.
+pub(crate) struct StreamPass<'t, 'r> {
+    pass: RefCell<Pass<'t, 'r>>,
+    sets: Vec<&'r RuleSet>,
+}
+
+impl<'t, 'r> StreamPass<'t, 'r> {
+    /// The pass for the CSS fields of `sets` (which must all
+    /// [stream](RuleSet::streams)) over `text`; declined at once for a page
+    /// with a NUL or nested deeper than the DOM path reads.
+    pub(crate) fn new(text: &'t str, sets: Vec<&'r RuleSet>) -> Result<Self, Declined> {
+        if text.as_bytes().contains(&0) || nesting::too_deep_at(text).is_some() {
+            return Err(Declined);
+        }
+        let mut fields = Vec::new();
+        for (s, set) in sets.iter().enumerate() {
+            for (f, field) in set.fields.iter().enumerate() {
+                if let (Source::Css(_, take), Some(target)) = (&field.source, &field.stream) {
+                    fields.push(Wanted::new(s, f, field, take, target));
+                }
+            }
+        }
+        let mut relevant: Vec<String> = vec!["id".into(), "class".into()];
+        for w in &fields {
+            if let Take::Attr(name) = w.take {
+                relevant.push(name.clone());
+            }
+            if let Target::Sel(list) = w.target {
+                list.attr_names(&mut relevant);
+            }
+        }
+        let pass = Pass {
+            text,
+            tree: Tree::new(),
+            capture: Capture {
+                fields,
+                active: Vec::new(),
+                declined: false,
+            },
+            relevant,
+            cursor: 0,
+            pending: String::new(),
+            declined: false,
+            nodes: 4,
+        };
+        Ok(StreamPass {
+            pass: RefCell::new(pass),
+            sets,
+        })
+    }
+
+    /// `settings` with the pass's handlers added.
+    pub(crate) fn handlers<'h>(&'h self, settings: Settings<'h, 'static>) -> Settings<'h, 'static> {
+        let pass = &self.pass;
+        settings
+            .append_element_content_handler(element!("*", move |el| {
+                guarded(pass, |p| p.on_start(el));
+                Ok(())
+            }))
+            .append_document_content_handler(doc_text!(move |chunk| {
+                guarded(pass, |p| p.on_text(chunk));
+                Ok(())
+            }))
+            .append_document_content_handler(doc_comments!(move |c| {
+                guarded(pass, |p| p.on_other(c.source_location().bytes()));
+                Ok(())
+            }))
+            .append_document_content_handler(doctype!(move |d| {
+                guarded(pass, |p| p.on_other(d.source_location().bytes()));
+                Ok(())
+            }))
+    }
+
+    /// The values, after `lol_html` read the whole page (`written`) or not.
+    pub(crate) fn finish(self, written: bool) -> Result<Values, Declined> {
+        let mut pass = self.pass.into_inner();
+        if !written {
+            return Err(Declined);
+        }
+        pass.gap(pass.text.len());
+        if pass.declined || !pass.pending.is_empty() {
+            return Err(Declined);
+        }
+        pass.tree.finish(&mut pass.capture)?;
+        pass.capture.finish(&self.sets, pass.nodes)
+    }
+}
+
+/// One CSS field the pass fills.
+struct Wanted<'r> {
+    set: usize,
+    field: usize,
+    take: &'r Take,
+    target: &'r Target,
+    max: usize,
+    /// One entry per matched element: its attribute or text (`None`: the
+    /// element lacks the attribute).
+    values: Vec<Option<String>>,
+}
+
+impl<'r> Wanted<'r> {
+    fn new(set: usize, field: usize, f: &'r Field, take: &'r Take, target: &'r Target) -> Self {
+        Wanted {
+            set,
+            field,
+            take,
+            target,
+            max: if f.all { MAX_MATCHES } else { 1 },
+            values: Vec::new(),
+        }
+    }
+}
+
+/// Text being collected for one matched element, collapsed as it comes.
+struct Active {
+    wanted: usize,
+    value: usize,
+    depth: usize,
+    space: bool,
+}
+
+/// The fields' state; the tree tells it what opens and closes.
+struct Capture<'r> {
+    fields: Vec<Wanted<'r>>,
+    active: Vec<Active>,
+    declined: bool,
+}
+
+impl Sink for Capture<'_> {
+    fn opened(&mut self, stack: &[Open]) {
+        let depth = stack.len() - 1;
+        let el = &stack[depth];
+        for (i, w) in self.fields.iter_mut().enumerate() {
+            if w.values.len() >= w.max {
+                continue;
+            }
+            let hit = match w.target {
+                Target::Root => depth == 0,
+                Target::Sel(list) => list.matches(stack),
+            };
+            if !hit {
+                continue;
+            }
+            match w.take {
+                Take::Attr(name) => w
+                    .values
+                    .push(select::Elem::attr(el, name).map(str::to_string)),
+                _ => {
+                    w.values.push(Some(String::new()));
+                    self.active.push(Active {
+                        wanted: i,
+                        value: w.values.len() - 1,
+                        depth,
+                        space: false,
+                    });
+                }
+            }
+        }
+        if self.active.len() > MAX_OPEN_CAPTURES {
+            self.declined = true;
+        }
+    }
+
+    fn closed(&mut self, depth: usize) {
+        self.active.retain(|a| a.depth < depth);
+    }
+}
+
+impl Capture<'_> {
+    /// One text node, for every element collecting text.
+    fn text(&mut self, t: &str) {
+        for a in &mut self.active {
+            let Some(out) = &mut self.fields[a.wanted].values[a.value] else {
+                continue;
+            };
+            // As `html::text`, whitespace runs become one space, trimmed.
+            for c in t.chars() {
+                if c.is_whitespace() {
+                    a.space = !out.is_empty();
+                } else {
+                    if a.space {
+                        out.push(' ');
+                        a.space = false;
+                    }
+                    out.push(c);
+                }
+            }
+            if out.len() > MAX_VALUE_BYTES {
+                self.declined = true;
+            }
+        }
+    }
+
+    /// The values, once the DOM path could not have run out of node visits
+    /// on this page (each field's search and each element's text walk at
+    /// most every node).
+    fn finish(self, sets: &[&RuleSet], nodes: u64) -> Result<Values, Declined> {
+        if self.declined {
+            return Err(Declined);
+        }
+        let visits: u64 = self
+            .fields
+            .iter()
+            .map(|w| nodes.saturating_mul(1 + w.values.len().max(1) as u64))
+            .fold(0, u64::saturating_add);
+        if visits >= MAX_NODE_VISITS {
+            return Err(Declined);
+        }
+        let mut out: Values = sets.iter().map(|s| vec![None; s.fields.len()]).collect();
+        for w in self.fields {
+            out[w.set][w.field] = Some(w.values.into_iter().flatten().collect());
+        }
+        Ok(out)
+    }
+}
+
+/// The pass's state between `lol_html`'s callbacks.
+struct Pass<'t, 'r> {
+    text: &'t str,
+    tree: Tree,
+    capture: Capture<'r>,
+    /// Attribute names some selector or field reads; others are not kept.
+    relevant: Vec<String>,
+    /// Where the last token seen ends: what lies between it and the next one
+    /// is end tags, which `lol_html` does not report.
+    cursor: usize,
+    /// The text node so far (it comes in chunks).
+    pending: String,
+    declined: bool,
+    /// Nodes the DOM could hold at most (elements, text nodes, comments).
+    nodes: u64,
+}
+
+impl Pass<'_, '_> {
+    fn decline(&mut self) {
+        self.declined = true;
+    }
+
+    fn live(&self) -> bool {
+        !self.declined && !self.capture.declined
+    }
+
+    fn on_start(&mut self, el: &Element) {
+        let at = el.source_location().bytes();
+        self.gap(at.start);
+        self.cursor = at.end;
+        if !self.live() {
+            return;
+        }
+        self.nodes += 1;
+        let name = el.tag_name();
+        let plain = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !plain || el.namespace_uri() != "http://www.w3.org/1999/xhtml" {
+            return self.decline();
+        }
+        let mut attrs: Vec<(String, String)> = Vec::new();
+        for a in el.attributes() {
+            let n = a.name();
+            if !self.relevant.contains(&n) || attrs.iter().any(|(k, _)| *k == n) {
+                continue;
+            }
+            let raw = a.value();
+            let value = crate::extract::decode_attribute(&normalize_newlines(&raw)).into_owned();
+            attrs.push((n, value));
+        }
+        if self.tree.start(&name, attrs, &mut self.capture).is_err() {
+            self.decline();
+        }
+    }
+
+    fn on_text(&mut self, chunk: &TextChunk) {
+        let at = chunk.source_location().bytes();
+        if self.pending.is_empty() {
+            self.gap(at.start);
+        }
+        self.cursor = self.cursor.max(at.end);
+        if !self.live() {
+            return;
+        }
+        self.pending.push_str(chunk.as_str());
+        if !chunk.last_in_text_node() {
+            return;
+        }
+        let raw = std::mem::take(&mut self.pending);
+        if raw.is_empty() {
+            return;
+        }
+        self.nodes += 1;
+        let text = normalize_newlines(&raw);
+        let text = match chunk.text_type() {
+            TextType::Data | TextType::RCData => htmlize::unescape(text.as_ref()).into_owned(),
+            TextType::RawText | TextType::ScriptData => text.into_owned(),
+            _ => return self.decline(),
+        };
+        match self.tree.text(&text, &mut self.capture) {
+            Ok(kept) => self.capture.text(kept),
+            Err(Declined) => self.decline(),
+        }
+    }
+
+    fn on_other(&mut self, at: std::ops::Range<usize>) {
+        self.gap(at.start);
+        self.cursor = at.end;
+        self.nodes += 1;
+        self.tree.other();
+    }
+
+    /// Reads the end tags between the last token and `until`; anything else
+    /// there (a tag `lol_html` dropped, a CDATA section) declines.
+    fn gap(&mut self, until: usize) {
+        if until <= self.cursor || !self.live() {
+            return;
+        }
+        let Some(mut rest) = self.text.get(self.cursor..until) else {
+            return self.decline();
+        };
+        self.cursor = until;
+        while !rest.is_empty() {
+            let Some(tag) = rest.strip_prefix("</") else {
+                return self.decline();
+            };
+            let Some(close) = tag.find('>') else {
+                return self.decline();
+            };
+            let inside = &tag[..close];
+            let name_len = inside
+                .bytes()
+                .take_while(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/'))
+                .count();
+            let name = inside[..name_len].to_ascii_lowercase();
+            let tail = &inside[name_len..];
+            let plain = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
+                && name.bytes().all(|b| {
+                    b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_'
+                })
+                && !tail.contains(['"', '\'', '<', '=']);
+            if !plain {
+                return self.decline();
+            }
+            if self.tree.end(&name, &mut self.capture).is_err() {
+                return self.decline();
+            }
+            rest = &tag[close + 1..];
+        }
+    }
+}
+
+/// Runs a handler's work; a panic in it declines the page (the DOM path
+/// then runs, and its panics are the page's failures as they always were)
+/// instead of unwinding through `lol_html` into the link extraction.
+fn guarded(pass: &RefCell<Pass<'_, '_>>, work: impl FnOnce(&mut Pass<'_, '_>)) {
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        work(&mut pass.borrow_mut());
+    }));
+    if caught.is_err() {
+        pass.borrow_mut().declined = true;
+    }
+}
+
+/// CR LF and lone CR as LF, as the HTML tokenizer reads its input.
+fn normalize_newlines(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('\r') {
+        std::borrow::Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+#[cfg(test)]
+mod tests;
