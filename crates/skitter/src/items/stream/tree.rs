@@ -518,7 +518,7 @@ impl Tree {
             .all(|c| matches!(c, ' ' | '\t' | '\n' | '\x0C' | '\r'));
         let raw_current = self.current().is_some_and(|n| is(n, &HEAD_RAW));
         if !blank && !raw_current {
-            self.to_body(sink)?;
+            self.enter_body(sink)?;
         }
         // Leading and head whitespace the DOM drops or places elsewhere
         // changes no collapsed text; into the current element it goes.
@@ -527,7 +527,7 @@ impl Tree {
 
     /// Opens what html5ever implies before body content (or at the end of
     /// the page): `html`, `head` and `body`, as far as not yet open.
-    fn to_body(&mut self, sink: &mut impl Sink) -> Result<(), Declined> {
+    fn enter_body(&mut self, sink: &mut impl Sink) -> Result<(), Declined> {
         loop {
             match self.phase {
                 Phase::BeforeHtml => {
@@ -562,7 +562,7 @@ impl Tree {
 
     /// The end of the page: everything open closes.
     pub(crate) fn finish(&mut self, sink: &mut impl Sink) -> Result<(), Declined> {
-        self.to_body(sink)?;
+        self.enter_body(sink)?;
         while !self.stack.is_empty() {
             self.pop(sink);
         }
