@@ -2,8 +2,6 @@
 //! redirects, no retries, no content decoding of its own, and a resolver that
 //! applies the address policy (see [`address`](super::address)).
 
-use std::time::Duration;
-
 use reqwest::header::{self, HeaderMap, HeaderValue};
 
 use super::{FetchConfig, FetchSetupError, address, decode, head};
@@ -49,7 +47,7 @@ pub(super) fn build(
         .read_timeout(config.read_timeout)
         .timeout(config.total_timeout)
         .tcp_nodelay(true)
-        .pool_idle_timeout(Duration::from_secs(30))
+        .pool_idle_timeout(config.pool_idle_timeout)
         .danger_accept_invalid_certs(config.insecure)
         // skitter retries on its own (backoff, Retry-After, attempts in the
         // record). reqwest's layer would resend HTTP/2 refusals unrecorded, and

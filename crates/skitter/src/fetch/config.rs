@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use super::{PrivateAccess, ProxyBench, Rotation, head, proxy_pool};
 
+/// How long an idle connection is kept for reuse unless told otherwise (5 s).
+pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Everything that shapes how requests are made. Defaults are documented per field.
 /// Its `Debug` output leaves out header values and proxy credentials.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
@@ -68,6 +71,12 @@ pub struct FetchConfig {
     pub site_credentials: Vec<(String, String)>,
     /// How names are resolved (name servers, fixed answers, lookups in flight).
     pub dns: crate::dns::DnsConfig,
+    /// How long a connection is kept open, idle, for the next request to its
+    /// host (default [`DEFAULT_POOL_IDLE_TIMEOUT`]). A busy host reuses its
+    /// connections long before; in a broad crawl, where most hosts are done
+    /// after a few pages, each idle connection holds a socket and its buffers
+    /// (several KB) until then.
+    pub pool_idle_timeout: Duration,
 }
 
 impl FetchConfig {
@@ -123,6 +132,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("headers_everywhere", &self.headers_everywhere)
             .field("keep_credentials", &self.keep_credentials)
             .field("private_access", &self.private_access)
+            .field("pool_idle_timeout", &self.pool_idle_timeout)
             .field("named_hosts", &self.named_hosts)
             .field("dns", &self.dns)
             .finish()
@@ -152,6 +162,7 @@ impl Default for FetchConfig {
             named_hosts: Vec::new(),
             site_credentials: Vec::new(),
             dns: crate::dns::DnsConfig::default(),
+            pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
         }
     }
 }

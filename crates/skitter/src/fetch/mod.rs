@@ -27,7 +27,7 @@ use crate::outcome::FetchFailure;
 
 pub use crate::request::Validators;
 pub use address::{Blocked, PrivateAccess};
-pub use config::FetchConfig;
+pub use config::{DEFAULT_POOL_IDLE_TIMEOUT, FetchConfig};
 pub(crate) use error::classify;
 pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};

@@ -56,6 +56,11 @@ pub const RECOVERY_TIME: Duration = Duration::from_secs(1);
 pub const RECOVERY_ROUNDS: u32 = 16;
 /// The least the allowed rate grows by per [`RECOVERY_TIME`] (requests/s).
 pub const MIN_RECOVERY_STEP: f64 = 10.0;
+/// A host quiet this long after its last cut has recovered from it in full
+/// (the rate grows back to [`RECOVERY_ROUNDS`] times the rate at the cut in at
+/// most `RECOVERY_ROUNDS - 1` steps of [`RECOVERY_TIME`]), so its state may be
+/// forgotten.
+pub const SETTLE_TIME: Duration = RECOVERY_TIME.saturating_mul(RECOVERY_ROUNDS);
 
 /// What one finished request says about its server.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -312,12 +317,19 @@ impl HostSlots {
     }
 
     /// Whether forgetting this host now loses nothing: no request in flight,
-    /// no gap still to wait, no slow-down still in effect.
+    /// no gap still to wait, and no slow-down still in effect — none ever, or
+    /// the last cut and the last start both [`SETTLE_TIME`] ago (by then the
+    /// rate would have recovered on the next clean answer; a host rebuilt
+    /// afresh also starts with its full concurrency back).
     pub(crate) fn is_idle(&self, now: Instant) -> bool {
-        self.in_flight == 0
-            && self.next_start.is_none_or(|t| t <= now)
-            && self.cut_at.is_none()
-            && self.limit >= self.policy.max_in_flight.max(1)
+        let settled = self.cut_at.is_none() && self.limit >= self.policy.max_in_flight.max(1);
+        let quiet = || {
+            [self.cut_at, self.last_start]
+                .into_iter()
+                .flatten()
+                .all(|t| now.saturating_duration_since(t) >= SETTLE_TIME)
+        };
+        self.in_flight == 0 && self.next_start.is_none_or(|t| t <= now) && (settled || quiet())
     }
 
     /// The configured random extra gap.

@@ -10,6 +10,8 @@
 //! ([`Queues`]). Below the budget nothing touches the disk. A failed spill write
 //! (a full disk) stops the frontier: every later call reports it.
 
+mod table;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -18,8 +20,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::politeness::HostSlots;
-use super::queue::{HostQueue, Queues};
-use super::retry_queue::RetryQueue;
+use super::queue::Queues;
 use super::rota::{Place, Rota, random_up_to};
 use super::seen::SeenSet;
 use super::spill::SpillDir;
@@ -28,6 +29,7 @@ use super::{
     Request, Throttle,
 };
 use async_trait::async_trait;
+use table::HostTable;
 
 /// A 128-bit fingerprint of a normalised URL: 16 bytes per seen URL instead of the
 /// whole string, with a collision chance that is negligible for any real crawl.
@@ -47,8 +49,9 @@ pub struct MemoryOptions {
     pub policy: HostPolicy,
     /// Bytes for the seen set and the queued requests together (default
     /// [`DEFAULT_MEMORY_BUDGET`], at least 64 KiB); beyond it they spill to disk.
-    /// Per-host politeness state (about 200 bytes a host) and requests in flight
-    /// are not counted.
+    /// Per-host state (a few hundred bytes for each host with work queued, in
+    /// flight or a gap still to wait; idle hosts are forgotten) and requests in
+    /// flight are not counted.
     pub memory_budget: usize,
     /// Where spill files go (default: the system temporary directory). They are
     /// anonymous files, gone when the crawl ends however it ends.
@@ -76,33 +79,19 @@ impl std::fmt::Debug for MemoryFrontier {
         f.debug_struct("MemoryFrontier")
             .field("queued", &state.queued)
             .field("seen", &state.seen.len())
+            .field("hosts", &state.hosts.live())
+            .field("hosts_forgotten", &state.hosts.forgotten())
             .finish_non_exhaustive()
     }
 }
 
-struct Host {
-    queue: HostQueue,
-    /// Requests handed back for another attempt, with their tries so far.
-    retries: RetryQueue<(Request, u32)>,
-    slots: HostSlots,
-    place: Place,
-}
-
-impl Host {
-    fn work_at(&self, now: Instant) -> Option<Instant> {
-        self.retries.work_at(self.queue.len() > 0, now)
-    }
-}
-
 struct State {
-    policy: HostPolicy,
     /// The directory the seen set and the queues share, kept for its count.
     spill: SpillDir,
     seen: SeenSet,
     queues: Queues,
     tail_limit: usize,
-    hosts: Vec<Host>,
-    by_key: HashMap<HostKey, usize>,
+    hosts: HostTable,
     rota: Rota,
     /// Lease id → host index.
     leases: HashMap<u64, usize>,
@@ -158,13 +147,11 @@ impl State {
         let budget = options.memory_budget.max(MIN_MEMORY_BUDGET);
         let dir = SpillDir::new(options.spill_dir.clone());
         State {
-            policy: options.policy,
             spill: dir.clone(),
             seen: SeenSet::new(budget / 2, dir.clone()),
             queues: Queues::new(budget / 4, budget / 8, dir),
             tail_limit: budget / 8,
-            hosts: Vec::new(),
-            by_key: HashMap::new(),
+            hosts: HostTable::new(options.policy),
             rota: Rota::default(),
             leases: HashMap::new(),
             retrying: 0,
@@ -189,21 +176,6 @@ impl State {
             self.failed = Some(e.to_string());
         }
         result
-    }
-
-    fn host_index(&mut self, key: HostKey) -> usize {
-        if let Some(&idx) = self.by_key.get(&key) {
-            return idx;
-        }
-        let idx = self.hosts.len();
-        self.hosts.push(Host {
-            queue: HostQueue::default(),
-            retries: RetryQueue::default(),
-            slots: HostSlots::new(self.policy),
-            place: Place::Idle,
-        });
-        self.by_key.insert(key, idx);
-        idx
     }
 
     /// Puts a host where its work and slots say it belongs.
@@ -232,9 +204,9 @@ impl State {
             }
             new += 1;
             self.queued += 1;
-            let idx = self.host_index(HostKey::of(&request.url));
+            let idx = self.hosts.index(HostKey::of(&request.url));
             // Tails shrink as hosts multiply, so all of them fit their share.
-            let chunk_bytes = (self.tail_limit / self.hosts.len()).clamp(256, 16 << 10);
+            let chunk_bytes = (self.tail_limit / self.hosts.live().max(1)).clamp(256, 16 << 10);
             let host = &mut self.hosts[idx];
             let was_empty = host.queue.len() == 0;
             let had_tail = host.queue.has_tail();
@@ -291,6 +263,7 @@ impl State {
 
     fn claim(&mut self, now: Instant) -> Result<Claim, FrontierError> {
         self.promote_due(now);
+        self.hosts.sweep(now);
         while let Some(idx) = self.rota.pop_ready() {
             let host = &mut self.hosts[idx];
             host.place = Place::Idle;
@@ -357,7 +330,10 @@ impl Frontier for MemoryFrontier {
         let now = Instant::now();
         let mut state = self.lock();
         let idx = state.take_lease(lease.id)?;
-        Ok(state.release(idx, feedback, now))
+        let throttle = state.release(idx, feedback, now);
+        state.hosts.watch(idx);
+        state.hosts.sweep(now);
+        Ok(throttle)
     }
 
     async fn retry(
@@ -375,13 +351,12 @@ impl Frontier for MemoryFrontier {
         host.retries.push(now + wait, (lease.request, tries));
         state.retrying += 1;
         state.replace(idx, now);
+        state.hosts.sweep(now);
         Ok(throttle)
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
-        let mut state = self.lock();
-        let idx = state.host_index(host.clone());
-        state.hosts[idx].slots.set_delay_floor(delay);
+        self.lock().hosts.set_delay_floor(host, delay);
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 //! is tested once for all in `tests/support/frontier_contract.rs`.
 
 use super::*;
+use crate::frontier::ThrottleReason;
 use url::Url;
 
 fn unlimited() -> HostPolicy {
@@ -125,4 +126,121 @@ fn an_unwritable_spill_dir_is_refused_up_front() {
     })
     .unwrap_err();
     assert!(err.to_string().contains("/nonexistent/spill-dir"), "{err}");
+}
+
+fn at(host: &str, i: usize) -> Request {
+    Request {
+        url: Url::parse(&format!("http://{host}.test/{i}")).unwrap(),
+        depth: 0,
+        redirects_left: 3,
+        parent: None,
+    }
+}
+
+/// Claims everything claimable now and completes it cleanly.
+async fn drain(f: &MemoryFrontier) -> usize {
+    let mut n = 0;
+    while let Claim::Ready(lease) = f.claim().await.unwrap() {
+        f.complete(lease, HostFeedback::Clean).await.unwrap();
+        n += 1;
+    }
+    n
+}
+
+fn wait_of(claim: Claim) -> Duration {
+    match claim {
+        Claim::Wait(Some(wait)) => wait,
+        other => panic!("expected a timed wait, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn idle_hosts_are_forgotten_and_their_slots_reused() {
+    let f = MemoryFrontier::new(unlimited());
+    let (rounds, hosts) = (20, 100);
+    for round in 0..rounds {
+        let batch = (0..hosts).map(|h| at(&format!("h{round}-{h}"), 0));
+        f.offer(batch.collect()).await.unwrap();
+        assert_eq!(drain(&f).await, hosts);
+    }
+    assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+    let state = f.lock();
+    // Each round's hosts are forgotten while the next round runs.
+    assert!(state.hosts.slots() <= 2 * hosts, "{}", state.hosts.slots());
+    assert!(
+        state.hosts.forgotten() >= ((rounds - 1) * hosts) as u64,
+        "{}",
+        state.hosts.forgotten()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_host_owing_a_gap_is_kept_and_a_forgotten_one_comes_back_fresh() {
+    let delay = Duration::from_secs(10);
+    let f = MemoryFrontier::new(HostPolicy {
+        max_in_flight: 1,
+        delay,
+        jitter: Duration::ZERO,
+    });
+    f.offer(vec![at("a", 0)]).await.unwrap();
+    assert_eq!(drain(&f).await, 1);
+    // Many other hosts come and go while `a` owes its gap: it is not forgotten.
+    for h in 0..50 {
+        f.offer(vec![at(&format!("b{h}"), 0)]).await.unwrap();
+        assert_eq!(drain(&f).await, 1);
+    }
+    assert_eq!(f.lock().hosts.forgotten(), 0);
+    f.offer(vec![at("a", 1)]).await.unwrap();
+    assert_eq!(wait_of(f.claim().await.unwrap()), delay);
+    tokio::time::advance(delay).await;
+    assert_eq!(drain(&f).await, 1);
+
+    // Once the gap has passed, every host is forgotten, a sweep at a time.
+    tokio::time::advance(delay).await;
+    for _ in 0..100 {
+        assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
+    }
+    assert_eq!(f.lock().hosts.live(), 0);
+    assert_eq!(f.lock().hosts.forgotten(), 51);
+    // Coming back, `a` starts at once and owes the gap again after that.
+    f.offer(vec![at("a", 2), at("a", 3)]).await.unwrap();
+    assert_eq!(drain(&f).await, 1);
+    assert_eq!(wait_of(f.claim().await.unwrap()), delay);
+}
+
+#[tokio::test(start_paused = true)]
+async fn crawl_delay_and_slow_downs_survive_the_sweeps() {
+    let f = MemoryFrontier::new(unlimited());
+    let crawl_delay = Duration::from_secs(30);
+    let pause = Duration::from_secs(60);
+    let (a, b) = (HostKey::of(&at("a", 0).url), HostKey::of(&at("b", 0).url));
+    f.set_host_delay(&a, crawl_delay).await.unwrap();
+    f.offer(vec![at("a", 0), at("b", 0)]).await.unwrap();
+    let mut leases = Vec::new();
+    while let Claim::Ready(lease) = f.claim().await.unwrap() {
+        leases.push(lease);
+    }
+    assert_eq!(leases.len(), 2);
+    for lease in leases {
+        let feedback = if HostKey::of(&lease.request.url) == b {
+            HostFeedback::SlowDown(pause, ThrottleReason::TooManyRequests)
+        } else {
+            HostFeedback::Clean
+        };
+        f.complete(lease, feedback).await.unwrap();
+    }
+    // Past the crawl-delay, `a` is forgotten; `b` is still paused.
+    tokio::time::advance(crawl_delay).await;
+    for _ in 0..10 {
+        f.claim().await.unwrap();
+    }
+    assert_eq!(f.lock().hosts.live(), 1);
+    f.offer(vec![at("b", 1)]).await.unwrap();
+    assert_eq!(wait_of(f.claim().await.unwrap()), pause - crawl_delay);
+    tokio::time::advance(pause).await;
+    assert_eq!(drain(&f).await, 1);
+    // `a` comes back with its crawl-delay, which the crawler hands over once.
+    f.offer(vec![at("a", 1), at("a", 2)]).await.unwrap();
+    assert_eq!(drain(&f).await, 1);
+    assert_eq!(wait_of(f.claim().await.unwrap()), crawl_delay);
 }

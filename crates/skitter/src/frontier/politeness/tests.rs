@@ -224,3 +224,29 @@ fn a_busy_host_has_longer_windows() {
     }
     assert_eq!(h.limit, 500);
 }
+
+#[test]
+fn idle_only_once_nothing_is_owed() {
+    let mut now = Instant::now();
+    let mut h = HostSlots::new(policy(4, 2000));
+    assert!(h.is_idle(now), "a new host owes nothing");
+    h.start(now, Duration::ZERO);
+    assert!(!h.is_idle(now), "a request in flight");
+    h.finish(now, HostFeedback::Clean);
+    assert!(!h.is_idle(now), "the --delay gap is still to wait");
+    now += Duration::from_secs(2);
+    assert!(h.is_idle(now));
+
+    // A slow-down pauses the host and cuts it; the cut is owed until settled.
+    h.start(now, Duration::ZERO);
+    let wait = Duration::from_secs(5);
+    let throttle = h.finish(
+        now,
+        HostFeedback::SlowDown(wait, ThrottleReason::TooManyRequests),
+    );
+    assert!(throttle.is_some_and(|t| t.cut));
+    now += wait;
+    assert!(!h.is_idle(now), "the cut is still in effect");
+    now += SETTLE_TIME - wait;
+    assert!(h.is_idle(now), "settled {SETTLE_TIME:?} after the cut");
+}
