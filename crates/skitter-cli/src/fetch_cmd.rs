@@ -125,7 +125,7 @@ impl FetchArgs {
             b = b.name_template(t.clone());
         }
         if let Some(path) = &self.jsonl {
-            b = b.sink(Box::new(crate::output::jsonl_sink(path, false)?));
+            b = b.sink(Box::new(crate::output::jsonl_sink(path, None)?));
         }
         if let Some(path) = &self.warc {
             let options = WarcOptions {

@@ -23,12 +23,12 @@ pub enum ReportFormat {
 
 /// The JSONL sink `--jsonl PATH` asks for: stdout for `-`; otherwise the file,
 /// continued (`append`, for a resumed crawl) or started afresh.
-pub fn jsonl_sink(path: impl AsRef<Path>, append: bool) -> Result<JsonlSink, SinkError> {
+pub fn jsonl_sink(path: impl AsRef<Path>, append: Option<u64>) -> Result<JsonlSink, SinkError> {
     let path = path.as_ref();
     if path == Path::new("-") {
         Ok(JsonlSink::stdout())
-    } else if append {
-        JsonlSink::append(path)
+    } else if let Some(floor) = append {
+        JsonlSink::append_from(path, floor)
     } else {
         JsonlSink::create(path)
     }

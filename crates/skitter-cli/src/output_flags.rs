@@ -88,7 +88,7 @@ impl OutputFlags {
                 Some(state) if path != "-" => {
                     resume_outputs::continue_jsonl(state, Path::new(path))?
                 }
-                _ => false,
+                _ => None,
             };
             sinks.push(Box::new(crate::output::jsonl_sink(path, append)?));
         }

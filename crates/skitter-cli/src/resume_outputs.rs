@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use skitter::frontier::DiskFrontier;
+use skitter::frontier::{DiskFrontier, Frontier};
 
 /// State key of the WARC names, a JSON array of absolute paths, oldest first.
 const WARC_KEY: &str = "output.warc";
@@ -30,6 +30,9 @@ const WARC_KEY: &str = "output.warc";
 const JSONL_KEY: &str = "output.jsonl";
 /// State key of the CDXJ index's absolute path.
 const CDX_KEY: &str = "output.cdx";
+/// State key of the JSONL file's length when the current recrawl pass first
+/// wrote to it: the lines before are earlier passes'.
+const JSONL_FLOOR_KEY: &str = "output.jsonl.floor";
 
 /// Where this run's WARC output starts, and how.
 #[derive(Debug)]
@@ -68,7 +71,11 @@ pub fn continue_warc(
                 repair.records
             );
         }
-        recent = repair.recent_responses;
+        // A new recrawl pass archives every URL again: what the last run
+        // wrote was the previous pass's.
+        if !pass_changed(state, WARC_KEY)? {
+            recent = repair.recent_responses;
+        }
         if let (true, Some(cdx)) = (append_cdx && cdx.is_some_and(Path::exists), cdx) {
             let name = file_name(&last);
             let indexed = skitter::sink::resume_cdx(cdx, &name, repair.len)
@@ -94,9 +101,49 @@ pub fn continue_warc(
 }
 
 /// Whether the crawl's JSONL output at `path` is to be continued (it is the
-/// crawl's own) or created (it does not exist yet; now recorded as the crawl's).
-pub fn continue_jsonl(state: &DiskFrontier, path: &Path) -> anyhow::Result<bool> {
-    claim(state, JSONL_KEY, path, "--jsonl")
+/// crawl's own: `Some(floor)`, the byte offset where the current recrawl
+/// pass's lines begin) or created (`None`: it does not exist yet; now
+/// recorded as the crawl's).
+pub fn continue_jsonl(state: &DiskFrontier, path: &Path) -> anyhow::Result<Option<u64>> {
+    let owned = claim(state, JSONL_KEY, path, "--jsonl")?;
+    let floor = if !owned {
+        pass_changed(state, JSONL_KEY)?;
+        Some(0)
+    } else if pass_changed(state, JSONL_KEY)? {
+        Some(std::fs::metadata(path).map_or(0, |m| m.len()))
+    } else {
+        None
+    };
+    if let Some(floor) = floor {
+        state.put_meta(JSONL_FLOOR_KEY, floor.to_string().as_bytes())?;
+        state.flush()?;
+    }
+    if !owned {
+        return Ok(None);
+    }
+    let floor = state
+        .get_meta(JSONL_FLOOR_KEY)?
+        .and_then(|v| String::from_utf8(v).ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Ok(Some(floor))
+}
+
+/// Whether the output under `key` last wrote in another recrawl pass than
+/// the current one; records the current one. States from before recrawls
+/// count as pass 1.
+fn pass_changed(state: &DiskFrontier, key: &str) -> anyhow::Result<bool> {
+    let current = state.pass().map_or(1, |p| p.number);
+    let key = format!("{key}.pass");
+    let stored: Option<u32> = state
+        .get_meta(&key)?
+        .and_then(|v| String::from_utf8(v).ok())
+        .and_then(|v| v.parse().ok());
+    if stored != Some(current) {
+        state.put_meta(&key, current.to_string().as_bytes())?;
+        state.flush()?;
+    }
+    Ok(stored.unwrap_or(1) != current)
 }
 
 /// True when `path` is the output the state records under `key`. Otherwise, a

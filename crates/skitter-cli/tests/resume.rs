@@ -261,6 +261,8 @@ async fn a_recrawl_pass_survives_sigkill() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
+    let jsonl = dir.path().join("pages.jsonl");
+    let warc = dir.path().join("crawl.warc");
     let url = site.url("/");
     let run = |recrawl: bool| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_skitter"));
@@ -269,6 +271,10 @@ async fn a_recrawl_pass_survives_sigkill() {
             .arg(format!("--per-host={MAX_TASKS}"))
             .arg("--state")
             .arg(&state)
+            .arg("--jsonl")
+            .arg(&jsonl)
+            .arg("--warc")
+            .arg(&warc)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -341,4 +347,72 @@ async fn a_recrawl_pass_survives_sigkill() {
     let passes = status["passes"].as_array().unwrap();
     assert_eq!(passes.len(), 2, "{status}");
     assert_eq!(passes[1]["gone"].as_u64(), Some(counter("change_gone")));
+
+    // The outputs continued across the passes and the kills: the second
+    // pass's lines (those with a `change`) name each revisited URL once,
+    // though the first pass's lines name them too.
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let mut second = BTreeSet::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "page" && v.get("change").is_some() {
+            let url = v["url"].as_str().unwrap().to_string();
+            assert!(
+                second.insert(url.clone()),
+                "{url} twice in the JSONL's second pass"
+            );
+        }
+    }
+    let missing: Vec<_> = revisited.difference(&second).collect();
+    assert!(
+        missing.is_empty(),
+        "{} not in the JSONL's second pass, e.g. {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
+    // Every WARC file after the first run's is the second pass's; each URL
+    // revisited with an answer has a response or revisit record in them.
+    let mut files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("crawl")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 2, "{files:?}");
+    let mut archived = BTreeSet::new();
+    for file in &files[1..] {
+        let bytes = std::fs::read(file).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        for record in text.split("WARC/1.1\r\n").skip(1) {
+            let head = record.split("\r\n\r\n").next().unwrap_or("");
+            let field = |name: &str| {
+                head.lines()
+                    .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+            };
+            if matches!(field("WARC-Type:").as_deref(), Some("response" | "revisit"))
+                && let Some(uri) = field("WARC-Target-URI:")
+            {
+                archived.insert(uri);
+            }
+        }
+    }
+    let answered: BTreeSet<String> = report["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["status"].is_u64())
+        .map(|p| p["url"].as_str().unwrap().to_string())
+        .collect();
+    let unarchived: Vec<_> = answered.difference(&archived).collect();
+    assert!(
+        unarchived.is_empty(),
+        "{} answered in the second pass but not archived in it, e.g. {:?}",
+        unarchived.len(),
+        &unarchived[..unarchived.len().min(5)]
+    );
 }

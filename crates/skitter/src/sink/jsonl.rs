@@ -219,6 +219,14 @@ impl JsonlSink {
     /// this crawl wrote: that cut would destroy a file that is not JSON Lines. A
     /// symbolic link there is refused.
     pub fn append(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
+        JsonlSink::append_from(path, 0)
+    }
+
+    /// [`JsonlSink::append`], where only the lines from byte `floor` on are
+    /// this run's to skip again: a recrawl pass that began with the file
+    /// `floor` bytes long writes every URL again, though earlier passes'
+    /// lines name them.
+    pub fn append_from(path: impl AsRef<Path>, floor: u64) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
         let cannot = |e: io::Error| sink_error(format!("cannot append to {}: {e}", path.display()));
         let mut file = super::open_output(path, true).map_err(cannot)?;
@@ -226,7 +234,7 @@ impl JsonlSink {
         let whole = tail::whole_pages_len(&mut file, whole).map_err(cannot)?;
         file.set_len(whole).map_err(cannot)?;
         let written_before =
-            tail::tail_urls(&mut file, whole, RESUME_TAIL_LINES).map_err(cannot)?;
+            tail::tail_urls(&mut file, (floor, whole), RESUME_TAIL_LINES).map_err(cannot)?;
         io::Seek::seek(&mut file, io::SeekFrom::Start(whole)).map_err(cannot)?;
         let mut sink = JsonlSink::new(Output::File(file, path.to_path_buf()), FLUSH_EVERY);
         sink.written_before = written_before;

@@ -116,12 +116,16 @@ pub(super) fn whole_pages_len(file: &mut File, end: u64) -> io::Result<u64> {
 /// window).
 pub(super) fn tail_urls(
     file: &mut File,
-    end: u64,
+    (floor, end): (u64, u64),
     max_pages: usize,
 ) -> io::Result<HashSet<String>> {
     let mut urls = HashSet::new();
     let mut pages = 0;
-    lines_backward(file, end, |_, line| {
+    lines_backward(file, end, |at, line| {
+        // Lines before `floor` belong to an earlier recrawl pass.
+        if at < floor {
+            return false;
+        }
         if let Ok(line) = serde_json::from_slice::<Line>(line)
             && line.r#type != "item"
         {
