@@ -6,9 +6,15 @@
 # and the size of each run's WARC, for the server honouring validators (304s)
 # and for one ignoring them (every body sent again, unchanged ones found by digest).
 #
-# Usage: scripts/bench-if-modified.sh [N=2000] [SHARE=0.05]
+# Usage: scripts/bench-if-modified.sh [--smoke] [N=2000] [SHARE=0.05]
 # Needs a build of the CLI: cargo build -p skitter-cli (or set SKITTER).
+# --smoke: 200 pages, a few seconds, for CI to check that the script still runs.
 set -euo pipefail
+
+if [[ ${1:-} == --smoke ]]; then
+    shift
+    set -- 200 "${1:-0.05}"
+fi
 
 n=${1:-2000}
 share=${2:-0.05}

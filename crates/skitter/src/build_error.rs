@@ -41,7 +41,7 @@ pub enum BuildError {
     #[error(transparent)]
     Frontier(#[from] FrontierError),
     /// A setting of the built-in frontier was given together with a frontier
-    /// of the caller's ([`CrawlerBuilder::frontier`]), which it would not reach.
+    /// of the caller's ([`CrawlerBuilder::frontier`](crate::CrawlerBuilder::frontier)), which it would not reach.
     #[error(
         "{0} configures the built-in frontier and would be ignored with .frontier(): give it to that frontier instead"
     )]

@@ -9,7 +9,7 @@
 //! urls/sec the baseline lacked.
 //!
 //! The per-URL records do not stay in memory: [`Tally`] hands them to a
-//! spilling log ([`pages`]) that sorts them into runs on disk past its share of
+//! spilling log (`pages.rs`) that sorts them into runs on disk past its share of
 //! the memory budget, and [`Pages`] merges them back in URL order while the
 //! report is written. Counters stay in memory (a few per distinct kind).
 
