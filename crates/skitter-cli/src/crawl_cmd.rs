@@ -257,9 +257,12 @@ impl CrawlArgs {
         spec.max_outage = self.max_outage;
         spec.politeness = self.host_policy();
         spec.fetch = fetch;
-        // Checked here too, for the message that names the rules file.
-        self.extract.rules()?;
         spec.extract = self.extract.source()?;
+        // Checked here, for the message that names the rules file (the spec's
+        // own check cannot name it).
+        if let Some(source) = &spec.extract {
+            self.extract.parse(source.clone())?;
+        }
         Ok(spec)
     }
 

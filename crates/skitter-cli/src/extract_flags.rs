@@ -54,14 +54,16 @@ impl ExtractFlags {
 
     /// The rules, checked; `None` without `--extract` or `--field`.
     pub fn rules(&self) -> anyhow::Result<Option<Rules>> {
-        let Some(source) = self.source()? else {
-            return Ok(None);
-        };
-        let rules = Rules::from_source(source).with_context(|| match &self.extract_file {
+        self.source()?.map(|source| self.parse(source)).transpose()
+    }
+
+    /// Parses `source` (read by [`Self::source`]), naming the rules file in
+    /// the error.
+    pub fn parse(&self, source: RulesSource) -> anyhow::Result<Rules> {
+        Rules::from_source(source).with_context(|| match &self.extract_file {
             Some(path) => format!("bad extraction rules in {}", path.display()),
             None => "bad extraction rules".to_string(),
-        })?;
-        Ok(Some(rules))
+        })
     }
 }
 

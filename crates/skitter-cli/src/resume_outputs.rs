@@ -106,27 +106,23 @@ pub fn continue_warc(
 /// recorded as the crawl's).
 pub fn continue_jsonl(state: &DiskFrontier, path: &Path) -> anyhow::Result<Option<u64>> {
     let owned = claim(state, JSONL_KEY, path, "--jsonl")?;
-    let floor = if !owned {
-        pass_changed(state, JSONL_KEY)?;
-        Some(0)
-    } else if pass_changed(state, JSONL_KEY)? {
-        Some(std::fs::metadata(path).map_or(0, |m| m.len()))
-    } else {
-        None
+    let new_pass = pass_changed(state, JSONL_KEY)?;
+    let floor = match (owned, new_pass) {
+        (false, _) => 0,
+        (true, true) => std::fs::metadata(path).map_or(0, |m| m.len()),
+        (true, false) => {
+            let stored = state.get_meta(JSONL_FLOOR_KEY)?;
+            return Ok(Some(
+                stored
+                    .and_then(|v| String::from_utf8(v).ok())
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+            ));
+        }
     };
-    if let Some(floor) = floor {
-        state.put_meta(JSONL_FLOOR_KEY, floor.to_string().as_bytes())?;
-        state.flush()?;
-    }
-    if !owned {
-        return Ok(None);
-    }
-    let floor = state
-        .get_meta(JSONL_FLOOR_KEY)?
-        .and_then(|v| String::from_utf8(v).ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    Ok(Some(floor))
+    state.put_meta(JSONL_FLOOR_KEY, floor.to_string().as_bytes())?;
+    state.flush()?;
+    Ok(owned.then_some(floor))
 }
 
 /// Whether the output under `key` last wrote in another recrawl pass than

@@ -243,10 +243,8 @@ impl Fetcher {
     /// [`FetchConfig::private_access`], its host being named when it is one of
     /// [`FetchConfig::named_hosts`].
     pub async fn get(&self, url: &Url, keep: Keep) -> Result<Response, FetchFailure> {
-        let named = url
-            .host_str()
-            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h));
-        self.send(url, keep, named, true, None, None).await
+        self.send(url, keep, self.is_named(url), true, None, None)
+            .await
     }
 
     /// [`Fetcher::get`], made conditional on what an earlier fetch returned:
@@ -259,11 +257,14 @@ impl Fetcher {
         keep: Keep,
         validators: &Validators,
     ) -> Result<Response, FetchFailure> {
-        let named = url
-            .host_str()
-            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h));
-        self.send(url, keep, named, true, None, Some(validators))
+        self.send(url, keep, self.is_named(url), true, None, Some(validators))
             .await
+    }
+
+    /// Whether `url`'s host is one the user named ([`FetchConfig::named_hosts`]).
+    fn is_named(&self, url: &Url) -> bool {
+        url.host_str()
+            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h))
     }
 
     /// Makes one GET request on behalf of `origin`, the URL the user named (a

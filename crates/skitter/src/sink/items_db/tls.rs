@@ -179,7 +179,7 @@ pub(super) fn client_config(
             } else {
                 Arc::new(ChainOnly {
                     roots: store,
-                    provider: provider.clone(),
+                    signatures: Unchecked(provider.clone()),
                 })
             }
         }
@@ -230,7 +230,8 @@ struct Unchecked(Arc<CryptoProvider>);
 #[derive(Debug)]
 struct ChainOnly {
     roots: Arc<RootCertStore>,
-    provider: Arc<CryptoProvider>,
+    /// The signature checks, which are the same as without a chain check.
+    signatures: Unchecked,
 }
 
 impl ServerCertVerifier for Unchecked {
@@ -285,7 +286,7 @@ impl ServerCertVerifier for ChainOnly {
             &self.roots,
             intermediates,
             now,
-            self.provider.signature_verification_algorithms.all,
+            self.signatures.0.signature_verification_algorithms.all,
         )?;
         Ok(ServerCertVerified::assertion())
     }
@@ -296,7 +297,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        Unchecked(self.provider.clone()).verify_tls12_signature(message, cert, dss)
+        self.signatures.verify_tls12_signature(message, cert, dss)
     }
 
     fn verify_tls13_signature(
@@ -305,13 +306,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        Unchecked(self.provider.clone()).verify_tls13_signature(message, cert, dss)
+        self.signatures.verify_tls13_signature(message, cert, dss)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        self.signatures.supported_verify_schemes()
     }
 }
 
