@@ -20,26 +20,10 @@ fi
 n=${1:-${defaults[0]}}
 concurrency=${2:-${defaults[1]}}
 pages=${defaults[2]}
-bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+source "$(dirname "$0")/lib-bench.sh"
+bench_bin release
 
-work=$(mktemp -d)
-site_pid=
-cleanup() {
-    [[ -n $site_pid ]] && kill "$site_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-"$bin" testsite --pages "$pages" --ignore-stdin >"$work/site" 2>/dev/null &
-site_pid=$!
-for _ in $(seq 50); do
-    [[ -s $work/site ]] && break
-    sleep 0.1
-done
-origin=$(head -n1 "$work/site")
-origin=${origin%/}
-[[ $origin == http://127.0.0.1:* ]] || { echo "test site did not start" >&2; exit 1; }
+start_site --pages "$pages"
 
 awk -v n="$n" -v p="$pages" -v o="$origin" 'BEGIN { for (i = 0; i < n; i++) printf "%s/p/%d\n", o, i % p }' >"$work/urls.txt"
 echo "fetching $n URLs from $origin with --concurrency $concurrency" >&2

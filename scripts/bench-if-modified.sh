@@ -18,27 +18,11 @@ fi
 
 n=${1:-2000}
 share=${2:-0.05}
-bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/debug/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (cargo build -p skitter-cli, or set SKITTER)" >&2; exit 2; }
-
-work=$(mktemp -d)
-site_pid=
-cleanup() {
-    [[ -n $site_pid ]] && kill "$site_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib-bench.sh"
+bench_bin debug
 
 for mode in honour ignore; do
-    "$bin" testsite --pages "$n" --change "$share" --validators "$mode" --ignore-stdin >"$work/site" 2>/dev/null &
-    site_pid=$!
-    for _ in $(seq 50); do
-        [[ -s $work/site ]] && break
-        sleep 0.1
-    done
-    origin=$(head -n1 "$work/site")
-    origin=${origin%/}
-    [[ $origin == http://127.0.0.1:* ]] || { echo "test site did not start" >&2; exit 1; }
+    start_site --pages "$n" --change "$share" --validators "$mode"
     rm -rf "$work/out"
     echo "== $n pages, $share changed per pass, validators $mode"
     for run in 1 2; do
@@ -49,8 +33,5 @@ for mode in honour ignore; do
         # The site's next pass: 5% of the pages change.
         [[ $run == 1 ]] && "$bin" fetch "$origin/_testsite/next-pass" --no-progress 2>/dev/null
     done
-    kill "$site_pid"
-    wait "$site_pid" 2>/dev/null || true
-    site_pid=
-    : >"$work/site"
+    stop_site
 done

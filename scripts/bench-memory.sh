@@ -18,35 +18,18 @@ if [[ ${1:-} == --smoke ]]; then
     sizes=(2000)
 fi
 [[ $# -gt 0 ]] && sizes=("$@")
-bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
-
-work=$(mktemp -d)
-site_pid=
-cleanup() {
-    [[ -n $site_pid ]] && kill "$site_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib-bench.sh"
+bench_bin release
 
 printf '%12s %10s %12s %10s %s\n' pages pages/s "peak RSS MB" "wall s" report
 failed=0
 for pages in "${sizes[@]}"; do
-    "$bin" testsite --pages "$pages" --ignore-stdin >"$work/site" 2>/dev/null &
-    site_pid=$!
-    for _ in $(seq 100); do
-        [[ -s $work/site ]] && break
-        sleep 0.1
-    done
-    origin=$(head -n1 "$work/site")
-    [[ $origin == http://127.0.0.1:* ]] || { echo "test site did not start" >&2; exit 1; }
+    start_site --pages "$pages"
 
     status=0
-    /usr/bin/time -v "$bin" crawl "$origin" --max-tasks 100 --per-host 100 --no-progress \
+    /usr/bin/time -v "$bin" crawl "$origin/" --max-tasks 100 --per-host 100 --no-progress \
         --report text >"$work/report" 2>"$work/time" || status=$?
-    kill "$site_pid" 2>/dev/null || true
-    wait "$site_pid" 2>/dev/null || true
-    site_pid=
+    stop_site
 
     rss_kb=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$work/time")
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i]; print s }' "$work/time")

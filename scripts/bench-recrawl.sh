@@ -24,16 +24,8 @@ fi
 latency=${LATENCY:-5ms}
 change=${CHANGE:-0.05}
 tasks=${TASKS:-100}
-bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
-
-work=$(mktemp -d)
-site_pid=
-cleanup() {
-    [[ -n $site_pid ]] && kill "$site_pid" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib-bench.sh"
+bench_bin release
 
 crawl() { # ORIGIN STATE [FLAGS...]
     local origin=$1 state=$2
@@ -59,16 +51,8 @@ PY
 }
 
 for mode in honour ignore; do
-    "$bin" testsite --pages "$pages" --latency "$latency" --change "$change" \
-        --validators "$mode" --ignore-stdin >"$work/site" 2>/dev/null &
-    site_pid=$!
-    for _ in $(seq 50); do
-        [[ -s $work/site ]] && break
-        sleep 0.1
-    done
-    origin=$(head -n1 "$work/site")
-    origin=${origin%/}
-    [[ $origin == http://127.0.0.1:* ]] || { echo "test site did not start" >&2; exit 1; }
+    start_site --pages "$pages" --latency "$latency" --change "$change" \
+        --validators "$mode"
     echo "== validators $mode: $pages pages, latency $latency, change $change, --max-tasks $tasks"
     crawl "$origin" "$work/state-$mode" >"$work/p1.json"
     summary "pass 1" "$work/p1.json"
@@ -82,7 +66,5 @@ print(f"pass 2 / pass 1: bytes {100 * b['bytes'] / max(a['bytes'], 1):.1f}%, "
       f"speed-up {a['secs'] / max(b['secs'], 1e-9):.1f}x")
 PY
     "$bin" status "$work/state-$mode" | sed -n '/^pass/,/^ *pending/p' | grep -v pending || true
-    kill "$site_pid" 2>/dev/null || true
-    wait "$site_pid" 2>/dev/null || true
-    site_pid=
+    stop_site
 done
