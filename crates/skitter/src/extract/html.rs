@@ -10,9 +10,12 @@
 use std::cell::RefCell;
 
 use lol_html::html_content::{Element, TextChunk};
-use lol_html::{HtmlRewriter, Settings, element, text};
+use std::sync::LazyLock;
+
+use lol_html::{HtmlRewriter, Selector, Settings};
 use url::Url;
 
+use super::parsed::{on_element, on_text, parsed_selector};
 use super::{
     ExtractMode, Link, LinkKind, css, decode_attribute, decode_html, parse_srcset, refresh_target,
     trim_html_whitespace,
@@ -212,20 +215,25 @@ fn add_handlers<'h>(
     state: &'h RefCell<State>,
     mode: ExtractMode,
 ) -> Settings<'h, 'static> {
+    parsed_selector!(ANCHOR = "a[href]");
+    parsed_selector!(AREA = "area[href]");
+    parsed_selector!(BASE = "base[href]");
+    parsed_selector!(META = "meta[http-equiv][content]");
+    parsed_selector!(NOSCRIPT = "noscript");
     settings = settings
-        .append_element_content_handler(element!("a[href]", |el| {
+        .append_element_content_handler(on_element!(ANCHOR.get(), |el| {
             state
                 .borrow_mut()
                 .push_attr(el, LinkKind::Anchor, "a", "href");
             Ok(())
         }))
-        .append_element_content_handler(element!("area[href]", |el| {
+        .append_element_content_handler(on_element!(AREA.get(), |el| {
             state
                 .borrow_mut()
                 .push_attr(el, LinkKind::Anchor, "area", "href");
             Ok(())
         }))
-        .append_element_content_handler(element!("base[href]", |el| {
+        .append_element_content_handler(on_element!(BASE.get(), |el| {
             let mut state = state.borrow_mut();
             if state.base_href.is_none() {
                 let href = el.get_attribute("href").unwrap_or_default();
@@ -233,11 +241,11 @@ fn add_handlers<'h>(
             }
             Ok(())
         }))
-        .append_element_content_handler(element!("meta[http-equiv][content]", |el| {
+        .append_element_content_handler(on_element!(META.get(), |el| {
             on_meta(el, &mut state.borrow_mut());
             Ok(())
         }))
-        .append_element_content_handler(text!("noscript", move |chunk| {
+        .append_element_content_handler(on_text!(NOSCRIPT.get(), move |chunk| {
             on_noscript_text(chunk, state, mode);
             Ok(())
         }));
@@ -247,13 +255,23 @@ fn add_handlers<'h>(
     settings
 }
 
+/// One selector per element of [`RESOURCE_ATTRS`], in its order.
+static RESOURCE_SELECTORS: LazyLock<Vec<Selector>> = LazyLock::new(|| {
+    RESOURCE_ATTRS
+        .iter()
+        .map(|(tag, _)| tag.parse().expect("lol_html rejects a tag name"))
+        .collect()
+});
+
 /// Adds the subresource, `style` attribute and `<style>` text handlers.
 fn add_resource_handlers<'h>(
     mut settings: Settings<'h, 'static>,
     state: &'h RefCell<State>,
 ) -> Settings<'h, 'static> {
-    for &(tag, attrs) in RESOURCE_ATTRS {
-        settings = settings.append_element_content_handler(element!(tag, move |el| {
+    parsed_selector!(STYLED = "[style]");
+    parsed_selector!(STYLE = "style");
+    for (&(tag, attrs), selector) in RESOURCE_ATTRS.iter().zip(RESOURCE_SELECTORS.iter()) {
+        settings = settings.append_element_content_handler(on_element!(selector, move |el| {
             if tag == "link" && is_connection_hint(el) {
                 return Ok(());
             }
@@ -265,7 +283,7 @@ fn add_resource_handlers<'h>(
         }));
     }
     settings
-        .append_element_content_handler(element!("[style]", |el| {
+        .append_element_content_handler(on_element!(STYLED.get(), |el| {
             let tag = el.tag_name();
             let tag = STYLED_TAGS
                 .iter()
@@ -279,7 +297,7 @@ fn add_resource_handlers<'h>(
             });
             Ok(())
         }))
-        .append_element_content_handler(text!("style", |chunk| {
+        .append_element_content_handler(on_text!(STYLE.get(), |chunk| {
             on_style_text(chunk, &mut state.borrow_mut());
             Ok(())
         }))

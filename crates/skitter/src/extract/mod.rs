@@ -36,6 +36,7 @@ mod charset;
 mod css;
 mod header;
 mod html;
+pub(crate) mod parsed;
 mod srcset;
 
 use std::borrow::Cow;

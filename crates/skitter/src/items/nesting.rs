@@ -33,6 +33,9 @@ const RAW_TEXT: [&str; 8] = [
 /// The byte offset of the tag that first nests deeper than [`MAX_DEPTH`], if any.
 pub(crate) fn too_deep_at(html: &str) -> Option<usize> {
     let bytes = html.as_bytes();
+    // Every counted tag starts with a `<`: a page with no more of them than
+    // the limit cannot pass it, and a count is far cheaper than the scan.
+    memchr::memchr_iter(b'<', bytes).nth(MAX_DEPTH)?;
     let mut depth = 0usize;
     let mut pos = 0;
     while let Some(found) = memchr(b'<', &bytes[pos..]) {

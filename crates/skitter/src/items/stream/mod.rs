@@ -23,10 +23,13 @@
 mod select;
 mod tree;
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use lol_html::html_content::{Element, TextChunk, TextType};
-use lol_html::{HtmlRewriter, Settings, doc_comments, doc_text, doctype, element};
+use lol_html::{HtmlRewriter, Settings, doc_comments, doc_text, doctype};
+
+use crate::extract::parsed::{on_element, parsed_selector};
 
 use super::limits::{MAX_MATCHES, MAX_NODE_VISITS, MAX_VALUE_BYTES};
 use super::nesting;
@@ -99,7 +102,7 @@ impl<'t, 'r> StreamPass<'t, 'r> {
     /// [stream](RuleSet::streams)) over `text`; declined at once for a page
     /// with a NUL or nested deeper than the DOM path reads.
     pub(crate) fn new(text: &'t str, sets: Vec<&'r RuleSet>) -> Result<Self, Declined> {
-        if text.as_bytes().contains(&0) || nesting::too_deep_at(text).is_some() {
+        if memchr::memchr(0, text.as_bytes()).is_some() || nesting::too_deep_at(text).is_some() {
             return Err(Declined);
         }
         let mut fields = Vec::new();
@@ -129,7 +132,7 @@ impl<'t, 'r> StreamPass<'t, 'r> {
             },
             relevant,
             cursor: 0,
-            pending: String::new(),
+            pending: None,
             declined: false,
             nodes: 4,
         };
@@ -141,9 +144,10 @@ impl<'t, 'r> StreamPass<'t, 'r> {
 
     /// `settings` with the pass's handlers added.
     pub(crate) fn handlers<'h>(&'h self, settings: Settings<'h, 'static>) -> Settings<'h, 'static> {
+        parsed_selector!(ANY = "*");
         let pass = &self.pass;
         settings
-            .append_element_content_handler(element!("*", move |el| {
+            .append_element_content_handler(on_element!(ANY.get(), move |el| {
                 guarded(pass, |p| p.on_start(el));
                 Ok(())
             }))
@@ -168,7 +172,7 @@ impl<'t, 'r> StreamPass<'t, 'r> {
             return Err(Declined);
         }
         pass.gap(pass.text.len());
-        if pass.declined || !pass.pending.is_empty() {
+        if pass.declined || pass.pending.is_some() {
             return Err(Declined);
         }
         pass.tree.finish(&mut pass.capture)?;
@@ -263,18 +267,7 @@ impl Capture<'_> {
             let Some(out) = &mut self.fields[a.wanted].values[a.value] else {
                 continue;
             };
-            // As `html::text`, whitespace runs become one space, trimmed.
-            for c in t.chars() {
-                if c.is_whitespace() {
-                    a.space = !out.is_empty();
-                } else {
-                    if a.space {
-                        out.push(' ');
-                        a.space = false;
-                    }
-                    out.push(c);
-                }
-            }
+            collapse_into(out, &mut a.space, t);
             if out.len() > MAX_VALUE_BYTES {
                 self.declined = true;
             }
@@ -314,8 +307,9 @@ struct Pass<'t, 'r> {
     /// Where the last token seen ends: what lies between it and the next one
     /// is end tags, which `lol_html` does not report.
     cursor: usize,
-    /// The text node so far (it comes in chunks).
-    pending: String,
+    /// Where the text node so far starts, its length, and where its last
+    /// chunk ends (it comes in chunks).
+    pending: Option<(usize, usize, usize)>,
     declined: bool,
     /// Nodes the DOM could hold at most (elements, text nodes, comments).
     nodes: u64,
@@ -348,41 +342,61 @@ impl Pass<'_, '_> {
         }
         let mut attrs: Vec<(String, String)> = Vec::new();
         for a in el.attributes() {
-            let n = a.name();
-            if !self.relevant.contains(&n) || attrs.iter().any(|(k, _)| *k == n) {
+            // Names and values are read in place from the page (`lol_html`
+            // reports where they are), so only the relevant ones are copied.
+            let (n, raw) = match source_attr(self.text, a) {
+                Some((n, v)) => (Cow::Borrowed(n), Cow::Borrowed(v)),
+                None => (Cow::Owned(a.name()), Cow::Owned(a.value())),
+            };
+            let Some(known) = self.relevant.iter().find(|r| r.eq_ignore_ascii_case(&n)) else {
+                continue;
+            };
+            if attrs.iter().any(|(k, _)| k == known) {
                 continue;
             }
-            let raw = a.value();
             let value = crate::extract::decode_attribute(&normalize_newlines(&raw)).into_owned();
-            attrs.push((n, value));
+            attrs.push((known.clone(), value));
         }
-        if self.tree.start(&name, attrs, &mut self.capture).is_err() {
+        if self.tree.start(name, attrs, &mut self.capture).is_err() {
             self.decline();
         }
     }
 
     fn on_text(&mut self, chunk: &TextChunk) {
         let at = chunk.source_location().bytes();
-        if self.pending.is_empty() {
+        if self.pending.is_none() {
             self.gap(at.start);
         }
         self.cursor = self.cursor.max(at.end);
         if !self.live() {
             return;
         }
-        self.pending.push_str(chunk.as_str());
+        let len = chunk.as_str().len();
+        if len > 0 {
+            let (start, so_far, _) = self.pending.unwrap_or((at.start, 0, 0));
+            self.pending = Some((start, so_far + len, at.end));
+        }
         if !chunk.last_in_text_node() {
             return;
         }
-        let raw = std::mem::take(&mut self.pending);
-        if raw.is_empty() {
+        let Some((start, len, end)) = self.pending.take() else {
             return;
-        }
+        };
+        // The chunks are the page's text as written (it is UTF-8 without
+        // NUL, so `lol_html` changes nothing), one after the other: the node
+        // is the slice they span, read in place rather than copied together.
+        let Some(raw) = self
+            .text
+            .get(start..start + len)
+            .filter(|_| start + len == end)
+        else {
+            return self.decline();
+        };
         self.nodes += 1;
-        let text = normalize_newlines(&raw);
+        let text = normalize_newlines(raw);
         let text = match chunk.text_type() {
-            TextType::Data | TextType::RCData => htmlize::unescape(text.as_ref()).into_owned(),
-            TextType::RawText | TextType::ScriptData => text.into_owned(),
+            TextType::Data | TextType::RCData => htmlize::unescape(text),
+            TextType::RawText | TextType::ScriptData => text,
             _ => return self.decline(),
         };
         match self.tree.text(&text, &mut self.capture) {
@@ -420,7 +434,13 @@ impl Pass<'_, '_> {
                 .bytes()
                 .take_while(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/'))
                 .count();
-            let name = inside[..name_len].to_ascii_lowercase();
+            let name = &inside[..name_len];
+            // Written in lower case, as nearly every end tag is: no copy.
+            let name: Cow<'_, str> = if name.bytes().any(|b| b.is_ascii_uppercase()) {
+                Cow::Owned(name.to_ascii_lowercase())
+            } else {
+                Cow::Borrowed(name)
+            };
             let tail = &inside[name_len..];
             let plain = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
                 && name.bytes().all(|b| {
@@ -450,12 +470,137 @@ fn guarded(pass: &RefCell<Pass<'_, '_>>, work: impl FnOnce(&mut Pass<'_, '_>)) {
     }
 }
 
+/// Appends `t` to `out` as `html::text` collapses it: every run of
+/// whitespace (`char::is_whitespace`) becomes one space, none at the start;
+/// `space` carries a run pending across text nodes. Prose, words parted by
+/// single spaces, is copied a stretch at a time: a push per character was
+/// most of the pass's cost on pages of prose, and a push per word half of it.
+fn collapse_into(out: &mut String, space: &mut bool, t: &str) {
+    if let Some(words) = plain_prose(t) {
+        if words.len() < t.len() && (t.starts_with(' ') || words.is_empty()) {
+            *space = !out.is_empty();
+        }
+        if !words.is_empty() {
+            if *space {
+                out.push(' ');
+            }
+            out.push_str(words);
+            *space = t.ends_with(' ');
+        }
+        return;
+    }
+    let bytes = t.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let run = i;
+        while i < bytes.len() {
+            match space_len(t, i) {
+                0 => break,
+                n => i += n,
+            }
+        }
+        if i > run {
+            *space = !out.is_empty();
+        }
+        if i == bytes.len() {
+            return;
+        }
+        let start = i;
+        loop {
+            i = word_end(t, i);
+            // One plain space between two words stays as it is.
+            if bytes.get(i) == Some(&b' ') && i + 1 < bytes.len() && space_len(t, i + 1) == 0 {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        if *space {
+            out.push(' ');
+            *space = false;
+        }
+        out.push_str(&t[start..i]);
+    }
+}
+
+/// `t` without one leading and one trailing space, when that leaves words
+/// of printable ASCII parted by single spaces: the whole text then collapses
+/// to itself. The checks are whole-slice folds without early exits, which
+/// the compiler turns into vector code.
+fn plain_prose(t: &str) -> Option<&str> {
+    let bytes = t.as_bytes();
+    let odd = bytes
+        .iter()
+        .fold(0u8, |acc, &b| acc | u8::from(b < b' ') | (b >> 7));
+    let doubled = bytes
+        .iter()
+        .zip(bytes.iter().skip(1))
+        .fold(0u8, |acc, (&a, &b)| acc | u8::from(a == b' ' && b == b' '));
+    if odd | doubled != 0 {
+        return None;
+    }
+    let t = t.strip_prefix(' ').unwrap_or(t);
+    Some(t.strip_suffix(' ').unwrap_or(t))
+}
+
+/// The length of the whitespace character at `i` (a character boundary of
+/// `s`), or 0 when it is not whitespace.
+fn space_len(s: &str, i: usize) -> usize {
+    match s.as_bytes()[i] {
+        b' ' | b'\t'..=b'\r' => 1,
+        b if b < 0x80 => 0,
+        _ => s[i..]
+            .chars()
+            .next()
+            .filter(|c| c.is_whitespace())
+            .map_or(0, char::len_utf8),
+    }
+}
+
+/// Where the first whitespace character at or after `i` (a character
+/// boundary of `s`) starts, or the length of `s`: ASCII bytes are judged as
+/// bytes, others as characters.
+fn word_end(s: &str, mut i: usize) -> usize {
+    let bytes = s.as_bytes();
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            if matches!(b, b' ' | b'\t'..=b'\r') {
+                return i;
+            }
+            i += 1;
+        } else {
+            // `i` follows an ASCII byte or a whole character.
+            let c = s[i..].chars().next().unwrap_or(' ');
+            if c.is_whitespace() {
+                return i;
+            }
+            i += c.len_utf8();
+        }
+    }
+    bytes.len()
+}
+
+/// An attribute's name and value as written in `text`, when `lol_html` knows
+/// where they are (it does for every attribute it read from the page).
+fn source_attr<'t>(
+    text: &'t str,
+    a: &lol_html::html_content::Attribute<'_>,
+) -> Option<(&'t str, &'t str)> {
+    let name = text.get(a.name_source_location()?.bytes())?;
+    let value = match a.value_source_location() {
+        Some(at) => text.get(at.bytes())?,
+        None => "",
+    };
+    Some((name, value))
+}
+
 /// CR LF and lone CR as LF, as the HTML tokenizer reads its input.
-fn normalize_newlines(s: &str) -> std::borrow::Cow<'_, str> {
+fn normalize_newlines(s: &str) -> Cow<'_, str> {
     if s.contains('\r') {
-        std::borrow::Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
+        Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
-        std::borrow::Cow::Borrowed(s)
+        Cow::Borrowed(s)
     }
 }
 

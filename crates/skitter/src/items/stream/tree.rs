@@ -318,15 +318,13 @@ impl Tree {
     /// A start tag; `attrs` as for [`Open::attrs`].
     pub(crate) fn start(
         &mut self,
-        name: &str,
+        name: String,
         attrs: Vec<(String, String)>,
         sink: &mut impl Sink,
     ) -> Result<(), Declined> {
         self.skip_lf = false;
-        let el = Open {
-            name: name.to_string(),
-            attrs,
-        };
+        let el = Open { name, attrs };
+        let name = el.name.as_str();
         loop {
             match self.phase {
                 Phase::BeforeHtml => {

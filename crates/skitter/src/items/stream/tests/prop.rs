@@ -237,3 +237,47 @@ fn streaming_gives_the_doms_items_or_declines() {
         streamed.get()
     );
 }
+
+/// The per-character collapse that `collapse_into` must equal.
+fn collapse_reference(out: &mut String, space: &mut bool, t: &str) {
+    for c in t.chars() {
+        if c.is_whitespace() {
+            *space = !out.is_empty();
+        } else {
+            if *space {
+                out.push(' ');
+                *space = false;
+            }
+            out.push(c);
+        }
+    }
+}
+
+#[test]
+fn collapsing_by_stretches_equals_collapsing_by_characters() {
+    let pieces = prop::sample::select(vec![
+        "a", "word", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{c}", "\u{a0}", "\u{2003}", "é",
+        "\u{85}", "x y", "日本",
+    ]);
+    let node = prop::collection::vec(pieces, 0..12).prop_map(|v| v.concat());
+    let strategy = prop::collection::vec(node, 1..4);
+    let mut runner = TestRunner::new(Config {
+        cases: 2000,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed_c011),
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |nodes| {
+            let (mut want, mut want_space) = (String::new(), false);
+            let (mut got, mut got_space) = (String::new(), false);
+            for t in &nodes {
+                collapse_reference(&mut want, &mut want_space, t);
+                super::super::collapse_into(&mut got, &mut got_space, t);
+                prop_assert_eq!(&got, &want);
+                prop_assert_eq!(got_space, want_space);
+            }
+            Ok(())
+        })
+        .unwrap();
+}
