@@ -213,10 +213,13 @@ pub async fn run_clean(clean: CleanArgs) -> anyhow::Result<u8> {
     };
     // Connecting first fails fast on an unreachable server; `clean` would wait.
     let frontier = connect(&clean.target, options).await?;
-    let prefix = frontier.key_prefix().to_string();
+    let mut prefix = format!("{}*", frontier.key_prefix());
+    if frontier.shards() > 1 {
+        prefix.push_str(&format!(" and {} more shards", frontier.shards() - 1));
+    }
     drop(frontier);
     let removed = RedisFrontier::clean(&clean.target.redis, &clean.target.crawl).await?;
-    println!("removed {removed} keys ({prefix}*)");
+    println!("removed {removed} keys ({prefix})");
     Ok(0)
 }
 

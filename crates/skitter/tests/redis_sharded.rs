@@ -127,6 +127,25 @@ async fn the_claim_limit_is_crawl_wide(url: &str, crawl: &str) {
     assert!(a.claim_limit_reached());
 }
 
+/// A dead worker's leases do not keep a crawl whose limit is used up alive:
+/// they expire and the crawl ends.
+async fn a_used_up_limit_ends_despite_a_dead_workers_leases(url: &str, crawl: &str) {
+    let opts = RedisOptions {
+        max_claims: Some(5),
+        lease: Duration::from_millis(300),
+        ..options(4)
+    };
+    let dead = worker(url, crawl, opts).await;
+    dead.offer(pages(10)).await.unwrap();
+    assert_eq!(drain(&dead).await.len(), 5);
+    drop(dead);
+    let alive = worker(url, crawl, opts).await;
+    assert!(matches!(alive.claim().await.unwrap(), Claim::Wait(_)));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(matches!(alive.claim().await.unwrap(), Claim::Exhausted));
+    assert!(alive.claim_limit_reached());
+}
+
 /// A dead worker's leases, in whichever shard, come back to another worker.
 async fn expired_leases_come_back_from_any_shard(url: &str, crawl: &str) {
     let short = RedisOptions {
@@ -175,6 +194,7 @@ async fn one_server_sharded_crawl() {
     let url = server.url();
     dedups_claims_everything_and_ends(&url, "all").await;
     the_claim_limit_is_crawl_wide(&url, "limit").await;
+    a_used_up_limit_ends_despite_a_dead_workers_leases(&url, "limit-dead").await;
     expired_leases_come_back_from_any_shard(&url, "expired").await;
     contract_checks(&url, "contract").await;
     // Every shard's keys are found and removed.
@@ -198,6 +218,7 @@ async fn three_master_cluster_sharded_crawl() {
         );
     }
     the_claim_limit_is_crawl_wide(&url, "limit").await;
+    a_used_up_limit_ends_despite_a_dead_workers_leases(&url, "limit-dead").await;
     expired_leases_come_back_from_any_shard(&url, "expired").await;
     contract_checks(&url, "contract").await;
     let removed = RedisFrontier::clean(&url, "all").await.unwrap();

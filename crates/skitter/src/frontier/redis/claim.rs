@@ -61,7 +61,10 @@ impl RedisFrontier {
         let mut wait: Option<Duration> = None;
         for i in 0..usize::from(shards) {
             let k = u16::try_from((start.wrapping_add(i)) % usize::from(shards)).unwrap_or(0);
-            match self.claim_in(k).await? {
+            match self
+                .claim_in(k, script_limit(shards, self.shared.options.max_claims))
+                .await?
+            {
                 Claim::Ready(lease) => return Ok(Claim::Ready(lease)),
                 Claim::Wait(w) => {
                     let w = w.unwrap_or(poll);
@@ -81,16 +84,11 @@ impl RedisFrontier {
         }
     }
 
-    /// One claim script on shard `k`, dropping malformed entries it meets.
-    async fn claim_in(&self, k: u16) -> Result<Claim, FrontierError> {
+    /// One claim script on shard `k` with the script's own claim limit
+    /// (0: none), dropping malformed entries it meets.
+    async fn claim_in(&self, k: u16, script_limit: u64) -> Result<Claim, FrontierError> {
         let options = self.shared.options;
         let shards = &self.shared.shards;
-        // With several shards the limit is the reservation's, not the script's.
-        let script_limit = if shards.len() == 1 {
-            options.max_claims.unwrap_or(0)
-        } else {
-            0
-        };
         loop {
             let mut call = self.invocation(k, &self.shared.scripts.claim);
             call.arg(options.policy.max_in_flight.max(1))
@@ -204,10 +202,16 @@ impl RedisFrontier {
     }
 
     /// The limit is used up: the crawl ends for everyone once no lease is out.
+    /// Retries waiting are not counted: nothing more will claim them.
     async fn limit_used_up(&self) -> Result<Claim, FrontierError> {
         for (k, _) in self.shared.shards.all() {
-            // Retries waiting are not counted: nothing more will claim them.
-            if self.shard_state(k).await?.leases > 0 {
+            if self.shard_state(k).await?.leases == 0 {
+                continue;
+            }
+            // A shard with a lease out has claimed at least once, so its claim
+            // script with a limit of one requeues its expired leases (a dead
+            // worker's) and answers without claiming: exhausted once none is out.
+            if !matches!(self.claim_in(k, 1).await?, Claim::Exhausted) {
                 return Ok(Claim::Wait(Some(self.shared.options.poll)));
             }
         }
@@ -230,6 +234,16 @@ impl RedisFrontier {
                 .arg(super::encode_request(request));
         }
         self.run_script::<usize>("offer", &call).await
+    }
+}
+
+/// The claim limit a shard's claim script enforces: the crawl's with one
+/// shard; none with several, where the reservation counter holds it.
+fn script_limit(shards: u16, max_claims: Option<u64>) -> u64 {
+    if shards == 1 {
+        max_claims.unwrap_or(0)
+    } else {
+        0
     }
 }
 
