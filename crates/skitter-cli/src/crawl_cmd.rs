@@ -185,7 +185,8 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "state")]
     pub spill_dir: Option<PathBuf>,
     /// Start (or join) a crawl shared through this Redis server
-    /// (redis://HOST:PORT/DB); more machines join with `skitter worker`.
+    /// (redis://HOST:PORT/DB), or Redis Cluster (redis+cluster://HOST:PORT[,HOST:PORT…]);
+    /// more machines join with `skitter worker`.
     /// Output file names get a worker id: crawl.warc.gz → crawl-wHOST-PID.warc.gz.
     #[arg(long, value_name = "URL", requires = "crawl")]
     pub redis: Option<String>,
@@ -196,6 +197,13 @@ pub struct CrawlArgs {
     /// heartbeat before another worker may take it over.
     #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
     pub lease: Duration,
+    /// With --redis, for a new crawl: how many shards to split it into (1 to
+    /// 1024; each host's queue, politeness and seen URLs live in one shard, each
+    /// shard under its own Redis Cluster hash tag). Default: 16 with a
+    /// redis+cluster:// URL, 1 otherwise. A crawl keeps the count it was
+    /// created with.
+    #[arg(long, value_name = "N", requires = "redis", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub redis_shards: Option<u16>,
 }
 
 impl CrawlArgs {

@@ -51,7 +51,8 @@ const QUICK_OUTAGE: Duration = Duration::from_secs(5);
 /// Which shared crawl: the Redis server and the crawl's name.
 #[derive(Args, Debug, Clone)]
 pub struct Target {
-    /// The Redis server holding the crawl (redis://HOST:PORT/DB).
+    /// The Redis server holding the crawl (redis://HOST:PORT/DB), or a Redis
+    /// Cluster named by any of its nodes (redis+cluster://HOST:PORT[,HOST:PORT…]).
     #[arg(long, value_name = "URL")]
     pub redis: String,
     /// The crawl's name.
@@ -148,7 +149,11 @@ pub async fn run_shared(args: CrawlArgs, cancel: CancellationToken) -> anyhow::R
     // Bad options are reported before anything is stored in Redis or
     // written to disk.
     spec.builder()?.max_tasks(own.max_tasks).build()?;
-    let frontier = connect(&target, redis_options(&spec, own.lease)).await?;
+    let options = RedisOptions {
+        shards: Some(args.redis_shards.unwrap_or(default_shards(&target.redis))),
+        ..redis_options(&spec, own.lease)
+    };
+    let frontier = connect(&target, options).await?;
     let stored = spec.to_json()?;
     if frontier.put_meta_if_absent(META_SPEC, &stored).await? {
         frontier.put_meta(META_VERSION, VERSION).await?;
@@ -208,11 +213,24 @@ pub async fn run_clean(clean: CleanArgs) -> anyhow::Result<u8> {
     };
     // Connecting first fails fast on an unreachable server; `clean` would wait.
     let frontier = connect(&clean.target, options).await?;
-    let prefix = frontier.key_prefix().to_string();
+    let mut prefix = format!("{}*", frontier.key_prefix());
+    if frontier.shards() > 1 {
+        prefix.push_str(&format!(" and {} more shards", frontier.shards() - 1));
+    }
     drop(frontier);
     let removed = RedisFrontier::clean(&clean.target.redis, &clean.target.crawl).await?;
-    println!("removed {removed} keys ({prefix}*)");
+    println!("removed {removed} keys ({prefix})");
     Ok(0)
+}
+
+/// Shards of a new crawl unless `--redis-shards` says: enough for a cluster
+/// to spread a crawl evenly over a few masters, one on a single server.
+fn default_shards(url: &str) -> u16 {
+    if url.starts_with("redis+cluster://") {
+        16
+    } else {
+        1
+    }
 }
 
 fn redis_options(spec: &CrawlSpec, lease: Duration) -> RedisOptions {

@@ -9,23 +9,36 @@ use url::Url;
 
 use super::super::{FrontierError, HostKey, Request};
 
-/// Bits of the fingerprint that pick the seen bucket: 2^18 hashes, so a crawl
-/// of up to ~25 million URLs keeps under Redis' default 128 entries per hash
-/// and every bucket stays a compact listpack.
+/// Bits of the fingerprint that pick the seen bucket of a one-shard crawl:
+/// 2^18 hashes, so a crawl of up to ~25 million URLs keeps under Redis'
+/// default 128 entries per hash and every bucket stays a compact listpack.
+/// A crawl of S shards uses 2^18 buckets in all (fewer per shard, see
+/// [`SeenSlots`]), so its buckets fill as densely.
 const BUCKET_BITS: u32 = 18;
 
-/// The key names of one crawl, all under `skitter:{NAME}:`.
+/// The most shards a crawl may have.
+pub(crate) const MAX_SHARDS: u16 = 1024;
+
+/// Marks a shard number in a hash tag (`{NAME#3}`), hence not allowed in names.
+const SHARD_MARK: char = '#';
+
+/// The key names of one slot of a crawl: all under one hash tag.
 #[derive(Clone, Debug)]
 pub(crate) struct Keys {
     prefix: String,
 }
 
 impl Keys {
-    /// Keys for crawl `crawl`; the braces make the name a cluster hash tag.
+    /// The crawl-wide keys of crawl `crawl` (`skitter:{NAME}:`, also shard 0's);
+    /// the braces make the name a cluster hash tag.
     pub(crate) fn new(crawl: &str) -> Result<Keys, FrontierError> {
-        if crawl.is_empty() || crawl.contains(['{', '}']) || crawl.chars().any(char::is_control) {
+        if crawl.is_empty()
+            || crawl.contains(['{', '}', SHARD_MARK])
+            || crawl.chars().any(char::is_control)
+        {
             return Err(FrontierError::Storage(format!(
-                "invalid crawl name {crawl:?}: it must be non-empty, without braces or control characters"
+                "invalid crawl name {crawl:?}: it must be non-empty, without braces, \
+                 '{SHARD_MARK}' or control characters"
             )));
         }
         Ok(Keys {
@@ -33,7 +46,21 @@ impl Keys {
         })
     }
 
-    /// `skitter:{NAME}:`, the start of every key of the crawl.
+    /// The keys of shard `k` of crawl `crawl`: shard 0 shares the crawl-wide
+    /// tag (so a one-shard crawl has the layout of before shards), shard k > 0
+    /// lives under `skitter:{NAME#k}:`, its own hash tag, so a cluster spreads
+    /// the shards over its masters.
+    pub(crate) fn shard(crawl: &str, k: u16) -> Result<Keys, FrontierError> {
+        let base = Keys::new(crawl)?;
+        if k == 0 {
+            return Ok(base);
+        }
+        Ok(Keys {
+            prefix: format!("skitter:{{{crawl}{SHARD_MARK}{k}}}:"),
+        })
+    }
+
+    /// `skitter:{TAG}:`, the start of every key of this slot.
     pub(crate) fn prefix(&self) -> &str {
         &self.prefix
     }
@@ -48,7 +75,7 @@ impl Keys {
         ["count", "ready", "leases", "lease"].map(|k| self.key(k))
     }
 
-    /// A SCAN pattern matching every key of the crawl and nothing else.
+    /// A SCAN pattern matching every key of this slot and nothing else.
     pub(crate) fn scan_pattern(&self) -> String {
         let mut pattern = String::with_capacity(self.prefix.len() + 1);
         for c in self.prefix.chars() {
@@ -62,14 +89,41 @@ impl Keys {
     }
 }
 
-/// The seen-set bucket (a hash key suffix) and field of a fingerprint. The
-/// field keeps the low 112 bits; with the bucket's top 18 the whole 128-bit
-/// fingerprint is kept, so dedup is exactly as strong as the fingerprint.
-pub(crate) fn seen_slot(fingerprint: u128) -> (String, [u8; 14]) {
-    let bucket = fingerprint >> (128 - BUCKET_BITS);
-    let mut field = [0u8; 14];
-    field.copy_from_slice(&fingerprint.to_be_bytes()[2..]);
-    (format!("{bucket:x}"), field)
+/// Which shard a host's keys live in: a fixed hash of `host:port`, so every
+/// worker agrees without asking (xxh3 is stable across versions and machines).
+pub(crate) fn shard_of(host: &HostKey, shards: u16) -> u16 {
+    let h = xxhash_rust::xxh3::xxh3_64(host.as_str().as_bytes());
+    // The remainder is below `shards`, a u16.
+    u16::try_from(h % u64::from(shards.max(1))).unwrap_or(0)
+}
+
+/// How fingerprints map to seen buckets in a crawl of some number of shards.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SeenSlots {
+    bits: u32,
+}
+
+impl SeenSlots {
+    /// The split for a crawl of `shards` shards: 2^18 buckets over all shards
+    /// (at least 2^8 per shard).
+    pub(crate) fn new(shards: u16) -> SeenSlots {
+        let spread = u32::from(shards.max(1))
+            .next_power_of_two()
+            .trailing_zeros();
+        SeenSlots {
+            bits: BUCKET_BITS.saturating_sub(spread).max(8),
+        }
+    }
+
+    /// The seen-set bucket (a hash key suffix) and field of a fingerprint. The
+    /// field keeps the bits the bucket does not (14 bytes with 16 or more
+    /// bucket bits, else 15), so dedup is exactly as strong as the fingerprint.
+    pub(crate) fn slot(self, fingerprint: u128) -> (String, Vec<u8>) {
+        let bucket = fingerprint >> (128 - self.bits);
+        let skip = if self.bits >= 16 { 2 } else { 1 };
+        let field = fingerprint.to_be_bytes()[skip..].to_vec();
+        (format!("{bucket:x}"), field)
+    }
 }
 
 /// The text stored in a host queue: `depth TAB redirects_left TAB url TAB parent`.
@@ -152,15 +206,36 @@ mod tests {
     #[test]
     fn seen_slot_keeps_every_bit() {
         let cases = [0u128, u128::MAX, 1 << 110, 1 << 111, 1 << 127, 0x1234_5678];
-        for fp in cases {
-            let (bucket, field) = seen_slot(fp);
-            let high = u128::from_str_radix(&bucket, 16).unwrap() << 110;
-            let low = field
-                .iter()
-                .fold(0u128, |acc, b| (acc << 8) | u128::from(*b));
-            assert_eq!(high | low, fp, "{fp:x}");
+        for (shards, top) in [(1, "3ffff"), (3, "ffff"), (16, "3fff"), (1024, "ff")] {
+            let slots = SeenSlots::new(shards);
+            for fp in cases {
+                let (bucket, field) = slots.slot(fp);
+                let high = u128::from_str_radix(&bucket, 16).unwrap() << (128 - slots.bits);
+                let low = field
+                    .iter()
+                    .fold(0u128, |acc, b| (acc << 8) | u128::from(*b));
+                assert_eq!(high | low, fp, "{fp:x} in {shards} shards");
+            }
+            assert_eq!(slots.slot(u128::MAX).0, top, "{shards} shards");
         }
-        assert_eq!(seen_slot(u128::MAX).0, "3ffff");
+        assert_eq!(SeenSlots::new(1).slot(7).1.len(), 14);
+    }
+
+    #[test]
+    fn shards_have_their_own_tags_and_hosts_spread() {
+        assert_eq!(Keys::shard("n", 0).unwrap().prefix(), "skitter:{n}:");
+        assert_eq!(Keys::shard("n", 5).unwrap().prefix(), "skitter:{n#5}:");
+        assert!(Keys::new("a#1").is_err());
+        let url = |i: u32| Url::parse(&format!("http://h{i}.test/")).unwrap();
+        let mut used = [0u32; 4];
+        for i in 0..400 {
+            let host = HostKey::of(&url(i));
+            let k = shard_of(&host, 4);
+            assert_eq!(k, shard_of(&host, 4), "stable");
+            used[usize::from(k)] += 1;
+        }
+        assert!(used.iter().all(|&n| n > 50), "{used:?}");
+        assert_eq!(shard_of(&HostKey::of(&url(1)), 1), 0);
     }
 
     #[test]

@@ -14,33 +14,61 @@
 //!
 //! # Key layout
 //!
-//! All keys of crawl `NAME` start with `skitter:{NAME}:`; the braces are a
-//! Redis Cluster hash tag, so one crawl lives on one slot.
+//! A crawl is split into S shards (see `shard`; S is fixed when the crawl is
+//! created, 1 unless asked otherwise). Each host belongs to one shard, and the
+//! shard's keys all start with one prefix holding a Redis Cluster hash tag:
+//! `skitter:{NAME}:` for shard 0 and `skitter:{NAME#k}:` for shard k, so a
+//! cluster spreads the shards over its masters while every script touches one
+//! slot. A discovered URL is deduplicated and queued in its own host's shard.
+//! The crawl-wide `stats` and `meta` hashes (and `claims`, the reservation
+//! counter of `max_claims` when S > 1) live under `skitter:{NAME}:`. A one-shard
+//! crawl has exactly the layout skitter used before shards.
+//!
+//! Keys of one shard:
 //!
 //! | key | type | holds |
 //! |-----|------|-------|
-//! | `seen:<b>` | hash | seen set: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks) |
+//! | `seen:<b>` | hash | seen set of the shard's hosts: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks); with S > 1, 2^18 buckets over all shards (fewer bits per shard, a 15-byte field below 16) |
 //! | `q:<host:port>` | list | that host's queue; entries are tab-separated `depth redirects_left url parent` |
 //! | `r:<host:port>` | zset | that host's retries: `tries<TAB>entry` → when it may go again (ms) |
 //! | `h:<host:port>` | hash | host politeness (the Lua twin of `frontier::politeness`): `inflight`, `limit` (concurrency, cut in distress), `floor` (Crawl-delay ms), `next` (next allowed start, ms), `gap`/`gcut`/`cat` (distress gap now and at the last cut, and when that was, ms), `avg`/`last` (recent pace, last start), `wt`/`wf` (window answers, failures), `sc` (answers since the last cut) |
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
 //! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires |
-//! | `count` | hash | `queued`, `retrying`, `seen`, `claimed`, `lease_seq` |
-//! | `stats` | hash | crawl-wide totals the workers add to |
-//! | `meta` | hash | crawl-wide metadata (roots, options) for joining workers |
+//! | `count` | hash | the shard's `queued`, `retrying`, `seen`, `claimed`, `lease_seq` (crawl-wide figures are their sums) |
 //! | `v:<b>` | hash | each fetched URL's visit for a recrawl, bucketed like `seen` (see `visit`) |
+//!
+//! Crawl-wide, under `skitter:{NAME}:`:
+//!
+//! | key | type | holds |
+//! |-----|------|-------|
+//! | `stats` | hash | crawl-wide totals the workers add to |
+//! | `meta` | hash | crawl-wide metadata (roots, options, `shards`) for joining workers |
+//! | `claims` | string | with S > 1 and `max_claims`: claims reserved so far |
+//!
+//! Lease ids are `seq * S + k` for lease `seq` of shard k.
+//!
+//! # The end of a crawl across shards
+//!
+//! A crawl is over when every shard is empty with no lease out at one
+//! instant. Shards are separate slots, so that is checked in two passes (see
+//! `claim`): every shard empty and without leases in both, and no shard's
+//! `seen` or `lease_seq` moved in between. Anything that could make an empty
+//! shard busy again is an offer (moves `seen`) or a claim (moves
+//! `lease_seq`), so at any instant between the passes every shard was idle.
 //!
 //! Buckets stay listpacks while they hold at most `hash-max-listpack-entries`
 //! (default 128) fields, i.e. up to about 25 million seen URLs; raise that
 //! setting for bigger crawls.
 
+mod claim;
 mod layout;
 mod link;
+mod shard;
 mod visit;
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -50,13 +78,13 @@ use rand::RngExt;
 use tokio::task::JoinHandle;
 use url::Url;
 
-use super::memory::fingerprint;
 use super::{
     Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
     Request, Throttle, ThrottleReason, politeness,
 };
-use layout::{Keys, decode_request, encode_request, host_of, seen_slot};
+use layout::{Keys, encode_request, host_of};
 use link::Link;
+use shard::Shards;
 
 /// URLs per offer script call: big enough to amortise the round trip, small
 /// enough that one call never blocks Redis for long.
@@ -84,6 +112,11 @@ pub struct RedisOptions {
     /// as soon as no lease is outstanding (see
     /// [`RedisFrontier::claim_limit_reached`]). A reclaimed lease counts again.
     pub max_claims: Option<u64>,
+    /// For a new crawl, how many shards to split it into (1 to 1024): a Redis
+    /// Cluster spreads the shards over its masters. A crawl that exists keeps
+    /// the count it was created with; `None` joins with that count (1 for a
+    /// crawl that has none).
+    pub shards: Option<u16>,
 }
 
 impl Default for RedisOptions {
@@ -94,6 +127,7 @@ impl Default for RedisOptions {
             poll: Duration::from_millis(100),
             max_outage: Duration::from_secs(600),
             max_claims: None,
+            shards: None,
         }
     }
 }
@@ -107,6 +141,7 @@ struct Scripts {
     complete: Script,
     retry: Script,
     renew: Script,
+    reserve: Script,
 }
 
 impl Scripts {
@@ -135,6 +170,7 @@ impl Scripts {
             complete: with_prelude(include_str!("complete.lua")),
             retry: with_prelude(include_str!("retry.lua")),
             renew: with_prelude(include_str!("renew.lua")),
+            reserve: claim::reserve_script(),
         }
     }
 }
@@ -142,7 +178,11 @@ impl Scripts {
 /// What the worker and its heartbeat task share.
 struct Shared {
     link: Link,
+    /// The crawl-wide keys (`stats`, `meta`).
     keys: Keys,
+    shards: Shards,
+    /// Where the next claim starts looking, so no shard starves.
+    rotor: AtomicUsize,
     options: RedisOptions,
     scripts: Scripts,
     /// Leases this worker holds, for the heartbeat and to tell a lease it never
@@ -175,10 +215,11 @@ impl Drop for RedisFrontier {
 }
 
 impl RedisFrontier {
-    /// Joins crawl `crawl` on the Redis server at `url` (`redis://host:port/db`),
-    /// creating it if it is new. Waits up to `options.max_outage` for a server
-    /// that is not reachable yet. Must be called within a Tokio runtime: it
-    /// starts the lease heartbeat.
+    /// Joins crawl `crawl` on the Redis server at `url` (`redis://host:port/db`,
+    /// or `redis+cluster://host:port,host:port` for a Redis Cluster, named by
+    /// any of its nodes), creating it if it is new. Waits up to
+    /// `options.max_outage` for a server that is not reachable yet. Must be
+    /// called within a Tokio runtime: it starts the lease heartbeat.
     pub async fn connect(
         url: &str,
         crawl: &str,
@@ -190,18 +231,19 @@ impl RedisFrontier {
                 options.lease
             )));
         }
+        let link = Link::new(url, options.max_outage)?;
+        let keys = Keys::new(crawl)?;
+        let shards = shard::resolve(&link, &keys, options.shards).await?;
         let shared = Arc::new(Shared {
-            link: Link::new(url, options.max_outage)?,
-            keys: Keys::new(crawl)?,
+            link,
+            keys,
+            shards: Shards::new(crawl, shards)?,
+            rotor: AtomicUsize::new(rand::rng().random_range(0..usize::from(shards))),
             options,
             scripts: Scripts::new(),
             mine: Mutex::new(HashSet::new()),
             limit_reached: AtomicBool::new(false),
         });
-        shared
-            .link
-            .query::<()>("connect", &::redis::cmd("PING"))
-            .await?;
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
         Ok(RedisFrontier { shared, heartbeat })
     }
@@ -211,28 +253,17 @@ impl RedisFrontier {
     pub async fn clean(url: &str, crawl: &str) -> Result<u64, FrontierError> {
         let keys = Keys::new(crawl)?;
         let link = Link::new(url, RedisOptions::default().max_outage)?;
-        let pattern = keys.scan_pattern();
-        let (mut cursor, mut removed) = (0u64, 0u64);
-        loop {
-            let mut scan = ::redis::cmd("SCAN");
-            scan.arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000);
-            let (next, batch): (u64, Vec<Vec<u8>>) = link.query("clean: scan", &scan).await?;
-            if !batch.is_empty() {
-                let unlink = ::redis::cmd("UNLINK").arg(&batch).to_owned();
-                removed += link.query::<u64>("clean: unlink", &unlink).await?;
-            }
-            if next == 0 {
-                return Ok(removed);
-            }
-            cursor = next;
+        let shards = Shards::new(crawl, shard::resolve(&link, &keys, None).await?)?;
+        let mut removed = 0;
+        // Shard 0 shares the crawl-wide tag, so its pattern also finds `meta`.
+        for (_, keys) in shards.all() {
+            removed += clean_slot(&link, keys).await?;
         }
+        Ok(removed)
     }
 
-    /// `skitter:{NAME}:`, the start of every key of this crawl (for messages).
+    /// `skitter:{NAME}:`, the start of the crawl-wide keys and shard 0's (for
+    /// messages); shard k > 0 is under `skitter:{NAME#k}:`.
     pub fn key_prefix(&self) -> &str {
         self.shared.keys.prefix()
     }
@@ -240,10 +271,19 @@ impl RedisFrontier {
     /// How many URLs all workers together have claimed so far (for a
     /// crawl-wide page limit). A reclaimed lease counts again.
     pub async fn claimed(&self) -> Result<u64, FrontierError> {
-        let mut get = ::redis::cmd("HGET");
-        get.arg(self.shared.keys.key("count")).arg("claimed");
-        let n: Option<u64> = self.shared.link.query("claimed", &get).await?;
-        Ok(n.unwrap_or(0))
+        let mut total = 0;
+        for (_, keys) in self.shared.shards.all() {
+            let mut get = ::redis::cmd("HGET");
+            get.arg(keys.key("count")).arg("claimed");
+            let n: Option<u64> = self.shared.link.query("claimed", &get).await?;
+            total += n.unwrap_or(0);
+        }
+        Ok(total)
+    }
+
+    /// How many shards the crawl is split into.
+    pub fn shards(&self) -> u16 {
+        self.shared.shards.len()
     }
 
     /// Adds `n` to the crawl-wide total `name` and returns the new total.
@@ -345,20 +385,26 @@ impl RedisFrontier {
     /// Adds URLs to the seen set without queueing them (e.g. URLs an earlier
     /// crawl already fetched); returns how many were new.
     pub async fn mark_seen(&self, urls: &[Url]) -> Result<usize, FrontierError> {
+        let mut by_shard: BTreeMap<u16, Vec<(String, Vec<u8>)>> = BTreeMap::new();
+        for url in urls {
+            let (k, bucket, field) = self.shared.shards.seen_slot(url);
+            by_shard.entry(k).or_default().push((bucket, field));
+        }
         let mut new = 0;
-        for chunk in urls.chunks(OFFER_BATCH) {
-            let mut call = self.invocation(&self.shared.scripts.seen);
-            for url in chunk {
-                let (bucket, field) = seen_slot(fingerprint(url));
-                call.arg(bucket).arg(&field[..]);
+        for (k, slots) in by_shard {
+            for chunk in slots.chunks(OFFER_BATCH) {
+                let mut call = self.invocation(k, &self.shared.scripts.seen);
+                for (bucket, field) in chunk {
+                    call.arg(bucket).arg(&field[..]);
+                }
+                new += self.run_script::<usize>("mark_seen", &call).await?;
             }
-            new += self.run_script::<usize>("mark_seen", &call).await?;
         }
         Ok(new)
     }
 
-    fn invocation<'a>(&self, script: &'a Script) -> ::redis::ScriptInvocation<'a> {
-        self.shared.invocation(script)
+    fn invocation<'a>(&self, shard: u16, script: &'a Script) -> ::redis::ScriptInvocation<'a> {
+        self.shared.invocation(shard, script)
     }
 
     async fn run_script<T: ::redis::FromRedisValue + Send>(
@@ -388,9 +434,10 @@ impl RedisFrontier {
             Some(_) => &self.shared.scripts.retry,
             None => &self.shared.scripts.complete,
         };
-        let mut call = self.invocation(script);
+        let (shard, seq) = self.shared.shards.split_lease(id);
+        let mut call = self.invocation(shard, script);
         call.arg(self.shared.options.policy.max_in_flight.max(1))
-            .arg(id)
+            .arg(seq)
             .arg(signal)
             .arg(wait)
             .arg(reason);
@@ -404,8 +451,8 @@ impl RedisFrontier {
         }
         if found == 2 {
             tracing::warn!(
-                "{} {id}: dropped a malformed lease record (its host slot could not be released)",
-                self.shared.keys.key("lease")
+                "{} {seq}: dropped a malformed lease record (its host slot could not be released)",
+                self.shared.shards.keys(shard).key("lease")
             );
             return Ok(Some(None));
         }
@@ -455,14 +502,41 @@ fn lock(mine: &Mutex<HashSet<u64>>) -> std::sync::MutexGuard<'_, HashSet<u64>> {
 }
 
 impl Shared {
-    /// A script call with the crawl's fixed keys and prefix filled in.
-    fn invocation<'a>(&self, script: &'a Script) -> ::redis::ScriptInvocation<'a> {
+    /// A script call on shard `shard`, with its fixed keys and prefix filled in.
+    fn invocation<'a>(&self, shard: u16, script: &'a Script) -> ::redis::ScriptInvocation<'a> {
+        let keys = self.shards.keys(shard);
         let mut call = script.prepare_invoke();
-        for key in self.keys.script_keys() {
+        for key in keys.script_keys() {
             call.key(key);
         }
-        call.arg(self.keys.prefix());
+        call.arg(keys.prefix());
         call
+    }
+}
+
+/// Deletes every key under one slot's prefix (SCAN + UNLINK on the node that
+/// holds the slot) and returns how many there were.
+async fn clean_slot(link: &Link, keys: &Keys) -> Result<u64, FrontierError> {
+    let pattern = keys.scan_pattern();
+    let slot_key = keys.key("count");
+    let (mut cursor, mut removed) = (0u64, 0u64);
+    loop {
+        let mut scan = ::redis::cmd("SCAN");
+        scan.arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000);
+        let (next, batch): (u64, Vec<Vec<u8>>) =
+            link.query_at("clean: scan", &slot_key, &scan).await?;
+        if !batch.is_empty() {
+            let unlink = ::redis::cmd("UNLINK").arg(&batch).to_owned();
+            removed += link.query::<u64>("clean: unlink", &unlink).await?;
+        }
+        if next == 0 {
+            return Ok(removed);
+        }
+        cursor = next;
     }
 }
 
@@ -472,15 +546,18 @@ async fn heartbeat(shared: Arc<Shared>) {
     let every = shared.options.lease / 3;
     loop {
         tokio::time::sleep(every).await;
-        let ids: Vec<u64> = lock(&shared.mine).iter().copied().collect();
-        if ids.is_empty() {
-            continue;
+        let mut by_shard: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
+        for id in lock(&shared.mine).iter() {
+            let (k, seq) = shared.shards.split_lease(*id);
+            by_shard.entry(k).or_default().push(seq);
         }
-        let mut call = shared.invocation(&shared.scripts.renew);
-        call.arg(millis(shared.options.lease)).arg(&ids);
-        let renewed = shared.link.invoke::<usize>("renew leases", &call).await;
-        if let Err(e) = renewed {
-            tracing::warn!(error = %e, "could not renew leases; other workers may take them over");
+        for (k, seqs) in by_shard {
+            let mut call = shared.invocation(k, &shared.scripts.renew);
+            call.arg(millis(shared.options.lease)).arg(&seqs);
+            let renewed = shared.link.invoke::<usize>("renew leases", &call).await;
+            if let Err(e) = renewed {
+                tracing::warn!(error = %e, "could not renew leases; other workers may take them over");
+            }
         }
     }
 }
@@ -513,72 +590,26 @@ impl Frontier for RedisFrontier {
     }
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
-        let mut new = 0;
-        for chunk in requests.chunks(OFFER_BATCH) {
-            let mut call = self.invocation(&self.shared.scripts.offer);
-            call.arg(self.shared.options.policy.max_in_flight.max(1));
-            for request in chunk {
-                let (bucket, field) = seen_slot(fingerprint(&request.url));
-                call.arg(bucket)
-                    .arg(&field[..])
-                    .arg(host_of(request).as_str())
-                    .arg(encode_request(request));
-            }
-            new += self.run_script::<usize>("offer", &call).await?;
+        // Each URL is deduplicated and queued in its own host's shard.
+        let mut by_shard: BTreeMap<u16, Vec<(String, Vec<u8>, Request)>> = BTreeMap::new();
+        for request in requests {
+            let (k, bucket, field) = self.shared.shards.seen_slot(&request.url);
+            by_shard
+                .entry(k)
+                .or_default()
+                .push((bucket, field, request));
         }
-        Ok(new)
+        let calls = by_shard.iter().flat_map(|(k, group)| {
+            group
+                .chunks(OFFER_BATCH)
+                .map(move |chunk| self.offer_chunk(*k, chunk))
+        });
+        let counts = futures_util::future::try_join_all(calls).await?;
+        Ok(counts.into_iter().sum())
     }
 
     async fn claim(&self) -> Result<Claim, FrontierError> {
-        let options = self.shared.options;
-        loop {
-            let mut call = self.invocation(&self.shared.scripts.claim);
-            call.arg(options.policy.max_in_flight.max(1))
-                .arg(millis(options.policy.delay))
-                .arg(millis(random_up_to(options.policy.jitter)))
-                .arg(millis(options.lease))
-                .arg(millis(options.poll).max(1))
-                .arg(RECLAIM_BATCH)
-                .arg(options.max_claims.unwrap_or(0));
-            let (kind, n, entry, tries): (u8, u64, Vec<u8>, u32) =
-                self.run_script("claim", &call).await?;
-            match kind {
-                1 => {
-                    let decoded = std::str::from_utf8(&entry).ok().and_then(decode_request);
-                    let Some(request) = decoded else {
-                        // Not ours to crash on: drop the entry and hand the slot back.
-                        tracing::warn!(
-                            "{} {n}: dropping a queue entry that is not a request: {:.200}",
-                            self.shared.keys.key("lease"),
-                            String::from_utf8_lossy(&entry)
-                        );
-                        self.ack(n, HostFeedback::Silent, None).await?;
-                        continue;
-                    };
-                    self.own_leases().insert(n);
-                    return Ok(Claim::Ready(Lease {
-                        id: n,
-                        request,
-                        tries,
-                    }));
-                }
-                2 => return Ok(Claim::Exhausted),
-                // The script dropped malformed data (named in `entry`) and
-                // changed nothing else; each call drops one, so this ends.
-                4 => {
-                    tracing::warn!(
-                        "dropped malformed data in Redis: {}",
-                        String::from_utf8_lossy(&entry)
-                    );
-                    continue;
-                }
-                3 => {
-                    self.shared.limit_reached.store(true, Ordering::Relaxed);
-                    return Ok(Claim::Exhausted);
-                }
-                _ => return Ok(Claim::Wait(Some(Duration::from_millis(n)))),
-            }
-        }
+        self.claim_any().await
     }
 
     async fn complete(
@@ -626,32 +657,23 @@ impl Frontier for RedisFrontier {
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
+        let keys = self.shared.shards.keys(self.shared.shards.of_host(host));
         let mut set = ::redis::cmd("HSET");
-        set.arg(self.shared.keys.key(&format!("h:{host}")))
+        set.arg(keys.key(&format!("h:{host}")))
             .arg("floor")
             .arg(millis(delay));
         self.shared.link.query("set_host_delay", &set).await
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
-        let keys = &self.shared.keys;
-        let mut pipe = ::redis::pipe();
-        pipe.atomic()
-            .cmd("HMGET")
-            .arg(keys.key("count"))
-            .arg("queued")
-            .arg("seen")
-            .arg("retrying")
-            .cmd("ZCARD")
-            .arg(keys.key("leases"));
-        let ((queued, seen, retrying), leased): ((Option<i64>, Option<u64>, Option<i64>), u64) =
-            self.shared.link.query_pipe("counts", &pipe).await?;
-        let positive = |n: Option<i64>| n.map_or(0, |q| q.max(0).unsigned_abs());
-        Ok(FrontierCounts {
-            queued: positive(queued),
-            leased: leased + positive(retrying),
-            seen: seen.unwrap_or(0),
-        })
+        let mut total = FrontierCounts::default();
+        for (k, _) in self.shared.shards.all() {
+            let shard = self.shard_state(k).await?;
+            total.queued += shard.queued;
+            total.leased += shard.leased;
+            total.seen += shard.seen;
+        }
+        Ok(total)
     }
 }
 

@@ -10,9 +10,7 @@
 use url::Url;
 
 use super::RedisFrontier;
-use super::layout::seen_slot;
 use crate::frontier::FrontierError;
-use crate::frontier::memory::fingerprint;
 use crate::recrawl::{Visit, decode, encode};
 use crate::varint::{get_bytes, get_varint, put_str, put_varint};
 
@@ -24,13 +22,13 @@ impl RedisFrontier {
         depth: u32,
         visit: &Visit,
     ) -> Result<(), FrontierError> {
-        let (bucket, field) = seen_slot(fingerprint(url));
+        let (k, bucket, field) = self.shared.shards.seen_slot(url);
         let mut value = Vec::with_capacity(80 + url.as_str().len());
         put_varint(&mut value, u64::from(depth));
         put_str(&mut value, url.as_str());
         value.extend_from_slice(&encode(visit));
         let mut set = ::redis::cmd("HSET");
-        set.arg(self.shared.keys.key(&format!("v:{bucket}")))
+        set.arg(self.shared.shards.keys(k).key(&format!("v:{bucket}")))
             .arg(&field[..])
             .arg(value);
         self.shared.link.query::<()>("put_visit", &set).await
@@ -38,9 +36,9 @@ impl RedisFrontier {
 
     /// The URL's stored visit, if any (a damaged value reads as none).
     pub(super) async fn get_visit(&self, url: &Url) -> Result<Option<Visit>, FrontierError> {
-        let (bucket, field) = seen_slot(fingerprint(url));
+        let (k, bucket, field) = self.shared.shards.seen_slot(url);
         let mut get = ::redis::cmd("HGET");
-        get.arg(self.shared.keys.key(&format!("v:{bucket}")))
+        get.arg(self.shared.shards.keys(k).key(&format!("v:{bucket}")))
             .arg(&field[..]);
         let value: Option<Vec<u8>> = self.shared.link.query("get_visit", &get).await?;
         Ok(value.and_then(|v| split(&v)))
