@@ -12,8 +12,15 @@
 # bytes and runs >= 3x faster; (ignore): unchanged pages are still found, by
 # payload digest.
 #
+# With BANDWIDTH (e.g. 400K) the site also moves each body at that many bytes
+# per second after the latency, so a body costs transfer time and a 304 does
+# not. Without it (the default) every request costs the same LATENCY whether
+# it carries a body or not, so a 304 saves no time, only bytes: pass 2 (more
+# requests than pass 1) cannot then be faster than pass 1 once both reach the
+# latency floor, URLs * LATENCY / TASKS (about 1.0 s and 1.07 s here).
+#
 # Usage: scripts/bench-recrawl.sh [--smoke]
-# Env: PAGES (20000), LATENCY (5ms), CHANGE (0.05), TASKS (100).
+# Env: PAGES (20000), LATENCY (5ms), CHANGE (0.05), TASKS (100), BANDWIDTH (none).
 # Needs a release build: cargo build --release -p skitter-cli
 set -euo pipefail
 
@@ -24,6 +31,7 @@ fi
 latency=${LATENCY:-5ms}
 change=${CHANGE:-0.05}
 tasks=${TASKS:-100}
+bandwidth=${BANDWIDTH:-}
 source "$(dirname "$0")/lib-bench.sh"
 bench_bin release
 
@@ -52,8 +60,9 @@ PY
 
 for mode in honour ignore; do
     start_site --pages "$pages" --latency "$latency" --change "$change" \
-        --validators "$mode"
-    echo "== validators $mode: $pages pages, latency $latency, change $change, --max-tasks $tasks"
+        --validators "$mode" ${bandwidth:+--bandwidth "$bandwidth"}
+    echo "== validators $mode: $pages pages, latency $latency${bandwidth:+, bandwidth $bandwidth/s}," \
+        "change $change, --max-tasks $tasks"
     crawl "$origin" "$work/state-$mode" >"$work/p1.json"
     summary "pass 1" "$work/p1.json"
     curl -fsS "$origin/_testsite/next-pass" >/dev/null

@@ -35,6 +35,7 @@ use skitter::report_html::{self, TimelineSink};
 /// Options of `skitter crawl`. Serialisable so a shared crawl can store its
 /// defining options in Redis for `skitter worker` (see `redis_cmd`).
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("kept").args(["state", "redis"]).multiple(true)))]
 pub struct CrawlArgs {
     /// Root URLs to start from; `http://` is assumed when no scheme is given.
     #[arg(required = true, value_name = "ROOT")]
@@ -162,11 +163,12 @@ pub struct CrawlArgs {
     /// With --state, reuse a directory that holds a crawl with other roots or scope.
     #[arg(long, requires = "state")]
     pub force: bool,
-    /// With --state, on a finished crawl: start a new pass over the same scope.
-    /// Every known URL is fetched again with its validators (If-None-Match,
-    /// If-Modified-Since); a 304 or an identical payload is "unchanged". A pass
-    /// cut short is resumed, not restarted.
-    #[arg(long, requires = "state")]
+    /// With --state (or --redis), on a finished crawl: start a new pass over
+    /// the same scope. Every known URL is fetched again with its validators
+    /// (If-None-Match, If-Modified-Since); a 304 or an identical payload is
+    /// "unchanged". A pass cut short is resumed, not restarted; on Redis, a
+    /// pass still running is joined.
+    #[arg(long, requires = "kept")]
     pub recrawl: bool,
     /// Which known URLs a new pass fetches again: `oldest` (all, least recently
     /// fetched first) or `adaptive` (only those whose per-URL interval has
@@ -368,16 +370,21 @@ impl CrawlArgs {
             memory_budget: self.frontier_memory(),
             force: self.force,
             recrawl: self.recrawl.then_some(RecrawlStart {
-                order: match self.recrawl_order {
-                    RecrawlOrderArg::Oldest => RecrawlOrder::Oldest,
-                    RecrawlOrderArg::Adaptive => RecrawlOrder::Adaptive,
-                },
+                order: self.recrawl_order(),
                 max_redirect: self.max_redirect,
             }),
             ..DiskOptions::default()
         };
         DiskFrontier::open(dir, &meta, options)
             .with_context(|| format!("cannot open the crawl state in {}", dir.display()))
+    }
+
+    /// `--recrawl-order` as the library's order.
+    pub fn recrawl_order(&self) -> RecrawlOrder {
+        match self.recrawl_order {
+            RecrawlOrderArg::Oldest => RecrawlOrder::Oldest,
+            RecrawlOrderArg::Adaptive => RecrawlOrder::Adaptive,
+        }
     }
 
     /// The politeness rules every host starts with.

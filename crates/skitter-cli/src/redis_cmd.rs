@@ -167,6 +167,12 @@ pub async fn run_shared(args: CrawlArgs, cancel: CancellationToken) -> anyhow::R
     } else {
         tracing::info!(crawl = %target.crawl, "the crawl exists with the same options: joining it");
     }
+    if args.recrawl {
+        let pass = frontier
+            .begin_pass(args.recrawl_order(), args.max_redirect)
+            .await?;
+        tracing::info!(crawl = %target.crawl, pass = pass.number, "recrawl pass");
+    }
     crawl(spec, own, &target, frontier, cancel).await
 }
 

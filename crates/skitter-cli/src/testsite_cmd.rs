@@ -31,6 +31,10 @@ pub struct TestsiteArgs {
     /// Delay before every response, e.g. 50ms.
     #[arg(long, value_parser = flags::duration, default_value = "0s")]
     pub latency: Duration,
+    /// Bytes per second each response body moves at, after --latency (e.g.
+    /// 400K: a 4 KiB page takes 10 ms more; a 304 nothing). Default: no limit.
+    #[arg(long, value_parser = flags::size, value_name = "BYTES")]
+    pub bandwidth: Option<u64>,
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -175,6 +179,7 @@ impl TestsiteArgs {
             fanout: self.fanout,
             page_size: self.page_size as usize,
             latency: self.latency,
+            bandwidth: self.bandwidth,
             specials: self.specials,
             traps: self.traps,
             gzip: self.gzip,

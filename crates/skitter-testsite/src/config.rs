@@ -44,6 +44,10 @@ pub struct SiteConfig {
     /// (see [`crate::Versions`]); `None` serves the same pages always, with
     /// no validators.
     pub versions: Option<crate::Versions>,
+    /// Bytes per second each response's body moves at, on top of `latency`
+    /// (`None`: as fast as loopback): a body then costs time to transfer and
+    /// a body-less answer (a `304`) does not, as over a real network.
+    pub bandwidth: Option<u64>,
 }
 
 /// Many sites behind one listener, told apart by the request's `Host`:
@@ -119,6 +123,7 @@ impl Default for SiteConfig {
             faults: crate::Faults::default(),
             vhosts: None,
             versions: None,
+            bandwidth: None,
         }
     }
 }

@@ -103,6 +103,16 @@ pub(crate) async fn handle(
     if site.config.gzip {
         gzip(&mut resp, req.headers());
     }
+    if let Some(rate) = site.config.bandwidth.filter(|r| *r > 0)
+        && let Some(body) = resp.body().full_bytes()
+        && !body.is_empty()
+    {
+        let transfer = std::time::Duration::from_secs_f64(body.len() as f64 / rate as f64);
+        tokio::select! {
+            () = tokio::time::sleep(transfer) => {}
+            () = site.shutdown.cancelled() => return Err(Aborted("shutdown")),
+        }
+    }
     resp.body_mut().hold(in_flight);
     Ok(resp)
 }

@@ -178,7 +178,6 @@ impl Crawler {
             sitemaps,
             slowdowns: slowdowns.clone(),
             cpu: CpuPool::new(),
-            pass: self.frontier.pass(),
             config: self.config,
             fetcher: self.fetcher,
         });

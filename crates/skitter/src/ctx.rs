@@ -52,13 +52,18 @@ pub(crate) struct Ctx {
     pub(crate) traps: Arc<TrapGuard>,
     pub(crate) sitemaps: SitemapRegistry,
     pub(crate) slowdowns: Arc<Slowdowns>,
-    /// The recrawl pass, when the frontier remembers visits (see `recrawl`).
-    pub(crate) pass: Option<crate::recrawl::PassInfo>,
     /// Runs the decoding and link extraction of large bodies off the async threads.
     pub(crate) cpu: CpuPool,
 }
 
 impl Ctx {
+    /// The recrawl pass, when the frontier remembers visits (see `recrawl`).
+    /// Asked each time: a worker joining a shared crawl learns it from its
+    /// first claim.
+    pub(crate) fn pass(&self) -> Option<crate::recrawl::PassInfo> {
+        self.frontier.pass()
+    }
+
     /// Notes what a frontier answered to a hand-back: a slow-down of `host`,
     /// tallied for the report and passed to the outputs.
     pub(crate) async fn throttled(&self, host: &HostKey, throttle: Option<Throttle>) {

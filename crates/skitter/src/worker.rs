@@ -216,7 +216,7 @@ async fn outcome(
             record.encoding = resp.charset.clone();
             let mut exchange = resp.exchange.take();
             fetched_at = exchange.as_ref().map_or(started_at, |x| x.started);
-            if ctx.pass.is_some() {
+            if ctx.pass().is_some() {
                 validators = resp.validators();
                 sha1 = payload_digest(&resp, exchange.as_mut());
             }

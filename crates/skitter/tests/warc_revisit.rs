@@ -4,8 +4,7 @@
 //! by `warcio check` and `fastwarc check` (block digests; its payload check
 //! `-p` does not know revisits, see below), by warcio reading the pairs back
 //! in Python, and by pywb's `cdxj-indexer`, whose lines skitter's index must
-//! equal. pywb itself (replay) is not among the installed tools, so replay of
-//! the pair is not exercised here.
+//! equal; pywb itself replays the captures from skitter's WARC and index.
 //!
 //! The outside tools come from `scripts/validators.sh`; without them those
 //! parts say SKIPPED loudly, and fail when `$CI` is set.
@@ -326,5 +325,71 @@ with open(sys.argv[1], 'rb') as f:
         fields(&ours),
         fields(&String::from_utf8_lossy(&theirs.stdout)),
         "skitter's index vs cdxj-indexer's"
+    );
+}
+
+/// pywb (from PyPI, installed by `scripts/validators.sh`) replays the captures
+/// from skitter's WARC with skitter's CDXJ as the collection index: the
+/// original and the identical-payload revisit both give the original payload
+/// (pywb finds it through the revisit's refers-to fields); the
+/// server-not-modified revisit replays as what was recorded, a `304` with no
+/// body (pywb serves a revisit whose head is a 3xx without a payload).
+#[tokio::test]
+async fn pywb_replays_the_original_through_the_revisits() {
+    let Some(bin) = python_tools("warc_revisit_pywb", &["wb-manager"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (warc, cdx) = write(dir.path(), "r.warc.gz").await;
+    let coll = dir.path().join("pywb/collections/c");
+    std::fs::create_dir_all(coll.join("archive")).unwrap();
+    std::fs::create_dir_all(coll.join("indexes")).unwrap();
+    std::fs::copy(&warc, coll.join("archive/r.warc.gz")).unwrap();
+    std::fs::copy(&cdx, coll.join("indexes/index.cdxj")).unwrap();
+    // pywb's WSGI app called in-process: no port, no server to stop.
+    let script = r#"
+import io, os, sys
+os.chdir(sys.argv[1])
+from pywb.apps.frontendapp import FrontEndApp
+app = FrontEndApp()
+for ts in sys.argv[3:]:
+    env = {"REQUEST_METHOD": "GET", "PATH_INFO": "/c/%sid_/%s" % (ts, sys.argv[2]),
+           "QUERY_STRING": "", "SERVER_NAME": "localhost", "SERVER_PORT": "80",
+           "SERVER_PROTOCOL": "HTTP/1.1", "HTTP_HOST": "localhost", "SCRIPT_NAME": "",
+           "wsgi.url_scheme": "http", "wsgi.input": io.BytesIO(), "wsgi.errors": sys.stderr}
+    got = {}
+    def start(status, headers, exc_info=None):
+        got["status"] = status
+    body = b"".join(app(env, start))
+    print("replay", ts, got["status"].split()[0], body.decode("utf-8", "replace"))
+"#;
+    let out = Command::new(bin.join("python"))
+        .args(["-c", script])
+        .arg(dir.path().join("pywb"))
+        .arg(URL)
+        .args(["20261201100000", "20261202100000", "20261203100000"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let body = String::from_utf8_lossy(BODY);
+    // pywb prints notes of its own on stdout; only the replay lines count.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let replays: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("replay "))
+        .collect();
+    assert_eq!(
+        replays,
+        [
+            format!("replay 20261201100000 200 {body}"),
+            "replay 20261202100000 304 ".to_string(),
+            format!("replay 20261203100000 200 {body}"),
+        ],
+        "pywb's replay (stderr: {})",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

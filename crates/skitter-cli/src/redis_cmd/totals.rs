@@ -63,6 +63,8 @@ pub(super) struct CrawlWide {
     /// Every worker's per-proxy counts, added up.
     proxies: Vec<ProxyStats>,
     max_pages: Option<u64>,
+    /// The recrawl pass the totals are of (1 before any `--recrawl`).
+    pass: u32,
 }
 
 impl CrawlWide {
@@ -80,6 +82,7 @@ impl CrawlWide {
             counters,
             proxies,
             max_pages,
+            pass: frontier.pass().map_or(1, |p| p.number),
         })
     }
 
@@ -116,6 +119,7 @@ impl CrawlWide {
         }
         write_table(&self.proxies, out)?;
         writeln!(out, "State: {}", self.state())?;
+        writeln!(out, "Pass: {}", self.pass)?;
         writeln!(out, "Seen: {}", self.counts.seen)?;
         writeln!(out, "Claimed: {}", self.claimed)?;
         writeln!(
@@ -134,6 +138,7 @@ impl CrawlWide {
         json!({
             "crawl": self.name,
             "state": self.state(),
+            "pass": self.pass,
             "seen": self.counts.seen,
             "claimed": self.claimed,
             "queued": self.counts.queued,
@@ -161,6 +166,7 @@ mod tests {
             counters: BTreeMap::from([("html".into(), 3), (RedisStatsSink::DONE.into(), 4)]),
             proxies: Vec::new(),
             max_pages: max,
+            pass: 1,
         }
     }
 

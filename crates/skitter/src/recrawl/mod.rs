@@ -87,36 +87,33 @@ pub(crate) fn next_interval(previous: u32, change: Change) -> u32 {
 /// A known URL a new pass may queue.
 #[derive(Debug)]
 pub(crate) struct Known {
-    pub(crate) fp: u128,
     pub(crate) url: String,
     pub(crate) depth: u32,
     pub(crate) visit: Visit,
 }
 
+/// Where a known URL goes in a new pass's queue (smaller first), or `None`
+/// when `order` finds it not due at `now` (seconds since the epoch).
+pub(crate) fn queue_key(visit: &Visit, order: RecrawlOrder, now: u64) -> Option<u64> {
+    let due_at = visit.fetched_s.saturating_add(u64::from(visit.interval_s));
+    match order {
+        RecrawlOrder::Oldest => Some(visit.fetched_s),
+        RecrawlOrder::Adaptive => (due_at <= now).then_some(due_at),
+    }
+}
+
 /// Splits the known URLs into those the pass revisits, in order, and those
 /// not due yet.
-pub(crate) fn plan(
-    mut known: Vec<Known>,
-    order: RecrawlOrder,
-    now: u64,
-) -> (Vec<Known>, Vec<Known>) {
-    let due_at = |k: &Known| {
-        k.visit
-            .fetched_s
-            .saturating_add(u64::from(k.visit.interval_s))
-    };
-    match order {
-        RecrawlOrder::Oldest => {
-            known.sort_by_key(|k| k.visit.fetched_s);
-            (known, Vec::new())
-        }
-        RecrawlOrder::Adaptive => {
-            let (mut due, later): (Vec<_>, Vec<_>) =
-                known.into_iter().partition(|k| due_at(k) <= now);
-            due.sort_by_key(due_at);
-            (due, later)
-        }
-    }
+pub(crate) fn plan(known: Vec<Known>, order: RecrawlOrder, now: u64) -> (Vec<Known>, Vec<Known>) {
+    let (mut due, later): (Vec<_>, Vec<_>) = known
+        .into_iter()
+        .map(|k| (queue_key(&k.visit, order, now), k))
+        .partition(|(key, _)| key.is_some());
+    due.sort_by_key(|(key, _)| *key);
+    (
+        due.into_iter().map(|(_, k)| k).collect(),
+        later.into_iter().map(|(_, k)| k).collect(),
+    )
 }
 
 /// What a fetch in a recrawl pass came to, compared with the URL's visit.

@@ -7,15 +7,18 @@
 //! queues the due URLs and, once that is committed, marks the pass `running`.
 //! A crash in between leaves a `seeding` pass, which the next run seeds again
 //! from the same visits, so no known URL is lost.
+//!
+//! The due URLs are never held in memory together: `begin` streams the
+//! visits once, writing each due URL's sort key to a temporary table (SQLite
+//! sorts it on disk), and the frontier then reads them back in order, a page
+//! at a time, into its queue, which spills to disk under its memory budget.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
-use url::Url;
 
-use super::{StoreError, fp_bytes, fp_from};
+use super::StoreError;
 use crate::outcome::Change;
-use crate::recrawl::{Known, RecrawlOrder, decode, plan};
-use crate::request::Request;
+use crate::recrawl::{RecrawlOrder, decode, queue_key};
 
 /// One pass over the crawl's URLs, as `skitter status` shows it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,8 +50,9 @@ pub struct PassStatus {
 pub(crate) struct PassStart {
     /// The pass now running.
     pub(crate) number: u32,
-    /// Requests to queue (a new pass's, or a `seeding` pass's again).
-    pub(crate) queue: Vec<Request>,
+    /// Whether its due URLs wait in `temp.due_q` to be queued (a new pass's,
+    /// or a `seeding` pass's again), read back with [`due_page`].
+    pub(crate) seeding: bool,
     /// URLs skipped as not due.
     pub(crate) not_due: u64,
 }
@@ -123,7 +127,6 @@ pub(crate) fn current(conn: &Connection) -> Result<(u32, String), StoreError> {
 pub(crate) fn begin(
     conn: &Connection,
     order: RecrawlOrder,
-    max_redirect: u32,
     now_ms: i64,
 ) -> Result<PassStart, StoreError> {
     let (number, state) = current(conn)?;
@@ -139,14 +142,17 @@ pub(crate) fn begin(
         _ if pending > 0 => {
             return Ok(PassStart {
                 number,
-                queue: Vec::new(),
+                seeding: false,
                 not_due: 0,
             });
         }
         _ => number + 1,
     };
-    let known = load_known(conn)?;
-    if known.is_empty() {
+    let any_visit = conn
+        .prepare("SELECT 1 FROM visit LIMIT 1")
+        .and_then(|mut s| s.exists([]))
+        .map_err(sql("reading visits"))?;
+    if !any_visit {
         if outcomes > 0 {
             return Err(StoreError::Corrupt(
                 "this crawl was made before skitter remembered what it fetched \
@@ -157,83 +163,111 @@ pub(crate) fn begin(
         // Nothing fetched yet: there is nothing to revisit.
         return Ok(PassStart {
             number,
-            queue: Vec::new(),
+            seeding: false,
             not_due: 0,
         });
     }
-    let (due, later) = plan(known, order, (now_ms.max(0) / 1000) as u64);
     let tx = conn
         .unchecked_transaction()
         .map_err(sql("starting a pass"))?;
     tx.execute_batch(
         "DELETE FROM queue; DELETE FROM done; DELETE FROM seen; DELETE FROM outcome;
-         UPDATE host SET pending = 0, done = 0, errors = 0;",
+         UPDATE host SET pending = 0, done = 0, errors = 0;
+         DROP TABLE IF EXISTS temp.due; DROP TABLE IF EXISTS temp.due_q;
+         CREATE TEMP TABLE due (at INTEGER NOT NULL, fp BLOB NOT NULL);",
     )
     .map_err(sql("starting a pass"))?;
-    {
-        let mut seen = tx
-            .prepare("INSERT INTO done (fp) VALUES (?1)")
-            .map_err(sql("starting a pass"))?;
-        for k in &later {
-            seen.execute([&fp_bytes(k.fp)[..]])
-                .map_err(sql("starting a pass"))?;
-        }
-    }
+    let not_due = sort_due(&tx, order, (now_ms.max(0) / 1000) as u64)?;
     tx.execute(
         "UPDATE progress SET seen = ?1, queued = 0, leased = 0, done = 0, outcomes = 0,
          errors = 0, spilled = 0 WHERE id = 0",
-        [later.len() as i64],
+        [not_due as i64],
     )
     .map_err(sql("starting a pass"))?;
     tx.execute(
         "INSERT INTO pass (n, state, started_ms, updated_ms, not_due)
          VALUES (?1, 'seeding', ?2, ?2, ?3)
          ON CONFLICT (n) DO UPDATE SET state = 'seeding', not_due = excluded.not_due",
-        params![next, now_ms, later.len() as i64],
+        params![next, now_ms, not_due as i64],
+    )
+    .map_err(sql("starting a pass"))?;
+    // The due URLs in queue order, numbered so they can be read back a page
+    // at a time (the sort runs in SQLite's temporary storage, not in a Vec).
+    tx.execute_batch(
+        "CREATE TEMP TABLE due_q (seq INTEGER PRIMARY KEY, url TEXT NOT NULL,
+                                  depth INTEGER NOT NULL);
+         INSERT INTO due_q (url, depth)
+             SELECT v.url, v.depth FROM due d JOIN visit v ON v.fp = d.fp ORDER BY d.at;
+         DROP TABLE due;",
     )
     .map_err(sql("starting a pass"))?;
     tx.commit().map_err(sql("starting a pass"))?;
-    let queue = due
-        .into_iter()
-        .filter_map(|k| {
-            Some(Request {
-                url: Url::parse(&k.url).ok()?,
-                depth: k.depth,
-                redirects_left: max_redirect,
-                parent: None,
-            })
-        })
-        .collect();
     Ok(PassStart {
         number: next,
-        queue,
-        not_due: later.len() as u64,
+        seeding: true,
+        not_due,
     })
 }
 
-/// Every stored visit with its URL; a damaged row is skipped (its URL is then
-/// only fetched again if a page links to it).
-fn load_known(conn: &Connection) -> Result<Vec<Known>, StoreError> {
-    let mut stmt = conn
-        .prepare("SELECT fp, url, depth, visit FROM visit")
+/// Reads every visit once: a due URL's sort key goes to `temp.due`, a URL
+/// not due is marked seen. Answers how many were not due; a damaged visit is
+/// skipped (its URL is then only fetched again if a page links to it).
+fn sort_due(conn: &Connection, order: RecrawlOrder, now: u64) -> Result<u64, StoreError> {
+    let mut visits = conn
+        .prepare("SELECT fp, visit FROM visit")
         .map_err(sql("reading visits"))?;
-    let mut rows = stmt.query([]).map_err(sql("reading visits"))?;
-    let mut out = Vec::new();
+    let mut due = conn
+        .prepare("INSERT INTO due (at, fp) VALUES (?1, ?2)")
+        .map_err(sql("starting a pass"))?;
+    let mut seen = conn
+        .prepare("INSERT INTO done (fp) VALUES (?1)")
+        .map_err(sql("starting a pass"))?;
+    let mut rows = visits.query([]).map_err(sql("reading visits"))?;
+    let mut not_due = 0;
     while let Some(row) = rows.next().map_err(sql("reading visits"))? {
         let fp: Vec<u8> = row.get(0).map_err(sql("reading visits"))?;
-        let blob: Vec<u8> = row.get(3).map_err(sql("reading visits"))?;
+        let blob: Vec<u8> = row.get(1).map_err(sql("reading visits"))?;
         let Some(visit) = decode(&blob) else {
             tracing::warn!("skipping a damaged visit record");
             continue;
         };
-        out.push(Known {
-            fp: fp_from(&fp)?,
-            url: row.get(1).map_err(sql("reading visits"))?,
-            depth: row.get(2).map_err(sql("reading visits"))?,
-            visit,
-        });
+        let Some(at) = queue_key(&visit, order, now) else {
+            seen.execute([&fp]).map_err(sql("starting a pass"))?;
+            not_due += 1;
+            continue;
+        };
+        let at = i64::try_from(at).unwrap_or(i64::MAX);
+        due.execute(params![at, fp])
+            .map_err(sql("starting a pass"))?;
     }
-    Ok(out)
+    Ok(not_due)
+}
+
+/// Up to `limit` due URLs of a starting pass after position `after`, in
+/// queue order: (position, URL, depth).
+pub(crate) fn due_page(
+    conn: &Connection,
+    after: i64,
+    limit: usize,
+) -> Result<Vec<(i64, String, u32)>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, url, depth FROM temp.due_q WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )
+        .map_err(sql("reading the due URLs"))?;
+    let rows = stmt
+        .query_map(params![after, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .map_err(sql("reading the due URLs"))?;
+    rows.collect::<Result<_, _>>()
+        .map_err(sql("reading the due URLs"))
+}
+
+/// Drops the due list once it is queued.
+pub(crate) fn drop_due(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch("DROP TABLE IF EXISTS temp.due_q")
+        .map_err(sql("starting a pass"))
 }
 
 /// Marks a pass whose queue is committed as running.

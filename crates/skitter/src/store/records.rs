@@ -456,15 +456,26 @@ impl Records {
 
     /// A URL's stored visit, encoded.
     pub(crate) fn get_visit(&self, fp: u128) -> Result<Option<Vec<u8>>, StoreError> {
-        self.conn
-            .prepare_cached("SELECT visit FROM visit WHERE fp = ?1")
-            .and_then(|mut s| s.query_row([&fp_bytes(fp)[..]], |r| r.get(0)).optional())
-            .map_err(sql("reading a visit"))
+        visit_of(&self.conn, fp)
     }
 
     /// The pass records are counted in.
     pub(crate) fn pass(&self) -> u32 {
         self.pass
+    }
+
+    /// Up to `limit` due URLs of a starting pass after position `after`.
+    pub(crate) fn due_page(
+        &self,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<(i64, String, u32)>, StoreError> {
+        super::pass::due_page(&self.conn, after, limit)
+    }
+
+    /// Drops a starting pass's due list once it is queued.
+    pub(crate) fn drop_due(&self) -> Result<(), StoreError> {
+        super::pass::drop_due(&self.conn)
     }
 
     /// Marks a pass whose queue is committed as running.
@@ -504,4 +515,12 @@ pub(crate) fn load_hosts(conn: &Connection) -> Result<Vec<HostRow>, StoreError> 
         })
         .map_err(sql("reading hosts"))?;
     rows.collect::<Result<_, _>>().map_err(sql("reading hosts"))
+}
+
+/// A URL's stored visit, encoded, read through `conn` (the writer's, or a
+/// reader's that sees the last commit).
+pub(crate) fn visit_of(conn: &Connection, fp: u128) -> Result<Option<Vec<u8>>, StoreError> {
+    conn.prepare_cached("SELECT visit FROM visit WHERE fp = ?1")
+        .and_then(|mut s| s.query_row([&fp_bytes(fp)[..]], |r| r.get(0)).optional())
+        .map_err(sql("reading a visit"))
 }

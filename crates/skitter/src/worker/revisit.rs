@@ -14,7 +14,7 @@ use crate::request::Validators;
 /// The URL's visit from the previous pass, in a recrawl pass (a store that
 /// cannot answer costs the conditional request, not the URL).
 pub(super) async fn recall(ctx: &Ctx, url: &Url) -> Option<Visit> {
-    if ctx.pass.is_none_or(|p| p.number < 2) {
+    if ctx.pass().is_none_or(|p| p.number < 2) {
         return None;
     }
     ctx.frontier.recall(url).await.unwrap_or_else(|e| {
@@ -50,7 +50,7 @@ pub(super) fn settle(
     earlier: Option<&Visit>,
     (sha1, validators, fetched_at): (Option<[u8; 20]>, Validators, chrono::DateTime<chrono::Utc>),
 ) -> Option<Visit> {
-    let pass = ctx.pass?;
+    let pass = ctx.pass()?;
     let settled = recrawl::settle(record, earlier, pass.number, sha1, validators, fetched_at);
     if let Some(x) = exchange {
         x.revisit = settled.revisit;

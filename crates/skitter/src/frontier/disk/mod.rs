@@ -97,6 +97,9 @@ impl Default for DiskOptions {
     }
 }
 
+/// Due URLs a starting pass moves into the queue at a time.
+const SEED_PAGE: usize = 10_000;
+
 /// A frontier whose state lives in a directory and survives crashes.
 pub struct DiskFrontier {
     shared: Arc<Shared>,
@@ -105,6 +108,10 @@ pub struct DiskFrontier {
     /// Held for the frontier's life: one writer per directory.
     _lock: File,
     pass: PassInfo,
+    /// In a recrawl pass, a reader of the last commit for the earlier visits:
+    /// WAL readers never wait for the writer, so a revisit does not queue
+    /// behind a group commit's `fsync` on the writer's lock.
+    visits: Option<std::sync::Mutex<rusqlite::Connection>>,
 }
 
 impl std::fmt::Debug for DiskFrontier {
@@ -147,12 +154,10 @@ impl DiskFrontier {
             })
         });
         let start = match recrawl {
-            Some(r) => Some(pass::begin(
-                &conn,
-                r.order,
+            Some(r) => Some((
+                pass::begin(&conn, r.order, unix_ms(SystemTime::now()))?,
                 r.max_redirect,
-                unix_ms(SystemTime::now()),
-            )?),
+            )),
             None => None,
         };
         let limits = Limits {
@@ -174,6 +179,11 @@ impl DiskFrontier {
                 })?
         };
         let number = commit::lock(&shared.db).records.pass();
+        let visits = if number > 1 {
+            Some(std::sync::Mutex::new(open_reader(dir)?))
+        } else {
+            None
+        };
         let frontier = DiskFrontier {
             shared,
             committer: Some(committer),
@@ -181,20 +191,41 @@ impl DiskFrontier {
             _lock: lock,
             pass: PassInfo {
                 number,
-                not_due: start.as_ref().map_or(0, |s| s.not_due),
+                not_due: start.as_ref().map_or(0, |(s, _)| s.not_due),
             },
+            visits,
         };
-        if let Some(start) = start {
-            frontier.seed_pass(start)?;
+        if let Some((start, max_redirect)) = start {
+            frontier.seed_pass(start, max_redirect)?;
         }
         Ok(frontier)
     }
 
-    /// Queues a new pass's URLs, commits them, then marks the pass running.
-    fn seed_pass(&self, start: PassStart) -> Result<(), StoreError> {
-        let now = Instant::now();
-        if !start.queue.is_empty() {
-            self.with(|state| state.offer(start.queue, now, &self.shared.db))?;
+    /// Queues a new pass's URLs a page at a time (the queue spills under
+    /// its budget), commits them, then marks the pass running.
+    fn seed_pass(&self, start: PassStart, max_redirect: u32) -> Result<(), StoreError> {
+        if start.seeding {
+            let mut after = 0;
+            loop {
+                let page = lock(&self.shared.db).records.due_page(after, SEED_PAGE)?;
+                let Some(&(last, _, _)) = page.last() else {
+                    break;
+                };
+                after = last;
+                let requests = page
+                    .into_iter()
+                    .filter_map(|(_, url, depth)| {
+                        Some(Request {
+                            url: url::Url::parse(&url).ok()?,
+                            depth,
+                            redirects_left: max_redirect,
+                            parent: None,
+                        })
+                    })
+                    .collect();
+                self.with(|state| state.offer(requests, Instant::now(), &self.shared.db))?;
+            }
+            lock(&self.shared.db).records.drop_due()?;
         }
         self.flush()?;
         lock(&self.shared.db).records.mark_running(start.number)
@@ -462,7 +493,13 @@ impl Frontier for DiskFrontier {
     /// earlier pass, long before it is claimed again.
     async fn recall(&self, url: &url::Url) -> Result<Option<Visit>, FrontierError> {
         let fp = crate::frontier::memory::fingerprint(url);
-        let blob = lock(&self.shared.db).records.get_visit(fp)?;
+        let blob = match &self.visits {
+            Some(reader) => {
+                let conn = reader.lock().unwrap_or_else(|e| e.into_inner());
+                crate::store::records::visit_of(&conn, fp)?
+            }
+            None => lock(&self.shared.db).records.get_visit(fp)?,
+        };
         Ok(blob.and_then(|b| crate::recrawl::decode(&b)))
     }
 

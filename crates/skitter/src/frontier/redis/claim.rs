@@ -114,6 +114,9 @@ impl RedisFrontier {
                         continue;
                     };
                     self.own_leases().insert(id);
+                    if !self.shared.pass_settled.swap(true, Ordering::Relaxed) {
+                        self.set_pass(self.load_pass().await?);
+                    }
                     return Ok(Claim::Ready(Lease { id, request, tries }));
                 }
                 2 => return Ok(Claim::Exhausted),

@@ -42,8 +42,9 @@
 //!
 //! | key | type | holds |
 //! |-----|------|-------|
-//! | `stats` | hash | crawl-wide totals the workers add to |
-//! | `meta` | hash | crawl-wide metadata (roots, options, `shards`) for joining workers |
+//! | `stats` | hash | crawl-wide totals the workers add to (of the current pass) |
+//! | `stats:p<N>` | hash | the totals of finished recrawl pass `N` |
+//! | `meta` | hash | crawl-wide metadata (roots, options, `shards`) for joining workers; the recrawl pass (`pass`, `pass_not_due`, and `pass_seeding`/`pass_wiped` while one starts, see `pass`) |
 //! | `claims` | string | with S > 1 and `max_claims`: claims reserved so far |
 //!
 //! Lease ids are `seq * S + k` for lease `seq` of shard k.
@@ -64,6 +65,7 @@
 mod claim;
 mod layout;
 mod link;
+mod pass;
 mod shard;
 mod visit;
 
@@ -190,6 +192,13 @@ struct Shared {
     mine: Mutex<HashSet<u64>>,
     /// Set once a claim found the crawl-wide claim limit used up.
     limit_reached: AtomicBool,
+    /// The recrawl pass this worker is in: read when it joined, and again
+    /// with its first URL (a `--recrawl` may have started the next pass in
+    /// between; a pass cannot change again before this worker runs out of
+    /// URLs, since a new one starts only on a finished crawl).
+    pass: Mutex<crate::recrawl::PassInfo>,
+    /// Whether `pass` is known to be the pass of the URLs claimed.
+    pass_settled: AtomicBool,
 }
 
 /// A frontier kept in Redis and shared by every worker of one crawl.
@@ -243,9 +252,13 @@ impl RedisFrontier {
             scripts: Scripts::new(),
             mine: Mutex::new(HashSet::new()),
             limit_reached: AtomicBool::new(false),
+            pass: Mutex::default(),
+            pass_settled: AtomicBool::new(false),
         });
         let heartbeat = tokio::spawn(heartbeat(Arc::clone(&shared)));
-        Ok(RedisFrontier { shared, heartbeat })
+        let frontier = RedisFrontier { shared, heartbeat };
+        frontier.set_pass(frontier.load_pass().await?);
+        Ok(frontier)
     }
 
     /// Deletes every key of crawl `crawl` (SCAN + UNLINK by prefix) and returns
@@ -643,13 +656,10 @@ impl Frontier for RedisFrontier {
         self.complete_with(lease, feedback, record).await
     }
 
-    /// Shared crawls remember visits; starting a new pass over Redis is not
-    /// supported yet, so they stay in their first.
+    /// The pass read when this worker joined, or the one
+    /// [`RedisFrontier::begin_pass`] started.
     fn pass(&self) -> Option<crate::recrawl::PassInfo> {
-        Some(crate::recrawl::PassInfo {
-            number: 1,
-            not_due: 0,
-        })
+        Some(*self.shared.pass.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     async fn recall(&self, url: &Url) -> Result<Option<crate::recrawl::Visit>, FrontierError> {

@@ -41,15 +41,15 @@ impl RedisFrontier {
         get.arg(self.shared.shards.keys(k).key(&format!("v:{bucket}")))
             .arg(&field[..]);
         let value: Option<Vec<u8>> = self.shared.link.query("get_visit", &get).await?;
-        Ok(value.and_then(|v| split(&v)))
+        Ok(value.and_then(|v| split(&v).map(|(_, _, visit)| visit)))
     }
 }
 
-/// The visit part of a stored value.
-fn split(mut value: &[u8]) -> Option<Visit> {
+/// A stored value's depth, URL and visit; `None` if it is damaged.
+pub(super) fn split(mut value: &[u8]) -> Option<(u32, &str, Visit)> {
     let b = &mut value;
-    get_varint(b)?;
+    let depth = u32::try_from(get_varint(b)?).ok()?;
     let len = get_varint(b)?;
-    get_bytes(b, len)?;
-    decode(b)
+    let url = std::str::from_utf8(get_bytes(b, len)?).ok()?;
+    Some((depth, url, decode(b)?))
 }
