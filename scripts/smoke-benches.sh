@@ -24,7 +24,8 @@ fi
 
 # What each benchmark prints when it worked (an extended regex, on one line).
 declare -A figures=(
-    [bench-broad.sh]='^median: one host [0-9]+ pages/s, [0-9]+ hosts [0-9]+ pages/s, ratio [0-9.]+'
+    [bench-broad.sh]='^median: one host [0-9]+ pages/s, [0-9]+ hosts [0-9]+ pages/s, ratio [0-9.]+.* per host, [0-9]+ B per URL'
+    [bench-broad.sh-delay]='^delay [0-9.]+s: [0-9]+ hosts, [0-9]+ pages/s against [0-9]+ ready hosts/s, ratio [0-9.]+'
     [bench-faults.sh]='^503-50ms +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
@@ -71,10 +72,11 @@ check() {
 for script in scripts/bench-*.sh; do
     check "$(basename "$script")" "$script" --smoke
 done
+check bench-broad.sh-delay scripts/bench-broad.sh --delay --smoke
 for bench in crates/skitter/benches/*.rs; do
     name=$(basename "$bench" .rs)
     if [[ $name == frontier ]]; then
-        for kind in memory disk; do
+        for kind in memory disk hosts; do
             check "$name" env SKITTER_BENCH_SMOKE=1 cargo test --quiet -p skitter --bench "$name" -- "$kind"
         done
     else

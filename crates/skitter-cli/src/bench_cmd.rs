@@ -72,6 +72,10 @@ pub struct BenchArgs {
     /// `--vhosts`), reached by --span-hosts through the site's DNS server.
     #[arg(long, value_name = "N")]
     pub vhosts: Option<usize>,
+    /// Gap between request starts to one host (the crawl's --delay); the
+    /// figures then also give the hosts ready per second it allows.
+    #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
+    pub delay: Duration,
 }
 
 /// The five fields of `bench --fields`, as `--field` specs.
@@ -143,6 +147,7 @@ async fn crawl_once(
     // nothing prints them: the correctness check below reads them.
     crawl.report = crate::output::ReportFormat::Text;
     crawl.ignore_robots = args.ignore_robots;
+    crawl.delay = args.delay;
     crawl.state = args.state.clone();
     crawl.extract.extract_file = args.extract.clone();
     if args.fields {
@@ -196,6 +201,11 @@ async fn crawl_once(
         "items": report.counters.get("items").copied().unwrap_or(0),
         "extract_errors": report.counters.get("extract_errors").copied().unwrap_or(0),
         "hosts": args.vhosts.unwrap_or(1),
+        "delay_ms": args.delay.as_millis() as u64,
+        // With a per-host gap, at most this many hosts are ready per second
+        // (every host known and with work): the scheduler's ceiling.
+        "ready_hosts_per_sec": (!args.delay.is_zero())
+            .then(|| args.vhosts.unwrap_or(1) as f64 / args.delay.as_secs_f64()),
     });
     if !ok {
         eprintln!(

@@ -94,6 +94,12 @@ pub struct RequestFlags {
     /// Name lookups in flight at most; answers are cached for their TTL.
     #[arg(long, default_value_t = 64, value_parser = crate::flags::count, value_name = "N")]
     pub max_dns_lookups: usize,
+    /// Most connections open at once, idle ones kept for reuse included
+    /// [default: half the open-file limit, at most 1024]. At the cap, a new
+    /// connection closes those of the host idle longest, or waits (the wait
+    /// counts in --connect-timeout).
+    #[arg(long, value_parser = crate::flags::count, value_name = "N")]
+    pub max_connections: Option<usize>,
     /// After Ctrl-C, how long in-flight requests may take to finish.
     #[arg(long, value_parser = flags::duration, default_value = "5s", value_name = "DURATION")]
     pub grace: Duration,
@@ -176,6 +182,7 @@ impl RequestFlags {
             fetch.user_agent = ua.clone();
         }
         fetch.dns.max_lookups = self.max_dns_lookups;
+        fetch.max_connections = self.max_connections;
         for rule in &self.resolve {
             fetch.dns.overrides.push(flags::resolve_rule(rule)?);
         }

@@ -4,12 +4,19 @@
 //!
 //! `cargo bench -p skitter --bench frontier -- disk 10000000 [commit_interval_ms]`
 //! (or `memory 10000000 [budget_mib]`, default 256, spilling to the temp dir).
+//!
+//! `-- hosts 100000`: what the memory frontier keeps per known host and per
+//! queued URL: heap bytes in use (counted by the allocator) after offering one
+//! URL to each of N hosts, then N more URLs to one host (budget 1 GiB, so
+//! nothing spills), then after draining it.
 //! Run each frontier in its own process: peak RSS is per process.
 //!
 //! With `SKITTER_BENCH_SMOKE` set, N defaults to 2,000: a run of a second or two
 //! that CI makes (`scripts/smoke-benches.sh`) to check the bench still runs and
 //! prints its figures.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use skitter::frontier::{
@@ -51,6 +58,93 @@ fn peak_rss_mib() -> f64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0.0);
     kib / 1024.0
+}
+
+/// The system allocator, counting the bytes allocated and not freed, so the
+/// `hosts` mode measures exactly what the frontier holds (resident memory
+/// moves by whole pages and keeps what the allocator keeps).
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call goes straight to `System` with the caller's arguments;
+// the counter only adds and subtracts the sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Heap bytes in use now.
+fn live_bytes() -> f64 {
+    LIVE.load(Ordering::Relaxed) as f64
+}
+
+/// Bytes per known host and per queued URL of the memory frontier.
+async fn per_host(n: u64, policy: HostPolicy) -> Result<(), Box<dyn std::error::Error>> {
+    let options = MemoryOptions {
+        policy,
+        memory_budget: 1 << 30,
+        spill_dir: None,
+    };
+    let f = MemoryFrontier::with_options(options)?;
+    let one = |u: String| Request {
+        url: Url::parse(&u).expect("valid benchmark URL"),
+        depth: 1,
+        redirects_left: 10,
+        parent: None,
+    };
+    // Each batch is built just before it is offered, so the count holds only
+    // what the frontier keeps of it.
+    let batch = |from: u64, make: &dyn Fn(u64) -> String| -> Vec<Request> {
+        (from..(from + 1000).min(n)).map(|i| one(make(i))).collect()
+    };
+    let host_url = |i: u64| format!("http://host{i}.example.com/");
+    let page_url = |i: u64| format!("http://one.example.com/section/{}/page-{i}.html", i % 97);
+    let before = live_bytes();
+    for from in (0..n).step_by(1000) {
+        f.offer(batch(from, &host_url)).await?;
+    }
+    let with_hosts = live_bytes();
+    for from in (0..n).step_by(1000) {
+        f.offer(batch(from, &page_url)).await?;
+    }
+    let with_urls = live_bytes();
+    let per_url = (with_urls - with_hosts) / n as f64;
+    let per_host = (with_hosts - before) / n as f64;
+    println!(
+        "memory frontier: {per_host:.0} B per known host with one queued URL \
+         ({:.0} B for the host alone), {per_url:.0} B per queued URL (seen set and queue)",
+        per_host - per_url
+    );
+    let start = Instant::now();
+    let mut popped = 0;
+    while let Claim::Ready(lease) = f.claim().await? {
+        f.complete(lease, HostFeedback::default()).await?;
+        popped += 1;
+    }
+    println!(
+        "pop+complete {popped} URLs: {}",
+        rate(popped, start.elapsed())
+    );
+    println!(
+        "after the drain: {:.0} B per host met ({f:?})",
+        (live_bytes() - before) / n as f64
+    );
+    Ok(())
 }
 
 fn rate(n: u64, took: Duration) -> String {
@@ -144,6 +238,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     rt.block_on(async {
         match which.as_str() {
+            "hosts" => per_host(n, policy).await,
             "memory" => {
                 let mib: usize = args.get(2).map_or(Ok(256), |v| v.parse())?;
                 println!("MemoryFrontier, {n} URLs, {HOSTS} hosts, budget {mib} MiB");

@@ -596,7 +596,8 @@ async fn names_resolve_through_the_configured_server_and_fixed_answers() {
 
 /// A broad crawl of many sites behind one port (the test site's virtual hosts),
 /// names resolved by a DNS server that knows the whole domain: every page of
-/// every host is fetched exactly once.
+/// every host is fetched exactly once, with 30 hosts under a cap of 4 open
+/// connections (idle hosts' connections closed to make room).
 #[tokio::test]
 async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
     use skitter::dns::DnsConfig;
@@ -625,6 +626,7 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
             servers: Some(vec![dns.addr()]),
             ..DnsConfig::default()
         },
+        max_connections: Some(4),
         ..Default::default()
     };
     let root = format!("http://h0.sites.test:{}/", site.addr().port());

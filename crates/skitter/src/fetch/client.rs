@@ -1,6 +1,7 @@
 //! Building the reqwest client a [`Fetcher`](super::Fetcher) sends through: no
 //! redirects, no retries, no content decoding of its own, and a resolver that
-//! applies the address policy (see [`address`](super::address)).
+//! applies the address policy (see [`address`](super::address)), and every
+//! connection under the fetcher's cap (see `sockets`).
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 
@@ -16,6 +17,7 @@ pub(super) fn build(
     proxy: Option<&str>,
     tls: Option<&SharedTls>,
     dns: &std::sync::Arc<crate::dns::Dns>,
+    sockets: &super::sockets::Sockets,
 ) -> Result<reqwest::Client, FetchSetupError> {
     let mut defaults = HeaderMap::new();
     defaults.insert(
@@ -48,6 +50,7 @@ pub(super) fn build(
         .timeout(config.total_timeout)
         .tcp_nodelay(true)
         .pool_idle_timeout(config.pool_idle_timeout)
+        .connector_layer(super::sockets::CapLayer::new(sockets.clone()))
         .danger_accept_invalid_certs(config.insecure)
         // skitter retries on its own (backoff, Retry-After, attempts in the
         // record). reqwest's layer would resend HTTP/2 refusals unrecorded, and

@@ -77,6 +77,12 @@ pub struct FetchConfig {
     /// after a few pages, each idle connection holds a socket and its buffers
     /// (several KB) until then.
     pub pool_idle_timeout: Duration,
+    /// Most connections open at once, idle pooled ones included (default
+    /// `None`: [`default_max_connections`](super::default_max_connections),
+    /// from the open-file limit). At the cap, a new connection first closes
+    /// the idle connections of the host idle longest, or waits for one to
+    /// close; the wait counts in [`FetchConfig::connect_timeout`].
+    pub max_connections: Option<usize>,
 }
 
 impl FetchConfig {
@@ -133,6 +139,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("keep_credentials", &self.keep_credentials)
             .field("private_access", &self.private_access)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
+            .field("max_connections", &self.max_connections)
             .field("named_hosts", &self.named_hosts)
             .field("dns", &self.dns)
             .finish()
@@ -163,6 +170,7 @@ impl Default for FetchConfig {
             site_credentials: Vec::new(),
             dns: crate::dns::DnsConfig::default(),
             pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
+            max_connections: None,
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod proxy_ledger;
 pub mod proxy_pool;
 pub(crate) mod redirect;
 mod route;
+mod sockets;
 
 use std::net::SocketAddr;
 
@@ -33,6 +34,7 @@ pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};
 pub use proxy_ledger::{ProxyLedger, ProxyTally};
 pub use proxy_pool::{ProxyBench, ProxyStats, Rotation};
+pub use sockets::default_max_connections;
 
 /// The client could not be built from the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -151,6 +153,8 @@ pub struct Fetcher {
     /// [`FetchConfig::site_credentials`]).
     site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
     config: std::sync::Arc<FetchConfig>,
+    /// The cap on open connections every client of every route shares.
+    sockets: sockets::Sockets,
 }
 
 impl Fetcher {
@@ -168,6 +172,11 @@ impl Fetcher {
     ) -> Result<Fetcher, FetchSetupError> {
         // One resolver (and its cache) for every client of every route.
         let dns = std::sync::Arc::new(crate::dns::Dns::new(&config.dns)?);
+        let sockets = sockets::Sockets::new(
+            config
+                .max_connections
+                .unwrap_or_else(sockets::default_max_connections),
+        );
         // Hosts given fixed addresses were named by the user.
         for host in dns.overridden() {
             if !config.named_hosts.iter().any(|h| h == host) {
@@ -201,13 +210,17 @@ impl Fetcher {
                 jar.clone(),
                 tls.clone(),
                 dns.clone(),
+                sockets.clone(),
             )?;
             (vec![route], None)
         } else {
             let routes = config
                 .proxy_list
                 .iter()
-                .map(|p| route::Route::new(&config, Some(p), jar.clone(), tls.clone(), dns.clone()))
+                .map(|p| {
+                    let (tls, dns) = (tls.clone(), dns.clone());
+                    route::Route::new(&config, Some(p), jar.clone(), tls, dns, sockets.clone())
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             let pool = proxy_pool::ProxyPool::new(
                 &config.proxy_list,
@@ -224,6 +237,7 @@ impl Fetcher {
             headers: std::sync::Arc::new(headers),
             site_auth: std::sync::Arc::new(site_auth),
             config: std::sync::Arc::new(config),
+            sockets,
         })
     }
 
@@ -355,6 +369,8 @@ impl Fetcher {
         for (name, value) in &conditional {
             request = request.header(name, value.clone());
         }
+        // Until the body is read: this host's connections stay open meanwhile.
+        let _busy = self.sockets.busy(url);
         let sent_at = tokio::time::Instant::now();
         let sent = request.send().await;
         let resp = match &self.pool {

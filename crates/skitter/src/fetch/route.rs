@@ -34,6 +34,7 @@ pub(super) struct Route {
     other: tokio::sync::OnceCell<reqwest::Client>,
     tls: Option<SharedTls>,
     dns: Arc<crate::dns::Dns>,
+    sockets: super::sockets::Sockets,
 }
 
 impl std::fmt::Debug for Route {
@@ -50,6 +51,7 @@ impl Route {
         jar: Option<Arc<reqwest::cookie::Jar>>,
         tls: Option<SharedTls>,
         dns: Arc<crate::dns::Dns>,
+        sockets: super::sockets::Sockets,
     ) -> Result<Route, FetchSetupError> {
         let named = client::build(
             config,
@@ -58,6 +60,7 @@ impl Route {
             proxy,
             tls.as_ref(),
             &dns,
+            &sockets,
         )?;
         let other = if allow_internal(config, true) == allow_internal(config, false) {
             tokio::sync::OnceCell::new_with(Some(named.clone()))
@@ -71,6 +74,7 @@ impl Route {
             other,
             tls,
             dns,
+            sockets,
         })
     }
 
@@ -92,6 +96,7 @@ impl Route {
                 self.proxy.as_deref(),
                 self.tls.as_ref(),
                 &self.dns,
+                &self.sockets,
             )
         };
         // The same settings built the first client, so this hardly can fail;

@@ -302,6 +302,16 @@ impl Records {
         load_hosts(&self.conn)
     }
 
+    /// One host's counters as last committed, if it has a row.
+    pub(crate) fn host_row(&self, key: &str) -> Result<Option<HostRow>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT id, key, pending, done, errors, delay_floor_ms FROM host WHERE key = ?1",
+            )
+            .and_then(|mut s| s.query_row([key], host_row).optional())
+            .map_err(sql("reading a host"))
+    }
+
     /// A host's first chunk after chunk `after`, if any.
     pub(crate) fn next_chunk(&self, host: i64, after: i64) -> Result<Option<Chunk>, StoreError> {
         self.conn
@@ -502,18 +512,7 @@ pub(crate) fn load_hosts(conn: &Connection) -> Result<Vec<HostRow>, StoreError> 
     let mut stmt = conn
         .prepare("SELECT id, key, pending, done, errors, delay_floor_ms FROM host ORDER BY id")
         .map_err(sql("reading hosts"))?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(HostRow {
-                id: r.get(0)?,
-                key: r.get(1)?,
-                pending: r.get(2)?,
-                done: r.get(3)?,
-                errors: r.get(4)?,
-                delay_floor: Duration::from_millis(r.get::<_, i64>(5)?.max(0) as u64),
-            })
-        })
-        .map_err(sql("reading hosts"))?;
+    let rows = stmt.query_map([], host_row).map_err(sql("reading hosts"))?;
     rows.collect::<Result<_, _>>().map_err(sql("reading hosts"))
 }
 
@@ -523,4 +522,16 @@ pub(crate) fn visit_of(conn: &Connection, fp: u128) -> Result<Option<Vec<u8>>, S
     conn.prepare_cached("SELECT visit FROM visit WHERE fp = ?1")
         .and_then(|mut s| s.query_row([&fp_bytes(fp)[..]], |r| r.get(0)).optional())
         .map_err(sql("reading a visit"))
+}
+
+/// A row of `SELECT id, key, pending, done, errors, delay_floor_ms FROM host`.
+fn host_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HostRow> {
+    Ok(HostRow {
+        id: r.get(0)?,
+        key: r.get(1)?,
+        pending: r.get(2)?,
+        done: r.get(3)?,
+        errors: r.get(4)?,
+        delay_floor: Duration::from_millis(r.get::<_, i64>(5)?.max(0) as u64),
+    })
 }

@@ -116,8 +116,11 @@ pub struct DiskFrontier {
 
 impl std::fmt::Debug for DiskFrontier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (hosts, forgotten) = self.host_counts();
         f.debug_struct("DiskFrontier")
             .field("dir", &self.dir)
+            .field("hosts", &hosts)
+            .field("hosts_forgotten", &forgotten)
             .finish_non_exhaustive()
     }
 }
@@ -236,6 +239,12 @@ impl DiskFrontier {
         &self.dir
     }
 
+    /// Hosts whose state is in memory now, and hosts forgotten so far (idle
+    /// ones: their rows stay in the database).
+    pub fn host_counts(&self) -> (usize, u64) {
+        self.shared.lock().host_counts()
+    }
+
     /// Runs `f` on the state unless an earlier write failed; a failure inside
     /// stops the state. Afterwards a seen set over budget is spilled, and a big
     /// pending batch is committed (by the committer, or here once it is twice
@@ -299,7 +308,7 @@ impl DiskFrontier {
             visit: crate::recrawl::encode(v),
         });
         self.with(|state| {
-            state.record_outcome(record, encoded, true);
+            state.record_outcome(record, encoded, true, &self.shared.db)?;
             if let Some(op) = visit {
                 state.put(op);
             }
@@ -364,10 +373,7 @@ impl DiskFrontier {
 impl OutcomeStore for DiskFrontier {
     fn record_outcome(&self, record: &PageRecord) -> Result<(), StoreError> {
         let encoded = state::encode(record)?;
-        self.with(|state| {
-            state.record_outcome(record, encoded, false);
-            Ok(())
-        })
+        self.with(|state| state.record_outcome(record, encoded, false, &self.shared.db))
     }
 
     /// Reads through a separate connection after a flush, so a long report does
@@ -504,10 +510,7 @@ impl Frontier for DiskFrontier {
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {
-        Ok(self.with(|state| {
-            state.set_host_delay(host, delay);
-            Ok(())
-        })?)
+        Ok(self.with(|state| state.set_host_delay(host, delay, &self.shared.db))?)
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {

@@ -29,6 +29,46 @@ use crate::common::{Exec, Lazy, SyncWrapper, lazy as hyper_lazy, timer};
 
 type BoxSendFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+// skitter patch: a guard for the next connection a connector makes. reqwest's
+// connector layers return its own opaque connection type, so a layer cannot tie
+// anything to a connection's life; it leaves a guard here as its connect
+// finishes, and `connect_to` (polled in the same call, on the same thread) takes
+// it at once and keeps it in the connection's task. The connection closes when
+// the guard's future completes, and the guard is dropped after the socket is.
+thread_local! {
+    static NEXT_CONNECTION_GUARD: std::cell::RefCell<Option<BoxSendFuture>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// skitter patch: hands `guard` to the connection whose connect is finishing
+/// on this thread (call it as the connector's future completes). The guard
+/// lives as long as the connection's task and is dropped after its socket is
+/// closed; when the guard's future completes, the connection is closed.
+pub fn guard_next_connection(guard: BoxSendFuture) {
+    // A guard no connection took (its connect was abandoned) is dropped here.
+    NEXT_CONNECTION_GUARD.with(|slot| *slot.borrow_mut() = Some(guard));
+}
+
+// skitter patch: the connection task, closed early when its guard says so.
+fn guarded(conn: BoxSendFuture, guard: Option<BoxSendFuture>) -> BoxSendFuture {
+    let Some(mut guard) = guard else {
+        return conn;
+    };
+    Box::pin(async move {
+        let mut conn = conn;
+        poll_fn(|cx| {
+            if conn.as_mut().poll(cx).is_ready() || guard.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(());
+            }
+            Poll::Pending
+        })
+        .await;
+        // The socket first: the guard may stand for its place under a cap.
+        drop(conn);
+        drop(guard);
+    })
+}
+
 /// A Client to make outgoing HTTP requests.
 ///
 /// `Client` is cheap to clone and cloning is the recommended way to share a `Client`. The
@@ -520,6 +560,8 @@ where
                     .connect(super::connect::sealed::Internal, dst)
                     .map_err(|src| e!(Connect, src))
                     .and_then(move |io| {
+                        // skitter patch: the guard the connector left, if any.
+                        let guard = NEXT_CONNECTION_GUARD.with(|slot| slot.borrow_mut().take());
                         let connected = io.connected();
                         // If ALPN is h2 and we aren't http2_only already,
                         // then we need to convert our pool checkout into
@@ -553,10 +595,12 @@ where
                                     trace!(
                                         "http2 handshake complete, spawning background dispatcher task"
                                     );
-                                    executor.execute(
-                                        conn.map_err(|e| debug!("client connection error: {}", e))
-                                            .map(|_| ()),
-                                    );
+                                    // skitter patch: guarded.
+                                    executor.execute(guarded(
+                                        Box::pin(conn.map_err(|e| debug!("client connection error: {}", e))
+                                            .map(|_| ())),
+                                        guard,
+                                    ));
 
                                     // Wait for 'conn' to ready up before we
                                     // declare this tx as usable
@@ -585,7 +629,8 @@ where
                                     // Spawn the connection task in the background using the executor.
                                     // The task manages the HTTP/1.1 connection, including upgrades (e.g., WebSocket).
                                     // Errors are sent via err_tx to ensure they can be checked if the sender (tx) fails.
-                                    executor.execute(
+                                    // skitter patch: guarded.
+                                    executor.execute(guarded(Box::pin(
                                         conn.with_upgrades()
                                             .map_err(|e| {
                                                 // Log the connection error at debug level for diagnostic purposes.
@@ -596,8 +641,9 @@ where
                                                 // (e.g., if the receiver is dropped, which is handled later).
                                                 let _ =err_tx.send(e);
                                             })
-                                            .map(|_| ()),
-                                    );
+                                            .map(|_| ())),
+                                        guard,
+                                    ));
                                     // Log that the client is waiting for the connection to be ready.
                                     // Readiness indicates the sender (tx) can accept a request without blocking.
                                     trace!("waiting for connection to be ready");

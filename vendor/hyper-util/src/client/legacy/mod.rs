@@ -2,6 +2,8 @@
 mod client;
 #[cfg(any(feature = "http1", feature = "http2"))]
 pub use client::{Builder, Client, Error, ResponseFuture};
+// skitter patch: see `client::guard_next_connection`.
+pub use client::guard_next_connection;
 
 pub mod connect;
 #[doc(hidden)]

@@ -9,13 +9,10 @@
 //! reopening, which reloads the last commit, is safe.
 
 use std::collections::{HashMap, VecDeque};
-use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
-
-use url::Url;
 
 use super::super::memory::fingerprint;
 use super::super::politeness::HostSlots;
@@ -26,6 +23,7 @@ use super::super::{
 };
 use super::Db;
 
+mod hosts;
 mod restore;
 use super::queue::HostQueue;
 use crate::outcome::{OutcomeKind, PageRecord};
@@ -51,6 +49,10 @@ struct Host {
     /// done), so a crash simply queues them again.
     retries: RetryQueue<(Request, Leased, u32)>,
     dirty: bool,
+    /// Whether it is in the watch list (see `hosts`).
+    watched: bool,
+    /// The generation of the last commit that wrote its row.
+    written: u64,
 }
 
 impl Host {
@@ -78,6 +80,8 @@ pub(super) struct State {
     progress: Progress,
     hosts: Vec<Host>,
     by_key: HashMap<String, usize>,
+    /// Forgotten hosts and the watch for idle ones (see `hosts`).
+    forgotten: hosts::Forgotten,
     rota: Rota,
     leases: HashMap<u64, Leased>,
     /// Requests waiting in some host's retry queue.
@@ -149,55 +153,6 @@ impl State {
         self.progress.next_seq
     }
 
-    /// The host of `url`, added if new. The key is built in a reused buffer
-    /// (the same text as [`HostKey::of`]) since this runs for every offered URL.
-    fn host_of(&mut self, url: &Url) -> usize {
-        match self.find_host(url) {
-            Some(idx) => idx,
-            None => self.add_host(self.key_buf.clone()),
-        }
-    }
-
-    /// The known host of `url`, leaving its key in `key_buf`.
-    fn find_host(&mut self, url: &Url) -> Option<usize> {
-        self.key_buf.clear();
-        let port = url.port_or_known_default().unwrap_or(0);
-        let _ = write!(self.key_buf, "{}:{port}", url.host_str().unwrap_or(""));
-        self.by_key.get(self.key_buf.as_str()).copied()
-    }
-
-    fn host_index(&mut self, key: &HostKey) -> usize {
-        match self.by_key.get(key.as_str()) {
-            Some(&idx) => idx,
-            None => self.add_host(key.as_str().to_owned()),
-        }
-    }
-
-    fn add_host(&mut self, key: String) -> usize {
-        let id = self.next_id();
-        self.batch.push(Op::Host {
-            id,
-            key: key.clone(),
-        });
-        let idx = self.hosts.len();
-        self.hosts.push(Host {
-            row: HostRow {
-                id,
-                key: key.clone(),
-                ..HostRow::default()
-            },
-            slots: HostSlots::new(self.policy),
-            place: Place::Idle,
-            queue: HostQueue::default(),
-            waiting: 0,
-            retries: RetryQueue::default(),
-            dirty: false,
-        });
-        self.by_key.insert(key, idx);
-        self.mark(idx);
-        idx
-    }
-
     pub(super) fn offer(
         &mut self,
         requests: Vec<Request>,
@@ -220,7 +175,7 @@ impl State {
             } else if !self.seen.insert(fp) {
                 continue;
             }
-            let idx = self.host_of(&request.url);
+            let idx = self.host_of(&request.url, db)?;
             self.push(idx, fp, &request);
             self.progress.seen += 1;
             self.progress.queued += 1;
@@ -239,7 +194,7 @@ impl State {
 
     /// Requests per chunk: the read-ahead budget shared by all hosts.
     fn chunk_cap(&self) -> usize {
-        let per_host = self.limits.buffer_bytes / BUFFERED_REQUEST_BYTES / self.hosts.len().max(1);
+        let per_host = self.limits.buffer_bytes / BUFFERED_REQUEST_BYTES / self.by_key.len().max(1);
         per_host.clamp(1, MAX_CHUNK)
     }
 
@@ -286,6 +241,7 @@ impl State {
 
     pub(super) fn claim(&mut self, now: Instant, db: &Mutex<Db>) -> Result<Claim, StoreError> {
         self.promote_due(now);
+        self.sweep(now);
         while let Some(idx) = self.rota.pop_ready() {
             self.hosts[idx].place = Place::Idle;
             let host = &mut self.hosts[idx];
@@ -387,6 +343,8 @@ impl State {
             self.replace(leased.host, now);
         }
         self.mark(leased.host);
+        self.watch(leased.host);
+        self.sweep(now);
         Ok(Some(throttle))
     }
 
@@ -417,9 +375,10 @@ impl State {
         record: &crate::outcome::PageRecord,
         encoded: Encoded,
         leased: bool,
-    ) {
+        db: &Mutex<Db>,
+    ) -> Result<(), StoreError> {
         let url = &record.url;
-        let host = self.find_host(url).map(|idx| self.hosts[idx].row.id);
+        let host = self.host_id(url, db)?;
         self.batch.push(Op::Outcome {
             fp: fingerprint(url),
             host,
@@ -428,6 +387,7 @@ impl State {
             leased,
             change: record.change,
         });
+        Ok(())
     }
 
     pub(super) fn put(&mut self, op: Op) {
@@ -438,12 +398,19 @@ impl State {
         &self.batch
     }
 
-    pub(super) fn set_host_delay(&mut self, key: &HostKey, delay: Duration) {
-        let idx = self.host_index(key);
+    pub(super) fn set_host_delay(
+        &mut self,
+        key: &HostKey,
+        delay: Duration,
+        db: &Mutex<Db>,
+    ) -> Result<(), StoreError> {
+        let idx = self.host_index(key, db)?;
         let host = &mut self.hosts[idx];
         host.slots.set_delay_floor(delay);
         host.row.delay_floor = delay;
         self.mark(idx);
+        self.watch(idx);
+        Ok(())
     }
 
     pub(super) fn counts(&self) -> FrontierCounts {
@@ -485,6 +452,7 @@ impl State {
     /// and snapshots the counters. Kept chunks whose batch was committed
     /// (`applied`) leave memory first while over the read-ahead budget.
     pub(super) fn take(&mut self, applied: u64) -> Option<(Batch, Snapshot, u64)> {
+        self.forgotten.applied = applied;
         self.evict(applied);
         for idx in std::mem::take(&mut self.open_hosts) {
             if !self.hosts[idx].queue.open.is_empty() {
@@ -496,11 +464,13 @@ impl State {
             return None;
         }
         self.progress.leased = self.leases.len() as u64;
+        let generation = self.generation;
         let hosts = self
             .dirty
             .drain(..)
             .map(|idx| {
                 self.hosts[idx].dirty = false;
+                self.hosts[idx].written = generation;
                 self.hosts[idx].row.clone()
             })
             .collect();
@@ -509,7 +479,6 @@ impl State {
             hosts,
         };
         self.committed = self.progress.clone();
-        let generation = self.generation;
         self.generation += 1;
         self.waiting = false;
         self.nudged = false;

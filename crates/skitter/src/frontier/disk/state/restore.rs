@@ -30,6 +30,7 @@ impl State {
             progress: Progress::default(),
             hosts: Vec::new(),
             by_key: HashMap::new(),
+            forgotten: super::hosts::Forgotten::default(),
             rota: Rota::default(),
             leases: HashMap::new(),
             retrying: 0,
@@ -63,6 +64,8 @@ impl State {
                 waiting: 0,
                 retries: super::RetryQueue::default(),
                 dirty: false,
+                watched: false,
+                written: 0,
             });
         }
         let is_done = |fp: &u128| done.binary_search(fp).is_ok();
@@ -101,6 +104,7 @@ impl State {
             progress.queued += h.row.pending;
             state.mark(idx);
             state.place(idx, now);
+            state.watch(idx);
         }
         progress.leased = 0;
         state.committed = progress.clone();
