@@ -44,6 +44,10 @@ pub struct SiteConfig {
     /// (see [`crate::Versions`]); `None` serves the same pages always, with
     /// no validators.
     pub versions: Option<crate::Versions>,
+    /// Share (0 to 1) of the generated pages `/p/{i}` that build their links
+    /// in script, for `--render` (see `script.rs`); every other page then
+    /// carries a small script too. 0 (the default) serves plain pages only.
+    pub script_share: f64,
 }
 
 /// Many sites behind one listener, told apart by the request's `Host`:
@@ -119,6 +123,7 @@ impl Default for SiteConfig {
             faults: crate::Faults::default(),
             vhosts: None,
             versions: None,
+            script_share: 0.0,
         }
     }
 }
