@@ -12,7 +12,7 @@
 # test profile and so needs no release build). A bench script or target without a
 # figure pattern below fails the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
-# items_db bench PostgreSQL.
+# items_db bench PostgreSQL, bench-render.sh chromium.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -37,6 +37,7 @@ declare -A figures=(
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'
     [bench-redis.sh]='^ratio: +[0-9.]+'
     [bench-cluster.sh]='^ratio: +[0-9.]+ \(target <= 0.30\)'
+    [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never [0-9.]+'
     [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'
     [probe]='^probe [0-9]+ names, .*: [0-9]+ resolved in [0-9.]+ s; ideal .*ratio [0-9.]+'

@@ -29,6 +29,7 @@ use crate::flags;
 use crate::output::{ReportFormat, print_report, print_report_to};
 use crate::output_flags::OutputFlags;
 use crate::progress::{ProgressLine, StderrLogs};
+use crate::render_flags::RenderFlags;
 use crate::request_flags::RequestFlags;
 use skitter::report_html::{self, TimelineSink};
 
@@ -145,6 +146,8 @@ pub struct CrawlArgs {
     pub request: RequestFlags,
     #[command(flatten)]
     pub extract: ExtractFlags,
+    #[command(flatten)]
+    pub render: RenderFlags,
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -268,6 +271,7 @@ impl CrawlArgs {
         spec.politeness = self.host_policy();
         spec.fetch = fetch;
         spec.extract = self.extract.source()?;
+        spec.render = self.render.settings();
         // Checked here, for the message that names the rules file (the spec's
         // own check cannot name it).
         if let Some(source) = &spec.extract {

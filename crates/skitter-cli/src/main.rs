@@ -38,6 +38,7 @@ mod probe_cmd;
 mod progress;
 mod proxies_cmd;
 mod redis_cmd;
+mod render_flags;
 mod request_flags;
 mod resume_outputs;
 mod signal;

@@ -44,6 +44,10 @@ pub struct TestsiteArgs {
     /// Also serve and link infinite crawler traps (calendar, deep loops, session IDs).
     #[arg(long)]
     pub traps: bool,
+    /// Share (0 to 1) of the pages /p/{i} that build their links in
+    /// JavaScript (inline, by fetching JSON, or after a delay), for --render.
+    #[arg(long, default_value_t = 0.0, value_name = "SHARE")]
+    pub script_share: f64,
     /// Serve pages gzip-encoded to clients that accept it.
     #[arg(long)]
     pub gzip: bool,
@@ -183,6 +187,7 @@ impl TestsiteArgs {
             specials: self.specials,
             traps: self.traps,
             gzip: self.gzip,
+            script_share: self.script_share,
             faults: self.faults.clone().unwrap_or_default(),
             vhosts: self.vhosts.map(|hosts| skitter_testsite::VirtualHosts {
                 domain: self.vhost_domain.to_ascii_lowercase(),

@@ -48,6 +48,10 @@ pub struct SiteConfig {
     /// (`None`: as fast as loopback): a body then costs time to transfer and
     /// a body-less answer (a `304`) does not, as over a real network.
     pub bandwidth: Option<u64>,
+    /// Share (0 to 1) of the generated pages `/p/{i}` that build their links
+    /// in script, for `--render` (see `script.rs`); every other page then
+    /// carries a small script too. 0 (the default) serves plain pages only.
+    pub script_share: f64,
 }
 
 /// Many sites behind one listener, told apart by the request's `Host`:
@@ -124,6 +128,7 @@ impl Default for SiteConfig {
             vhosts: None,
             versions: None,
             bandwidth: None,
+            script_share: 0.0,
         }
     }
 }

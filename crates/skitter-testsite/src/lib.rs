@@ -33,6 +33,7 @@ mod page;
 pub mod postgres;
 mod proxy;
 mod route;
+mod script;
 mod server;
 pub mod skip;
 mod socks;

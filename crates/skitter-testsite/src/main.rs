@@ -41,6 +41,9 @@ struct Args {
     /// Gzip HTML when the client accepts it.
     #[arg(long)]
     gzip: bool,
+    /// Share (0 to 1) of pages that build their links in JavaScript.
+    #[arg(long, default_value_t = 0.0)]
+    script_share: f64,
     /// Keep serving when stdin closes (e.g. when started with </dev/null).
     #[arg(long)]
     ignore_stdin: bool,
@@ -56,6 +59,7 @@ impl Args {
             specials: self.specials,
             traps: self.traps,
             gzip: self.gzip,
+            script_share: self.script_share,
             ..SiteConfig::default()
         }
     }

@@ -114,6 +114,9 @@ pub(crate) fn page(config: &SiteConfig, origin: &str, i: usize) -> Option<String
     if i >= config.pages {
         return None;
     }
+    if crate::script::is_scripted(config, i) {
+        return Some(crate::script::scripted_page(config, i));
+    }
     let mut out = String::with_capacity(config.page_size.max(512) + 512);
     let _ = write!(
         out,
@@ -123,6 +126,9 @@ pub(crate) fn page(config: &SiteConfig, origin: &str, i: usize) -> Option<String
         out,
         "<title>Page {i}</title>\n</head>\n<body>\n<h1>Page {i}</h1>\n"
     );
+    if config.script_share > 0.0 {
+        out.push_str(crate::script::TRACKER);
+    }
     for c in children(config, i) {
         let _ = writeln!(out, "<a href=\"/p/{c}\">Page {c}</a>");
     }

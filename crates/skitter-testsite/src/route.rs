@@ -162,7 +162,8 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
         _ => match path.strip_prefix("/p/").and_then(page_index) {
             Some(i) => page::page(config, &site.origin, i)
                 .map(|html| reply(StatusCode::OK, Some(HTML), html)),
-            None => special::route(path, count, &site.shutdown)
+            None => crate::script::route(config, path)
+                .or_else(|| special::route(path, count, &site.shutdown))
                 .or_else(|| trap::route(path, query))
                 .or_else(|| crate::items::route(path))
                 .or_else(|| {

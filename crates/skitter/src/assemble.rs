@@ -57,6 +57,11 @@ impl CrawlerBuilder {
         if self.retry.max_tries == 0 {
             return Err(BuildError::Value("max_tries must be at least 1".into()));
         }
+        if self.render.tasks == 0 || self.render.tries == 0 {
+            return Err(BuildError::Value(
+                "render tasks and render tries must be at least 1".into(),
+            ));
+        }
         if self.host_policy.max_in_flight == 0 {
             return Err(BuildError::Value("per_host must be at least 1".into()));
         }
@@ -84,6 +89,7 @@ impl CrawlerBuilder {
             fetch: self.fetch.clone(),
             extract: self.extract,
             report: self.report,
+            render: self.render,
         };
         if let (true, Some(dir)) = (config.report.records, &config.report.spill_dir) {
             // Fails now rather than when the report first outgrows its memory.

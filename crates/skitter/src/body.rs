@@ -29,6 +29,7 @@ use lol_html::{HtmlRewriter, Settings};
 use crate::extract::{self, ExtractMode, Link, LinkPass};
 use crate::fetch::decode::{self, DecodeError};
 use crate::items::{Css, Items, PageInput, Rules};
+use crate::render::{RenderReason, auto};
 
 /// Plain bodies up to this size are handled on the calling task.
 pub(crate) const INLINE_MAX: usize = 64 * 1024;
@@ -88,8 +89,10 @@ fn html_pass(
     url: &Url,
     mode: ExtractMode,
     items: Option<(&Rules, PageInput<'_>)>,
-) -> (extract::HtmlDocument, Option<Items>) {
+    judge: bool,
+) -> (extract::HtmlDocument, Option<Items>, Option<RenderReason>) {
     let (text, encoding, had_errors) = extract::decode_html(body, charset);
+    let render = if judge { auto::judge(&text) } else { None };
     let links = LinkPass::new(&text, mode);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
     let mut settings = links.handlers(Settings::new().with_strict(false));
@@ -115,7 +118,7 @@ fn html_pass(
             .extract_with(&page, Some(&text), css)
             .map(|(items, _)| items)
     });
-    (doc, items)
+    (doc, items, render)
 }
 
 /// What kind of document a body is, for extraction.
@@ -139,6 +142,8 @@ pub(crate) struct BodyJob {
     pub(crate) mode: ExtractMode,
     /// Structured extraction to run on the decoded body, if rules match it.
     pub(crate) items: Option<ItemsJob>,
+    /// Apply the `--render auto` rules to an HTML body.
+    pub(crate) judge: bool,
 }
 
 /// The rules to apply to one page, and when its exchange started.
@@ -158,6 +163,8 @@ pub(crate) struct BodyLinks {
     pub(crate) truncated: bool,
     /// What the extraction rules found, if they ran.
     pub(crate) items: Option<Box<Items>>,
+    /// Why the `--render auto` rules want the page rendered, if they ran and do.
+    pub(crate) render: Option<RenderReason>,
 }
 
 impl BodyJob {
@@ -194,9 +201,12 @@ impl BodyJob {
             fetched_at: job.fetched_at,
         });
         let rules = self.items.as_ref().map(|job| &*job.rules);
+        let mut render = None;
         let (links, charset, items) = match (self.doc, rules.zip(page)) {
             (Doc::Html, items) => {
-                let (doc, items) = html_pass(body, charset, &self.url, self.mode, items);
+                let (doc, items, hint) =
+                    html_pass(body, charset, &self.url, self.mode, items, self.judge);
+                render = hint;
                 (doc.links, Some(doc.charset), items)
             }
             (Doc::Css, items) => (
@@ -217,6 +227,7 @@ impl BodyJob {
             decoded,
             truncated,
             items,
+            render,
         })
     }
 }

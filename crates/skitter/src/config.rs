@@ -24,6 +24,7 @@ use crate::extract::ExtractMode;
 use crate::fetch::FetchConfig;
 use crate::frontier::{Frontier, HostPolicy};
 use crate::items::Rules;
+use crate::render::RenderSettings;
 use crate::report::ReportOptions;
 use crate::retry::RetryPolicy;
 use crate::robots::{RobotsPolicy, RobotsStore};
@@ -74,6 +75,8 @@ pub struct Config {
     pub(crate) extract: Option<Arc<Rules>>,
     /// How the report keeps its per-URL records.
     pub(crate) report: ReportOptions,
+    /// Which pages are rendered in a browser, and how (see [`crate::render`]).
+    pub(crate) render: RenderSettings,
 }
 
 impl Config {
@@ -100,6 +103,11 @@ impl Config {
     /// The `--exclude` patterns, as given.
     pub fn exclude(&self) -> impl Iterator<Item = &str> {
         self.exclude.iter().map(Regex::as_str)
+    }
+
+    /// The rendering settings (`--render`).
+    pub fn render(&self) -> &RenderSettings {
+        &self.render
     }
 
     /// The `--include` patterns, as given.
@@ -157,6 +165,7 @@ pub struct CrawlerBuilder {
     pub(crate) report: ReportOptions,
     pub(crate) outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     pub(crate) robots_store: Option<Arc<dyn RobotsStore>>,
+    pub(crate) render: RenderSettings,
 }
 
 impl CrawlerBuilder {
@@ -387,6 +396,14 @@ impl CrawlerBuilder {
     /// Set after [`Self::fetch_config`], which replaces it.
     pub fn proxy_ledger(mut self, ledger: Arc<crate::fetch::ProxyLedger>) -> Self {
         self.fetch.proxy_ledger = Some(ledger);
+        self
+    }
+
+    /// Renders pages that need JavaScript in headless Chromium (default:
+    /// never; see [`crate::render`]). The browser starts with the crawl, which
+    /// fails with [`CrawlError::Render`](crate::CrawlError::Render) if it cannot.
+    pub fn render(mut self, settings: RenderSettings) -> Self {
+        self.render = settings;
         self
     }
 }

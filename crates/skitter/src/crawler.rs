@@ -57,6 +57,9 @@ pub enum CrawlError {
     /// The frontier refused the roots.
     #[error("cannot seed the frontier: {0}")]
     Frontier(#[from] FrontierError),
+    /// The crawl asks for rendering and the browser did not start.
+    #[error("cannot render pages: {0}")]
+    Render(#[from] crate::render::RenderError),
 }
 
 impl Crawler {
@@ -113,6 +116,14 @@ impl Crawler {
                 redirects_left: self.config.max_redirect,
                 parent: None,
             });
+        // Before the roots are offered: a crawl that cannot render fails
+        // without having changed a durable frontier.
+        let renderer = match self.config.render.mode {
+            crate::render::RenderMode::Never => None,
+            _ => Some(Arc::new(
+                crate::render::Renderer::start(self.config.render.clone()).await?,
+            )),
+        };
         let seeded = self.frontier.offer(roots.chain(probes).collect()).await?;
         self.progress.discovered(seeded);
         let keep = if self.sinks.iter().any(|s| s.wants_bodies()) {
@@ -178,6 +189,7 @@ impl Crawler {
             sitemaps,
             slowdowns: slowdowns.clone(),
             cpu: CpuPool::new(),
+            renderer: renderer.clone(),
             config: self.config,
             fetcher: self.fetcher,
         });
@@ -192,6 +204,9 @@ impl Crawler {
         };
         let mut stop = scheduler::run(ctx).await;
         watcher.abort();
+        if let Some(renderer) = &renderer {
+            renderer.shutdown().await;
+        }
         // After Ctrl-C the whole stop fits in one grace period from the signal:
         // fetches had three quarters of it (see `scheduler`), the outputs get
         // what is left. After a limit, the outputs get a grace period of their own.
@@ -235,6 +250,9 @@ impl Crawler {
         }
         for (key, n) in link_skips.snapshot() {
             tally.bump(&key, n);
+        }
+        for (key, n) in renderer.iter().flat_map(|r| r.stats()) {
+            tally.bump(key, n);
         }
         for (kind, n) in traps.trips() {
             tally.bump(&format!("trap_{kind}"), n);

@@ -54,6 +54,8 @@ pub(crate) struct Ctx {
     pub(crate) slowdowns: Arc<Slowdowns>,
     /// Runs the decoding and link extraction of large bodies off the async threads.
     pub(crate) cpu: CpuPool,
+    /// The browser, when pages may be rendered (`--render auto|always`).
+    pub(crate) renderer: Option<Arc<crate::render::Renderer>>,
 }
 
 impl Ctx {

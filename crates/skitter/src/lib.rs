@@ -53,6 +53,7 @@ pub mod probe;
 pub mod progress;
 pub mod proxy_check;
 pub mod recrawl;
+pub mod render;
 pub mod report;
 pub mod report_html;
 mod request;

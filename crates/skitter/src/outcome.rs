@@ -225,6 +225,37 @@ pub struct PageRecord {
     /// first crawl.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<Change>,
+    /// Why the page was rendered in the browser (`--render`); absent when it
+    /// was not. A render that failed makes the page `Failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendered: Option<RenderReason>,
+}
+
+/// Why `--render auto` rendered a page (or `always` did), as counted in the
+/// report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RenderReason {
+    /// `--render always`.
+    Always,
+    /// A `<noscript>` says JavaScript is needed.
+    Noscript,
+    /// An empty `#app`/`#root` element on a page with a script.
+    EmptyRoot,
+    /// Scripts and fewer than `FEW_LINKS` (see `render::auto`) links.
+    ScriptFewLinks,
+}
+
+impl RenderReason {
+    /// The name used in the report and the JSONL `rendered` field.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RenderReason::Always => "always",
+            RenderReason::Noscript => "noscript",
+            RenderReason::EmptyRoot => "empty-root",
+            RenderReason::ScriptFewLinks => "script-few-links",
+        }
+    }
 }
 
 /// How a URL fetched again in a recrawl pass compares with the last pass
@@ -301,6 +332,7 @@ impl PageRecord {
             extract_failed: false,
             change: None,
             proxy: None,
+            rendered: None,
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::robots::RobotsSource;
 use crate::sink::Page;
 
 mod links;
+mod render;
 mod revisit;
 mod sitemaps;
 
@@ -122,6 +123,7 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
     Page {
         record,
         exchange: None,
+        rendered: None,
         items: None,
     }
 }
@@ -135,6 +137,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             let page = Page {
                 record: *record,
                 exchange: None,
+                rendered: None,
                 items: None,
             };
             return Step::Done(Box::new(page), HostFeedback::Silent, None);
@@ -198,7 +201,7 @@ async fn outcome(
     earlier: Option<&Visit>,
     (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
 ) -> (Page, Option<Visit>) {
-    let mut items = None;
+    let (mut items, mut rendered) = (None, None);
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
     let (mut sha1, mut validators, mut fetched_at) = (None, Validators::default(), started_at);
@@ -225,6 +228,7 @@ async fn outcome(
             if let Some(found) = &items {
                 record.count_items(found);
             }
+            rendered = handled.rendered;
             exchange.map(|mut x| {
                 x.decoded_body = handled.decoded;
                 x
@@ -242,6 +246,7 @@ async fn outcome(
     let page = Page {
         record,
         exchange,
+        rendered,
         items,
     };
     (page, visit)
@@ -254,6 +259,8 @@ struct Handled {
     decoded: Option<bytes::Bytes>,
     /// What the extraction rules found on it.
     items: Option<Box<crate::items::Items>>,
+    /// The page as the browser rendered it, when it was.
+    rendered: Option<Box<crate::sink::RenderedPage>>,
 }
 
 /// Why a URL is not fetched on this claim.
@@ -403,7 +410,7 @@ async fn handle_response(
             Doc::Other
         };
         let job = BodyJob {
-            raw,
+            raw: raw.clone(),
             content_encoding: resp.header("content-encoding").map(str::to_owned),
             cut: resp.truncated,
             max: ctx.config.fetch.max_body_size,
@@ -420,6 +427,7 @@ async fn handle_response(
                     rules: rules.clone(),
                     fetched_at,
                 }),
+            judge: render::judging(ctx),
         };
         match job.run(&ctx.cpu).await {
             Err(e) => {
@@ -433,12 +441,18 @@ async fn handle_response(
             Ok(found) => {
                 record.truncated = found.truncated;
                 handled.items = found.items;
+                links.extend(found.links);
                 if doc == Doc::Html {
                     record.kind = OutcomeKind::Html;
                     record.encoding = found.charset.map(str::to_ascii_lowercase);
+                    if let Some(reason) = render::reason(ctx, found.render) {
+                        let body = found.decoded.clone().unwrap_or(raw);
+                        handled.rendered =
+                            render::render(ctx, &req.url, resp, body, reason, record, &mut links)
+                                .await;
+                    }
                     handled.decoded = found.decoded.filter(|_| ctx.keep_decoded);
                 }
-                links.extend(found.links);
             }
         }
     }

@@ -57,6 +57,7 @@ fn page(url: &str) -> Page {
     };
     let host = url.host_str().unwrap_or_default();
     Page {
+        rendered: None,
         record,
         exchange: Some(Exchange {
             request_head: Bytes::from(format!(

@@ -75,24 +75,29 @@ fn pages() -> Vec<Page> {
         Page {
             record: html,
             exchange: Some(exchange),
+            rendered: None,
             items: None,
         },
         Page {
             record: redirect,
             exchange: None,
+            rendered: None,
             items: None,
         },
         Page {
             record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)),
             exchange: None,
+            rendered: None,
             items: None,
         },
         Page {
             record: failed,
             exchange: None,
+            rendered: None,
             items: None,
         },
         Page {
+            rendered: None,
             record: PageRecord::skipped(
                 url("http://o/"),
                 SkipReason::Robots,

@@ -188,6 +188,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
         _ => OutcomeKind::Other,
     };
     Page {
+        rendered: None,
         record,
         exchange: Some(Exchange {
             request_head: Bytes::from_static(b"GET / HTTP/1.1\r\n\r\n"),
@@ -285,6 +286,7 @@ async fn mirror(convert_links: bool) -> tempfile::TempDir {
             b"[]",
         ),
         Page {
+            rendered: None,
             record: PageRecord::skipped(
                 Url::parse(&format!("{H}/s")).unwrap(),
                 SkipReason::Robots,

@@ -38,6 +38,7 @@ fn page(status: u16, head: &str, body: &[u8], started: &str, revisit: Option<Rev
     record.content_type = Some("text/html".into());
     record.size = body.len() as u64;
     Page {
+        rendered: None,
         record,
         exchange: Some(Exchange {
             request_head: Bytes::from_static(

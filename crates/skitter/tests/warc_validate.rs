@@ -55,6 +55,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
         body.len()
     );
     Page {
+        rendered: None,
         record: rec,
         exchange: Some(Exchange {
             request_head: Bytes::from(format!(
@@ -130,9 +131,11 @@ fn pages() -> Vec<Page> {
         Page {
             record: failed,
             exchange: None,
+            rendered: None,
             items: None,
         },
         Page {
+            rendered: None,
             record: PageRecord::skipped(
                 Url::parse(&format!("{HOST}/no")).unwrap(),
                 SkipReason::Robots,

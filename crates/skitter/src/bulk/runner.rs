@@ -377,6 +377,7 @@ async fn fetch_hop(
         page: Page {
             record,
             exchange: None,
+            rendered: None,
             items: None,
         },
         fetched_at: started_at,

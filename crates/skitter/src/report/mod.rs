@@ -394,6 +394,13 @@ fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
     if p.extract_failed {
         keys.push(("extract_errors".into(), 1));
     }
+    if let Some(reason) = p.rendered {
+        keys.push(("rendered".into(), 1));
+        keys.push((format!("rendered_{}", reason.as_str().replace('-', "_")), 1));
+        if p.kind == OutcomeKind::Failed {
+            keys.push(("render_failed".into(), 1));
+        }
+    }
     match p.kind {
         OutcomeKind::Failed => {
             keys.push(("fail".into(), 1));

@@ -254,6 +254,7 @@ mod tests {
         let page = |kind| Page {
             record: record(kind),
             exchange: None,
+            rendered: None,
             items: None,
         };
         sink.record(&page(OutcomeKind::Html)).await.unwrap();

@@ -103,6 +103,15 @@ pub struct CrawlSpec {
     /// Extraction rules, as text (the workers may not have the rules file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extract: Option<RulesSource>,
+    /// Which pages are rendered in a browser (`--render`); each worker uses
+    /// its own Chromium (the path is not shared), and one that has none fails
+    /// at start.
+    #[serde(default, skip_serializing_if = "is_never")]
+    pub render: crate::render::RenderSettings,
+}
+
+fn is_never(r: &crate::render::RenderSettings) -> bool {
+    r.mode == crate::render::RenderMode::Never
 }
 
 /// A stored spec that cannot be used.
@@ -149,6 +158,7 @@ impl CrawlSpec {
             politeness: HostPolicy::default(),
             fetch: FetchConfig::default(),
             extract: None,
+            render: crate::render::RenderSettings::default(),
         }
     }
 
@@ -202,7 +212,8 @@ impl CrawlSpec {
             .trap_rules(self.traps.clone())
             .sitemaps(self.sitemaps)
             .ignore_robots(self.ignore_robots)
-            .max_crawl_delay(self.max_crawl_delay);
+            .max_crawl_delay(self.max_crawl_delay)
+            .render(self.render.clone());
         for p in &self.exclude {
             b = b.exclude(p.clone());
         }

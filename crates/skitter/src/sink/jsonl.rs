@@ -43,6 +43,9 @@
 //! position among its rule set's records on the page, `fields` in rule order.
 //! - `proxy` (only when a proxy served the response): the proxy, credentials
 //!   removed (`http://proxy1:3128`).
+//! - `rendered` (only when the page was rendered in the browser, `--render`):
+//!   why (`always`, `noscript`, `empty-root`, `script-few-links`), and
+//!   `rendered_html`: the rendered DOM, serialised.
 //! - `change` (only when the URL was fetched again: a recrawl pass, `fetch
 //!   --if-modified`): how it compares with the last fetch: `new`, `changed`,
 //!   `unchanged` (a `304`, or the same digest), `gone` (`404`/`410` after a
@@ -118,6 +121,12 @@ struct PageLine<'a> {
     /// --if-modified`); present only then.
     #[serde(skip_serializing_if = "Option::is_none")]
     change: Option<crate::outcome::Change>,
+    /// Why the page was rendered in the browser (`--render`); present only then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rendered: Option<crate::outcome::RenderReason>,
+    /// The rendered DOM, serialised; present only when the page was rendered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rendered_html: Option<&'a str>,
 }
 
 /// An `item` line.
@@ -294,14 +303,16 @@ impl Sink for JsonlSink {
             .exchange
             .as_ref()
             .map(|ex| data_encoding::BASE32.encode(&ex.body_sha1()));
-        let encoded = to_line(&page.record, digest, page.items.as_deref()).and_then(|mut line| {
-            // A page and its items go into one batch, so a kill tears at most
-            // the last page's group, which `append` cuts off whole.
-            if let Some(items) = &page.items {
-                item_lines(&mut line, &page.record, items)?;
-            }
-            Ok(line)
-        });
+        let rendered = page.rendered.as_ref().map(|r| r.html.as_str());
+        let encoded =
+            to_line(&page.record, digest, page.items.as_deref(), rendered).and_then(|mut line| {
+                // A page and its items go into one batch, so a kill tears at most
+                // the last page's group, which `append` cuts off whole.
+                if let Some(items) = &page.items {
+                    item_lines(&mut line, &page.record, items)?;
+                }
+                Ok(line)
+            });
         let line =
             encoded.map_err(|e| sink_error(format!("cannot encode {}: {e}", page.record.url)))?;
         self.pending.extend_from_slice(&line);
@@ -395,6 +406,7 @@ fn to_line(
     r: &PageRecord,
     digest: Option<String>,
     items: Option<&crate::items::Items>,
+    rendered_html: Option<&str>,
 ) -> serde_json::Result<Vec<u8>> {
     let parent = r.parent.as_ref().map(|p| p.as_str());
     // Room for a typical line up front: growing from serde's default costs reallocations.
@@ -437,6 +449,8 @@ fn to_line(
                 extract_errors: items.map_or(&[], |i| &i.errors),
                 proxy: r.proxy.as_deref(),
                 change: r.change,
+                rendered: r.rendered,
+                rendered_html,
             },
         )?;
     }

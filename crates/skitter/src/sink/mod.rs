@@ -24,9 +24,22 @@ pub struct Page {
     /// The bytes exchanged, for responses (absent for failures and skips, and
     /// when no sink keeps bodies).
     pub exchange: Option<Exchange>,
+    /// What rendering the page in the browser produced, when it was rendered
+    /// (`--render`).
+    pub rendered: Option<Box<RenderedPage>>,
     /// The structured records extracted from the page, when extraction rules
     /// matched its URL (see [`crate::items`]).
     pub items: Option<Box<crate::items::Items>>,
+}
+
+/// A page as the browser rendered it.
+#[derive(Clone, Debug)]
+pub struct RenderedPage {
+    /// The serialised DOM once the page settled.
+    pub html: String,
+    /// The exchanges skitter made for the browser's requests (scripts, XHR,
+    /// images…), with their URLs, when bodies are archived.
+    pub exchanges: Vec<(url::Url, Exchange)>,
 }
 
 /// What a sink wrote, for the report.

@@ -131,6 +131,7 @@ pub fn page(url: &str, rule_set: &str, items: Vec<Vec<(&str, serde_json::Value)>
     Page {
         record: PageRecord::new(url::Url::parse(url).unwrap(), 0, None),
         exchange: None,
+        rendered: None,
         items: Some(Box::new(Items {
             fetched_at: Utc.with_ymd_and_hms(2026, 5, 1, 12, 30, 0).unwrap(),
             records,

@@ -176,6 +176,17 @@ impl Sink for WarcSink {
             exchange,
         };
         self.pending.push(job);
+        // A rendered page's requests (scripts, XHR, images) follow it, each
+        // a request/response pair like the page's own.
+        for (url, exchange) in page.rendered.iter().flat_map(|r| &r.exchanges) {
+            let (status, mime) = head_status_and_type(&exchange.response_head);
+            self.pending.push(Job {
+                url: url.clone(),
+                status,
+                mime,
+                exchange: exchange.clone(),
+            });
+        }
         if self.pending.len() >= BATCH {
             self.start_batch().await?;
         }
@@ -201,6 +212,22 @@ impl Sink for WarcSink {
         self.writer = Some(writer);
         self.with_writer(Writer::finish).await
     }
+}
+
+/// The status code and media type of a response head, for the index.
+fn head_status_and_type(head: &[u8]) -> (Option<u16>, Option<String>) {
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok());
+    let mime = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-type"))
+        .and_then(|(_, v)| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    (status, mime)
 }
 
 fn sink_error(message: impl ToString) -> SinkError {
@@ -456,6 +483,23 @@ fn numbered(base: &Path, n: u32) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subresource_head_gives_its_status_and_type() {
+        type Want = (Option<u16>, Option<&'static str>);
+        let cases: [(&[u8], Want); 3] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Type: Text/JavaScript; charset=utf-8\r\n\r\n",
+                (Some(200), Some("text/javascript")),
+            ),
+            (b"HTTP/1.1 404 Not Found\r\n\r\n", (Some(404), None)),
+            (b"garbage", (None, None)),
+        ];
+        for (head, (status, mime)) in cases {
+            let got = head_status_and_type(head);
+            assert_eq!((got.0, got.1.as_deref()), (status, mime));
+        }
+    }
 
     #[test]
     fn numbered_names() {

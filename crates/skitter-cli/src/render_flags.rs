@@ -1,0 +1,68 @@
+//! The rendering options of `crawl` (`--render`, `--chromium`,
+//! `--render-tasks`, `--render-timeout`) and how they become the library's
+//! [`RenderSettings`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use skitter::render::{RenderMode, RenderSettings};
+
+use crate::flags;
+
+/// `--render`'s values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum RenderArg {
+    /// Never render: the plain fetch only.
+    #[default]
+    Never,
+    /// Render the HTML pages that look script-built (README, "Rendering
+    /// pages that need JavaScript").
+    Auto,
+    /// Render every HTML page.
+    Always,
+}
+
+/// Rendering options of `crawl`.
+#[derive(Args, Debug, Clone)]
+pub struct RenderFlags {
+    /// Render pages in headless Chromium: `never`, `auto` (pages whose plain
+    /// HTML looks script-built: a <noscript> asking for JavaScript, an empty
+    /// #app/#root, or scripts with fewer than 2 links) or `always` (every HTML
+    /// page). Links then come from the rendered DOM too; the browser's requests
+    /// go through skitter (scope, robots.txt, address policy) and into the WARC.
+    #[arg(long, value_enum, default_value_t = RenderArg::Never)]
+    pub render: RenderArg,
+    /// The Chromium executable for --render.
+    #[arg(
+        long,
+        env = "SKITTER_CHROMIUM",
+        default_value = "chromium",
+        value_name = "PATH"
+    )]
+    pub chromium: PathBuf,
+    /// Browser tabs rendering at once (apart from --max-tasks).
+    #[arg(long, default_value_t = 4, value_parser = flags::count, value_name = "N")]
+    pub render_tasks: usize,
+    /// Time limit of one render (load, scripts, settling); a page whose
+    /// renders all time out or crash the browser is recorded as failed.
+    #[arg(long, value_parser = flags::duration, default_value = "15s", value_name = "DURATION")]
+    pub render_timeout: Duration,
+}
+
+impl RenderFlags {
+    /// The library's settings for these flags.
+    pub fn settings(&self) -> RenderSettings {
+        RenderSettings {
+            mode: match self.render {
+                RenderArg::Never => RenderMode::Never,
+                RenderArg::Auto => RenderMode::Auto,
+                RenderArg::Always => RenderMode::Always,
+            },
+            chromium: self.chromium.clone(),
+            tasks: self.render_tasks,
+            timeout: self.render_timeout,
+            ..RenderSettings::default()
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The bridge between the browser's network and skitter's: every request a tab
+//! makes arrives here paused (CDP `Fetch.requestPaused`) and is answered with
+//! `Fetch.fulfillRequest` from skitter's own fetch, or `Fetch.failRequest`.
+//!
+//! Three kinds of request: the page itself (served from the plain fetch, so the
+//! page is not fetched twice), a navigation of the main frame the page's
+//! scripts attempt (recorded as a link and refused: a render stays on its
+//! page), and everything else (scripts, XHR, images, frames), handed to the
+//! pipeline's [`SubFetch`], which applies scope, robots.txt and the address
+//! policy and may refuse.
+
+use std::sync::{Arc, Mutex};
+
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    EventRequestPaused, FailRequestParams, FulfillRequestParams, HeaderEntry,
+};
+use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
+use chromiumoxide::cdp::browser_protocol::page::FrameId;
+use url::Url;
+
+use super::{Prefetched, Refusal, Rendered, SubFetch, SubRequest};
+
+/// What a render's requests left behind, filled in as they are answered.
+#[derive(Default)]
+struct Log {
+    /// The main frame, known once the page's own request was seen.
+    main_frame: Option<FrameId>,
+    navigations: Vec<String>,
+    exchanges: Vec<(Url, crate::fetch::Exchange)>,
+    fetched: u64,
+    refused: Vec<(String, Refusal)>,
+}
+
+/// Answers one tab's paused requests.
+pub(super) struct Bridge<'a, F> {
+    page: &'a Prefetched,
+    via: &'a F,
+    log: Mutex<Log>,
+}
+
+/// How a paused request is answered.
+enum Kind {
+    Main,
+    Navigation(String),
+    Sub(Url),
+    Refuse(String, Refusal),
+}
+
+impl<'a, F: SubFetch> Bridge<'a, F> {
+    pub(super) fn new(page: &'a Prefetched, via: &'a F) -> Self {
+        Bridge {
+            page,
+            via,
+            log: Mutex::new(Log::default()),
+        }
+    }
+
+    /// Answers one paused request; errors answering (the tab went away, the
+    /// page cancelled the request) only lose that request.
+    pub(super) async fn answer(&self, tab: &Page, ev: Arc<EventRequestPaused>) {
+        let id = ev.request_id.clone();
+        let reply = match self.classify(&ev) {
+            Kind::Main => Ok(fulfil(
+                id,
+                self.page.status,
+                &self.page.headers,
+                &self.page.body,
+            )),
+            Kind::Navigation(to) => {
+                self.lock().navigations.push(to);
+                Err(FailRequestParams::new(id, ErrorReason::Aborted))
+            }
+            Kind::Refuse(url, why) => {
+                self.lock().refused.push((url, why));
+                Err(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+            }
+            Kind::Sub(url) => {
+                let req = SubRequest {
+                    url: url.clone(),
+                    page: self.page.url.clone(),
+                };
+                match self.via.fetch(req).await {
+                    Ok(resp) => {
+                        let reply = fulfil(id, resp.status, &resp.headers, &resp.body);
+                        let mut log = self.lock();
+                        log.fetched += 1;
+                        if let Some(x) = resp.exchange {
+                            log.exchanges.push((url, x));
+                        }
+                        Ok(reply)
+                    }
+                    Err(why) => {
+                        self.lock().refused.push((url.to_string(), why));
+                        Err(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+                    }
+                }
+            }
+        };
+        let sent = match reply {
+            Ok(fulfil) => tab.execute(fulfil).await.map(drop),
+            Err(fail) => tab.execute(fail).await.map(drop),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(url = %ev.request.url, error = %e, "answering a browser request failed");
+        }
+    }
+
+    fn classify(&self, ev: &EventRequestPaused) -> Kind {
+        let raw = &ev.request.url;
+        let Ok(mut url) = Url::parse(raw) else {
+            return Kind::Refuse(raw.clone(), Refusal::Scope);
+        };
+        url.set_fragment(None);
+        let mut log = self.lock();
+        if ev.resource_type == ResourceType::Document {
+            match &log.main_frame {
+                // The first document of a tab is the page: nothing else can
+                // load before it (the URL may be spelled differently).
+                None => {
+                    log.main_frame = Some(ev.frame_id.clone());
+                    return Kind::Main;
+                }
+                Some(main) if *main == ev.frame_id => return Kind::Navigation(url.into()),
+                _ => {}
+            }
+        }
+        if !matches!(ev.request.method.as_str(), "GET" | "HEAD") {
+            // skitter only reads: a form post or a beacon is not its to send.
+            return Kind::Refuse(url.into(), Refusal::Method);
+        }
+        Kind::Sub(url)
+    }
+
+    /// What the render's requests produced, moved into `out`.
+    pub(super) fn finish(self, out: &mut Rendered) {
+        let log = self.log.into_inner().unwrap_or_else(|e| e.into_inner());
+        out.navigations.extend(log.navigations);
+        out.exchanges = log.exchanges;
+        out.fetched = log.fetched;
+        out.refused = log.refused;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Log> {
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn fulfil(
+    id: chromiumoxide::cdp::browser_protocol::fetch::RequestId,
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> FulfillRequestParams {
+    let mut reply = FulfillRequestParams::new(id, i64::from(status));
+    reply.response_headers = Some(
+        headers
+            .iter()
+            .map(|(name, value)| HeaderEntry::new(name.clone(), value.clone()))
+            .collect(),
+    );
+    reply.body = Some(data_encoding::BASE64.encode(body).into());
+    reply
+}

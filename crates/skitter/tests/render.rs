@@ -1,0 +1,192 @@
+//! `--render`: pages whose links only a browser sees (inline script, XHR,
+//! `setTimeout`, script navigations) are found with `auto` and `always` and
+//! missed with `never`; `auto` renders only the pages its rules pick; the
+//! browser's requests go through skitter (robots.txt, address policy) and land
+//! in the WARC.
+//!
+//! Needs Debian's `chromium` (or `$SKITTER_CHROMIUM`); without it the tests say
+//! so loudly and, under CI, fail.
+
+use std::path::PathBuf;
+
+use skitter::render::{RenderMode, RenderSettings};
+use skitter::scope::ScopeMode;
+use skitter::{Crawler, CrawlerBuilder, Report};
+use skitter_testsite::{RunningSite, SiteConfig, TestSite};
+use tokio_util::sync::CancellationToken;
+
+fn chromium(test: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("SKITTER_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let path = std::env::var_os("PATH")?;
+            std::env::split_paths(&path)
+                .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+                .find(|p| p.is_file())
+        });
+    if found.is_none() {
+        skitter_testsite::skip::cannot_run(
+            "render",
+            test,
+            "chromium is not installed (apt-get install chromium, or set SKITTER_CHROMIUM)",
+        );
+    }
+    found
+}
+
+fn site() -> RunningSite {
+    TestSite::start(SiteConfig {
+        pages: 0,
+        robots_txt: Some((200, "User-agent: *\nDisallow: /js/private/\n".into())),
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+fn builder(site: &RunningSite, mode: RenderMode, browser: PathBuf) -> CrawlerBuilder {
+    Crawler::builder()
+        .root(site.url("/js/"))
+        .max_tasks(8)
+        .render(RenderSettings {
+            mode,
+            chromium: browser,
+            tasks: 2,
+            ..RenderSettings::default()
+        })
+}
+
+async fn crawl(b: CrawlerBuilder) -> Report {
+    b.build()
+        .expect("valid config")
+        .run(CancellationToken::new())
+        .await
+        .expect("crawl runs")
+}
+
+/// The `/js/t/…` pages the crawl fetched: what it found by each route.
+fn found(site: &RunningSite) -> Vec<String> {
+    let stats = site.stats();
+    stats
+        .paths()
+        .keys()
+        .filter_map(|p| p.strip_prefix("/js/t/"))
+        .map(str::to_string)
+        .collect()
+}
+
+const BY_SCRIPT: [&str; 6] = [
+    "delayed",
+    "from-script",
+    "inline",
+    "located",
+    "pushed",
+    "xhr",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn script_links_are_found_with_auto_and_always_and_missed_with_never() {
+    let Some(browser) = chromium("script links") else {
+        return;
+    };
+    for mode in [RenderMode::Never, RenderMode::Auto, RenderMode::Always] {
+        let site = site();
+        let report = crawl(builder(&site, mode, browser.clone())).await;
+        let got = found(&site);
+        let mut want: Vec<&str> = match mode {
+            RenderMode::Never => vec![],
+            _ => BY_SCRIPT.to_vec(),
+        };
+        want.push("plain");
+        want.sort();
+        assert_eq!(got, want, "{mode:?}: {}", report.to_text());
+        let rendered = report.counters.get("rendered").copied().unwrap_or(0);
+        match mode {
+            RenderMode::Never => assert_eq!(rendered, 0),
+            // inline, xhr, delayed, nav, guarded; not /js/ nor /js/plain
+            // (a script but enough links), nor the /js/t/ pages (no script).
+            RenderMode::Auto => {
+                assert_eq!(rendered, 5, "{}", report.to_text());
+                assert_eq!(report.counters.get("rendered_script_few_links"), Some(&3));
+                assert_eq!(report.counters.get("rendered_noscript"), Some(&1));
+                assert_eq!(report.counters.get("rendered_empty_root"), Some(&1));
+            }
+            RenderMode::Always => {
+                assert_eq!(rendered, report.counters["html"], "{}", report.to_text())
+            }
+        }
+        assert_eq!(report.counters.get("render_failed"), None);
+        // The pages themselves were fetched once: the browser got them from
+        // the plain fetch.
+        assert_eq!(site.stats().requests("/js/inline"), 1);
+        site.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browser_fetches_through_skitter() {
+    let Some(browser) = chromium("browser requests") else {
+        return;
+    };
+    let site = site();
+    // Any host is in scope, so the metadata address is refused by the
+    // address policy, not the scope.
+    let b = builder(&site, RenderMode::Auto, browser)
+        .root(site.url("/js/guarded"))
+        .scope_mode(ScopeMode::AnyHost)
+        .max_depth(1);
+    let report = crawl(b).await;
+    let stats = site.stats();
+    assert_eq!(
+        stats.requests("/js/app.js"),
+        1,
+        "the public script, through skitter"
+    );
+    assert_eq!(
+        stats.requests("/js/private/app.js"),
+        0,
+        "robots.txt disallows it"
+    );
+    let got = found(&site);
+    assert!(got.contains(&"from-script".to_string()), "{got:?}");
+    assert!(!got.contains(&"private".to_string()), "{got:?}");
+    let count = |k: &str| report.counters.get(k).copied().unwrap_or(0);
+    assert!(count("render_refused_robots") >= 1, "{}", report.to_text());
+    assert!(count("render_refused_address") >= 1, "{}", report.to_text());
+    assert!(count("render_requests") >= 2, "{}", report.to_text());
+    site.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_warc_keeps_the_browsers_exchanges_and_the_jsonl_the_rendered_html() {
+    use skitter::sink::{JsonlSink, WarcOptions, WarcSink};
+    let Some(browser) = chromium("WARC of subresources") else {
+        return;
+    };
+    let site = site();
+    let dir = tempfile::tempdir().unwrap();
+    let (warc, jsonl) = (dir.path().join("c.warc"), dir.path().join("c.jsonl"));
+    let b = builder(&site, RenderMode::Auto, browser)
+        .max_depth(1)
+        .sink(Box::new(
+            WarcSink::create(&warc, WarcOptions::default()).unwrap(),
+        ))
+        .sink(Box::new(JsonlSink::create(&jsonl).unwrap()));
+    let report = crawl(b).await;
+    assert!(report.completed(), "{}", report.to_text());
+    let text = String::from_utf8_lossy(&std::fs::read(&warc).unwrap()).into_owned();
+    for path in ["/js/xhr", "/js/links.json", "/js/app.js"] {
+        let target = format!("WARC-Target-URI: {}", site.url(path));
+        // One request and one response record each.
+        assert_eq!(text.matches(&format!("{target}\r\n")).count(), 2, "{path}");
+    }
+    let lines = std::fs::read_to_string(&jsonl).unwrap();
+    let xhr = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["url"] == site.url("/js/xhr"))
+        .expect("a line for /js/xhr");
+    assert_eq!(xhr["rendered"], "noscript");
+    let html = xhr["rendered_html"].as_str().unwrap();
+    assert!(html.contains("href=\"/js/t/xhr\""), "{html}");
+    site.shutdown().await;
+}
