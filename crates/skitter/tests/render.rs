@@ -51,6 +51,10 @@ fn builder(site: &RunningSite, mode: RenderMode, browser: PathBuf) -> CrawlerBui
             mode,
             chromium: browser,
             tasks: 2,
+            // Far past the test pages' 100 ms timer even with several
+            // browsers on a loaded CI machine: what is tested is which links
+            // a settled page has, not how soon it settles.
+            settle: std::time::Duration::from_millis(1000),
             ..RenderSettings::default()
         })
 }
