@@ -26,8 +26,8 @@ mod tree;
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-use lol_html::html_content::{Element, TextChunk, TextType};
-use lol_html::{HtmlRewriter, Settings, doc_comments, doc_text, doctype};
+use lol_html::html_content::Element;
+use lol_html::{HtmlRewriter, Settings, doc_comments, doctype};
 
 use crate::extract::parsed::{on_element, parsed_selector};
 
@@ -132,7 +132,6 @@ impl<'t, 'r> StreamPass<'t, 'r> {
             },
             relevant,
             cursor: 0,
-            pending: None,
             declined: false,
             nodes: 4,
         };
@@ -149,10 +148,6 @@ impl<'t, 'r> StreamPass<'t, 'r> {
         settings
             .append_element_content_handler(on_element!(ANY.get(), move |el| {
                 guarded(pass, |p| p.on_start(el));
-                Ok(())
-            }))
-            .append_document_content_handler(doc_text!(move |chunk| {
-                guarded(pass, |p| p.on_text(chunk));
                 Ok(())
             }))
             .append_document_content_handler(doc_comments!(move |c| {
@@ -172,7 +167,7 @@ impl<'t, 'r> StreamPass<'t, 'r> {
             return Err(Declined);
         }
         pass.gap(pass.text.len());
-        if pass.declined || pass.pending.is_some() {
+        if pass.declined {
             return Err(Declined);
         }
         pass.tree.finish(&mut pass.capture)?;
@@ -307,9 +302,6 @@ struct Pass<'t, 'r> {
     /// Where the last token seen ends: what lies between it and the next one
     /// is end tags, which `lol_html` does not report.
     cursor: usize,
-    /// Where the text node so far starts, its length, and where its last
-    /// chunk ends (it comes in chunks).
-    pending: Option<(usize, usize, usize)>,
     declined: bool,
     /// Nodes the DOM could hold at most (elements, text nodes, comments).
     nodes: u64,
@@ -332,6 +324,10 @@ impl Pass<'_, '_> {
             return;
         }
         self.nodes += 1;
+        if self.tree.current().and_then(raw_text_element).is_some() {
+            // The tokenizer saw a tag where the tree has text: they disagree.
+            return self.decline();
+        }
         let name = el.tag_name();
         let plain = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
             && name
@@ -362,42 +358,16 @@ impl Pass<'_, '_> {
         }
     }
 
-    fn on_text(&mut self, chunk: &TextChunk) {
-        let at = chunk.source_location().bytes();
-        if self.pending.is_none() {
-            self.gap(at.start);
-        }
-        self.cursor = self.cursor.max(at.end);
-        if !self.live() {
-            return;
-        }
-        let len = chunk.as_str().len();
-        if len > 0 {
-            let (start, so_far, _) = self.pending.unwrap_or((at.start, 0, 0));
-            self.pending = Some((start, so_far + len, at.end));
-        }
-        if !chunk.last_in_text_node() {
-            return;
-        }
-        let Some((start, len, end)) = self.pending.take() else {
-            return;
-        };
-        // The chunks are the page's text as written (it is UTF-8 without
-        // NUL, so `lol_html` changes nothing), one after the other: the node
-        // is the slice they span, read in place rather than copied together.
-        let Some(raw) = self
-            .text
-            .get(start..start + len)
-            .filter(|_| start + len == end)
-        else {
-            return self.decline();
-        };
+    /// One text node, `raw` as written in the page; `raw_text` when it is
+    /// the content of a `script` or `style` element (read as written, no
+    /// character references).
+    fn on_text(&mut self, raw: &str, raw_text: bool) {
         self.nodes += 1;
         let text = normalize_newlines(raw);
-        let text = match chunk.text_type() {
-            TextType::Data | TextType::RCData => htmlize::unescape(text),
-            TextType::RawText | TextType::ScriptData => text,
-            _ => return self.decline(),
+        let text = if raw_text {
+            text
+        } else {
+            htmlize::unescape(text)
         };
         match self.tree.text(&text, &mut self.capture) {
             Ok(kept) => self.capture.text(kept),
@@ -412,8 +382,14 @@ impl Pass<'_, '_> {
         self.tree.other();
     }
 
-    /// Reads the end tags between the last token and `until`; anything else
-    /// there (a tag `lol_html` dropped, a CDATA section) declines.
+    /// Reads what lies between the last token `lol_html` reported and
+    /// `until`: text and end tags, which it does not report (asking it to
+    /// would cost it a decoded text chunk or an end-tag callback each; the
+    /// page's own bytes are already here). The text's kind follows from the
+    /// element it is in, as the tokenizer's state does: the content of
+    /// `title` is RCDATA, of `script` and `style` raw text up to their own
+    /// end tag; the tree declines every other element with such content.
+    /// Anything else there (a tag `lol_html` dropped) declines.
     fn gap(&mut self, until: usize) {
         if until <= self.cursor || !self.live() {
             return;
@@ -422,7 +398,29 @@ impl Pass<'_, '_> {
             return self.decline();
         };
         self.cursor = until;
-        while !rest.is_empty() {
+        while !rest.is_empty() && self.live() {
+            let raw = self.tree.current().and_then(raw_text_element);
+            let text_len = match raw {
+                Some(name) => {
+                    if name == "script" && rest.contains("<!--") {
+                        // The script data escape states: not followed here.
+                        return self.decline();
+                    }
+                    raw_text_end(rest, name)
+                }
+                None => memchr::memmem::find(rest.as_bytes(), b"</").unwrap_or(rest.len()),
+            };
+            if text_len > 0 {
+                if raw.is_none() && has_markup(&rest[..text_len]) {
+                    // A tag or comment `lol_html` did not report: one cut
+                    // off by the end of the page, which the DOM drops.
+                    return self.decline();
+                }
+                let raw_text = raw.is_some_and(|n| n != "title");
+                self.on_text(&rest[..text_len], raw_text);
+                rest = &rest[text_len..];
+                continue;
+            }
             let Some(tag) = rest.strip_prefix("</") else {
                 return self.decline();
             };
@@ -456,6 +454,44 @@ impl Pass<'_, '_> {
             rest = &tag[close + 1..];
         }
     }
+}
+
+/// Whether `text` holds the start of a tag or comment (`<` then a letter,
+/// `/`, `!` or `?`): in data, the tokenizer reads no such thing as text.
+fn has_markup(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'<', bytes).any(|at| {
+        bytes
+            .get(at + 1)
+            .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?'))
+    })
+}
+
+/// Elements whose content the tokenizer reads as text up to their own end
+/// tag, among those the tree follows.
+fn raw_text_element(name: &str) -> Option<&'static str> {
+    ["title", "script", "style"]
+        .into_iter()
+        .find(|&n| n == name)
+}
+
+/// Where the text inside raw-text element `name` ends in `rest`: at its end
+/// tag (`</name` in any case, then whitespace, `/` or `>`), else at the end.
+fn raw_text_end(rest: &str, name: &str) -> usize {
+    let bytes = rest.as_bytes();
+    for at in memchr::memmem::find_iter(bytes, b"</") {
+        let after = &bytes[at + 2..];
+        if after.len() > name.len()
+            && after[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+            && matches!(
+                after[name.len()],
+                b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'
+            )
+        {
+            return at;
+        }
+    }
+    rest.len()
 }
 
 /// Runs a handler's work; a panic in it declines the page (the DOM path

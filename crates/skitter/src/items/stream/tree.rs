@@ -567,7 +567,8 @@ impl Tree {
         Ok(())
     }
 
-    fn current(&self) -> Option<&str> {
+    /// The name of the current (innermost open) element.
+    pub(crate) fn current(&self) -> Option<&str> {
         self.stack.last().map(|e| e.name.as_str())
     }
 
