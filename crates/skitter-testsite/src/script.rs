@@ -25,8 +25,13 @@ const JSON: &str = "application/json";
 
 /// Whether generated page `i` builds its links in script: a fixed spread of
 /// `script_share` of the pages (a multiplicative hash of `i`, so every run and
-/// every site size picks the same way).
+/// every site size picks the same way), never the first.
 pub(crate) fn is_scripted(config: &SiteConfig, i: usize) -> bool {
+    // `/p/0` leads to every page: script-built, it would hide the whole site
+    // from a plain crawl, and `never` beside `auto` would measure nothing.
+    if i == 0 {
+        return false;
+    }
     let share = config.script_share.clamp(0.0, 1.0);
     let spread = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
     (spread as f64) < share * (1u64 << 24) as f64

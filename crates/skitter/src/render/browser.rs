@@ -141,8 +141,12 @@ async fn launch(settings: &RenderSettings, generation: u64) -> Result<Live, Rend
         .prefix("skitter-chromium-")
         .tempdir()
         .map_err(|e| fail(format!("profile directory: {e}")))?;
+    // A bare name (the default `chromium`) is looked up on PATH, as a shell
+    // would: the browser crate only starts a path that exists.
+    let executable = which::which(&settings.chromium)
+        .map_err(|e| fail(format!("not found on PATH or not executable: {e}")))?;
     let config = BrowserConfig::builder()
-        .chrome_executable(&settings.chromium)
+        .chrome_executable(&executable)
         // Root in a container has no user namespace for the sandbox; the
         // browser only ever sees what skitter fetched for it.
         .no_sandbox()
