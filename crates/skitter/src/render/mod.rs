@@ -3,7 +3,7 @@
 //! The per-URL pipeline fetches a page as usual; under `--render auto` it asks
 //! [`auto::judge`] whether the plain HTML looks script-built, under `always` it
 //! renders every HTML page. A render loads the page in a browser tab whose
-//! every request is intercepted ([`intercept`]) and fetched by skitter itself
+//! every request is intercepted (`intercept`) and fetched by skitter itself
 //! through a [`SubFetch`] the pipeline provides, so scope, robots.txt and the
 //! address policy apply to the browser as to any link. The browser is started
 //! with a proxy that goes nowhere, so nothing can leave past interception.
