@@ -8,96 +8,20 @@
 //! several processes each and the delay check needs a machine not busy with
 //! another test's crawl.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../skitter/tests/support/redis_server.rs"]
 mod redis_server;
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use cli::{duplicates, finish, run, skitter, wait_for_crawl, wait_for_requests};
 use redis_server::RedisServer;
-use skitter_testsite::{
-    ProxyMode, RunningSite, SiteConfig, Stats, TestProxy, TestSite, dead_proxy_url,
-};
-use tokio::process::{Child, Command};
+use skitter_testsite::{ProxyMode, RunningSite, SiteConfig, TestProxy, TestSite, dead_proxy_url};
+use tokio::process::Child;
 use tokio::sync::Mutex;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
-
-/// Longest any one skitter process may run before the test calls it hung.
-const PROCESS_LIMIT: Duration = Duration::from_secs(60);
-
-fn skitter(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_skitter"))
-        .args(args)
-        .env("SKITTER_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start skitter")
-}
-
-/// What a finished process printed, and how it exited.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn assert_ok(&self, who: &str) {
-        assert_eq!(
-            self.code,
-            Some(0),
-            "{who} failed\nstdout:\n{}\nstderr:\n{}",
-            self.stdout,
-            self.stderr
-        );
-    }
-}
-
-async fn finish(child: Child) -> Run {
-    let output = tokio::time::timeout(PROCESS_LIMIT, child.wait_with_output())
-        .await
-        .expect("skitter did not finish in time")
-        .expect("wait for skitter");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-async fn run(args: &[&str]) -> Run {
-    finish(skitter(args)).await
-}
-
-/// Waits until the crawl's options are in Redis (so workers may join).
-async fn wait_for_crawl(redis: &str, crawl: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let status = run(&["status", "--redis", redis, "--crawl", crawl]).await;
-        if status.code == Some(0) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "crawl {crawl} never appeared: {}",
-            status.stderr
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Waits until the site has served at least `n` requests.
-async fn wait_for_requests(site: &RunningSite, n: u64) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while site.stats().total_requests < n {
-        assert!(Instant::now() < deadline, "the crawl made no progress");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
 
 /// Starts `crawl --redis` with `shared` options plus `own`, waits until it
 /// has stored the crawl, then starts one `worker` per entry of `workers`.
@@ -120,21 +44,6 @@ async fn start_cluster(
         children.push(skitter(&args));
     }
     children
-}
-
-/// Page fetches beyond the first, over the generated pages; panics if a page
-/// was never fetched.
-fn duplicates(stats: &Stats) -> u64 {
-    assert_eq!(
-        stats.missing_pages(),
-        Vec::<String>::new(),
-        "pages never fetched"
-    );
-    stats
-        .page_paths()
-        .iter()
-        .map(|p| stats.requests(p) - 1)
-        .sum()
 }
 
 fn site(pages: usize, latency_ms: u64, record_starts: bool) -> RunningSite {

@@ -6,53 +6,25 @@
 //!
 //! The tests run one at a time: each starts a cluster and several processes.
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../skitter/tests/support/redis_cluster.rs"]
 mod redis_cluster;
 
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use cli::{duplicates, finish_ok, skitter, wait_for_crawl, wait_for_requests};
 use redis_cluster::{MASTERS, RedisCluster};
 use skitter_testsite::dns::{Record, Reply, Responder};
-use skitter_testsite::{RunningSite, SiteConfig, Stats, TestSite, VirtualHosts};
-use tokio::process::{Child, Command};
+use skitter_testsite::{RunningSite, SiteConfig, TestSite, VirtualHosts};
+use tokio::process::Child;
 use tokio::sync::Mutex;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 
-/// Longest any one skitter process may run before the test calls it hung.
-const PROCESS_LIMIT: Duration = Duration::from_secs(90);
 /// Virtual hosts of the site, each with `PAGES` pages besides its `/`.
 const HOSTS: usize = 40;
 const PAGES: usize = 9;
-
-fn skitter(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_skitter"))
-        .args(args)
-        .env("SKITTER_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start skitter")
-}
-
-/// Waits for a process; panics with its output unless it exited 0.
-async fn finish_ok(child: Child, who: &str) -> String {
-    let output = tokio::time::timeout(PROCESS_LIMIT, child.wait_with_output())
-        .await
-        .expect("skitter did not finish in time")
-        .expect("wait for skitter");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{who} failed\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
 
 /// The site and a DNS server answering 127.0.0.1 for every name.
 async fn broad_site() -> (RunningSite, Responder) {
@@ -93,18 +65,7 @@ async fn start_crawl(
     args.extend(["--dns-server", &dns, "--per-host", "2", "--report", "json"]);
     args.extend(own);
     let mut children = vec![skitter(&args)];
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let status = skitter(&["status", "--redis", redis, "--crawl", crawl])
-            .wait_with_output()
-            .await
-            .unwrap();
-        if status.status.success() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "crawl {crawl} never appeared");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_crawl(redis, crawl).await;
     for _ in 0..workers {
         let mut args = vec![
             "worker", "--redis", redis, "--crawl", crawl, "--report", "none",
@@ -113,28 +74,6 @@ async fn start_crawl(
         children.push(skitter(&args));
     }
     children
-}
-
-async fn wait_for_requests(site: &RunningSite, n: u64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while site.stats().total_requests < n {
-        assert!(Instant::now() < deadline, "the crawl made no progress");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// Page fetches beyond the first; panics if a page was never fetched.
-fn duplicates(stats: &Stats) -> u64 {
-    assert_eq!(
-        stats.missing_pages(),
-        Vec::<String>::new(),
-        "pages never fetched"
-    );
-    stats
-        .page_paths()
-        .iter()
-        .map(|p| stats.requests(p) - 1)
-        .sum()
 }
 
 /// The crawl-wide totals from `status --json`.

@@ -5,45 +5,18 @@
 //! changed. Without `redis-server` the test says SKIPPED loudly (and fails
 //! under CI).
 
+#[path = "support/cli.rs"]
+mod cli;
 #[path = "../../skitter/tests/support/redis_server.rs"]
 #[allow(dead_code)] // shared with tests that restart the server
 mod redis_server;
 
 use std::collections::BTreeSet;
-use std::process::Stdio;
 use std::time::Duration;
 
+use cli::{report, skitter};
 use redis_server::RedisServer;
 use skitter_testsite::{SiteConfig, TestSite, Versions};
-use tokio::process::{Child, Command};
-
-fn skitter(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_skitter"))
-        .args(args)
-        .env("SKITTER_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start skitter")
-}
-
-/// Waits for a process and parses its JSON report (the worker's own, with
-/// the crawl-wide totals under `crawl_wide`).
-async fn report(child: Child, who: &str) -> serde_json::Value {
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("skitter did not finish in time")
-        .expect("wait for skitter");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{who} failed\nstdout:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{who}: {e}: {stdout}"))
-}
 
 fn urls(report: &serde_json::Value) -> Vec<String> {
     report["pages"]
