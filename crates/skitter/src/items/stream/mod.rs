@@ -36,7 +36,7 @@ use super::nesting;
 use super::rules::{Field, RuleSet, Source, Take};
 pub(crate) use select::List;
 pub(crate) use tree::Declined;
-use tree::{Open, Sink, Tree};
+use tree::{Attr, Open, Sink, Tree, raw_text_element};
 
 /// Matched elements whose text is being collected at once, at most.
 pub(crate) const MAX_OPEN_CAPTURES: usize = 64;
@@ -113,10 +113,10 @@ impl<'t, 'r> StreamPass<'t, 'r> {
                 }
             }
         }
-        let mut relevant: Vec<String> = vec!["id".into(), "class".into()];
+        let mut relevant: Vec<&'r str> = vec!["id", "class"];
         for w in &fields {
             if let Take::Attr(name) = w.take {
-                relevant.push(name.clone());
+                relevant.push(name);
             }
             if let Target::Sel(list) = w.target {
                 list.attr_names(&mut relevant);
@@ -216,7 +216,7 @@ struct Capture<'r> {
 }
 
 impl Sink for Capture<'_> {
-    fn opened(&mut self, stack: &[Open]) {
+    fn opened(&mut self, stack: &[Open<'_>]) {
         let depth = stack.len() - 1;
         let el = &stack[depth];
         for (i, w) in self.fields.iter_mut().enumerate() {
@@ -295,10 +295,10 @@ impl Capture<'_> {
 /// The pass's state between `lol_html`'s callbacks.
 struct Pass<'t, 'r> {
     text: &'t str,
-    tree: Tree,
+    tree: Tree<'t>,
     capture: Capture<'r>,
     /// Attribute names some selector or field reads; others are not kept.
-    relevant: Vec<String>,
+    relevant: Vec<&'r str>,
     /// Where the last token seen ends: what lies between it and the next one
     /// is end tags, which `lol_html` does not report.
     cursor: usize,
@@ -307,7 +307,7 @@ struct Pass<'t, 'r> {
     nodes: u64,
 }
 
-impl Pass<'_, '_> {
+impl<'t> Pass<'t, '_> {
     fn decline(&mut self) {
         self.declined = true;
     }
@@ -328,30 +328,59 @@ impl Pass<'_, '_> {
             // The tokenizer saw a tag where the tree has text: they disagree.
             return self.decline();
         }
-        let name = el.tag_name();
-        let plain = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
-        if !plain || el.namespace_uri() != "http://www.w3.org/1999/xhtml" {
+        let text: &'t str = self.text;
+        let Some(tag) = text.get(at) else {
+            return self.decline();
+        };
+        // The name as written (a start tag is `<`, the name, then whitespace,
+        // `/` or `>`), borrowed when it is in lower case, as it nearly always
+        // is; `lol_html`'s own copy otherwise.
+        let after = tag.get(1..).unwrap_or("");
+        let written = &after[..after
+            .bytes()
+            .take_while(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'))
+            .count()];
+        let name: Cow<'t, str> = if is_plain_name(written) {
+            Cow::Borrowed(written)
+        } else {
+            Cow::Owned(el.tag_name())
+        };
+        if !is_plain_name(&name) || el.namespace_uri() != "http://www.w3.org/1999/xhtml" {
             return self.decline();
         }
-        let mut attrs: Vec<(String, String)> = Vec::new();
-        for a in el.attributes() {
+        // Most tags carry no attribute at all: then `lol_html` is not asked
+        // to list them.
+        let has_attrs = after[written.len()..]
+            .bytes()
+            .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'));
+        let mut attrs: Vec<Attr<'t>> = Vec::new();
+        for a in el.attributes().iter().filter(|_| has_attrs) {
             // Names and values are read in place from the page (`lol_html`
-            // reports where they are), so only the relevant ones are copied.
-            let (n, raw) = match source_attr(self.text, a) {
+            // reports where they are), so only the relevant ones are copied,
+            // and only when a character reference or a CR changes them.
+            let (n, raw) = match source_attr(text, a) {
                 Some((n, v)) => (Cow::Borrowed(n), Cow::Borrowed(v)),
                 None => (Cow::Owned(a.name()), Cow::Owned(a.value())),
             };
-            let Some(known) = self.relevant.iter().find(|r| r.eq_ignore_ascii_case(&n)) else {
+            let Some(&known) = self.relevant.iter().find(|r| r.eq_ignore_ascii_case(&n)) else {
                 continue;
             };
             if attrs.iter().any(|(k, _)| k == known) {
                 continue;
             }
-            let value = crate::extract::decode_attribute(&normalize_newlines(&raw)).into_owned();
-            attrs.push((known.clone(), value));
+            let key = match n {
+                Cow::Borrowed(n) if n == known => Cow::Borrowed(n),
+                _ => Cow::Owned(known.to_string()),
+            };
+            let value = match raw {
+                Cow::Borrowed(v) if memchr::memchr2(b'&', b'\r', v.as_bytes()).is_none() => {
+                    Cow::Borrowed(v)
+                }
+                raw => Cow::Owned(
+                    crate::extract::decode_attribute(&normalize_newlines(&raw)).into_owned(),
+                ),
+            };
+            attrs.push((key, value));
         }
         if self.tree.start(name, attrs, &mut self.capture).is_err() {
             self.decline();
@@ -465,14 +494,6 @@ fn has_markup(text: &str) -> bool {
             .get(at + 1)
             .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?'))
     })
-}
-
-/// Elements whose content the tokenizer reads as text up to their own end
-/// tag, among those the tree follows.
-fn raw_text_element(name: &str) -> Option<&'static str> {
-    ["title", "script", "style"]
-        .into_iter()
-        .find(|&n| n == name)
 }
 
 /// Where the text inside raw-text element `name` ends in `rest`: at its end
@@ -631,9 +652,18 @@ fn source_attr<'t>(
     Some((name, value))
 }
 
+/// Whether `name` is a tag name the tree follows: ASCII lower case letters,
+/// digits, `-` and `_`, starting with a letter.
+fn is_plain_name(name: &str) -> bool {
+    name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+}
+
 /// CR LF and lone CR as LF, as the HTML tokenizer reads its input.
 fn normalize_newlines(s: &str) -> Cow<'_, str> {
-    if s.contains('\r') {
+    if memchr::memchr(b'\r', s.as_bytes()).is_some() {
         Cow::Owned(s.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
         Cow::Borrowed(s)

@@ -66,10 +66,10 @@ impl List {
     }
 
     /// Adds the attribute names the selectors read to `names`.
-    pub(crate) fn attr_names(&self, names: &mut Vec<String>) {
+    pub(crate) fn attr_names<'a>(&'a self, names: &mut Vec<&'a str>) {
         for c in &self.0 {
             for part in &c.parts {
-                names.extend(part.attrs.iter().map(|a| a.name.clone()));
+                names.extend(part.attrs.iter().map(|a| a.name.as_str()));
             }
         }
     }

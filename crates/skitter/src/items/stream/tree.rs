@@ -33,6 +33,8 @@
 /// Open elements followed at most; deeper pages read the DOM.
 pub(crate) const MAX_DEPTH: usize = 256;
 
+use std::borrow::Cow;
+
 /// The page's tree is not one this module follows exactly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Declined;
@@ -40,20 +42,32 @@ pub(crate) struct Declined;
 /// What the tree builder's caller learns as it goes.
 pub(crate) trait Sink {
     /// An element was pushed: it is the last of `stack`.
-    fn opened(&mut self, stack: &[Open]);
+    fn opened(&mut self, stack: &[Open<'_>]);
     /// The element at this depth (index in the stack) was popped.
     fn closed(&mut self, depth: usize);
 }
 
+/// An attribute of an open element: its name lower case, its value decoded;
+/// both borrowed from the page where they are written so.
+pub(crate) type Attr<'t> = (Cow<'t, str>, Cow<'t, str>);
+
 /// One open element.
 #[derive(Debug)]
-pub(crate) struct Open {
-    pub name: String,
+pub(crate) struct Open<'t> {
+    pub name: Cow<'t, str>,
+    /// The lists of this module the name is in ([`kind`]), looked up once.
+    kind: u16,
     /// Names lower case, values decoded, the first of duplicate names.
-    pub attrs: Vec<(String, String)>,
+    pub attrs: Vec<Attr<'t>>,
 }
 
-impl super::select::Elem for Open {
+impl Open<'_> {
+    fn is(&self, list: u16) -> bool {
+        self.kind & list != 0
+    }
+}
+
+impl super::select::Elem for Open<'_> {
     fn name(&self) -> &str {
         &self.name
     }
@@ -61,7 +75,7 @@ impl super::select::Elem for Open {
         self.attrs
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 }
 
@@ -76,24 +90,31 @@ enum Phase {
 
 /// The tree so far.
 #[derive(Debug)]
-pub(crate) struct Tree {
+pub(crate) struct Tree<'t> {
     phase: Phase,
-    stack: Vec<Open>,
+    stack: Vec<Open<'t>>,
     form_open: bool,
     /// A `\n` at the start of the next text is dropped (after `<pre>`).
     skip_lf: bool,
 }
 
+// The element lists of the HTML standard's tree construction this module
+// uses. The code asks `kind` (one `match`, tested against these lists).
+#[cfg(test)]
 const VOID: [&str; 16] = [
     "area", "br", "embed", "img", "keygen", "wbr", "input", "param", "source", "track", "hr",
     "base", "basefont", "bgsound", "link", "meta",
 ];
+#[cfg(test)]
 const HEAD_VOID: [&str; 5] = ["base", "basefont", "bgsound", "link", "meta"];
+#[cfg(test)]
 const HEAD_RAW: [&str; 3] = ["title", "script", "style"];
+#[cfg(test)]
 const FORMATTING: [&str; 14] = [
     "a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u",
 ];
 /// Start tags that close an open `p` first.
+#[cfg(test)]
 const CLOSES_P: [&str; 25] = [
     "address",
     "article",
@@ -121,8 +142,10 @@ const CLOSES_P: [&str; 25] = [
     "summary",
     "ul",
 ];
+#[cfg(test)]
 const HEADINGS: [&str; 6] = ["h1", "h2", "h3", "h4", "h5", "h6"];
 /// End tags that close what is open inside them, in the default scope.
+#[cfg(test)]
 const BLOCK_END: [&str; 27] = [
     "address",
     "article",
@@ -153,10 +176,12 @@ const BLOCK_END: [&str; 27] = [
     "ul",
 ];
 /// What "generate implied end tags" pops.
+#[cfg(test)]
 const IMPLIED_END: [&str; 10] = [
     "dd", "dt", "li", "option", "optgroup", "p", "rb", "rp", "rt", "rtc",
 ];
 /// Start tags this module does not follow.
+#[cfg(test)]
 const DECLINED: [&str; 36] = [
     "html",
     "head",
@@ -196,6 +221,7 @@ const DECLINED: [&str; 36] = [
     "svg",
 ];
 /// html5ever's "special" elements (an end tag's search stops at them).
+#[cfg(test)]
 const SPECIAL: [&str; 83] = [
     "address",
     "applet",
@@ -282,8 +308,66 @@ const SPECIAL: [&str; 83] = [
     "image",
 ];
 
-fn is(name: &str, set: &[&str]) -> bool {
-    set.contains(&name)
+// One bit per list above, so that a name is looked up once (a binary search)
+// rather than compared with every entry of every list it is tested against.
+const VOID_F: u16 = 1;
+const HEAD_VOID_F: u16 = 1 << 1;
+const HEAD_RAW_F: u16 = 1 << 2;
+const FORMATTING_F: u16 = 1 << 3;
+const CLOSES_P_F: u16 = 1 << 4;
+const HEADINGS_F: u16 = 1 << 5;
+const BLOCK_END_F: u16 = 1 << 6;
+const IMPLIED_END_F: u16 = 1 << 7;
+const DECLINED_F: u16 = 1 << 8;
+const SPECIAL_F: u16 = 1 << 9;
+
+/// The lists `name` is in, as bits: one `match`, which the compiler turns
+/// into a few comparisons, rather than a scan of each list (a test checks it
+/// against the lists).
+fn kind(name: &str) -> u16 {
+    match name {
+        "applet" | "body" | "caption" | "col" | "colgroup" | "frame" | "frameset" | "head"
+        | "html" | "iframe" | "marquee" | "noembed" | "noframes" | "noscript" | "object"
+        | "plaintext" | "select" | "table" | "tbody" | "td" | "template" | "textarea" | "tfoot"
+        | "th" | "thead" | "tr" | "xmp" => DECLINED_F | SPECIAL_F,
+        "address" | "article" | "aside" | "blockquote" | "center" | "details" | "dir" | "div"
+        | "dl" | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "main"
+        | "menu" | "nav" | "ol" | "section" | "summary" | "ul" => {
+            CLOSES_P_F | BLOCK_END_F | SPECIAL_F
+        }
+        "a" | "b" | "big" | "code" | "em" | "font" | "i" | "nobr" | "s" | "small" | "strike"
+        | "strong" | "tt" | "u" => FORMATTING_F,
+        "area" | "br" | "embed" | "hr" | "img" | "input" | "param" | "source" | "track" | "wbr" => {
+            VOID_F | SPECIAL_F
+        }
+        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => HEADINGS_F | SPECIAL_F,
+        "optgroup" | "option" | "rb" | "rp" | "rt" | "rtc" => IMPLIED_END_F | DECLINED_F,
+        "base" | "basefont" | "bgsound" | "link" | "meta" => VOID_F | HEAD_VOID_F | SPECIAL_F,
+        "button" | "listing" | "pre" => BLOCK_END_F | SPECIAL_F,
+        "math" | "selectedcontent" | "svg" => DECLINED_F,
+        "script" | "style" | "title" => HEAD_RAW_F | SPECIAL_F,
+        "dd" | "dt" | "li" => IMPLIED_END_F | SPECIAL_F,
+        "form" | "image" | "isindex" => SPECIAL_F,
+        "dialog" | "search" => CLOSES_P_F | BLOCK_END_F,
+        "p" => CLOSES_P_F | IMPLIED_END_F | SPECIAL_F,
+        "keygen" => VOID_F,
+        _ => 0,
+    }
+}
+
+/// Elements whose content the tokenizer reads as text up to their own end
+/// tag, among those the tree follows (the `HEAD_RAW` list).
+pub(crate) fn raw_text_element(name: &str) -> Option<&'static str> {
+    match name {
+        "title" => Some("title"),
+        "script" => Some("script"),
+        "style" => Some("style"),
+        _ => None,
+    }
+}
+
+fn is(name: &str, list: u16) -> bool {
+    kind(name) & list != 0
 }
 
 /// Which elements bound a scope search (the ones this module can hold).
@@ -305,8 +389,8 @@ impl Scope {
     }
 }
 
-impl Tree {
-    pub(crate) fn new() -> Tree {
+impl<'t> Tree<'t> {
+    pub(crate) fn new() -> Tree<'t> {
         Tree {
             phase: Phase::BeforeHtml,
             stack: Vec::new(),
@@ -318,13 +402,14 @@ impl Tree {
     /// A start tag; `attrs` as for [`Open::attrs`].
     pub(crate) fn start(
         &mut self,
-        name: String,
-        attrs: Vec<(String, String)>,
+        name: Cow<'t, str>,
+        attrs: Vec<Attr<'t>>,
         sink: &mut impl Sink,
     ) -> Result<(), Declined> {
         self.skip_lf = false;
-        let el = Open { name, attrs };
-        let name = el.name.as_str();
+        let kind = kind(&name);
+        let el = Open { name, kind, attrs };
+        let name: &str = &el.name;
         loop {
             match self.phase {
                 Phase::BeforeHtml => {
@@ -342,10 +427,10 @@ impl Tree {
                     self.push(implied("head"), sink)?;
                 }
                 Phase::InHead => {
-                    if is(name, &HEAD_VOID) {
+                    if el.is(HEAD_VOID_F) {
                         return self.void(el, sink);
                     }
-                    if is(name, &HEAD_RAW) {
+                    if el.is(HEAD_RAW_F) {
                         return self.push(el, sink);
                     }
                     if matches!(name, "html" | "head" | "noscript" | "noframes" | "template") {
@@ -355,8 +440,7 @@ impl Tree {
                     self.phase = Phase::AfterHead;
                 }
                 Phase::AfterHead => {
-                    if is(name, &HEAD_VOID)
-                        || is(name, &HEAD_RAW)
+                    if el.is(HEAD_VOID_F | HEAD_RAW_F)
                         || matches!(name, "html" | "head" | "frameset")
                     {
                         return Err(Declined);
@@ -372,9 +456,9 @@ impl Tree {
         }
     }
 
-    fn start_in_body(&mut self, el: Open, sink: &mut impl Sink) -> Result<(), Declined> {
-        let name = el.name.as_str();
-        if is(name, &DECLINED) || name == "image" {
+    fn start_in_body(&mut self, el: Open<'t>, sink: &mut impl Sink) -> Result<(), Declined> {
+        let name: &str = &el.name;
+        if el.is(DECLINED_F) || name == "image" {
             return Err(Declined);
         }
         if matches!(name, "a" | "nobr" | "button") && self.find(name).is_some() {
@@ -386,17 +470,16 @@ impl Tree {
         if matches!(name, "li" | "dd" | "dt") {
             self.close_list_item(name, sink)?;
         }
-        let closes_p = is(name, &CLOSES_P)
-            || is(name, &HEADINGS)
+        let closes_p = el.is(CLOSES_P_F | HEADINGS_F)
             || matches!(name, "pre" | "listing" | "form" | "hr" | "li" | "dd" | "dt");
-        if closes_p && let Some(at) = self.in_scope(Scope::Button, |n| n == "p") {
+        if closes_p && let Some(at) = self.in_scope(Scope::Button, |e| e.name == "p") {
             self.implied_end_except("p", sink);
             self.pop_to(at, sink)?;
         }
-        if is(name, &HEADINGS) && self.current().is_some_and(|n| is(n, &HEADINGS)) {
+        if el.is(HEADINGS_F) && self.stack.last().is_some_and(|e| e.is(HEADINGS_F)) {
             return Err(Declined);
         }
-        if is(name, &VOID) {
+        if el.is(VOID_F) {
             return self.void(el, sink);
         }
         self.form_open |= name == "form";
@@ -412,13 +495,19 @@ impl Tree {
     fn close_list_item(&mut self, name: &str, sink: &mut impl Sink) -> Result<(), Declined> {
         let targets: &[&str] = if name == "li" { &["li"] } else { &["dd", "dt"] };
         for i in (0..self.stack.len()).rev() {
-            let n = self.stack[i].name.as_str();
-            if is(n, targets) {
-                let n = n.to_string();
-                self.implied_end_except(&n, sink);
+            let e = &self.stack[i];
+            let n: &str = &e.name;
+            if targets.contains(&n) {
+                // A 'static copy of the name, so the stack may change.
+                let n = match n {
+                    "li" => "li",
+                    "dd" => "dd",
+                    _ => "dt",
+                };
+                self.implied_end_except(n, sink);
                 return self.pop_to(i, sink);
             }
-            if is(n, &SPECIAL) && !matches!(n, "address" | "div" | "p") {
+            if e.is(SPECIAL_F) && !matches!(n, "address" | "div" | "p") {
                 break;
             }
         }
@@ -434,7 +523,7 @@ impl Tree {
                 self.phase = Phase::AfterHead;
                 return Ok(());
             }
-            Phase::InHead if self.current() == Some(name) && is(name, &HEAD_RAW) => {
+            Phase::InHead if self.current() == Some(name) && is(name, HEAD_RAW_F) => {
                 self.pop(sink);
                 return Ok(());
             }
@@ -446,7 +535,8 @@ impl Tree {
             // into the open elements.
             return Ok(());
         }
-        if is(name, &FORMATTING) {
+        let kind = kind(name);
+        if kind & FORMATTING_F != 0 {
             return if self.current() == Some(name) {
                 self.pop(sink);
                 Ok(())
@@ -455,13 +545,13 @@ impl Tree {
             };
         }
         let at = if name == "p" {
-            self.in_scope(Scope::Button, |n| n == "p")
+            self.in_scope(Scope::Button, |e| e.name == "p")
         } else if name == "li" {
-            self.in_scope(Scope::ListItem, |n| n == "li")
-        } else if matches!(name, "dd" | "dt") || is(name, &BLOCK_END) {
-            self.in_scope(Scope::Default, |n| n == name)
-        } else if is(name, &HEADINGS) {
-            self.in_scope(Scope::Default, |n| is(n, &HEADINGS))
+            self.in_scope(Scope::ListItem, |e| e.name == "li")
+        } else if matches!(name, "dd" | "dt") || kind & BLOCK_END_F != 0 {
+            self.in_scope(Scope::Default, |e| e.name == name)
+        } else if kind & HEADINGS_F != 0 {
+            self.in_scope(Scope::Default, |e| e.is(HEADINGS_F))
         } else if name == "form" {
             if !self.form_open {
                 return Err(Declined);
@@ -478,12 +568,12 @@ impl Tree {
             // special element comes first.
             let mut found = None;
             for i in (0..self.stack.len()).rev() {
-                let n = self.stack[i].name.as_str();
-                if n == name {
+                let e = &self.stack[i];
+                if e.name == name {
                     found = Some(i);
                     break;
                 }
-                if is(n, &SPECIAL) {
+                if e.is(SPECIAL_F) {
                     break;
                 }
             }
@@ -501,11 +591,11 @@ impl Tree {
 
     /// A text node (entities decoded, CR LF as LF): where it goes is the
     /// current element; returns the part of it the tree keeps.
-    pub(crate) fn text<'t>(
+    pub(crate) fn text<'x>(
         &mut self,
-        text: &'t str,
+        text: &'x str,
         sink: &mut impl Sink,
-    ) -> Result<&'t str, Declined> {
+    ) -> Result<&'x str, Declined> {
         let text = if std::mem::take(&mut self.skip_lf) {
             text.strip_prefix('\n').unwrap_or(text)
         } else {
@@ -514,7 +604,7 @@ impl Tree {
         let blank = text
             .chars()
             .all(|c| matches!(c, ' ' | '\t' | '\n' | '\x0C' | '\r'));
-        let raw_current = self.current().is_some_and(|n| is(n, &HEAD_RAW));
+        let raw_current = self.stack.last().is_some_and(|e| e.is(HEAD_RAW_F));
         if !blank && !raw_current {
             self.enter_body(sink)?;
         }
@@ -569,7 +659,7 @@ impl Tree {
 
     /// The name of the current (innermost open) element.
     pub(crate) fn current(&self) -> Option<&str> {
-        self.stack.last().map(|e| e.name.as_str())
+        self.stack.last().map(|e| e.name.as_ref())
     }
 
     fn find(&self, name: &str) -> Option<usize> {
@@ -578,13 +668,13 @@ impl Tree {
 
     /// The nearest open element that `is_target`, unless a scope boundary
     /// comes first.
-    fn in_scope(&self, scope: Scope, is_target: impl Fn(&str) -> bool) -> Option<usize> {
+    fn in_scope(&self, scope: Scope, is_target: impl Fn(&Open<'t>) -> bool) -> Option<usize> {
         for i in (0..self.stack.len()).rev() {
-            let n = self.stack[i].name.as_str();
-            if is_target(n) {
+            let e = &self.stack[i];
+            if is_target(e) {
                 return Some(i);
             }
-            if scope.bounds(n) {
+            if scope.bounds(&e.name) {
                 return None;
             }
         }
@@ -593,8 +683,8 @@ impl Tree {
 
     /// Pops the elements HTML closes implicitly, except `except`.
     fn implied_end_except(&mut self, except: &str, sink: &mut impl Sink) {
-        while let Some(n) = self.current() {
-            if n == except || !is(n, &IMPLIED_END) {
+        while let Some(e) = self.stack.last() {
+            if e.name == except || !e.is(IMPLIED_END_F) {
                 break;
             }
             self.pop(sink);
@@ -608,10 +698,7 @@ impl Tree {
         if at >= self.stack.len() {
             return Ok(());
         }
-        if self.stack[at + 1..]
-            .iter()
-            .any(|e| is(&e.name, &FORMATTING))
-        {
+        if self.stack[at + 1..].iter().any(|e| e.is(FORMATTING_F)) {
             return Err(Declined);
         }
         while self.stack.len() > at {
@@ -620,7 +707,7 @@ impl Tree {
         Ok(())
     }
 
-    fn push(&mut self, el: Open, sink: &mut impl Sink) -> Result<(), Declined> {
+    fn push(&mut self, el: Open<'t>, sink: &mut impl Sink) -> Result<(), Declined> {
         if self.stack.len() >= MAX_DEPTH {
             return Err(Declined);
         }
@@ -630,7 +717,7 @@ impl Tree {
         Ok(())
     }
 
-    fn void(&mut self, el: Open, sink: &mut impl Sink) -> Result<(), Declined> {
+    fn void(&mut self, el: Open<'t>, sink: &mut impl Sink) -> Result<(), Declined> {
         self.push(el, sink)?;
         self.pop(sink);
         Ok(())
@@ -643,9 +730,47 @@ impl Tree {
     }
 }
 
-fn implied(name: &str) -> Open {
+fn implied(name: &'static str) -> Open<'static> {
     Open {
-        name: name.to_string(),
+        name: Cow::Borrowed(name),
+        kind: kind(name),
         attrs: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_says_which_lists_a_name_is_in() {
+        let lists: [(&[&str], u16); 10] = [
+            (&VOID, VOID_F),
+            (&HEAD_VOID, HEAD_VOID_F),
+            (&HEAD_RAW, HEAD_RAW_F),
+            (&FORMATTING, FORMATTING_F),
+            (&CLOSES_P, CLOSES_P_F),
+            (&HEADINGS, HEADINGS_F),
+            (&BLOCK_END, BLOCK_END_F),
+            (&IMPLIED_END, IMPLIED_END_F),
+            (&DECLINED, DECLINED_F),
+            (&SPECIAL, SPECIAL_F),
+        ];
+        let mut names: Vec<&str> = lists.iter().flat_map(|(l, _)| l.iter().copied()).collect();
+        names.extend(["span", "p-x", "DIV", "", "h7", "custom-el"]);
+        for name in names {
+            for (list, bit) in lists {
+                assert_eq!(
+                    raw_text_element(name).is_some(),
+                    HEAD_RAW.contains(&name),
+                    "{name:?}"
+                );
+                assert_eq!(
+                    kind(name) & bit != 0,
+                    list.contains(&name),
+                    "{name:?} and list bit {bit}"
+                );
+            }
+        }
     }
 }
