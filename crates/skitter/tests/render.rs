@@ -194,3 +194,43 @@ async fn the_warc_keeps_the_browsers_exchanges_and_the_jsonl_the_rendered_html()
     assert!(html.contains("href=\"/js/t/xhr\""), "{html}");
     site.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mirror_keeps_the_fetched_html_unless_asked_for_the_rendered_dom() {
+    use skitter::sink::{MirrorOptions, MirrorSink, mirror_path};
+    let Some(browser) = chromium("mirror of rendered pages") else {
+        return;
+    };
+    for rendered in [false, true] {
+        let site = site();
+        let dir = tempfile::tempdir().unwrap();
+        let options = MirrorOptions {
+            rendered,
+            convert_links: true,
+            ..MirrorOptions::default()
+        };
+        // /js/ → /js/inline → its script-built /js/t/inline.
+        let b = builder(&site, RenderMode::Auto, browser.clone())
+            .max_depth(2)
+            .sink(Box::new(MirrorSink::create(dir.path(), options).unwrap()));
+        let report = crawl(b).await;
+        assert!(report.completed(), "{}", report.to_text());
+        let url = url::Url::parse(&site.url("/js/inline")).unwrap();
+        let file = mirror_path(dir.path(), &url, Some("text/html"));
+        let html = std::fs::read_to_string(&file).unwrap();
+        // The script-built link, converted to the file its page was saved as.
+        let built = url::Url::parse(&site.url("/js/t/inline")).unwrap();
+        let target = mirror_path(dir.path(), &built, Some("text/html"));
+        assert!(target.is_file(), "{}", target.display());
+        let name = target.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            html.contains(&format!("href=\"t/{name}\"")),
+            rendered,
+            "rendered {rendered}: {html}"
+        );
+        // The DOM's own serialisation, behind a doctype and a UTF-8 charset.
+        let dom = html.starts_with("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
+        assert_eq!(dom, rendered, "{html}");
+        site.shutdown().await;
+    }
+}
