@@ -33,6 +33,11 @@ pub struct OutputFlags {
     /// Rewrite links in the mirror's HTML and CSS to relative local paths.
     #[arg(long, requires = "mirror")]
     pub convert_links: bool,
+    /// Save a page rendered by --render as its DOM after its scripts ran
+    /// (UTF-8), not the HTML the server sent (the default: a mirror copies
+    /// what was fetched).
+    #[arg(long, requires = "mirror")]
+    pub mirror_rendered: bool,
     /// Write one JSON object per URL to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<String>,
@@ -79,6 +84,7 @@ impl OutputFlags {
             let options = MirrorOptions {
                 convert_links: self.convert_links,
                 max_body_size,
+                rendered: self.mirror_rendered,
             };
             sinks.push(Box::new(MirrorSink::create(dir, options)?));
         }

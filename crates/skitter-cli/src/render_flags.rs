@@ -30,7 +30,8 @@ pub struct RenderFlags {
     /// HTML looks script-built: a <noscript> asking for JavaScript, an empty
     /// #app/#root, or scripts with fewer than 2 links) or `always` (every HTML
     /// page). Links then come from the rendered DOM too; the browser's requests
-    /// go through skitter (scope, robots.txt, address policy) and into the WARC.
+    /// go through skitter (scope, robots.txt, address policy, --per-host and
+    /// --delay) and into the WARC.
     #[arg(long, value_enum, default_value_t = RenderArg::Never)]
     pub render: RenderArg,
     /// The Chromium executable for --render.

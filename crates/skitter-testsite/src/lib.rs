@@ -53,6 +53,7 @@ use tokio::task::JoinHandle;
 pub use config::{ORIGIN_PLACEHOLDER, SiteConfig, VirtualHosts};
 pub use fault::Faults;
 pub use proxy::{ProxyMode, TestProxy, dead_proxy_url};
+pub use script::PARTS;
 pub use server::serve;
 pub use special::{BIG_BIN_LEN, SPECIALS};
 pub use stats::{MAX_RECORDED_STARTS, Stats};

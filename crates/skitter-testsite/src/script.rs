@@ -6,7 +6,8 @@
 //! The fixed pages under `/js/` are for tests; every link they add by script
 //! points under `/js/t/`, so a test can tell what a crawl found by rendering.
 //! `/js/private/` is for robots.txt to disallow, `/js/guarded` loads from it
-//! and from a cloud-metadata address the address policy refuses.
+//! and from a cloud-metadata address the address policy refuses. `/js/parts`
+//! (linked from nowhere) loads [`PARTS`] scripts from its own host.
 
 use std::fmt::Write as _;
 
@@ -19,6 +20,9 @@ use crate::route::{HTML, reply};
 
 /// How long the delayed pages wait before adding their links.
 pub(crate) const DELAY_MS: u32 = 100;
+
+/// The scripts `/js/parts` loads (`/js/part/{0..PARTS}.js`).
+pub const PARTS: usize = 4;
 
 const JS: &str = "text/javascript; charset=utf-8";
 const JSON: &str = "application/json";
@@ -166,6 +170,22 @@ pub(crate) fn route(config: &SiteConfig, path: &str) -> Option<Response<SiteBody
             "addLinks(['/js/t/from-script']);\n",
         ),
         "/js/private/app.js" => reply(StatusCode::OK, Some(JS), "addLinks(['/js/t/private']);\n"),
+        // Not linked from /js/: a page of several subresources on its own
+        // host, for the browser's per-host politeness.
+        "/js/parts" => page(
+            "Parts",
+            &(0..PARTS)
+                .map(|i| format!("<script src=\"/js/part/{i}.js\"></script>\n"))
+                .collect::<String>(),
+        ),
+        p if p
+            .strip_prefix("/js/part/")
+            .and_then(|n| n.strip_suffix(".js"))
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|n| n < PARTS) =>
+        {
+            reply(StatusCode::OK, Some(JS), "addLinks([]);\n")
+        }
         "/js/plain" => page(
             "Plain",
             "<a href=\"/js/t/plain\">plain</a>\n<a href=\"/js/\">back</a>\n",

@@ -190,6 +190,7 @@ impl Crawler {
             slowdowns: slowdowns.clone(),
             cpu: CpuPool::new(),
             renderer: renderer.clone(),
+            render_hosts: crate::frontier::gate::HostLimits::new(self.config.host_policy),
             config: self.config,
             fetcher: self.fetcher,
         });

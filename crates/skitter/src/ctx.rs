@@ -13,6 +13,7 @@ use crate::body::CpuPool;
 use crate::config::Config;
 use crate::discovery::SitemapRegistry;
 use crate::fetch::{Fetcher, Keep};
+use crate::frontier::gate::HostLimits;
 use crate::frontier::{Frontier, HostKey, Request, Throttle};
 use crate::gate::{Gate, LinkSkips};
 use crate::halt::Halt;
@@ -56,6 +57,9 @@ pub(crate) struct Ctx {
     pub(crate) cpu: CpuPool,
     /// The browser, when pages may be rendered (`--render auto|always`).
     pub(crate) renderer: Option<Arc<crate::render::Renderer>>,
+    /// Per-host politeness of the browser's requests, under the crawl's
+    /// rules (see `worker::render`).
+    pub(crate) render_hosts: Arc<HostLimits>,
 }
 
 impl Ctx {

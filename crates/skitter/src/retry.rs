@@ -141,7 +141,7 @@ fn random_up_to(max: Duration) -> Duration {
 /// down; any other transient failure is this URL's alone.
 ///
 /// One home for crawl and `fetch`: the crawl hands the feedback to its
-/// frontier, `fetch` to its per-host gate (`bulk::hosts`).
+/// frontier, `fetch` to its per-host gate (`frontier::gate`).
 pub(crate) fn judge(
     policy: &RetryPolicy,
     attempt: u32,

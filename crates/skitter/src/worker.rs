@@ -352,10 +352,15 @@ async fn fetch(ctx: &Ctx, url: &Url, earlier: Option<&Visit>) -> Result<Response
         _ if any_body => Keep::Body,
         keep => keep,
     };
-    match earlier.map(|v| &v.validators).filter(|v| !v.is_empty()) {
+    let slot = render::host_slot(ctx, url).await;
+    let result = match earlier.map(|v| &v.validators).filter(|v| !v.is_empty()) {
         Some(validators) => ctx.fetcher.get_if(url, keep, validators).await,
         None => ctx.fetcher.get(url, keep).await,
+    };
+    if let Some(slot) = slot {
+        render::release(ctx, slot, &result);
     }
+    result
 }
 
 /// Fills in the record for a response, extracts its items and queues what it

@@ -194,3 +194,132 @@ async fn the_warc_keeps_the_browsers_exchanges_and_the_jsonl_the_rendered_html()
     assert!(html.contains("href=\"/js/t/xhr\""), "{html}");
     site.shutdown().await;
 }
+
+/// A site whose every answer takes `latency`, so requests that overlap show
+/// in its in-flight peak.
+fn slow_site(latency: std::time::Duration) -> RunningSite {
+    TestSite::start(SiteConfig {
+        pages: 0,
+        latency,
+        record_starts: true,
+        ..SiteConfig::default()
+    })
+    .unwrap()
+}
+
+/// Renders `roots` (every page, nothing followed) under these host rules.
+fn polite(
+    site: &RunningSite,
+    roots: &[&str],
+    browser: PathBuf,
+    per_host: usize,
+    delay: std::time::Duration,
+) -> CrawlerBuilder {
+    Crawler::builder()
+        .roots(roots.iter().map(|p| site.url(p)))
+        .max_depth(0)
+        .max_tasks(8)
+        .per_host(per_host)
+        .host_delay(delay, std::time::Duration::ZERO)
+        .render(RenderSettings {
+            mode: RenderMode::Always,
+            chromium: browser,
+            tasks: 2,
+            settle: std::time::Duration::from_millis(300),
+            ..RenderSettings::default()
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browsers_requests_keep_the_per_host_cap() {
+    let Some(browser) = chromium("per-host cap of subresources") else {
+        return;
+    };
+    // The page's scripts are requested together by the browser: with room
+    // for them they overlap (so the first assertion can fail), under
+    // --per-host 1 they wait their turn.
+    for (per_host, overlap) in [(8, true), (1, false)] {
+        let site = slow_site(std::time::Duration::from_millis(50));
+        let b = polite(
+            &site,
+            &["/js/parts"],
+            browser.clone(),
+            per_host,
+            std::time::Duration::ZERO,
+        );
+        let report = crawl(b).await;
+        let stats = site.stats();
+        for i in 0..skitter_testsite::PARTS {
+            assert_eq!(stats.requests(&format!("/js/part/{i}.js")), 1, "part {i}");
+        }
+        assert_eq!(report.counters.get("render_failed"), None);
+        assert_eq!(
+            stats.in_flight_peak > 1,
+            overlap,
+            "--per-host {per_host}: peak {}",
+            stats.in_flight_peak
+        );
+        site.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_browsers_requests_keep_the_delay() {
+    let Some(browser) = chromium("delay of subresources") else {
+        return;
+    };
+    let site = slow_site(std::time::Duration::ZERO);
+    let gap = std::time::Duration::from_millis(150);
+    // Two pages of one host: whichever goes first, the other's fetch keeps
+    // the gap after the first's last script too.
+    let b = polite(&site, &["/js/parts", "/js/plain"], browser, 1, gap);
+    let report = crawl(b).await;
+    assert_eq!(report.counters.get("render_failed"), None);
+    let starts = site.stats().starts("/js/");
+    assert_eq!(starts.len(), 2 + skitter_testsite::PARTS, "{starts:?}");
+    // Less a little for socket scheduling, as the crawl's own delay test.
+    let slack = std::time::Duration::from_millis(5);
+    for pair in starts.windows(2) {
+        assert!(pair[1] - pair[0] + slack >= gap, "{starts:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mirror_keeps_the_fetched_html_unless_asked_for_the_rendered_dom() {
+    use skitter::sink::{MirrorOptions, MirrorSink, mirror_path};
+    let Some(browser) = chromium("mirror of rendered pages") else {
+        return;
+    };
+    for rendered in [false, true] {
+        let site = site();
+        let dir = tempfile::tempdir().unwrap();
+        let options = MirrorOptions {
+            rendered,
+            convert_links: true,
+            ..MirrorOptions::default()
+        };
+        // /js/ → /js/inline → its script-built /js/t/inline.
+        let b = builder(&site, RenderMode::Auto, browser.clone())
+            .max_depth(2)
+            .sink(Box::new(MirrorSink::create(dir.path(), options).unwrap()));
+        let report = crawl(b).await;
+        assert!(report.completed(), "{}", report.to_text());
+        let url = url::Url::parse(&site.url("/js/inline")).unwrap();
+        let file = mirror_path(dir.path(), &url, Some("text/html"));
+        let html = std::fs::read_to_string(&file).unwrap();
+        // The script-built link, converted to the file its page was saved as.
+        let built = url::Url::parse(&site.url("/js/t/inline")).unwrap();
+        let target = mirror_path(dir.path(), &built, Some("text/html"));
+        assert!(target.is_file(), "{}", target.display());
+        let name = target.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            html.contains(&format!("href=\"t/{name}\"")),
+            rendered,
+            "rendered {rendered}: {html}"
+        );
+        // The DOM's own serialisation, behind a doctype and a UTF-8 charset.
+        let dom = html.starts_with("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
+        assert_eq!(dom, rendered, "{html}");
+        site.shutdown().await;
+    }
+}

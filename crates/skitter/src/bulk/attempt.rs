@@ -12,9 +12,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
-use super::hosts::HostLimits;
 use crate::fetch::{Fetcher, Keep, Response, Validators};
 use crate::frontier::HostKey;
+use crate::frontier::gate::HostLimits;
 use crate::outcome::{ErrorKind, FetchFailure};
 use crate::retry::{self, RetryPolicy, Verdict};
 

@@ -38,7 +38,6 @@
 mod attempt;
 mod collector;
 pub mod glob;
-mod hosts;
 mod index;
 pub mod input;
 pub mod name;

@@ -27,13 +27,13 @@ use url::Url;
 
 use super::attempt::{Gates, fetch_with_retries};
 use super::collector::{Event, collect};
-use super::hosts::HostLimits;
 use super::index::{Known, Update};
 use super::input::InputItem;
 use super::summary::{ItemReport, Outcome, Summary};
 use super::{BulkFetcher, Config, name, revalidate, save};
 use crate::body::CpuPool;
 use crate::fetch::{Fetcher, decode, redirect};
+use crate::frontier::gate::HostLimits;
 use crate::items::{ExtractFailure, Items, PageInput};
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
 use crate::sink::{Page, SinkError};

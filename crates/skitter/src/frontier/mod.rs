@@ -11,6 +11,7 @@
 //! the crawl is over when [`Frontier::claim`] answers [`Claim::Exhausted`], i.e. no
 //! URL is queued and no lease is outstanding.
 
+pub(crate) mod gate;
 mod host;
 mod memory;
 pub mod politeness;

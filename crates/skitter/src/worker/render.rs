@@ -1,11 +1,22 @@
 //! A fetched HTML page rendered in the browser, when the crawl asks for it:
 //! the decision (`--render`), the render itself, and the browser's requests
-//! fetched the crawl's way ([`CrawlFetch`]: scope, robots.txt, then the
-//! fetcher, whose address policy applies as to any request).
+//! fetched the crawl's way ([`CrawlFetch`]: scope, robots.txt, per-host
+//! politeness, then the fetcher, whose address policy applies as to any
+//! request).
+//!
+//! Politeness: when the crawl renders, every request it sends to a host —
+//! its pages' fetches ([`host_slot`]) and the browser's requests alike — takes
+//! a slot of one per-host gate with the crawl's rules (`--per-host`,
+//! `--delay`, `Crawl-delay`, `429`/`Retry-After`), so the browser's requests
+//! and the pages around them stay within the host's cap and keep its gap
+//! between them. A slot is held for one HTTP exchange only (a render holds
+//! none while it waits for the browser), so no render can starve a page.
 //!
 //! The rendered page is a page: its DOM's links and the navigations its
 //! scripts attempted join the plain fetch's links, and its rendered HTML and
 //! the browser's exchanges go to the outputs with the page.
+
+use std::time::Duration;
 
 use bytes::Bytes;
 use url::Url;
@@ -14,8 +25,11 @@ use crate::ctx::Ctx;
 use crate::extract::{Link, LinkKind};
 use crate::fetch::decode;
 use crate::fetch::{Keep, Response};
+use crate::frontier::HostKey;
+use crate::frontier::gate::HostSlot;
 use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, RenderReason};
 use crate::render::{Prefetched, Refusal, RenderMode, SubFetch, SubRequest, SubResponse};
+use crate::retry;
 use crate::sink::RenderedPage;
 use crate::urlnorm;
 
@@ -107,6 +121,37 @@ fn clean_headers(resp: &Response) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Under `--render`, a slot of the per-host gate shared by the crawl's pages
+/// and the browser's requests, for one request to `url`'s host (none when
+/// the crawl does not render: the frontier's slots suffice).
+pub(super) async fn host_slot(ctx: &Ctx, url: &Url) -> Option<HostSlot> {
+    ctx.renderer.as_ref()?;
+    let floor = crawl_delay(ctx, url).await;
+    Some(
+        ctx.render_hosts
+            .acquire_spaced(HostKey::of(url), floor)
+            .await,
+    )
+}
+
+/// Hands a slot back with what the answer says about the server.
+pub(super) fn release(ctx: &Ctx, slot: HostSlot, result: &Result<Response, FetchFailure>) {
+    let (_, feedback) = retry::judge(&ctx.config.retry, 1, result);
+    slot.finish(feedback);
+}
+
+/// The host's robots `Crawl-delay` (capped as the crawl caps it), or zero.
+async fn crawl_delay(ctx: &Ctx, url: &Url) -> Duration {
+    let Some(robots) = &ctx.robots else {
+        return Duration::ZERO;
+    };
+    let rules = robots.rules_for(url).await;
+    rules
+        .robots
+        .crawl_delay(robots.token())
+        .map_or(Duration::ZERO, |d| d.min(ctx.config.max_crawl_delay))
+}
+
 /// The browser's requests, fetched like the crawl's own.
 struct CrawlFetch<'a> {
     ctx: &'a Ctx,
@@ -133,14 +178,15 @@ impl SubFetch for CrawlFetch<'_> {
             Keep::Everything => Keep::Everything,
             _ => Keep::Body,
         };
-        let mut resp = ctx
-            .fetcher
-            .get(&url, keep)
-            .await
-            .map_err(|f| match f.kind {
-                ErrorKind::Blocked => Refusal::Address,
-                _ => Refusal::Failed(f.message),
-            })?;
+        let slot = host_slot(ctx, &url).await;
+        let result = ctx.fetcher.get(&url, keep).await;
+        if let Some(slot) = slot {
+            release(ctx, slot, &result);
+        }
+        let mut resp = result.map_err(|f| match f.kind {
+            ErrorKind::Blocked => Refusal::Address,
+            _ => Refusal::Failed(f.message),
+        })?;
         let raw = resp.body.take().unwrap_or_default();
         let body = decode::decode_prefix(
             resp.header("content-encoding"),

@@ -11,6 +11,12 @@
 //! replace the copy saved before); redirects are remembered so `--convert-links` can point
 //! a link at the page its target was saved as.
 //!
+//! A rendered page (`--render`) is saved as the server sent it, since a mirror
+//! is a copy of what was fetched; with [`MirrorOptions::rendered`] its file
+//! holds the rendered DOM instead (see `rendered_file`), links converted like
+//! any saved page's. The browser's own requests (scripts, images) are not
+//! saved: a mirror holds the pages the crawl visited.
+//!
 //! All file work runs on the blocking pool; files are written to a temporary name
 //! and renamed (see `place.rs`). With `convert_links`, `finish` rewrites links in
 //! every saved HTML and CSS file (see `convert.rs`).
@@ -41,12 +47,16 @@ pub struct MirrorOptions {
     /// so a small compression bomb cannot inflate in memory (default 10 MiB, the
     /// fetch default). A longer decoded body is saved cut at this size.
     pub max_body_size: u64,
+    /// Save a rendered page's DOM after its scripts ran instead of the HTML
+    /// the server sent (`--mirror-rendered`; off by default).
+    pub rendered: bool,
 }
 
 impl Default for MirrorOptions {
     fn default() -> Self {
         MirrorOptions {
             convert_links: false,
+            rendered: false,
             max_body_size: crate::fetch::FetchConfig::default().max_body_size,
         }
     }
@@ -96,13 +106,17 @@ impl MirrorSink {
 
     /// Records where a URL was saved (and where earlier files moved), for
     /// `--convert-links`; without it nothing is kept per page.
-    fn remember(&mut self, r: &PageRecord, placed: place::Placed) {
+    fn remember(&mut self, r: &PageRecord, placed: place::Placed, rendered: bool) {
         for (from, to) in placed.moved {
             for s in self.saved.values_mut().filter(|s| s.path == from) {
                 s.path = to.clone();
             }
         }
         let links = match r.content_type.as_deref() {
+            // The rendered DOM is saved as UTF-8 whatever the page's charset.
+            _ if rendered => Rewrite::Html {
+                charset: Some("utf-8".into()),
+            },
             Some("text/html" | "application/xhtml+xml") => Rewrite::Html {
                 charset: r.encoding.clone(),
             },
@@ -142,8 +156,13 @@ impl Sink for MirrorSink {
         let wanted = mirror_path(&self.dir, &r.url, r.content_type.as_deref());
         let (dir, ex, url) = (self.dir.clone(), ex.clone(), r.url.clone());
         let max = self.options.max_body_size;
+        let dom = match &page.rendered {
+            Some(done) if self.options.rendered => Some(rendered_file(&done.html)),
+            _ => None,
+        };
+        let rendered = dom.is_some();
         let saved = tokio::task::spawn_blocking(move || {
-            let body = match content(&ex, max) {
+            let body = match dom.map_or_else(|| content(&ex, max), Ok) {
                 Ok(body) => body,
                 Err(e) => {
                     tracing::warn!(%url, error = %e, "mirror: body not saved");
@@ -161,7 +180,7 @@ impl Sink for MirrorSink {
             self.files += 1;
             self.bytes += len;
             if self.options.convert_links {
-                self.remember(&page.record, placed);
+                self.remember(&page.record, placed, rendered);
             }
         }
         Ok(())
@@ -217,6 +236,39 @@ fn convert_all(
     Ok(())
 }
 
+/// The file for a rendered DOM: UTF-8, as the browser serialised it, behind
+/// a doctype (the serialisation has none) and with a `<meta charset>` first
+/// in its head, since a page sent in another charset still names that one
+/// and a browser opening the file would believe it (the first wins).
+fn rendered_file(dom: &str) -> Bytes {
+    const META: &str = "<meta charset=\"utf-8\">";
+    let mut out = String::with_capacity(dom.len() + 40);
+    out.push_str("<!DOCTYPE html>\n");
+    match head_open_end(dom) {
+        Some(at) => {
+            out.push_str(&dom[..at]);
+            out.push_str(META);
+            out.push_str(&dom[at..]);
+        }
+        None => {
+            out.push_str(META);
+            out.push_str(dom);
+        }
+    }
+    Bytes::from(out)
+}
+
+/// Just past the `<head …>` start tag of a serialised DOM, where the browser
+/// always puts it: right after the `<html …>` start tag.
+fn head_open_end(dom: &str) -> Option<usize> {
+    let html_end = dom.strip_prefix("<html")?.find('>')? + "<html".len() + 1;
+    let rest = dom[html_end..].strip_prefix("<head")?;
+    if !rest.starts_with(['>', ' ']) {
+        return None;
+    }
+    Some(html_end + "<head".len() + rest.find('>')? + 1)
+}
+
 /// The body to save: content-decoded.
 fn content(ex: &Exchange, max: u64) -> Result<Bytes, decode::DecodeError> {
     if let Some(decoded) = &ex.decoded_body {
@@ -258,6 +310,29 @@ fn sink_error(message: impl ToString) -> SinkError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rendered_dom_gets_a_doctype_and_a_utf8_charset_first() {
+        let cases = [
+            (
+                "<html><head><meta charset=\"windows-1252\"></head><body>é</body></html>",
+                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta charset=\"windows-1252\"></head><body>é</body></html>",
+            ),
+            (
+                "<html lang=\"en\"><head class=\"x\"></head></html>",
+                "<!DOCTYPE html>\n<html lang=\"en\"><head class=\"x\"><meta charset=\"utf-8\"></head></html>",
+            ),
+            // Not the browser's shape: the charset goes first of all.
+            (
+                "<html><header></header></html>",
+                "<!DOCTYPE html>\n<meta charset=\"utf-8\"><html><header></header></html>",
+            ),
+            ("", "<!DOCTYPE html>\n<meta charset=\"utf-8\">"),
+        ];
+        for (dom, want) in cases {
+            assert_eq!(rendered_file(dom), want.as_bytes(), "{dom}");
+        }
+    }
 
     #[test]
     fn finds_headers_case_insensitively() {

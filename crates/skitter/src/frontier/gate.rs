@@ -1,5 +1,6 @@
-//! The per-host politeness of `fetch`: the crawl's rules
-//! ([`HostSlots`](crate::frontier::politeness), one home for both), behind an
+//! The per-host politeness of requests the frontier does not hand out — `fetch`'s
+//! downloads and a render's browser requests — under the crawl's rules
+//! ([`HostSlots`](crate::frontier::politeness), one home for all), behind an
 //! async gate. At most `max_in_flight` requests to one host:port, starts at
 //! least `delay` (+ jitter, + any `Crawl-delay`-free distress gap) apart, a
 //! `429` or `Retry-After` pausing the host and a distressed window cutting its
@@ -15,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -72,7 +74,21 @@ impl HostLimits {
 
     /// Waits until `key`'s host may take one more request, and takes it.
     pub(crate) async fn acquire(self: &Arc<Self>, key: HostKey) -> HostSlot {
+        self.acquire_spaced(key, Duration::ZERO).await
+    }
+
+    /// [`HostLimits::acquire`] with starts at least `floor` apart (a robots.txt
+    /// `Crawl-delay`) when that is more than the policy's delay. Given on every
+    /// call, since an idle host's gate is forgotten.
+    pub(crate) async fn acquire_spaced(
+        self: &Arc<Self>,
+        key: HostKey,
+        floor: Duration,
+    ) -> HostSlot {
         let gate = self.gate(&key);
+        if !floor.is_zero() {
+            lock(&gate.slots).set_delay_floor(floor);
+        }
         loop {
             // Registered before the check, so a release between the check and
             // the wait is not missed.
@@ -171,8 +187,6 @@ impl Drop for HostSlot {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use url::Url;
 
     use super::*;
@@ -225,6 +239,22 @@ mod tests {
         let before = Instant::now();
         drop(limits.acquire(key("http://b/")).await);
         assert_eq!(before.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_crawl_delay_floor_spaces_starts_beyond_the_delay() {
+        let limits = HostLimits::new(policy(4, 100));
+        let t0 = Instant::now();
+        let mut starts = Vec::new();
+        for floor in [300, 300, 0] {
+            let slot = limits
+                .acquire_spaced(key("http://a/"), Duration::from_millis(floor))
+                .await;
+            starts.push(t0.elapsed());
+            slot.finish(HostFeedback::Clean);
+        }
+        // The floor stays with the host's gate while it is known.
+        assert_eq!(starts, [0, 300, 600].map(Duration::from_millis).to_vec());
     }
 
     #[tokio::test(start_paused = true)]
