@@ -43,6 +43,13 @@ pub(super) struct Live {
     _profile: tempfile::TempDir,
 }
 
+impl Live {
+    /// Which start of the browser this is.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
 impl Drop for Live {
     fn drop(&mut self) {
         self.handler.abort();

@@ -11,10 +11,11 @@
 //! One concern per file: [`auto`] the rules, `browser` the process and its
 //! restart, `tab` one render on one tab, `intercept` the request bridge.
 //! This module owns the tab pool (a semaphore of `--render-tasks` permits,
-//! apart from `--max-tasks`) and the tries.
+//! apart from `--max-tasks`, and the tabs kept open between renders when
+//! `tab` allows it: at most one per permit) and the tries.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,7 +32,7 @@ mod tab;
 
 pub use auto::RenderReason;
 
-/// Time beyond a render's limit for opening and closing its tab.
+/// Time beyond a render's limit for opening its tab, and for closing one.
 const TAB_MARGIN: Duration = Duration::from_secs(5);
 
 /// Which pages are rendered in the browser.
@@ -64,9 +65,11 @@ pub struct RenderSettings {
     /// Renders tried per page before it is recorded as failed (default 2); a
     /// failed try restarts the browser when it crashed or hung.
     pub tries: u32,
-    /// After the page's load event, how long the network must stay quiet for
-    /// the page to count as settled (default 250 ms): it lets timers and the
-    /// requests they start run.
+    /// After the page's load event, how much page time its timers and the
+    /// requests they start get before the page counts as settled (default
+    /// 1 s). Page time is the browser's virtual clock: timers fire without
+    /// waiting real time, and the clock stands still while a request is in
+    /// flight.
     pub settle: Duration,
 }
 
@@ -79,7 +82,7 @@ impl Default for RenderSettings {
             tasks: 4,
             timeout: Duration::from_secs(15),
             tries: 2,
-            settle: Duration::from_millis(250),
+            settle: Duration::from_secs(1),
         }
     }
 }
@@ -202,6 +205,8 @@ pub(crate) struct Renderer {
     settings: RenderSettings,
     browser: browser::BrowserHost,
     tabs: Arc<Semaphore>,
+    /// Tabs open between renders, taken by the next permit holder.
+    idle: Mutex<Vec<tab::Tab>>,
     stats: stats::RenderStats,
 }
 
@@ -212,6 +217,7 @@ impl Renderer {
         let browser = browser::BrowserHost::start(&settings).await?;
         Ok(Renderer {
             tabs: Arc::new(Semaphore::new(settings.tasks.max(1))),
+            idle: Mutex::new(Vec::new()),
             settings,
             browser,
             stats: stats::RenderStats::default(),
@@ -236,13 +242,25 @@ impl Renderer {
         for attempt in 1..=self.settings.tries.max(1) {
             let live = self.browser.current(&self.settings).await?;
             let limit = self.settings.timeout;
-            let work = tab::render_once(&live, page, via, self.settings.settle, limit);
-            // The tab enforces the limit itself (and closes); this one only
-            // catches a browser that does not even open a tab.
+            let work = async {
+                let mut tab = match self.take_idle(live.generation()) {
+                    Some(tab) => tab,
+                    None => tab::Tab::open(&live).await?,
+                };
+                let out = tab.render(page, via, self.settings.settle, limit).await;
+                Ok::<_, RenderError>((tab, out))
+            };
+            // The tab enforces the limit itself; this one only catches a
+            // browser that does not even open a tab.
             match tokio::time::timeout(limit + TAB_MARGIN, work).await {
-                Ok(Ok(rendered)) => {
+                Ok(Ok((tab, Ok(rendered)))) => {
+                    self.put_idle(tab).await;
                     self.stats.rendered(&rendered);
                     return Ok(rendered);
+                }
+                Ok(Ok((tab, Err(e)))) => {
+                    last = e;
+                    close(tab).await;
                 }
                 Ok(Err(e)) => last = e,
                 Err(_) => last = RenderError::Timeout(self.settings.timeout),
@@ -264,6 +282,39 @@ impl Renderer {
 
     /// Stops the browser.
     pub(crate) async fn shutdown(&self) {
+        let idle = std::mem::take(&mut *self.lock_idle());
+        drop(idle);
         self.browser.shutdown().await;
     }
+
+    /// An open tab of the browser generation `generation`; tabs of an older
+    /// one are dropped (their browser is gone or going).
+    fn take_idle(&self, generation: u64) -> Option<tab::Tab> {
+        let mut idle = self.lock_idle();
+        while let Some(tab) = idle.pop() {
+            if tab.generation() == generation {
+                return Some(tab);
+            }
+        }
+        None
+    }
+
+    /// Keeps `tab` open for the next render, or closes it if its last render
+    /// left it in a doubtful state.
+    async fn put_idle(&self, tab: tab::Tab) {
+        if tab.reusable() {
+            self.lock_idle().push(tab);
+        } else {
+            close(tab).await;
+        }
+    }
+
+    fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<tab::Tab>> {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Closes a tab, not waiting long for a browser that may have hung.
+async fn close(tab: tab::Tab) {
+    let _ = tokio::time::timeout(TAB_MARGIN, tab.close()).await;
 }

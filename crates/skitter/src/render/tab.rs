@@ -1,17 +1,47 @@
-//! One render on one tab: open a blank tab, load the page with its requests
-//! answered by the bridge, wait for the network to settle, read the DOM, close
-//! the tab (on every path, so a failed render leaves no tab behind).
+//! One tab of the pool and one render on it: load the page with its requests
+//! answered by the bridge, let it settle, read the DOM.
+//!
+//! A tab could be opened once and navigated from page to page (opening one
+//! is the costliest step of a render, about 0.4 s measured); the pool is
+//! built for it, but reuse is off until a used tab loads its next page (see
+//! `REUSE`). A render that fails, times out or settles only by the fallback
+//! closes its tab, so a tab in a doubtful state would never be reused.
+//!
+//! Settling runs on the page's virtual clock (DevTools virtual time, what
+//! headless Chrome's `--virtual-time-budget` uses): after the load event the
+//! page gets `settle` of page time under the policy
+//! `pauseIfNetworkFetchesPending`, so its timers fire without waiting real
+//! time, the clock stands still while one of its requests is in flight (and
+//! answered by skitter at the site's pace), and Chromium says when the budget
+//! is spent. The clock then stays paused, so a tab waiting in the pool runs no
+//! timers of its last page.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    EventVirtualTimeBudgetExpired, SetVirtualTimePolicyParams, VirtualTimePolicy,
+};
 use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
-use futures_util::StreamExt as _;
+use chromiumoxide::listeners::EventStream;
 use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::browser::Live;
 use super::intercept::Bridge;
 use super::{Prefetched, RenderError, Rendered, SubFetch};
+
+/// Whether a tab whose render settled takes the next page. Off: measured, a
+/// tab navigated while its last page's virtual clock is paused never fires
+/// its next load event (every second render timed out and was retried on a
+/// new tab). Resuming the clock (policy `advance`) before navigating is the
+/// untested fix.
+const REUSE: bool = false;
+
+/// Should the virtual clock never report its budget spent (a browser without
+/// virtual time), a page counts as settled after this long with no request in
+/// flight after its load event; the tab is then not reused.
+const FALLBACK_QUIET: Duration = Duration::from_secs(2);
 
 /// Run in every document before its own scripts: records the navigations a
 /// script makes without a network request (`history.pushState`,
@@ -28,12 +58,17 @@ const NAV_HOOK: &str = r#"(() => {
   window.open = function (u) { note(u); return null; };
 })();"#;
 
-/// Read once the page settled: its serialised DOM, its links, its navigations.
-const READ_DOM: &str = r#"JSON.stringify({
-  html: document.documentElement ? document.documentElement.outerHTML : "",
-  links: Array.from(document.querySelectorAll("a[href], area[href]"), (a) => a.href),
-  navs: window.__skitterNavs || []
-})"#;
+/// Read once the page settled: its serialised DOM, its links, its
+/// navigations. The tab's session storage is emptied with it, so the next page
+/// rendered on the tab does not see this one's (a new tab started empty).
+const READ_DOM: &str = r#"(() => {
+  try { sessionStorage.clear(); } catch (e) {}
+  return JSON.stringify({
+    html: document.documentElement ? document.documentElement.outerHTML : "",
+    links: Array.from(document.querySelectorAll("a[href], area[href]"), (a) => a.href),
+    navs: window.__skitterNavs || []
+  });
+})()"#;
 
 #[derive(serde::Deserialize)]
 struct Dom {
@@ -46,72 +81,155 @@ fn browser_err(e: impl std::fmt::Display) -> RenderError {
     RenderError::Browser(e.to_string())
 }
 
-/// Renders `page` on a new tab of `live` within `limit`.
-pub(super) async fn render_once(
-    live: &Live,
-    page: &Prefetched,
-    via: &impl SubFetch,
-    settle: Duration,
-    limit: Duration,
-) -> Result<Rendered, RenderError> {
-    let tab = live
-        .browser
-        .new_page("about:blank")
-        .await
-        .map_err(browser_err)?;
-    let out = tokio::time::timeout(limit, drive(&tab, page, via, settle)).await;
-    if let Err(e) = tab.close().await {
-        tracing::debug!(error = %e, "closing a tab failed");
-    }
-    out.unwrap_or(Err(RenderError::Timeout(limit)))
+/// One open tab, its event streams, and the browser it belongs to.
+pub(super) struct Tab {
+    page: Page,
+    paused: EventStream<EventRequestPaused>,
+    expired: EventStream<EventVirtualTimeBudgetExpired>,
+    generation: u64,
+    /// Its last render settled by the virtual clock: the page is paused and
+    /// the tab may take the next one.
+    reusable: bool,
 }
 
-/// Loads the page, answering its requests, until it settled; then reads it.
-async fn drive(
-    tab: &Page,
-    page: &Prefetched,
-    via: &impl SubFetch,
-    settle: Duration,
-) -> Result<Rendered, RenderError> {
-    let mut paused = tab
-        .event_listener::<EventRequestPaused>()
-        .await
-        .map_err(browser_err)?;
-    tab.evaluate_on_new_document(NAV_HOOK)
-        .await
-        .map_err(browser_err)?;
-    let bridge = Bridge::new(page, via);
-    let mut answering = FuturesUnordered::new();
-    let load = tab.goto(page.url.as_str());
-    tokio::pin!(load);
-    let mut loaded = false;
-    loop {
-        tokio::select! {
-            done = &mut load, if !loaded => {
-                done.map_err(browser_err)?;
-                loaded = true;
+impl Tab {
+    /// Opens a blank tab on `live`, listening for its requests and its clock.
+    pub(super) async fn open(live: &Live) -> Result<Tab, RenderError> {
+        let page = live
+            .browser
+            .new_page("about:blank")
+            .await
+            .map_err(browser_err)?;
+        let streams = async {
+            let paused = page.event_listener::<EventRequestPaused>().await?;
+            let expired = page
+                .event_listener::<EventVirtualTimeBudgetExpired>()
+                .await?;
+            page.evaluate_on_new_document(NAV_HOOK).await?;
+            Ok::<_, chromiumoxide::error::CdpError>((paused, expired))
+        }
+        .await;
+        match streams {
+            Ok((paused, expired)) => Ok(Tab {
+                page,
+                paused,
+                expired,
+                generation: live.generation(),
+                reusable: false,
+            }),
+            Err(e) => {
+                close_page(page).await;
+                Err(browser_err(e))
             }
-            Some(ev) = paused.next() => answering.push(bridge.answer(tab, ev)),
-            Some(()) = answering.next(), if !answering.is_empty() => {}
-            // Quiet for `settle` after load: timers had their turn and started
-            // no request (a new request restarts the wait).
-            () = tokio::time::sleep(settle), if loaded && answering.is_empty() => break,
         }
     }
-    let dom: Dom = tab
-        .evaluate(READ_DOM)
-        .await
-        .map_err(browser_err)?
-        .into_value::<String>()
-        .map_err(browser_err)
-        .and_then(|json| serde_json::from_str(&json).map_err(browser_err))?;
-    drop(answering);
-    let mut out = Rendered {
-        html: dom.html,
-        links: dom.links,
-        navigations: dom.navs,
-        ..Rendered::default()
-    };
-    bridge.finish(&mut out);
-    Ok(out)
+
+    /// The browser generation the tab belongs to.
+    pub(super) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether the tab may render another page.
+    pub(super) fn reusable(&self) -> bool {
+        self.reusable
+    }
+
+    /// Closes the tab.
+    pub(super) async fn close(self) {
+        close_page(self.page).await;
+    }
+
+    /// Renders `page` on this tab within `limit`.
+    pub(super) async fn render(
+        &mut self,
+        page: &Prefetched,
+        via: &impl SubFetch,
+        settle: Duration,
+        limit: Duration,
+    ) -> Result<Rendered, RenderError> {
+        self.reusable = false;
+        // Whatever the last page left in the streams is stale: its requests
+        // die with it when the tab navigates.
+        while let Some(Some(_)) = self.paused.next().now_or_never() {}
+        while let Some(Some(_)) = self.expired.next().now_or_never() {}
+        let out = tokio::time::timeout(limit, self.drive(page, via, settle)).await;
+        out.unwrap_or(Err(RenderError::Timeout(limit)))
+    }
+
+    /// Loads the page, answering its requests, until it settled; then reads it.
+    async fn drive(
+        &mut self,
+        page: &Prefetched,
+        via: &impl SubFetch,
+        settle: Duration,
+    ) -> Result<Rendered, RenderError> {
+        let start = Instant::now();
+        let Tab {
+            page: tab,
+            paused,
+            expired,
+            ..
+        } = self;
+        let bridge = Bridge::new(page, via);
+        let mut answering = FuturesUnordered::new();
+        let load = tab.goto(page.url.as_str());
+        tokio::pin!(load);
+        let (mut loaded, mut spent) = (None, false);
+        let by_clock = loop {
+            if spent && answering.is_empty() {
+                break true;
+            }
+            tokio::select! {
+                done = &mut load, if loaded.is_none() => {
+                    done.map_err(browser_err)?;
+                    loaded = Some(start.elapsed());
+                    let mut budget = SetVirtualTimePolicyParams::new(
+                        VirtualTimePolicy::PauseIfNetworkFetchesPending,
+                    );
+                    budget.budget = Some(settle.as_secs_f64() * 1000.0);
+                    tab.execute(budget).await.map_err(browser_err)?;
+                }
+                Some(ev) = paused.next() => answering.push(bridge.answer(tab, ev)),
+                Some(()) = answering.next(), if !answering.is_empty() => {}
+                Some(_) = expired.next(), if loaded.is_some() => spent = true,
+                () = tokio::time::sleep(FALLBACK_QUIET), if loaded.is_some() && answering.is_empty() => {
+                    tracing::debug!(url = %page.url, "virtual time budget never reported spent");
+                    break false;
+                }
+            }
+        };
+        let settled = start.elapsed();
+        let dom: Dom = tab
+            .evaluate(READ_DOM)
+            .await
+            .map_err(browser_err)?
+            .into_value::<String>()
+            .map_err(browser_err)
+            .and_then(|json| serde_json::from_str(&json).map_err(browser_err))?;
+        drop(answering);
+        let loaded = loaded.unwrap_or_default();
+        tracing::debug!(
+            target: "skitter::render::timing",
+            url = %page.url,
+            load_ms = loaded.as_millis(),
+            settle_ms = (settled - loaded).as_millis(),
+            read_ms = (start.elapsed() - settled).as_millis(),
+            "render steps"
+        );
+        self.reusable = REUSE && by_clock;
+        let mut out = Rendered {
+            html: dom.html,
+            links: dom.links,
+            navigations: dom.navs,
+            ..Rendered::default()
+        };
+        bridge.finish(&mut out);
+        Ok(out)
+    }
+}
+
+async fn close_page(page: Page) {
+    if let Err(e) = page.close().await {
+        tracing::debug!(error = %e, "closing a tab failed");
+    }
 }
