@@ -7,8 +7,9 @@
 //! `commit`). So the crawler's "offer a page's links, then complete its lease"
 //! can never be seen half-done: after a crash, a completed URL's links are
 //! queued, and a URL whose completion was lost is fetched again. Nothing else is
-//! ever refetched: `complete_with` returns only once its commit is durable, so
-//! the URLs done but not yet durable are among those in flight.
+//! ever refetched: `complete_with` returns only once its commit is written (it
+//! then survives a kill; `commit` says when it also survives a power cut), so
+//! the URLs done but not yet written are among those in flight.
 
 mod commit;
 mod queue;
@@ -36,7 +37,7 @@ use crate::store::records::Records;
 use crate::store::records::unix_ms;
 use crate::store::schema::{OpenSpec, open_reader, open_writer};
 use crate::store::{CrawlMeta, OutcomeCounts, OutcomeStore, StoreError};
-use commit::{Db, Shared, commit_loop, lock};
+use commit::{Db, Shared, commit_loop, lock, sync_loop};
 use state::{Limits, State};
 
 /// How a [`DiskFrontier`] uses memory, disk and time.
@@ -59,8 +60,11 @@ pub struct DiskOptions {
     /// Commit as soon as this many writes (queued URLs count one each) are
     /// pending (default 50,000); at twice as many, writers wait for the commit.
     pub commit_ops: usize,
-    /// `fsync` every commit, so it also survives power loss; without it a commit
-    /// survives the process being killed, not the machine (default true).
+    /// `fsync` the commits (on a thread of their own, at most 50 ms after
+    /// each), so they also survive power loss, all but the last 50 ms; without
+    /// it a commit survives the process being killed, not the machine (default
+    /// true). Either way a completion waits for its commit to be written, not
+    /// synced, and [`DiskFrontier::flush`] of a durable store syncs.
     pub durable: bool,
     /// Open even when the directory holds a crawl with a different definition,
     /// recording the new one (default false).
@@ -104,6 +108,10 @@ const SEED_PAGE: usize = 10_000;
 pub struct DiskFrontier {
     shared: Arc<Shared>,
     committer: Option<JoinHandle<()>>,
+    /// The WAL syncer of a durable store.
+    syncer: Option<JoinHandle<()>>,
+    /// The WAL a durable store syncs.
+    wal: Option<PathBuf>,
     dir: PathBuf,
     /// Held for the frontier's life: one writer per directory.
     _lock: File,
@@ -142,7 +150,6 @@ impl DiskFrontier {
         let spec = OpenSpec {
             meta,
             force: options.force,
-            durable: options.durable,
             max_size: options.max_size,
             cache_bytes: budget / 8,
         };
@@ -181,6 +188,23 @@ impl DiskFrontier {
                     source,
                 })?
         };
+        let wal = options
+            .durable
+            .then(|| dir.join(format!("{}-wal", crate::store::schema::DB_FILE)));
+        let syncer = if let Some(wal) = &wal {
+            let shared = Arc::clone(&shared);
+            let path = wal.clone();
+            let handle = std::thread::Builder::new()
+                .name("skitter-sync".into())
+                .spawn(move || sync_loop(&shared, &path))
+                .map_err(|source| StoreError::Io {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            Some(handle)
+        } else {
+            None
+        };
         let number = commit::lock(&shared.db).records.pass();
         let visits = if number > 1 {
             Some(std::sync::Mutex::new(open_reader(dir)?))
@@ -190,6 +214,8 @@ impl DiskFrontier {
         let frontier = DiskFrontier {
             shared,
             committer: Some(committer),
+            syncer,
+            wal,
             dir: dir.to_path_buf(),
             _lock: lock,
             pass: PassInfo {
@@ -274,7 +300,11 @@ impl DiskFrontier {
     /// Commits everything written so far, now. Call it before telling the world
     /// something the state must already reflect (say, an output file's position).
     pub fn flush(&self) -> Result<(), StoreError> {
-        self.shared.commit(self.shared.lock())
+        self.shared.commit(self.shared.lock())?;
+        match &self.wal {
+            Some(wal) => self.shared.sync(wal),
+            None => Ok(()),
+        }
     }
 
     /// Stores a fetched URL's record and completes its lease in one commit, so
@@ -410,6 +440,10 @@ impl Drop for DiskFrontier {
         self.shared.lock().stop = true;
         self.shared.wake.notify_all();
         if let Some(handle) = self.committer.take() {
+            let _ = handle.join();
+        }
+        self.shared.stop_syncing();
+        if let Some(handle) = self.syncer.take() {
             let _ = handle.join();
         }
         let _ = self.flush();
