@@ -1,11 +1,10 @@
 //! One tab of the pool and one render on it: load the page with its requests
 //! answered by the bridge, let it settle, read the DOM.
 //!
-//! A tab could be opened once and navigated from page to page (opening one
-//! is the costliest step of a render, about 0.4 s measured); the pool is
-//! built for it, but reuse is off until a used tab loads its next page (see
-//! `REUSE`). A render that fails, times out or settles only by the fallback
-//! closes its tab, so a tab in a doubtful state would never be reused.
+//! A tab is opened once and navigated from page to page (opening one is the
+//! costliest step of a render, about 0.4 s measured). A render that fails,
+//! times out or settles only by the fallback closes its tab, so a tab in a
+//! doubtful state is never reused.
 //!
 //! Settling runs on the page's virtual clock (DevTools virtual time, what
 //! headless Chrome's `--virtual-time-budget` uses): after the load event the
@@ -31,12 +30,11 @@ use super::browser::Live;
 use super::intercept::Bridge;
 use super::{Prefetched, RenderError, Rendered, SubFetch};
 
-/// Whether a tab whose render settled takes the next page. Off: measured, a
-/// tab navigated while its last page's virtual clock is paused never fires
-/// its next load event (every second render timed out and was retried on a
-/// new tab). Resuming the clock (policy `advance`) before navigating is the
-/// untested fix.
-const REUSE: bool = false;
+/// Whether a tab whose render settled takes the next page. A used tab's
+/// clock is paused (its last page spent its budget), and a page navigated to
+/// under a paused clock never fires its load event, so [`Tab::render`] lets
+/// the clock advance again first.
+const REUSE: bool = true;
 
 /// Should the virtual clock never report its budget spent (a browser without
 /// virtual time), a page counts as settled after this long with no request in
@@ -90,6 +88,8 @@ pub(super) struct Tab {
     /// Its last render settled by the virtual clock: the page is paused and
     /// the tab may take the next one.
     reusable: bool,
+    /// It rendered a page before, so its clock may be paused.
+    used: bool,
 }
 
 impl Tab {
@@ -116,6 +116,7 @@ impl Tab {
                 expired,
                 generation: live.generation(),
                 reusable: false,
+                used: false,
             }),
             Err(e) => {
                 close_page(page).await;
@@ -152,7 +153,15 @@ impl Tab {
         // die with it when the tab navigates.
         while let Some(Some(_)) = self.paused.next().now_or_never() {}
         while let Some(Some(_)) = self.expired.next().now_or_never() {}
-        let out = tokio::time::timeout(limit, self.drive(page, via, settle)).await;
+        let used = std::mem::replace(&mut self.used, true);
+        let out = tokio::time::timeout(limit, async {
+            if used {
+                let advance = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
+                self.page.execute(advance).await.map_err(browser_err)?;
+            }
+            self.drive(page, via, settle).await
+        })
+        .await;
         out.unwrap_or(Err(RenderError::Timeout(limit)))
     }
 
