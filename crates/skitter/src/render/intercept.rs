@@ -39,6 +39,9 @@ pub(super) struct Bridge<'a, F> {
     log: Mutex<Log>,
 }
 
+/// Longest wait for the browser to take the answer to one of its requests.
+const ANSWER_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// How a paused request is answered.
 enum Kind {
     Main,
@@ -97,12 +100,24 @@ impl<'a, F: SubFetch> Bridge<'a, F> {
                 }
             }
         };
-        let sent = match reply {
-            Ok(fulfil) => tab.execute(fulfil).await.map(drop),
-            Err(fail) => tab.execute(fail).await.map(drop),
-        };
-        if let Err(e) = sent {
-            tracing::debug!(url = %ev.request.url, error = %e, "answering a browser request failed");
+        // The browser may never reply to an answer (seen for a navigation a
+        // timer starts while the page loads): bounded, so one lost reply
+        // cannot hold the render until its limit.
+        let sent = tokio::time::timeout(ANSWER_LIMIT, async {
+            match reply {
+                Ok(fulfil) => tab.execute(fulfil).await.map(drop),
+                Err(fail) => tab.execute(fail).await.map(drop),
+            }
+        })
+        .await;
+        match sent {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::debug!(url = %ev.request.url, error = %e, "answering a browser request failed");
+            }
+            Err(_) => {
+                tracing::debug!(url = %ev.request.url, "the browser never took the answer to a request");
+            }
         }
     }
 
@@ -130,6 +145,12 @@ impl<'a, F: SubFetch> Bridge<'a, F> {
             return Kind::Refuse(url.into(), Refusal::Method);
         }
         Kind::Sub(url)
+    }
+
+    /// Whether the page tried to navigate its main frame away (answered by
+    /// aborting it, and recorded): its own load event may then never come.
+    pub(super) fn navigated(&self) -> bool {
+        !self.lock().navigations.is_empty()
     }
 
     /// What the render's requests produced, moved into `out`.

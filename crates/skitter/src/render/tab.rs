@@ -46,6 +46,9 @@ const REUSE: bool = false;
 /// flight after its load event; the tab is then not reused.
 const FALLBACK_QUIET: Duration = Duration::from_secs(2);
 
+/// Longest wait for Chromium's reply to the virtual time budget.
+const CLOCK_REPLY_LIMIT: Duration = Duration::from_secs(1);
+
 /// Run in every document before its own scripts: records the navigations a
 /// script makes without a network request (`history.pushState`,
 /// `replaceState`, `window.open`). A location change does make one; the
@@ -197,14 +200,20 @@ impl Tab {
                 done = &mut load, if loaded.is_none() => {
                     done.map_err(browser_err)?;
                     loaded = Some(start.elapsed());
-                    let mut budget = SetVirtualTimePolicyParams::new(
-                        VirtualTimePolicy::PauseIfNetworkFetchesPending,
-                    );
-                    budget.budget = Some(settle.as_secs_f64() * 1000.0);
-                    tab.execute(budget).await.map_err(browser_err)?;
+                    start_clock(tab, settle).await?;
                 }
                 Some(ev) = paused.next() => answering.push(bridge.answer(tab, ev)),
-                Some(()) = answering.next(), if !answering.is_empty() => {}
+                Some(()) = answering.next(), if !answering.is_empty() => {
+                    if loaded.is_none() && bridge.navigated() {
+                        // A script sent the page elsewhere before its load
+                        // event (a timer that fires early on a busy machine):
+                        // the navigation was aborted, and the wait for the
+                        // load of the page it replaced may never end. What
+                        // the page holds is read after settling as usual.
+                        loaded = Some(start.elapsed());
+                        start_clock(tab, settle).await?;
+                    }
+                }
                 Some(_) = expired.next(), if loaded.is_some() => spent = true,
                 () = tokio::time::sleep(FALLBACK_QUIET), if loaded.is_some() && answering.is_empty() => {
                     tracing::debug!(url = %page.url, "virtual time budget never reported spent");
@@ -239,6 +248,24 @@ impl Tab {
         };
         bridge.finish(&mut out);
         Ok(out)
+    }
+}
+
+/// Gives the page `settle` of page time on its virtual clock, which stands
+/// still while one of its requests is in flight. Chromium may never reply
+/// when the page navigates at that moment (a timer sending it elsewhere right
+/// after its load): then, after [`CLOCK_REPLY_LIMIT`], the render settles by
+/// the fallback quiet window instead.
+async fn start_clock(tab: &Page, settle: Duration) -> Result<(), RenderError> {
+    let mut budget =
+        SetVirtualTimePolicyParams::new(VirtualTimePolicy::PauseIfNetworkFetchesPending);
+    budget.budget = Some(settle.as_secs_f64() * 1000.0);
+    match tokio::time::timeout(CLOCK_REPLY_LIMIT, tab.execute(budget)).await {
+        Ok(reply) => reply.map(drop).map_err(browser_err),
+        Err(_) => {
+            tracing::debug!("the browser never replied to the virtual time budget");
+            Ok(())
+        }
     }
 }
 

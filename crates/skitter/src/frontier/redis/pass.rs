@@ -4,9 +4,10 @@
 //! The pass lives in the crawl's `meta` hash: `pass` (absent: 1) and
 //! `pass_not_due`. A new pass starts in steps, each safe to run again:
 //! `pass_seeding` claims the start for one process (HSETNX, so two workers
-//! started with `--recrawl` at once start one pass, not two); the finished
-//! pass's seen set is deleted, its totals moved to `stats:p<N>` and the claim
-//! counter reset, then `pass_wiped` records that; then every stored visit is
+//! started with `--recrawl` at once start one pass, not two); `pass` is set
+//! to the new number; the finished pass's seen set is deleted, its totals
+//! moved to `stats:p<N>` and the claim counter reset, then `pass_wiped`
+//! records that; then every stored visit is
 //! streamed bucket by bucket from the `v:<b>` hashes into the queues (the
 //! seen set dedups, so seeding again after a crash queues nothing twice) and
 //! `pass_seeding` is removed. A process that finds `pass_seeding` left by a
@@ -76,11 +77,15 @@ impl RedisFrontier {
                 next
             }
         };
+        // The new pass number goes in before the seen set is wiped: a worker
+        // that joins meanwhile and finds nothing seen offers the crawl's
+        // roots, and must fetch them as this pass (with validators), not as
+        // the finished one.
+        self.put_meta("pass", &next.to_string()).await?;
         if self.get_meta("pass_wiped").await? != Some(next.to_string()) {
             self.wipe_pass(next - 1).await?;
             self.put_meta("pass_wiped", &next.to_string()).await?;
         }
-        self.put_meta("pass", &next.to_string()).await?;
         let not_due = self.seed(order, max_redirect).await?;
         self.put_meta("pass_not_due", &not_due.to_string()).await?;
         let mut done = ::redis::cmd("HDEL");
