@@ -37,7 +37,7 @@ declare -A figures=(
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'
     [bench-redis.sh]='^ratio: +[0-9.]+'
     [bench-cluster.sh]='^ratio: +[0-9.]+ \(target <= 0.30\)'
-    [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never [0-9.]+'
+    [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'
     [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'
     [probe]='^probe [0-9]+ names, .*: [0-9]+ resolved in [0-9.]+ s; ideal .*ratio [0-9.]+'
