@@ -354,7 +354,9 @@ impl<'t> Pass<'t, '_> {
             .bytes()
             .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'));
         let mut attrs: Vec<Attr<'t>> = Vec::new();
-        for a in el.attributes().iter().filter(|_| has_attrs) {
+        let listed: &[lol_html::html_content::Attribute<'_>] =
+            if has_attrs { el.attributes() } else { &[] };
+        for a in listed {
             // Names and values are read in place from the page (`lol_html`
             // reports where they are), so only the relevant ones are copied,
             // and only when a character reference or a CR changes them.
