@@ -11,11 +11,13 @@
 //! connection instead; `stall=2s` failures stall this long first; `robots=3`
 //! robots.txt answers 503 to its first 3 requests; `rate=500` answers 429 above
 //! 500 requests per second; `outage=1s+3s` every response is 503 from 1 s after
-//! start for 3 s; `seed=7`.
+//! start for 3 s; `from-pass=1` nothing fails before the site's pass 1 (see
+//! [`crate::Versions`]; passes count from 0, so this is a recrawl's second
+//! crawl), and the outage's clock starts with that pass; `seed=7`.
 
 use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The fault modes of one site (all off by default).
@@ -41,6 +43,10 @@ pub struct Faults {
     pub outage: Option<(Duration, Duration)>,
     /// Seeds the choice of failing URLs.
     pub seed: u64,
+    /// No fault is served before this pass of a versioned site (passes count
+    /// from 0, the default: from the start); the outage's clock starts at the
+    /// first request of it.
+    pub from_pass: u32,
 }
 
 impl Faults {
@@ -101,6 +107,11 @@ impl FromStr for Faults {
                     f.outage = Some((duration(start).map_err(bad)?, duration(len).map_err(bad)?));
                 }
                 "seed" => f.seed = int(value)?,
+                "from-pass" => {
+                    f.from_pass = int(value)?
+                        .try_into()
+                        .map_err(|_| bad("too large".into()))?
+                }
                 other => return Err(format!("unknown fault {other:?}")),
             }
         }
@@ -141,7 +152,8 @@ pub(crate) enum Fault {
 /// The live state of the faults: failures served per URL, the rate window.
 pub(crate) struct FaultState {
     faults: Faults,
-    started: Instant,
+    /// When faults began: at start, or at the first request of `from_pass`.
+    started: OnceLock<Instant>,
     failed: Mutex<HashMap<String, u32>>,
     window: Mutex<(Instant, u32)>,
 }
@@ -149,9 +161,13 @@ pub(crate) struct FaultState {
 impl FaultState {
     pub(crate) fn new(faults: Faults) -> Self {
         let now = Instant::now();
+        let started = OnceLock::new();
+        if faults.from_pass == 0 {
+            let _ = started.set(now);
+        }
         FaultState {
             faults,
-            started: now,
+            started,
             failed: Mutex::new(HashMap::new()),
             window: Mutex::new((now, 0)),
         }
@@ -162,15 +178,16 @@ impl FaultState {
         self.faults.stall
     }
 
-    /// The fault to serve for this request to `path`, if any.
-    pub(crate) fn judge(&self, path: &str) -> Option<Fault> {
+    /// The fault to serve for this request to `path` in the site's `pass`, if any.
+    pub(crate) fn judge(&self, path: &str, pass: u32) -> Option<Fault> {
         let f = &self.faults;
-        if !f.any() {
+        if !f.any() || pass < f.from_pass {
             return None;
         }
         let now = Instant::now();
+        let started = *self.started.get_or_init(|| now);
         if let Some((start, len)) = f.outage {
-            let t = now.duration_since(self.started);
+            let t = now.duration_since(started);
             if t >= start && t < start + len {
                 return Some(Fault::Status(503, f.retry_after));
             }
@@ -219,7 +236,7 @@ mod tests {
 
     #[test]
     fn spec_parses_and_rejects() {
-        let f: Faults = "fail=0.1,times=2,status=500,retry-after=3,reset=0.5,stall=250ms,robots=2,rate=100,outage=1s+2s,seed=9"
+        let f: Faults = "fail=0.1,times=2,status=500,retry-after=3,reset=0.5,stall=250ms,robots=2,rate=100,outage=1s+2s,seed=9,from-pass=3"
             .parse()
             .unwrap();
         assert_eq!(f.fail_rate, 0.1);
@@ -233,6 +250,7 @@ mod tests {
             Some((Duration::from_secs(1), Duration::from_secs(2)))
         );
         assert_eq!((f.robots_failures, f.rate_limit, f.seed), (2, Some(100), 9));
+        assert_eq!(f.from_pass, 3);
         for bad in ["fail=2", "nope=1", "fail", "outage=1s", "stall=x"] {
             assert!(bad.parse::<Faults>().is_err(), "{bad}");
         }
@@ -248,24 +266,35 @@ mod tests {
             .find(|p| f.fails(p))
             .unwrap();
         let state = FaultState::new(f);
-        assert_eq!(state.judge(&path), Some(Fault::Status(503, None)));
-        assert_eq!(state.judge(&path), Some(Fault::Status(503, None)));
-        assert_eq!(state.judge(&path), None, "then it answers");
+        assert_eq!(state.judge(&path, 0), Some(Fault::Status(503, None)));
+        assert_eq!(state.judge(&path, 0), Some(Fault::Status(503, None)));
+        assert_eq!(state.judge(&path, 0), None, "then it answers");
     }
 
     #[test]
     fn robots_fails_its_first_requests() {
         let state = FaultState::new("robots=1".parse().unwrap());
-        assert_eq!(state.judge("/robots.txt"), Some(Fault::Status(503, None)));
-        assert_eq!(state.judge("/robots.txt"), None);
-        assert_eq!(state.judge("/p/1"), None);
+        assert_eq!(
+            state.judge("/robots.txt", 0),
+            Some(Fault::Status(503, None))
+        );
+        assert_eq!(state.judge("/robots.txt", 0), None);
+        assert_eq!(state.judge("/p/1", 0), None);
     }
 
     #[test]
     fn rate_limit_answers_429_above_it() {
         let state = FaultState::new("rate=3,retry-after=1".parse().unwrap());
-        let answers: Vec<_> = (0..5).map(|_| state.judge("/p/1")).collect();
+        let answers: Vec<_> = (0..5).map(|_| state.judge("/p/1", 0)).collect();
         assert_eq!(answers[..3], [None, None, None]);
         assert_eq!(answers[3], Some(Fault::Status(429, Some(1))));
+    }
+
+    #[test]
+    fn faults_wait_for_their_pass() {
+        let state = FaultState::new("robots=1,outage=0s+10s,from-pass=1".parse().unwrap());
+        assert_eq!(state.judge("/robots.txt", 0), None);
+        assert_eq!(state.judge("/p/1", 0), None);
+        assert_eq!(state.judge("/p/1", 1), Some(Fault::Status(503, None)));
     }
 }

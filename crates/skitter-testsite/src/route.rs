@@ -75,7 +75,7 @@ pub(crate) async fn handle(
             () = site.shutdown.cancelled() => return Err(Aborted("shutdown")),
         }
     }
-    if let Some(fault) = site.faults.judge(uri.path()) {
+    if let Some(fault) = site.faults.judge(uri.path(), site.pass.get()) {
         return serve_fault(&site, fault).await;
     }
     if site.config.versions.is_some() && uri.path() == crate::versions::NEXT_PASS_PATH {

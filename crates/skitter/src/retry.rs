@@ -5,6 +5,13 @@
 //! the rule is in one place and tested table-driven. Transport errors (connect,
 //! timeout, broken body, DNS, protocol) and the statuses 408, 429, 500, 502, 503 and
 //! 504 are retried; every other status is an answer and is recorded as it is.
+//! A `429` is the server pacing the whole host, not news about the URL: the
+//! host is slowed down (`frontier::politeness`), a `429` does not use up one
+//! of the URL's `max_tries` (those count failures only), and a URL is given up
+//! for `429`s only after [`THROTTLED_TRIES_FACTOR`] times `max_tries` attempts
+//! in all. So a rate-limited host is finished, even with transient failures
+//! besides, rather than losing the URLs that happened to arrive in its
+//! exhausted windows, and a URL refused for ever still ends.
 //! Waits grow fourfold per attempt from `base_delay` with "equal jitter" (half fixed, half
 //! random), capped at `max_delay`; a `Retry-After` header is honoured up to
 //! `max_retry_after`.
@@ -19,6 +26,10 @@ use crate::outcome::{ErrorKind, FetchFailure};
 
 /// Statuses that mean "try again later" rather than "this is the answer".
 pub const RETRYABLE_STATUSES: [u16; 6] = [408, 429, 500, 502, 503, 504];
+
+/// A URL answered `429` is given up after this many times `max_tries`
+/// attempts in all (see the module header).
+pub const THROTTLED_TRIES_FACTOR: u32 = 3;
 
 /// How many attempts, and how far apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -68,15 +79,64 @@ pub enum Verdict {
     Retry(Duration),
 }
 
+/// The attempts a URL made so far, as the policy counts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tries {
+    /// Attempts that failed: a transport error or a retryable status other
+    /// than `429`.
+    pub failed: u32,
+    /// Attempts answered `429`.
+    pub throttled: u32,
+}
+
+impl Tries {
+    /// All attempts so far.
+    pub fn attempts(self) -> u32 {
+        self.failed.saturating_add(self.throttled)
+    }
+
+    /// These tries and one more that came to `result` (a success changes nothing).
+    pub fn after(self, result: AttemptResult) -> Tries {
+        match result {
+            AttemptResult::Status(429, _) => Tries {
+                throttled: self.throttled.saturating_add(1),
+                ..self
+            },
+            AttemptResult::Status(code, _) if !is_retryable_status(code) => self,
+            _ => Tries {
+                failed: self.failed.saturating_add(1),
+                ..self
+            },
+        }
+    }
+
+    /// The number [`RetryPolicy::verdict`] judges an attempt coming to
+    /// `result` by, after these tries: for a `429` every attempt so far and
+    /// this one; otherwise the failed ones and this one.
+    pub fn number_for(self, result: AttemptResult) -> u32 {
+        match result {
+            AttemptResult::Status(429, _) => self.attempts(),
+            _ => self.failed,
+        }
+        .saturating_add(1)
+    }
+}
+
 impl RetryPolicy {
-    /// Decides what to do after attempt number `attempt` (1-based).
+    /// Decides what to do after an attempt that came to `result`; `attempt`
+    /// is its 1-based number as [`Tries::number_for`] gives it (failed
+    /// attempts only, or all of them for a `429`).
     pub fn verdict(&self, attempt: u32, result: AttemptResult) -> Verdict {
         let retry_after = match result {
             AttemptResult::Status(code, retry_after) if is_retryable_status(code) => retry_after,
             AttemptResult::Failed(kind) if is_transient(kind) => None,
             _ => return Verdict::Done,
         };
-        if attempt >= self.max_tries {
+        let tries = match result {
+            AttemptResult::Status(429, _) => self.max_tries.saturating_mul(THROTTLED_TRIES_FACTOR),
+            _ => self.max_tries,
+        };
+        if attempt >= tries {
             return Verdict::Done;
         }
         Verdict::Retry(self.wait(attempt, retry_after))
@@ -84,7 +144,10 @@ impl RetryPolicy {
 
     /// The wait after attempt number `attempt`: the back-off, or the server's
     /// `Retry-After` (capped) when that is longer.
+    /// The waits stop growing after `max_tries`: only a rate-limited URL's
+    /// extra attempts go further, and the host's slow-down paces those.
     pub fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let attempt = attempt.min(self.max_tries.max(1));
         let exp = self
             .base_delay
             .saturating_mul(1u32 << (2 * attempt.saturating_sub(1).min(15)))
@@ -144,7 +207,7 @@ fn random_up_to(max: Duration) -> Duration {
 /// frontier, `fetch` to its per-host gate (`frontier::gate`).
 pub(crate) fn judge(
     policy: &RetryPolicy,
-    attempt: u32,
+    tries: Tries,
     result: &Result<Response, FetchFailure>,
 ) -> (Verdict, HostFeedback) {
     match result {
@@ -152,6 +215,8 @@ pub(crate) fn judge(
             let retry_after = resp
                 .header("retry-after")
                 .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            let result = AttemptResult::Status(resp.status, retry_after);
+            let attempt = tries.number_for(result);
             let feedback = match (resp.status, retry_after) {
                 (429, _) => HostFeedback::SlowDown(
                     policy.wait(attempt, retry_after),
@@ -164,8 +229,7 @@ pub(crate) fn judge(
                 (status, None) if is_retryable_status(status) => HostFeedback::Failed,
                 _ => HostFeedback::Clean,
             };
-            let verdict = policy.verdict(attempt, AttemptResult::Status(resp.status, retry_after));
-            (verdict, feedback)
+            (policy.verdict(attempt, result), feedback)
         }
         Err(failure) => {
             // A proxy's failure says nothing of the site: the pool benches the
@@ -178,10 +242,8 @@ pub(crate) fn judge(
             } else {
                 HostFeedback::Silent
             };
-            (
-                policy.verdict(attempt, AttemptResult::Failed(failure.kind)),
-                feedback,
-            )
+            let result = AttemptResult::Failed(failure.kind);
+            (policy.verdict(tries.number_for(result), result), feedback)
         }
     }
 }
@@ -229,6 +291,35 @@ mod tests {
             let got = matches!(p.verdict(1, *result), Verdict::Retry(_));
             assert_eq!(got, *retried, "{result:?}");
         }
+    }
+
+    #[test]
+    fn a_rate_limited_url_gets_more_tries_but_not_for_ever() {
+        let p = policy();
+        let limited = AttemptResult::Status(429, None);
+        let failed = AttemptResult::Status(503, None);
+        let retried =
+            |tries: Tries, r| matches!(p.verdict(tries.number_for(r), r), Verdict::Retry(_));
+        // 429s do not use up the failures' tries...
+        let mut tries = Tries::default();
+        for _ in 0..3 {
+            tries = tries.after(failed);
+        }
+        for _ in 0..5 {
+            assert!(retried(tries, limited));
+            tries = tries.after(limited);
+        }
+        assert!(!retried(tries, failed), "the fourth failure ends it");
+        // ...and a URL answered 429 for ever ends after three times the tries.
+        let mut tries = Tries::default();
+        for n in 1..12 {
+            assert!(retried(tries, limited), "{n}");
+            tries = tries.after(limited);
+        }
+        assert!(!retried(tries, limited));
+        assert_eq!(tries.attempts(), 11);
+        // A success is no try.
+        assert_eq!(tries.after(AttemptResult::Status(200, None)), tries);
     }
 
     #[test]

@@ -150,12 +150,16 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     let earlier = recall(ctx, &req.url).await;
     let started = Instant::now();
     let started_at = chrono::Utc::now();
-    let attempt = lease.tries + 1;
+    let tries = retry::Tries {
+        failed: lease.failed_tries(),
+        throttled: lease.throttled_tries(),
+    };
+    let attempt = tries.attempts() + 1;
     // Only the fetch stays inline: it is what a request in flight waits on. The
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
         let result = fetch(ctx, &req.url, earlier.as_ref()).await;
-        let (verdict, mut feedback) = retry::judge(&ctx.config.retry, attempt, &result);
+        let (verdict, mut feedback) = retry::judge(&ctx.config.retry, tries, &result);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
             // A URL failing again is that URL's trouble, not news of the server.
             feedback = HostFeedback::FailedAgain;

@@ -10,10 +10,11 @@ use skitter::fetch::RevisitProfile;
 use skitter::frontier::{DiskFrontier, DiskOptions, RecrawlStart};
 use skitter::outcome::{Change, OutcomeKind};
 use skitter::recrawl::RecrawlOrder;
+use skitter::retry::RetryPolicy;
 use skitter::sink::{Page, Sink, SinkError, SinkSummary};
 use skitter::store::CrawlMeta;
 use skitter::{Crawler, Report};
-use skitter_testsite::{SiteConfig, TestSite, ValidatorMode, Versions};
+use skitter_testsite::{Faults, SiteConfig, TestSite, ValidatorMode, Versions};
 use tokio_util::sync::CancellationToken;
 
 /// What the outputs were handed: per URL, its change and revisit profile.
@@ -59,6 +60,16 @@ fn site(validators: ValidatorMode) -> skitter_testsite::RunningSite {
 }
 
 async fn pass(url: &str, dir: &Path, recrawl: bool, seen: &Seen) -> Report {
+    pass_retrying(url, dir, recrawl, seen, RetryPolicy::default()).await
+}
+
+async fn pass_retrying(
+    url: &str,
+    dir: &Path,
+    recrawl: bool,
+    seen: &Seen,
+    retry: RetryPolicy,
+) -> Report {
     let meta = CrawlMeta {
         roots: vec![url.to_string()],
         ..CrawlMeta::default()
@@ -77,6 +88,7 @@ async fn pass(url: &str, dir: &Path, recrawl: bool, seen: &Seen) -> Report {
         .frontier(store.clone())
         .outcome_store(store)
         .sink(Box::new(Changes(seen.clone())))
+        .retry_policy(retry)
         .build()
         .unwrap()
         .run(CancellationToken::new())
@@ -153,6 +165,77 @@ async fn a_second_pass_revalidates_and_reports_what_changed() {
             (2, second.pages.len() as u64, changed, unchanged, gone)
         ]
     );
+}
+
+#[tokio::test]
+async fn a_faulty_second_pass_still_revalidates_every_known_url() {
+    // Pass 1 is clean; from the site's pass 1 on (the recrawl), robots.txt is
+    // unavailable at first, a fifth of the pages fail twice (503 or a reset)
+    // and the site answers 429 above 50 requests/s.
+    let spec = "fail=0.2,times=2,reset=0.3,robots=2,rate=50,from-pass=1,seed=11";
+    let faults: Faults = spec.parse().unwrap();
+    let site = TestSite::start(SiteConfig {
+        pages: 80,
+        faults: faults.clone(),
+        versions: Some(Versions {
+            change: 0.2,
+            gone: 0.1,
+            validators: ValidatorMode::Honour,
+            ..Versions::default()
+        }),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let seen = Seen::default();
+    let retry = RetryPolicy {
+        base_delay: std::time::Duration::from_millis(20),
+        ..RetryPolicy::default()
+    };
+    let first = pass_retrying(&site.url("/"), dir.path(), false, &seen, retry).await;
+    assert_eq!(counter(&first, "retries"), 0, "pass 1 is clean");
+    let known = first
+        .pages
+        .iter()
+        .map(Result::unwrap)
+        .filter(|p| !matches!(p.kind, OutcomeKind::Skipped | OutcomeKind::Failed))
+        .count() as u64;
+
+    site.next_pass();
+    seen.lock().unwrap().clear();
+    let second = pass_retrying(&site.url("/"), dir.path(), true, &seen, retry).await;
+    assert!(second.completed(), "{}", second.to_text());
+    // The faults happened, and none of them lost a URL.
+    assert!(counter(&second, "retries") > 0, "{:?}", second.counters);
+    let throttled: Vec<&String> = second.throttled.values().flat_map(|h| h.keys()).collect();
+    assert!(
+        throttled.iter().any(|r| *r == "robots_unavailable"),
+        "{throttled:?}"
+    );
+    assert!(site.stats().requests("/robots.txt") >= 3, "probed again");
+    assert_eq!(counter(&second, "change_failed"), 0, "{}", second.to_text());
+    let (changed, unchanged, gone) = (
+        counter(&second, "change_changed"),
+        counter(&second, "change_unchanged"),
+        counter(&second, "change_gone"),
+    );
+    assert_eq!(changed + unchanged + gone, known, "{:?}", second.counters);
+    // The retries of an unchanged page still sent its validators: each such
+    // page that failed first ends as a 304, and the site answered every 304
+    // the report holds.
+    let pages: Vec<_> = second.pages.iter().map(Result::unwrap).collect();
+    let retried_unchanged: Vec<_> = pages
+        .iter()
+        .filter(|p| faults.fails(p.url.path()) && p.change == Some(Change::Unchanged))
+        .filter(|p| p.url.path().starts_with("/p/"))
+        .collect();
+    assert!(!retried_unchanged.is_empty());
+    for p in &retried_unchanged {
+        assert_eq!(p.status, Some(304), "{}", p.url);
+        assert!(p.attempts > 1, "{} failed first", p.url);
+    }
+    let not_modified = pages.iter().filter(|p| p.status == Some(304)).count() as u64;
+    assert_eq!(site.stats().not_modified, not_modified);
 }
 
 #[tokio::test]

@@ -52,7 +52,7 @@ pub(crate) async fn fetch_with_retries(
     cancel: &CancellationToken,
 ) -> Option<Attempted> {
     let key = HostKey::of(url);
-    let mut attempt = 0;
+    let mut tries = retry::Tries::default();
     let mut last: Option<Attempted> = None;
     let mut started = None;
     loop {
@@ -68,7 +68,7 @@ pub(crate) async fn fetch_with_retries(
             },
             () = cancel.cancelled() => return last,
         };
-        attempt += 1;
+        let attempt = tries.attempts() + 1;
         let started =
             *started.get_or_insert_with(|| (tokio::time::Instant::now(), chrono::Utc::now()));
         let result = fetcher
@@ -86,7 +86,11 @@ pub(crate) async fn fetch_with_retries(
                 }
                 Ok(resp)
             });
-        let (verdict, feedback) = retry::judge(policy, attempt, &result);
+        let (verdict, feedback) = retry::judge(policy, tries, &result);
+        tries = tries.after(match &result {
+            Ok(resp) => retry::AttemptResult::Status(resp.status, None),
+            Err(failure) => retry::AttemptResult::Failed(failure.kind),
+        });
         host.finish(feedback);
         let mut done = Attempted {
             attempts: attempt,

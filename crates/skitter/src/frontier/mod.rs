@@ -46,9 +46,29 @@ pub struct Lease {
     pub id: u64,
     /// What to fetch.
     pub request: Request,
-    /// Failed attempts that counted against this URL's tries so far (0 on its
-    /// first claim; see [`Frontier::retry`]).
+    /// The attempts this URL has made so far (0 on its first claim; see
+    /// [`Frontier::retry`]), packed as frontiers store them: the ones that
+    /// failed in the low 16 bits, the ones answered `429` above
+    /// ([`THROTTLED_TRY`]). Read them with [`Lease::failed_tries`] and
+    /// [`Lease::throttled_tries`].
     pub tries: u32,
+}
+
+/// What an attempt answered `429` adds to [`Lease::tries`]: those are counted
+/// apart, since the retry policy gives them a larger allowance (see
+/// `retry::THROTTLED_TRIES_FACTOR`).
+pub const THROTTLED_TRY: u32 = 1 << 16;
+
+impl Lease {
+    /// The earlier attempts that failed (a transport error, a 5xx, a 408).
+    pub fn failed_tries(&self) -> u32 {
+        self.tries % THROTTLED_TRY
+    }
+
+    /// The earlier attempts the server answered `429`.
+    pub fn throttled_tries(&self) -> u32 {
+        self.tries / THROTTLED_TRY
+    }
 }
 
 /// The answer to [`Frontier::claim`].
@@ -139,7 +159,8 @@ pub trait Frontier: Send + Sync {
     /// `feedback`, as for [`Frontier::complete`]), and the request is claimed
     /// again no earlier than `wait` from now, through its host's slot and gap like
     /// any other request. Until then it counts as outstanding, so the crawl is not
-    /// over. Its [`Lease::tries`] goes up by one, unless its host is in an outage
+    /// over. Its [`Lease::tries`] go up by one failed try, or one
+    /// [`THROTTLED_TRY`] for a `429`, unless its host is in an outage
     /// (a server down as a whole costs its URLs no tries, up to
     /// [`RobotsPolicy::max_outage`](crate::robots::RobotsPolicy::max_outage)). Not durable: after a crash the URL is simply
     /// queued again with fresh tries.

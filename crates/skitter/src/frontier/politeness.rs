@@ -295,14 +295,17 @@ impl HostSlots {
         }
     }
 
-    /// Whether a URL handed back for a retry with `feedback` used up one of its
-    /// tries: only an attempt that failed does, not a deferral that sent nothing
-    /// (a robots.txt outage).
-    pub(crate) fn counts_try(feedback: HostFeedback) -> bool {
+    /// What a URL handed back for a retry with `feedback` adds to its
+    /// [`Lease::tries`](super::Lease::tries): an attempt that failed is one
+    /// failed try, one answered `429` one [`THROTTLED_TRY`](super::THROTTLED_TRY),
+    /// a deferral that sent nothing (a robots.txt outage) nothing.
+    pub(crate) fn try_cost(feedback: HostFeedback) -> u32 {
         match feedback {
-            HostFeedback::Failed | HostFeedback::FailedAgain => true,
-            HostFeedback::SlowDown(_, reason) => reason != ThrottleReason::RobotsUnavailable,
-            HostFeedback::Silent | HostFeedback::Clean => false,
+            HostFeedback::Failed | HostFeedback::FailedAgain => 1,
+            HostFeedback::SlowDown(_, ThrottleReason::TooManyRequests) => super::THROTTLED_TRY,
+            HostFeedback::SlowDown(_, ThrottleReason::RobotsUnavailable) => 0,
+            HostFeedback::SlowDown(..) => 1,
+            HostFeedback::Silent | HostFeedback::Clean => 0,
         }
     }
 

@@ -136,7 +136,7 @@ pub(super) async fn host_slot(ctx: &Ctx, url: &Url) -> Option<HostSlot> {
 
 /// Hands a slot back with what the answer says about the server.
 pub(super) fn release(ctx: &Ctx, slot: HostSlot, result: &Result<Response, FetchFailure>) {
-    let (_, feedback) = retry::judge(&ctx.config.retry, 1, result);
+    let (_, feedback) = retry::judge(&ctx.config.retry, retry::Tries::default(), result);
     slot.finish(feedback);
 }
 

@@ -173,6 +173,11 @@ pub async fn retry_comes_back_with_its_tries(f: &dyn Frontier) {
         .unwrap();
     let third = take_within(f, Duration::from_secs(5)).await;
     assert_eq!(third.tries, 1, "a deferral without an attempt costs no try");
+    // A 429 is counted apart from the failures (the policy allows more of them).
+    let pause = HostFeedback::SlowDown(Duration::ZERO, ThrottleReason::TooManyRequests);
+    f.retry(third, Duration::ZERO, pause).await.unwrap();
+    let third = take_within(f, Duration::from_secs(5)).await;
+    assert_eq!((third.failed_tries(), third.throttled_tries()), (1, 1));
     f.complete(third, HostFeedback::Clean).await.unwrap();
     assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
 }

@@ -347,7 +347,7 @@ impl Frontier for MemoryFrontier {
         let idx = state.take_lease(lease.id)?;
         let throttle = state.release(idx, feedback, now);
         let host = &mut state.hosts[idx];
-        let tries = lease.tries + u32::from(HostSlots::counts_try(feedback));
+        let tries = lease.tries.saturating_add(HostSlots::try_cost(feedback));
         host.retries.push(now + wait, (lease.request, tries));
         state.retrying += 1;
         state.replace(idx, now);

@@ -106,16 +106,19 @@ fn sustained_distress_keeps_cutting_once_per_window() {
 }
 
 #[test]
-fn only_failed_attempts_cost_a_try() {
-    assert!(HostSlots::counts_try(HostFeedback::Failed));
+fn only_attempts_cost_a_try_and_429s_are_counted_apart() {
+    assert_eq!(HostSlots::try_cost(HostFeedback::Failed), 1);
     let pause = |r| HostFeedback::SlowDown(Duration::from_secs(1), r);
-    assert!(HostSlots::counts_try(pause(
-        ThrottleReason::TooManyRequests
-    )));
-    assert!(!HostSlots::counts_try(pause(
-        ThrottleReason::RobotsUnavailable
-    )));
-    assert!(!HostSlots::counts_try(HostFeedback::Silent));
+    assert_eq!(
+        HostSlots::try_cost(pause(ThrottleReason::TooManyRequests)),
+        crate::frontier::THROTTLED_TRY
+    );
+    assert_eq!(HostSlots::try_cost(pause(ThrottleReason::RetryAfter)), 1);
+    assert_eq!(
+        HostSlots::try_cost(pause(ThrottleReason::RobotsUnavailable)),
+        0
+    );
+    assert_eq!(HostSlots::try_cost(HostFeedback::Silent), 0);
 }
 
 #[test]
@@ -204,7 +207,7 @@ fn failing_again_is_not_distress() {
         assert_eq!(answer(&mut h, now, HostFeedback::FailedAgain), None);
     }
     assert_eq!(h.limit, 8);
-    assert!(HostSlots::counts_try(HostFeedback::FailedAgain));
+    assert_eq!(HostSlots::try_cost(HostFeedback::FailedAgain), 1);
 }
 
 #[test]

@@ -361,7 +361,7 @@ impl State {
         let idx = leased.host;
         let host = &mut self.hosts[idx];
         let throttle = host.slots.finish(now, feedback);
-        let tries = lease.tries + u32::from(HostSlots::counts_try(feedback));
+        let tries = lease.tries.saturating_add(HostSlots::try_cost(feedback));
         host.retries
             .push(now + wait, (lease.request, leased, tries));
         self.retrying += 1;
