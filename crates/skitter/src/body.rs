@@ -95,9 +95,17 @@ fn html_pass(
     let render = if judge { auto::judge(&text) } else { None };
     let links = LinkPass::new(&text, mode);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
-    let mut settings = links.handlers(Settings::new().with_strict(false));
+    // With a streaming extraction, its `*` handler hands the link pass its
+    // elements: one handler per tag instead of two passes of selectors.
+    let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
+    let settings = Settings::new().with_strict(false);
+    let mut settings = if shared {
+        links.text_handlers(settings)
+    } else {
+        links.handlers(settings)
+    };
     if let Some(Ok(pass)) = &stream {
-        settings = pass.handlers(settings);
+        settings = pass.handlers(settings, shared.then_some(&links));
     }
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     let written = rewriter
@@ -231,3 +239,7 @@ impl BodyJob {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "body_tests.rs"]
+mod tests;

@@ -162,6 +162,48 @@ impl LinkPass {
         add_handlers(settings, &self.state, self.mode)
     }
 
+    /// Whether a pass that sees every element anyway (a `*` handler of its
+    /// own, as the streaming extraction has) may hand them to
+    /// [`LinkPass::element`] instead of this pass's element selectors: in
+    /// the pages mode, whose element handlers all go by tag name. It saves
+    /// `lol_html` compiling four selectors per page and matching them
+    /// against every tag.
+    pub(crate) fn takes_elements(&self) -> bool {
+        self.mode == ExtractMode::Pages
+    }
+
+    /// `settings` with the handlers [`LinkPass::element`] does not stand in
+    /// for (the `<noscript>` text); only when [`LinkPass::takes_elements`].
+    pub(crate) fn text_handlers<'h>(
+        &'h self,
+        settings: Settings<'h, 'static>,
+    ) -> Settings<'h, 'static> {
+        debug_assert!(self.takes_elements());
+        add_text_handlers(settings, &self.state, self.mode)
+    }
+
+    /// One start tag, `name` lower case, for a pass set up with
+    /// [`LinkPass::text_handlers`]: does what the pages mode's element
+    /// selectors (`a[href]`, `area[href]`, `base[href]`,
+    /// `meta[http-equiv][content]`) would.
+    pub(crate) fn element(&self, name: &str, el: &Element) {
+        match name {
+            "a" => self
+                .state
+                .borrow_mut()
+                .push_attr(el, LinkKind::Anchor, "a", "href"),
+            "area" => self
+                .state
+                .borrow_mut()
+                .push_attr(el, LinkKind::Anchor, "area", "href"),
+            "base" => on_base(el, &mut self.state.borrow_mut()),
+            "meta" if el.has_attribute("http-equiv") && el.has_attribute("content") => {
+                on_meta(el, &mut self.state.borrow_mut())
+            }
+            _ => {}
+        }
+    }
+
     /// The links found, resolved; `charset` and `had_decode_errors` as the
     /// text was decoded.
     pub(crate) fn finish(
@@ -219,7 +261,6 @@ fn add_handlers<'h>(
     parsed_selector!(AREA = "area[href]");
     parsed_selector!(BASE = "base[href]");
     parsed_selector!(META = "meta[http-equiv][content]");
-    parsed_selector!(NOSCRIPT = "noscript");
     settings = settings
         .append_element_content_handler(on_element!(ANCHOR.get(), |el| {
             state
@@ -234,25 +275,40 @@ fn add_handlers<'h>(
             Ok(())
         }))
         .append_element_content_handler(on_element!(BASE.get(), |el| {
-            let mut state = state.borrow_mut();
-            if state.base_href.is_none() {
-                let href = el.get_attribute("href").unwrap_or_default();
-                state.base_href = Some(trim_html_whitespace(&decode_attribute(&href)).to_owned());
-            }
+            on_base(el, &mut state.borrow_mut());
             Ok(())
         }))
         .append_element_content_handler(on_element!(META.get(), |el| {
             on_meta(el, &mut state.borrow_mut());
             Ok(())
-        }))
-        .append_element_content_handler(on_text!(NOSCRIPT.get(), move |chunk| {
-            on_noscript_text(chunk, state, mode);
-            Ok(())
         }));
+    settings = add_text_handlers(settings, state, mode);
     if mode == ExtractMode::Resources {
         settings = add_resource_handlers(settings, state);
     }
     settings
+}
+
+/// The `<noscript>` text handler, which every mode has.
+fn add_text_handlers<'h>(
+    settings: Settings<'h, 'static>,
+    state: &'h RefCell<State>,
+    mode: ExtractMode,
+) -> Settings<'h, 'static> {
+    parsed_selector!(NOSCRIPT = "noscript");
+    settings.append_element_content_handler(on_text!(NOSCRIPT.get(), move |chunk| {
+        on_noscript_text(chunk, state, mode);
+        Ok(())
+    }))
+}
+
+/// The first `<base href>` sets the document's base.
+fn on_base(el: &Element, state: &mut State) {
+    if state.base_href.is_none()
+        && let Some(href) = el.get_attribute("href")
+    {
+        state.base_href = Some(trim_html_whitespace(&decode_attribute(&href)).to_owned());
+    }
 }
 
 /// One selector per element of [`RESOURCE_ATTRS`], in its order.

@@ -29,6 +29,7 @@ use std::cell::RefCell;
 use lol_html::html_content::Element;
 use lol_html::{HtmlRewriter, Settings, doc_comments, doctype};
 
+use crate::extract::LinkPass;
 use crate::extract::parsed::{on_element, parsed_selector};
 
 use super::limits::{MAX_MATCHES, MAX_NODE_VISITS, MAX_VALUE_BYTES};
@@ -82,7 +83,7 @@ pub(crate) type Values = Vec<Vec<Option<Vec<String>>>>;
 pub(crate) fn run(text: &str, sets: &[&RuleSet]) -> Result<Values, Declined> {
     let pass = StreamPass::new(text, sets.to_vec())?;
     // Not strict, as the link pass that the crawler runs the handlers in.
-    let settings = pass.handlers(Settings::new().with_strict(false));
+    let settings = pass.handlers(Settings::new().with_strict(false), None);
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     let written = rewriter
         .write(text.as_bytes())
@@ -105,7 +106,8 @@ impl<'t, 'r> StreamPass<'t, 'r> {
         if memchr::memchr(0, text.as_bytes()).is_some() || nesting::too_deep_at(text).is_some() {
             return Err(Declined);
         }
-        let mut fields = Vec::new();
+        let count = sets.iter().map(|s| s.fields.len()).sum::<usize>();
+        let mut fields = Vec::with_capacity(count);
         for (s, set) in sets.iter().enumerate() {
             for (f, field) in set.fields.iter().enumerate() {
                 if let (Source::Css(_, take), Some(target)) = (&field.source, &field.stream) {
@@ -113,7 +115,8 @@ impl<'t, 'r> StreamPass<'t, 'r> {
                 }
             }
         }
-        let mut relevant: Vec<&'r str> = vec!["id", "class"];
+        let mut relevant: Vec<&'r str> = Vec::with_capacity(2 + 2 * fields.len());
+        relevant.extend(["id", "class"]);
         for w in &fields {
             if let Take::Attr(name) = w.take {
                 relevant.push(name);
@@ -142,12 +145,27 @@ impl<'t, 'r> StreamPass<'t, 'r> {
     }
 
     /// `settings` with the pass's handlers added.
-    pub(crate) fn handlers<'h>(&'h self, settings: Settings<'h, 'static>) -> Settings<'h, 'static> {
+    /// `links`, when given, is the link extraction sharing this pass: it
+    /// gets every start tag from this pass's `*` handler (see
+    /// [`LinkPass::takes_elements`]) instead of selectors of its own.
+    pub(crate) fn handlers<'h>(
+        &'h self,
+        settings: Settings<'h, 'static>,
+        links: Option<&'h LinkPass>,
+    ) -> Settings<'h, 'static> {
         parsed_selector!(ANY = "*");
         let pass = &self.pass;
+        let text: &'t str = pass.borrow().text;
         settings
             .append_element_content_handler(on_element!(ANY.get(), move |el| {
-                guarded(pass, |p| p.on_start(el));
+                let tag = start_tag(text, el);
+                if let Some(links) = links {
+                    match &tag {
+                        Some(tag) => links.element(&tag.name, el),
+                        None => links.element(&el.tag_name(), el),
+                    }
+                }
+                guarded(pass, |p| p.on_start(el, tag));
                 Ok(())
             }))
             .append_document_content_handler(doc_comments!(move |c| {
@@ -316,7 +334,7 @@ impl<'t> Pass<'t, '_> {
         !self.declined && !self.capture.declined
     }
 
-    fn on_start(&mut self, el: &Element) {
+    fn on_start(&mut self, el: &Element, tag: Option<StartTag<'t>>) {
         let at = el.source_location().bytes();
         self.gap(at.start);
         self.cursor = at.end;
@@ -329,28 +347,15 @@ impl<'t> Pass<'t, '_> {
             return self.decline();
         }
         let text: &'t str = self.text;
-        let Some(tag) = text.get(at) else {
+        let Some(StartTag { name, rest }) = tag else {
             return self.decline();
-        };
-        // The name as written (a start tag is `<`, the name, then whitespace,
-        // `/` or `>`), borrowed when it is in lower case, as it nearly always
-        // is; `lol_html`'s own copy otherwise.
-        let after = tag.get(1..).unwrap_or("");
-        let written = &after[..after
-            .bytes()
-            .take_while(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'))
-            .count()];
-        let name: Cow<'t, str> = if is_plain_name(written) {
-            Cow::Borrowed(written)
-        } else {
-            Cow::Owned(el.tag_name())
         };
         if !is_plain_name(&name) || el.namespace_uri() != "http://www.w3.org/1999/xhtml" {
             return self.decline();
         }
         // Most tags carry no attribute at all: then `lol_html` is not asked
         // to list them.
-        let has_attrs = after[written.len()..]
+        let has_attrs = rest
             .bytes()
             .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'));
         let mut attrs: Vec<Attr<'t>> = Vec::new();
@@ -520,7 +525,7 @@ fn raw_text_end(rest: &str, name: &str) -> usize {
 /// Runs a handler's work; a panic in it declines the page (the DOM path
 /// then runs, and its panics are the page's failures as they always were)
 /// instead of unwinding through `lol_html` into the link extraction.
-fn guarded(pass: &RefCell<Pass<'_, '_>>, work: impl FnOnce(&mut Pass<'_, '_>)) {
+fn guarded<'t, 'r>(pass: &RefCell<Pass<'t, 'r>>, work: impl FnOnce(&mut Pass<'t, 'r>)) {
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         work(&mut pass.borrow_mut());
     }));
@@ -656,6 +661,32 @@ fn source_attr<'t>(
 
 /// Whether `name` is a tag name the tree follows: ASCII lower case letters,
 /// digits, `-` and `_`, starting with a letter.
+/// A start tag as the page writes it.
+struct StartTag<'t> {
+    /// Lower case: borrowed from the page when written so, as it nearly
+    /// always is; `lol_html`'s own copy otherwise.
+    name: Cow<'t, str>,
+    /// What follows the name up to the tag's end.
+    rest: &'t str,
+}
+
+/// The start tag of `el` in `text` (a start tag is `<`, the name, then
+/// whitespace, `/` or `>`); `None` if `lol_html` places it outside the text.
+fn start_tag<'t>(text: &'t str, el: &Element) -> Option<StartTag<'t>> {
+    let after = text.get(el.source_location().bytes())?.get(1..)?;
+    let len = after
+        .bytes()
+        .take_while(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\x0C' | b'\r' | b'/' | b'>'))
+        .count();
+    let (written, rest) = after.split_at(len);
+    let name = if is_plain_name(written) {
+        Cow::Borrowed(written)
+    } else {
+        Cow::Owned(el.tag_name())
+    };
+    Some(StartTag { name, rest })
+}
+
 fn is_plain_name(name: &str) -> bool {
     name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
         && name

@@ -393,7 +393,8 @@ impl<'t> Tree<'t> {
     pub(crate) fn new() -> Tree<'t> {
         Tree {
             phase: Phase::BeforeHtml,
-            stack: Vec::new(),
+            // Deep enough for most pages without growing (a grow is a copy).
+            stack: Vec::with_capacity(16),
             form_open: false,
             skip_lf: false,
         }
