@@ -208,15 +208,24 @@ mod tests {
     async fn caps_per_host_and_forgets_idle_hosts() {
         let limits = HostLimits::new(policy(2, 0));
         let a1 = limits.acquire(key("http://a/")).await;
-        let a2 = limits.acquire(key("http://a:80/x")).await;
+        // Slow start: one request to a new host until it answers.
+        let second = limits.acquire(key("http://a:80/x"));
+        tokio::pin!(second);
+        assert!(futures_util::poll!(second.as_mut()).is_pending());
         let b = limits.acquire(key("http://b/")).await;
-        let third = limits.acquire(key("http://a/"));
-        tokio::pin!(third);
-        assert!(futures_util::poll!(third.as_mut()).is_pending());
         a1.finish(HostFeedback::Clean);
-        let a3 = third.await;
+        let a2 = second.await;
+        let a3 = limits.acquire(key("http://a/")).await;
+        let fourth = limits.acquire(key("http://a/"));
+        tokio::pin!(fourth);
+        assert!(
+            futures_util::poll!(fourth.as_mut()).is_pending(),
+            "capped at 2"
+        );
+        a2.finish(HostFeedback::Clean);
+        let a4 = fourth.await;
         assert_eq!(limits.tracked(), 2);
-        drop((a2, a3, b));
+        drop((a3, a4, b));
         assert_eq!(limits.tracked(), 0);
     }
 
