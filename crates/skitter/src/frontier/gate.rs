@@ -1,7 +1,8 @@
 //! The per-host politeness of requests the frontier does not hand out — `fetch`'s
 //! downloads and a render's browser requests — under the crawl's rules
 //! ([`HostSlots`](crate::frontier::politeness), one home for all), behind an
-//! async gate. At most `max_in_flight` requests to one host:port, starts at
+//! async gate. At most `max_in_flight` requests to one host:port (reached by
+//! slow start: one for a host new to the gate, doubled per clean answer), starts at
 //! least `delay` (+ jitter, + any `Crawl-delay`-free distress gap) apart, a
 //! `429` or `Retry-After` pausing the host and a distressed window cutting its
 //! concurrency — exactly as a crawl does, with each attempt's feedback from
@@ -11,7 +12,8 @@
 //! idle (nothing in flight, no gap or slow-down pending): at release when it
 //! already is, else by a sweep that runs after as many new hosts as are known,
 //! so a list spanning millions of hosts keeps only the busy ones and the sweep
-//! costs O(1) per new host. The map's and a gate's mutexes are held only for
+//! costs O(1) per new host; it comes back in slow start (see
+//! [`HostSlots::is_idle`](crate::frontier::politeness)). The map's and a gate's mutexes are held only for
 //! a lookup or one state change, never across an `.await`.
 
 use std::collections::HashMap;
