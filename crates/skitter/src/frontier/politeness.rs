@@ -36,8 +36,8 @@
 //!   answer gives back one slot. A host the crawl does not know yet is not
 //!   hit with `--per-host` requests at once — and its first answers come over
 //!   one connection that the next requests reuse, where `--per-host` requests
-//!   started together would each open their own (the crawler's CPU in a
-//!   broad crawl went largely to opening connections). The host's robots.txt
+//!   started together would each open their own. Only a clean answer widens
+//!   a host: one whose answers all fail stays at one. The host's robots.txt
 //!   is fetched before its first page anyway, so the ramp costs a few round
 //!   trips once per host. A host forgotten while idle (see
 //!   [`HostSlots::is_idle`]) starts in slow start again when it comes back, as
