@@ -116,7 +116,8 @@ pub struct CrawlArgs {
     /// CSS url()/@import and Link headers (like wget's page requisites).
     #[arg(short = 'p', long)]
     pub resources: bool,
-    /// At most this many requests in flight to one host (host:port).
+    /// At most this many requests in flight to one host (host:port); a host
+    /// starts at 1 and doubles on each clean answer (slow start).
     #[arg(long, default_value_t = 8, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
     /// Minimum gap between request starts to one host, e.g. 250ms.

@@ -81,6 +81,13 @@ async fn full_host_does_not_block_others() {
 }
 
 #[tokio::test]
+async fn new_host_starts_with_one_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = open(dir.path(), options(contract::four_per_host()));
+    contract::new_host_starts_with_one_lease(&f).await;
+}
+
+#[tokio::test]
 async fn delayed_host_asks_to_wait() {
     let dir = tempfile::tempdir().unwrap();
     let f = open(dir.path(), options(contract::five_second_delay()));
@@ -241,10 +248,10 @@ async fn outcomes_robots_and_meta_survive_reopening() {
             .await
             .unwrap();
         let l1 = take(&f).await;
-        let l2 = take(&f).await;
         let ok = record(&l1.request.url, OutcomeKind::Html);
-        let bad = record(&l2.request.url, OutcomeKind::Failed);
         f.finish(l1, HostFeedback::default(), &ok).unwrap();
+        let l2 = take(&f).await;
+        let bad = record(&l2.request.url, OutcomeKind::Failed);
         f.finish(l2, HostFeedback::default(), &bad).unwrap();
         let skipped = PageRecord::skipped(
             Url::parse("http://other/").unwrap(),
@@ -422,12 +429,16 @@ async fn kill9_child_worker() {
 /// Checks the state after a kill: nothing completed is queued again, and every
 /// completed page's links were kept (queued or completed themselves).
 async fn check_invariants(dir: &Path) -> u64 {
-    // No host limit, so claiming drains the whole queue.
+    // Claimed on a copy of the state, each lease handed back as a clean answer
+    // with a retry far off: the host's slow start opens up so claiming drains
+    // the whole queue, and the crawl's own state is left as the kill left it.
+    let scratch = tempfile::tempdir().unwrap();
+    copy_dir(dir, scratch.path());
     let all = options(HostPolicy {
         max_in_flight: usize::MAX,
         ..HostPolicy::default()
     });
-    let f = open(dir, all);
+    let f = open(scratch.path(), all);
     let mut done = HashSet::new();
     f.for_each_outcome(&mut |r| {
         assert!(done.insert(r.url.to_string()), "two records for {}", r.url);
@@ -439,10 +450,13 @@ async fn check_invariants(dir: &Path) -> u64 {
         let url = lease.request.url.to_string();
         assert!(!done.contains(&url), "completed URL {url} was queued again");
         assert!(queued.insert(url), "queued twice");
+        let later = Duration::from_secs(3600);
+        f.retry(lease, later, HostFeedback::Clean).await.unwrap();
         claim = f.claim().await.unwrap();
     }
+    let later = |d: Option<Duration>| d.is_none_or(|d| d > Duration::from_secs(60));
     assert!(
-        matches!(claim, Claim::Wait(None) | Claim::Exhausted),
+        matches!(claim, Claim::Wait(d) if later(d)) || matches!(claim, Claim::Exhausted),
         "{claim:?}"
     );
     let s = status(dir).unwrap();
@@ -463,6 +477,23 @@ async fn check_invariants(dir: &Path) -> u64 {
         }
     }
     done.len() as u64
+}
+
+/// Copies the files of `from` (a frontier's state directory) into `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    let mut dirs = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((from, to)) = dirs.pop() {
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(&from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push((entry.path(), target));
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
 }
 
 #[tokio::test]

@@ -19,6 +19,12 @@ async fn full_host_does_not_block_others() {
 }
 
 #[tokio::test]
+async fn new_host_starts_with_one_lease() {
+    let f = MemoryFrontier::new(contract::four_per_host());
+    contract::new_host_starts_with_one_lease(&f).await;
+}
+
+#[tokio::test]
 async fn delayed_host_asks_to_wait() {
     let f = MemoryFrontier::new(contract::five_second_delay());
     contract::delayed_host_asks_to_wait(&f).await;

@@ -129,7 +129,10 @@ async fn delays_and_back_off_hold_across_workers() {
     a.offer(vec![req("http://a.test/1"), req("http://a.test/2")])
         .await
         .unwrap();
-    take(&a).await;
+    // Each first lease is answered, so its host has a slot free (past its
+    // first request in slow start) and only the delay holds it.
+    let first = take(&a).await;
+    a.complete(first, HostFeedback::Clean).await.unwrap();
     assert_wait(b.claim().await.unwrap());
 
     // Crawl-delay set by one worker binds the other.
@@ -140,7 +143,8 @@ async fn delays_and_back_off_hold_across_workers() {
     d.offer(vec![req("http://c.test/1"), req("http://c.test/2")])
         .await
         .unwrap();
-    take(&d).await;
+    let first = take(&d).await;
+    d.complete(first, HostFeedback::Clean).await.unwrap();
     assert_wait(c.claim().await.unwrap());
 
     // A back-off reported by one worker stops the other from starting more.
@@ -453,4 +457,19 @@ async fn slow_down_pauses_only_its_host() {
     )
     .await;
     contract::slow_down_pauses_only_its_host(&f).await;
+}
+
+/// The shared contract (support/frontier_contract.rs), on Redis.
+#[tokio::test]
+async fn new_host_starts_with_one_lease() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(
+        &server,
+        "new_host_starts_with_one_lease",
+        options(4, Duration::ZERO),
+    )
+    .await;
+    contract::new_host_starts_with_one_lease(&f).await;
 }

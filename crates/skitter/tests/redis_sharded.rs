@@ -86,15 +86,29 @@ async fn dedups_claims_everything_and_ends(url: &str, crawl: &str) {
     );
     let counts = a.counts().await.unwrap();
     assert_eq!((counts.queued, counts.seen), (60, 60));
-    let mut leases = drain(&a).await;
-    leases.extend(drain(&b).await);
-    let urls: BTreeSet<String> = leases.iter().map(|l| l.request.url.to_string()).collect();
-    assert_eq!((leases.len(), urls.len()), (60, 60), "each URL once");
-    assert_eq!(a.claimed().await.unwrap(), 60);
-    let last = leases.pop().unwrap();
-    for lease in leases {
-        a.complete(lease, HostFeedback::Clean).await.unwrap();
+    // Rounds of claims by both workers, each lease answered but the last: a
+    // new host has one lease out until it answers (slow start).
+    let (mut handed, mut urls, mut last) = (0, BTreeSet::new(), None);
+    while handed < 60 {
+        let mut round = drain(&a).await;
+        round.extend(drain(&b).await);
+        assert!(
+            !round.is_empty(),
+            "{handed} of 60 URLs handed out, then none"
+        );
+        for lease in round {
+            handed += 1;
+            urls.insert(lease.request.url.to_string());
+            if handed == 60 {
+                last = Some(lease);
+            } else {
+                a.complete(lease, HostFeedback::Clean).await.unwrap();
+            }
+        }
     }
+    assert_eq!((handed, urls.len()), (60, 60), "each URL once");
+    assert_eq!(a.claimed().await.unwrap(), 60);
+    let last = last.unwrap();
     assert!(
         matches!(b.claim().await.unwrap(), Claim::Wait(_)),
         "not over while a lease is out"
@@ -153,7 +167,11 @@ async fn expired_leases_come_back_from_any_shard(url: &str, crawl: &str) {
         ..options(4)
     };
     let dead = worker(url, crawl, short).await;
-    dead.offer(pages(6)).await.unwrap();
+    // One URL per host: a new host has one lease out until it answers.
+    let roots = (0..12)
+        .map(|h| req(&format!("http://h{h}.test/")))
+        .collect();
+    dead.offer(roots).await.unwrap();
     let taken = drain(&dead).await;
     assert_eq!(taken.len(), 12);
     drop(dead); // its heartbeat stops; the leases expire
@@ -184,6 +202,12 @@ async fn contract_checks(url: &str, crawl: &str) {
     contract::slow_down_pauses_only_its_host(&f).await;
     let f = worker(url, &format!("{crawl}-4"), options(4)).await;
     contract::unknown_lease_is_an_error(&f).await;
+    let four = RedisOptions {
+        policy: contract::four_per_host(),
+        ..options(4)
+    };
+    let f = worker(url, &format!("{crawl}-5"), four).await;
+    contract::new_host_starts_with_one_lease(&f).await;
 }
 
 #[tokio::test]

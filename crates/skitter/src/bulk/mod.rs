@@ -137,7 +137,8 @@ impl BulkFetcherBuilder {
         self
     }
 
-    /// Requests in flight at most to one host:port (default 8).
+    /// Requests in flight at most to one host:port (default 8), from one for
+    /// a new host, doubled per clean answer (slow start).
     pub fn per_host(mut self, n: usize) -> Self {
         self.per_host = Some(n);
         self

@@ -1,7 +1,8 @@
 //! The per-host politeness of requests the frontier does not hand out — `fetch`'s
 //! downloads and a render's browser requests — under the crawl's rules
 //! ([`HostSlots`](crate::frontier::politeness), one home for all), behind an
-//! async gate. At most `max_in_flight` requests to one host:port, starts at
+//! async gate. At most `max_in_flight` requests to one host:port (reached by
+//! slow start: one for a host new to the gate, doubled per clean answer), starts at
 //! least `delay` (+ jitter, + any `Crawl-delay`-free distress gap) apart, a
 //! `429` or `Retry-After` pausing the host and a distressed window cutting its
 //! concurrency — exactly as a crawl does, with each attempt's feedback from
@@ -11,7 +12,8 @@
 //! idle (nothing in flight, no gap or slow-down pending): at release when it
 //! already is, else by a sweep that runs after as many new hosts as are known,
 //! so a list spanning millions of hosts keeps only the busy ones and the sweep
-//! costs O(1) per new host. The map's and a gate's mutexes are held only for
+//! costs O(1) per new host; it comes back in slow start (see
+//! [`HostSlots::is_idle`](crate::frontier::politeness)). The map's and a gate's mutexes are held only for
 //! a lookup or one state change, never across an `.await`.
 
 use std::collections::HashMap;
@@ -208,15 +210,24 @@ mod tests {
     async fn caps_per_host_and_forgets_idle_hosts() {
         let limits = HostLimits::new(policy(2, 0));
         let a1 = limits.acquire(key("http://a/")).await;
-        let a2 = limits.acquire(key("http://a:80/x")).await;
+        // Slow start: one request to a new host until it answers.
+        let second = limits.acquire(key("http://a:80/x"));
+        tokio::pin!(second);
+        assert!(futures_util::poll!(second.as_mut()).is_pending());
         let b = limits.acquire(key("http://b/")).await;
-        let third = limits.acquire(key("http://a/"));
-        tokio::pin!(third);
-        assert!(futures_util::poll!(third.as_mut()).is_pending());
         a1.finish(HostFeedback::Clean);
-        let a3 = third.await;
+        let a2 = second.await;
+        let a3 = limits.acquire(key("http://a/")).await;
+        let fourth = limits.acquire(key("http://a/"));
+        tokio::pin!(fourth);
+        assert!(
+            futures_util::poll!(fourth.as_mut()).is_pending(),
+            "capped at 2"
+        );
+        a2.finish(HostFeedback::Clean);
+        let a4 = fourth.await;
         assert_eq!(limits.tracked(), 2);
-        drop((a2, a3, b));
+        drop((a3, a4, b));
         assert_eq!(limits.tracked(), 0);
     }
 

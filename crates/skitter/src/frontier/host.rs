@@ -37,7 +37,8 @@ impl fmt::Display for HostKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct HostPolicy {
-    /// At most this many requests in flight to one host.
+    /// At most this many requests in flight to one host, reached by slow
+    /// start: a host not heard from yet gets one, doubled per clean answer.
     pub max_in_flight: usize,
     /// Minimum gap between the starts of two requests to one host.
     pub delay: Duration,

@@ -26,9 +26,23 @@
 //!   the allowed rate grows back linearly, by the rate at the cut (at least
 //!   [`MIN_RECOVERY_STEP`] requests/s) every [`RECOVERY_TIME`], and the extra gap
 //!   is dropped once the rate is sixteen times the rate at the cut; each clean
-//!   answer gives back one slot of concurrency. A host
+//!   answer gives back one slot of concurrency (two-fold growth, below, is
+//!   only for a host never cut). A host
 //!   that answers 429 above N requests/s thus settles in a saw-tooth between
 //!   about N/2 and N.
+//! - **Slow start**, as TCP's: a host the crawl has not heard from yet gets one
+//!   request in flight, and each clean answer doubles that, up to
+//!   `--per-host`; the first cut ends slow start, and from then on each clean
+//!   answer gives back one slot. A host the crawl does not know yet is not
+//!   hit with `--per-host` requests at once — and its first answers come over
+//!   one connection that the next requests reuse, where `--per-host` requests
+//!   started together would each open their own. Only a clean answer widens
+//!   a host: one whose answers all fail stays at one. The host's robots.txt
+//!   is fetched before its first page anyway, so the ramp costs a few round
+//!   trips once per host. A host forgotten while idle (see
+//!   [`HostSlots::is_idle`]) starts in slow start again when it comes back, as
+//!   TCP restarts slow start after an idle spell: that is never less polite
+//!   than what was forgotten, and its pooled connections may have closed.
 //! - **A server that is down** is told apart from URLs that are broken by a
 //!   health probe, not here: after a failure the crawler checks the origin's
 //!   robots.txt again, and while that is unavailable the host's URLs wait
@@ -125,8 +139,12 @@ pub struct Throttle {
 #[derive(Debug)]
 pub(crate) struct HostSlots {
     policy: HostPolicy,
-    /// Concurrency allowed right now: cut in distress, regained on clean answers.
+    /// Concurrency allowed right now: starts at 1, cut in distress, regained on
+    /// clean answers.
     limit: usize,
+    /// Whether the host is in slow start (never cut since it became known):
+    /// a clean answer doubles `limit` instead of adding one.
+    slow_start: bool,
     in_flight: usize,
     /// `Crawl-delay` from robots.txt, when larger than the policy's delay.
     delay_floor: Duration,
@@ -151,7 +169,8 @@ impl HostSlots {
     pub(crate) fn new(policy: HostPolicy) -> Self {
         HostSlots {
             policy,
-            limit: policy.max_in_flight.max(1),
+            limit: 1,
+            slow_start: true,
             in_flight: 0,
             delay_floor: Duration::ZERO,
             distress_gap: Duration::ZERO,
@@ -255,6 +274,7 @@ impl HostSlots {
 
     fn cut(&mut self, now: Instant) {
         self.since_cut = 0;
+        self.slow_start = false;
         self.limit = (self.limit / 2).max(1);
         self.distress_gap = (self.distress_gap * 2)
             .max(self.avg_interval * 2)
@@ -281,9 +301,12 @@ impl HostSlots {
                 self.distress_gap = Duration::from_secs_f64(1.0 / rate);
             }
         }
-        if self.limit < self.policy.max_in_flight {
-            self.limit += 1;
-        }
+        let grown = if self.slow_start {
+            self.limit.saturating_mul(2)
+        } else {
+            self.limit + 1
+        };
+        self.limit = grown.min(self.policy.max_in_flight.max(1)).max(self.limit);
     }
 
     fn throttle(&self, reason: ThrottleReason, cut: bool) -> Throttle {
@@ -322,10 +345,15 @@ impl HostSlots {
     /// Whether forgetting this host now loses nothing: no request in flight,
     /// no gap still to wait, and no slow-down still in effect — none ever, or
     /// the last cut and the last start both [`SETTLE_TIME`] ago (by then the
-    /// rate would have recovered on the next clean answer; a host rebuilt
-    /// afresh also starts with its full concurrency back).
+    /// rate would have recovered on the next clean answer). A host rebuilt
+    /// afresh starts in slow start from one request in flight: never more
+    /// than a host still in slow start or at full concurrency had, and it
+    /// doubles back within a few answers; a host recovering additively from a
+    /// cut is kept until quiet, since slow start would regain its concurrency
+    /// faster than that recovery.
     pub(crate) fn is_idle(&self, now: Instant) -> bool {
-        let settled = self.cut_at.is_none() && self.limit >= self.policy.max_in_flight.max(1);
+        let settled = self.cut_at.is_none()
+            && (self.slow_start || self.limit >= self.policy.max_in_flight.max(1));
         let quiet = || {
             [self.cut_at, self.last_start]
                 .into_iter()

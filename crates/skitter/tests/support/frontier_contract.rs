@@ -1,7 +1,7 @@
 //! The behaviour every frontier owes the scheduler, written once and run against
 //! each implementation (`memory_frontier.rs`, `disk_frontier.rs`,
 //! `redis_frontier.rs`): dedup, the end condition, per-host caps that never block
-//! other hosts, delays, leases, retries through the host's slot, and the
+//! other hosts, slow start for a new host, delays, leases, retries through the host's slot, and the
 //! politeness rule's reaction to a server that asks to slow down.
 //!
 //! Each check takes a function that opens a fresh, empty frontier with the given
@@ -55,11 +55,12 @@ pub async fn dedups_and_exhausts(f: &dyn Frontier) {
         .unwrap();
     assert_eq!(n, 2);
     assert_eq!(f.offer(vec![req("http://a/2")]).await.unwrap(), 0);
+    // A new host has one request in flight (slow start) until it answers.
     let l1 = take(f).await;
-    let l2 = take(f).await;
     assert_eq!(l1.request.url.path(), "/1");
+    f.complete(l1, HostFeedback::Clean).await.unwrap();
+    let l2 = take(f).await;
     assert!(matches!(f.claim().await.unwrap(), Claim::Wait(None)));
-    f.complete(l1, HostFeedback::default()).await.unwrap();
     f.complete(l2, HostFeedback::default()).await.unwrap();
     assert!(matches!(f.claim().await.unwrap(), Claim::Exhausted));
 }
@@ -95,10 +96,53 @@ pub async fn delayed_host_asks_to_wait(f: &dyn Frontier) {
     f.offer(vec![req("http://a/1"), req("http://a/2")])
         .await
         .unwrap();
-    let _lease = take(f).await;
+    // Answered, so the host has slots free: only the delay holds it.
+    let lease = take(f).await;
+    f.complete(lease, HostFeedback::Clean).await.unwrap();
     match f.claim().await.unwrap() {
         Claim::Wait(Some(d)) => assert!(d > Duration::from_secs(4)),
         other => panic!("expected a timed wait, got {other:?}"),
+    }
+}
+
+/// Slow start: a host not heard from yet gets one lease; each clean answer
+/// doubles what it may have out, up to its cap.
+pub async fn new_host_starts_with_one_lease(f: &dyn Frontier) {
+    let urls: Vec<_> = (1..=9).map(|i| req(&format!("http://a/{i}"))).collect();
+    f.offer(urls).await.unwrap();
+    let first = take(f).await;
+    assert!(
+        matches!(f.claim().await.unwrap(), Claim::Wait(_)),
+        "one lease until the host answers"
+    );
+    f.complete(first, HostFeedback::Clean).await.unwrap();
+    let two = [take(f).await, take(f).await];
+    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(_)));
+    for lease in two {
+        f.complete(lease, HostFeedback::Clean).await.unwrap();
+    }
+    // Two clean answers: 2 → 4 → 8, capped at 4.
+    let mut four = Vec::new();
+    for _ in 0..4 {
+        four.push(take(f).await);
+    }
+    assert!(
+        matches!(f.claim().await.unwrap(), Claim::Wait(_)),
+        "capped at the policy's max_in_flight"
+    );
+    // An answer that says nothing about the server does not widen it.
+    f.complete(four.pop().unwrap(), HostFeedback::Silent)
+        .await
+        .unwrap();
+    four.push(take(f).await);
+    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(_)));
+}
+
+/// The policy for [`new_host_starts_with_one_lease`].
+pub fn four_per_host() -> HostPolicy {
+    HostPolicy {
+        max_in_flight: 4,
+        ..HostPolicy::default()
     }
 }
 

@@ -16,10 +16,73 @@ fn answer(h: &mut HostSlots, now: Instant, signal: HostFeedback) -> Option<Throt
     h.finish(now, signal)
 }
 
+/// A host past slow start at its full concurrency: clean answers until its
+/// limit is the cap (each doubles it).
+fn warmed(max: usize, delay_ms: u64, now: Instant) -> HostSlots {
+    let mut h = HostSlots::new(policy(max, delay_ms));
+    let mut answers = 0;
+    while h.limit < max {
+        answer(&mut h, now, HostFeedback::Clean);
+        answers += 1;
+    }
+    assert_eq!(answers, max.next_power_of_two().trailing_zeros());
+    h
+}
+
+#[test]
+fn a_new_host_starts_with_one_request_and_doubles_on_clean_answers() {
+    let now = Instant::now();
+    let mut h = HostSlots::new(policy(6, 0));
+    assert_eq!(h.ready_at(now), Ok(()));
+    h.start(now, Duration::ZERO);
+    assert_eq!(h.ready_at(now), Err(None), "one in flight until it answers");
+    // Answers that say nothing about the server do not widen it.
+    for signal in [HostFeedback::Silent, HostFeedback::FailedAgain] {
+        h.finish(now, signal);
+        h.start(now, Duration::ZERO);
+        assert_eq!(h.ready_at(now), Err(None), "{signal:?}");
+    }
+    let mut limits = vec![h.limit];
+    h.finish(now, HostFeedback::Clean);
+    for _ in 0..3 {
+        limits.push(h.limit);
+        answer(&mut h, now, HostFeedback::Clean);
+    }
+    assert_eq!(limits, [1, 2, 4, 6], "doubling, capped at max_in_flight");
+    assert_eq!(h.limit, 6);
+    for _ in 0..6 {
+        assert_eq!(h.ready_at(now), Ok(()));
+        h.start(now, Duration::ZERO);
+    }
+    assert_eq!(h.ready_at(now), Err(None));
+}
+
+#[test]
+fn a_cut_ends_slow_start_and_recovery_is_one_slot_per_answer() {
+    let now = Instant::now();
+    let pause = HostFeedback::SlowDown(Duration::ZERO, ThrottleReason::TooManyRequests);
+    // Cut while still in slow start: from 2 to 1, then one at a time.
+    let mut h = HostSlots::new(policy(64, 0));
+    answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.limit, 2);
+    assert!(answer(&mut h, now, pause).is_some_and(|t| t.cut && t.limit == 1));
+    let mut limits = Vec::new();
+    for _ in 0..3 {
+        answer(&mut h, now, HostFeedback::Clean);
+        limits.push(h.limit);
+    }
+    assert_eq!(limits, [2, 3, 4]);
+    // Cut at full concurrency: halved, then one slot back per clean answer.
+    let mut h = warmed(8, 0, now);
+    assert!(answer(&mut h, now, pause).is_some_and(|t| t.cut && t.limit == 4));
+    answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.limit, 5);
+}
+
 #[test]
 fn slots_cap_concurrency() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(2, 0));
+    let mut h = warmed(2, 0, now);
     assert_eq!(h.ready_at(now), Ok(()));
     h.start(now, Duration::ZERO);
     h.start(now, Duration::ZERO);
@@ -31,7 +94,7 @@ fn slots_cap_concurrency() {
 #[test]
 fn delay_spaces_starts() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(4, 100));
+    let mut h = warmed(4, 100, now);
     h.start(now, Duration::ZERO);
     assert_eq!(h.ready_at(now), Err(Some(now + Duration::from_millis(100))));
     assert_eq!(h.ready_at(now + Duration::from_millis(100)), Ok(()));
@@ -40,7 +103,7 @@ fn delay_spaces_starts() {
 #[test]
 fn crawl_delay_floor_applies() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(4, 0));
+    let mut h = warmed(4, 0, now);
     h.set_delay_floor(Duration::from_secs(2));
     h.start(now, Duration::ZERO);
     assert_eq!(h.ready_at(now), Err(Some(now + Duration::from_secs(2))));
@@ -66,7 +129,7 @@ fn one_url_in_ten_failing_never_slows_the_host() {
 #[test]
 fn a_distressed_window_cuts_once() {
     let mut now = Instant::now();
-    let mut h = HostSlots::new(policy(8, 0));
+    let mut h = warmed(8, 0, now);
     let mut throttles = Vec::new();
     for _ in 0..WINDOW {
         now += Duration::from_millis(4);
@@ -124,7 +187,7 @@ fn only_attempts_cost_a_try_and_429s_are_counted_apart() {
 #[test]
 fn too_many_requests_pauses_the_host_and_cuts_at_most_once_per_window() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(8, 0));
+    let mut h = warmed(8, 0, now);
     let pause = HostFeedback::SlowDown(Duration::from_secs(2), ThrottleReason::TooManyRequests);
     let first = answer(&mut h, now, pause).unwrap();
     assert!(first.cut);
@@ -138,7 +201,7 @@ fn too_many_requests_pauses_the_host_and_cuts_at_most_once_per_window() {
 #[test]
 fn robots_unavailable_pauses_without_a_cut() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(8, 0));
+    let mut h = warmed(8, 0, now);
     let t = h
         .finish(
             now,
@@ -153,7 +216,7 @@ fn robots_unavailable_pauses_without_a_cut() {
 #[test]
 fn recovery_is_additive_in_rate() {
     let mut now = Instant::now();
-    let mut h = HostSlots::new(policy(8, 0));
+    let mut h = warmed(8, 0, now);
     for _ in 0..WINDOW {
         now += Duration::from_millis(2);
         answer(&mut h, now, HostFeedback::Failed);
@@ -202,7 +265,7 @@ fn a_trickle_recovers_within_seconds() {
 #[test]
 fn failing_again_is_not_distress() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(8, 0));
+    let mut h = warmed(8, 0, now);
     for _ in 0..WINDOW * 5 {
         assert_eq!(answer(&mut h, now, HostFeedback::FailedAgain), None);
     }
@@ -213,7 +276,7 @@ fn failing_again_is_not_distress() {
 #[test]
 fn a_busy_host_has_longer_windows() {
     let mut now = Instant::now();
-    let mut h = HostSlots::new(policy(500, 0));
+    let mut h = warmed(500, 0, now);
     // 500 in flight: a window is 1,000 answers, so a burst of 60 failures among
     // the first 100 (as a wave of answers may bring) is not distress.
     for i in 0..1000 {
@@ -252,4 +315,25 @@ fn idle_only_once_nothing_is_owed() {
     assert!(!h.is_idle(now), "the cut is still in effect");
     now += SETTLE_TIME - wait;
     assert!(h.is_idle(now), "settled {SETTLE_TIME:?} after the cut");
+}
+
+#[test]
+fn a_host_in_slow_start_is_idle_but_one_recovering_from_a_cut_is_kept() {
+    let mut now = Instant::now();
+    // Forgotten and rebuilt, it starts at 1 again: nothing lost.
+    let mut h = HostSlots::new(policy(8, 0));
+    answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.limit, 2);
+    assert!(h.is_idle(now), "in slow start, nothing owed");
+    // Cut, then its rate recovered (the gap is gone) but not its concurrency:
+    // rebuilt, slow start would regain it faster than one slot per answer.
+    let pause = HostFeedback::SlowDown(Duration::ZERO, ThrottleReason::TooManyRequests);
+    answer(&mut h, now, pause);
+    now += RECOVERY_TIME * RECOVERY_ROUNDS;
+    answer(&mut h, now, HostFeedback::Clean);
+    assert_eq!(h.distress_gap, Duration::ZERO);
+    assert!(h.limit < 8);
+    assert!(!h.is_idle(now), "its additive recovery is still owed");
+    now += SETTLE_TIME;
+    assert!(h.is_idle(now), "quiet {SETTLE_TIME:?}");
 }

@@ -1,5 +1,6 @@
 -- Reclaims expired leases, then claims one URL of a ready host.
--- ARGV: prefix, max_in_flight, delay_ms, jitter_ms, lease_ms, poll_ms,
+-- ARGV: prefix, max_in_flight (not needed here: a host's limit is in its
+-- hash, 1 until its first answer), delay_ms, jitter_ms, lease_ms, poll_ms,
 -- reclaim_batch, max_claims (0: no crawl-wide limit).
 -- Returns {1, lease id, entry, tries} | {0, wait ms, '', 0} | {2, 0, '', 0}
 -- (exhausted) | {3, 0, '', 0} (the crawl-wide claim limit is used up and no
@@ -12,7 +13,6 @@ do
     return redis.error_reply(garbled)
   end
 end
-local max_in_flight = tonumber(ARGV[2])
 local delay, jitter = tonumber(ARGV[3]), tonumber(ARGV[4])
 local lease_ms, poll = tonumber(ARGV[5]), tonumber(ARGV[6])
 local now = now_ms()
@@ -31,7 +31,7 @@ for _, id in ipairs(expired) do
     redis.call('LPUSH', P .. 'q:' .. host, entry)
     redis.call('HINCRBY', COUNT, 'queued', 1)
     release(host)
-    schedule(host, max_in_flight, now)
+    schedule(host, now)
   end
 end
 
@@ -57,7 +57,8 @@ for _ = 1, 16 do
   local h = P .. 'h:' .. host
   local st = redis.call('HMGET', h, 'inflight', 'limit')
   local inflight = tonumber(st[1]) or 0
-  local limit = tonumber(st[2]) or max_in_flight
+  -- A host not heard from yet is in slow start: one request in flight.
+  local limit = tonumber(st[2]) or 1
   local entry, tries = nil, 0
   if inflight < limit then
     local rkey = P .. 'r:' .. host
@@ -68,7 +69,7 @@ for _ = 1, 16 do
       local count
       count, entry = split_tab(due[1])
       if not count then
-        schedule(host, max_in_flight, now)
+        schedule(host, now)
         return {4, 0, malformed(rkey, 'member', due[1]), 0}
       end
       tries = tonumber(count) or 0
@@ -80,7 +81,7 @@ for _ = 1, 16 do
     end
   end
   if not entry then
-    schedule(host, max_in_flight, now)
+    schedule(host, now)
     local score = redis.call('ZSCORE', READY, host)
     if score and tonumber(score) <= now then
       -- Ready by its score, yet nothing to take: a stale entry; drop it.
@@ -88,7 +89,7 @@ for _ = 1, 16 do
     end
   else
     start(host, limit, inflight, delay, jitter, now)
-    schedule(host, max_in_flight, now)
+    schedule(host, now)
     local id = redis.call('HINCRBY', COUNT, 'lease_seq', 1)
     redis.call('ZADD', LEASES, fmt(now + lease_ms), id)
     redis.call('HSET', LEASE, id, host .. '\t' .. entry)

@@ -23,10 +23,10 @@ end
 -- its next allowed start, or its first retry's due time when only retries wait.
 -- A host already in READY keeps its place (round-robin fairness) unless its
 -- start moved later, or it was waiting for a later time and may now go sooner.
-local function schedule(host, max_in_flight, now)
+local function schedule(host, now)
   local st = redis.call('HMGET', P .. 'h:' .. host, 'inflight', 'limit', 'next')
   local inflight = tonumber(st[1]) or 0
-  local limit = tonumber(st[2]) or max_in_flight
+  local limit = tonumber(st[2]) or 1
   if inflight >= limit then
     redis.call('ZREM', READY, host)
     return
@@ -110,25 +110,28 @@ end
 -- says about the server. signal: 0 silent, 1 clean, 2 failed, 3 slow down
 -- (for wait ms; reason 1 = 429, 2 = Retry-After, 4 = robots.txt unavailable),
 -- 5 failed again (release only). Returns {reason (0: none, 3: distress), cut
--- 0/1, limit, gap ms}.
+-- 0/1, limit, gap ms}. A host starts in slow start at limit 1 (the field
+-- 'limit' absent); 'ca' is set by its first cut, after which clean answers
+-- add one slot instead of doubling.
 local function feedback(host, signal, wait, reason, max_in_flight, now)
   release(host)
   if signal == 0 or signal == 5 then
     return {0, 0, 0, 0}
   end
   local h = P .. 'h:' .. host
-  local st = redis.call('HMGET', h, 'limit', 'next', 'gap', 'gcut', 'avg', 'wt', 'wf', 'sc', 'cat')
-  local limit = tonumber(st[1]) or max_in_flight
+  local st = redis.call('HMGET', h, 'limit', 'next', 'gap', 'gcut', 'avg', 'wt', 'wf', 'sc', 'cat', 'ca')
+  local limit = tonumber(st[1]) or 1
   local nxt = tonumber(st[2]) or 0
   local gap, gcut, avg = tonumber(st[3]) or 0, tonumber(st[4]) or 0, tonumber(st[5]) or 0
   local wt, wf = tonumber(st[6]) or 0, tonumber(st[7]) or 0
   local sc, cat = tonumber(st[8]) or 1e9, tonumber(st[9])
+  local slow_start = st[10] == false
   local why, did = 0, 0
   local function window_len()
     return math.max(WINDOW, limit * 2)
   end
   local function cut()
-    sc, did, cat = 0, 1, now
+    sc, did, cat, slow_start = 0, 1, now, false
     limit = math.max(1, math.floor(limit / 2))
     gap = math.min(math.max(gap * 2, avg * 2, MIN_GAP), MAX_GAP)
     gcut = gap
@@ -152,9 +155,11 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
           gap = 1000 / rate
         end
       end
-      if limit < max_in_flight then
-        limit = limit + 1
+      local grown = limit + 1
+      if slow_start then
+        grown = limit * 2
       end
+      limit = math.max(limit, math.min(grown, max_in_flight))
     end
     wt, sc = wt + 1, sc + 1
     if signal == 2 then
@@ -173,6 +178,9 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
   end
   redis.call('HSET', h, 'limit', limit, 'next', fmt(nxt), 'gap', fmt(gap), 'gcut', fmt(gcut),
     'wt', wt, 'wf', wf, 'sc', sc)
+  if did == 1 then
+    redis.call('HSET', h, 'ca', 1)
+  end
   if cat then
     redis.call('HSET', h, 'cat', fmt(cat))
   else

@@ -10,5 +10,5 @@ if not host then
 end
 local now = now_ms()
 local t = feedback(host, tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), max_in_flight, now)
-schedule(host, max_in_flight, now)
+schedule(host, now)
 return {1, t[1], t[2], t[3], t[4]}

@@ -1,4 +1,4 @@
--- Dedup-and-enqueue. ARGV: prefix, max_in_flight, then groups of
+-- Dedup-and-enqueue. ARGV: prefix, max_in_flight (not needed here), then groups of
 -- (seen bucket, fingerprint field, host, entry). Returns how many were new.
 do
   local garbled = garbled_counter()
@@ -6,7 +6,6 @@ do
     return redis.error_reply(garbled)
   end
 end
-local max_in_flight = tonumber(ARGV[2])
 local new, touched = 0, {}
 for i = 3, #ARGV, 4 do
   if redis.call('HSETNX', P .. 'seen:' .. ARGV[i], ARGV[i + 1], '') == 1 then
@@ -20,7 +19,7 @@ if new > 0 then
   redis.call('HINCRBY', COUNT, 'queued', new)
   local now = now_ms()
   for host in pairs(touched) do
-    schedule(host, max_in_flight, now)
+    schedule(host, now)
   end
 end
 return new

@@ -25,5 +25,5 @@ elseif attempted then
 end
 redis.call('ZADD', P .. 'r:' .. host, fmt(now + tonumber(ARGV[7])), tries .. '\t' .. entry)
 redis.call('HINCRBY', COUNT, 'retrying', 1)
-schedule(host, max_in_flight, now)
+schedule(host, now)
 return {1, t[1], t[2], t[3], t[4]}
