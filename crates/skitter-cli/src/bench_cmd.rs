@@ -89,7 +89,6 @@ pub const BENCH_FIELDS: [&str; 5] = [
 
 /// Runs the benchmark; exit status 1 when the crawl was not complete and exact.
 pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
-    raise_open_file_limit();
     let Some(faults) = args.faults.clone() else {
         let (ok, figures) = crawl_once(&args, None, cancel).await?;
         report(&args, &figures);
@@ -351,12 +350,6 @@ fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-fn raise_open_file_limit() {
-    if let Ok((_, hard)) = rlimit::Resource::NOFILE.get() {
-        let _ = rlimit::Resource::NOFILE.set(hard, hard);
-    }
 }
 
 #[cfg(test)]

@@ -100,8 +100,19 @@ enum Command {
     RedisClean(redis_cmd::CleanArgs),
 }
 
+/// Raises the soft open-file limit to the hard one, as servers do: the
+/// default connection cap is half the soft limit (see `--max-connections`),
+/// and a broad crawl wants more connections than the usual soft limit of
+/// 1024 allows. Nothing is lost if it cannot.
+fn raise_open_file_limit() {
+    if let Ok((_, hard)) = rlimit::Resource::NOFILE.get() {
+        let _ = rlimit::Resource::NOFILE.set(hard, hard);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    raise_open_file_limit();
     let logs = progress::StderrLogs::default();
     init_logging(cli.verbose, cli.quiet, logs.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()

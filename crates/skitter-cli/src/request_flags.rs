@@ -95,7 +95,7 @@ pub struct RequestFlags {
     #[arg(long, default_value_t = 64, value_parser = crate::flags::count, value_name = "N")]
     pub max_dns_lookups: usize,
     /// Most connections open at once, idle ones kept for reuse included
-    /// [default: half the open-file limit, at most 1024]. At the cap, a new
+    /// [default: half the open-file limit, at most 16384]. At the cap, a new
     /// connection closes those of the host idle longest, or waits (the wait
     /// counts in --connect-timeout).
     #[arg(long, value_parser = crate::flags::count, value_name = "N")]

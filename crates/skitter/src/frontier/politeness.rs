@@ -40,7 +40,7 @@
 //!   a host: one whose answers all fail stays at one. The host's robots.txt
 //!   is fetched before its first page anyway, so the ramp costs a few round
 //!   trips once per host. A host forgotten while idle (see
-//!   [`HostSlots::is_idle`]) starts in slow start again when it comes back, as
+//!   `HostSlots::is_idle`) starts in slow start again when it comes back, as
 //!   TCP restarts slow start after an idle spell: that is never less polite
 //!   than what was forgotten, and its pooled connections may have closed.
 //! - **A server that is down** is told apart from URLs that are broken by a
