@@ -19,6 +19,8 @@ use crate::items::TableSchema;
 
 /// How long a transaction waits for another writer's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+/// The wait between tries to switch a database another writer holds to WAL.
+const WAL_RETRY: Duration = Duration::from_millis(10);
 
 /// Opens the file, prepares its tables and starts the writer.
 pub(super) async fn start(
@@ -63,8 +65,22 @@ fn open(path: &Path, shown: &str, schemas: &[TableSchema]) -> Result<Connection,
         .map_err(fail("cannot set the busy timeout"))?;
     // journal_mode answers with the mode it is in: a file that cannot be
     // written (or is not a database) fails here rather than at the first batch.
-    conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-        .map_err(fail("cannot switch to WAL mode"))?;
+    // Two writers opening a new database at once: the switch takes an
+    // exclusive lock, and SQLite answers busy at once, without its busy
+    // handler, where waiting could deadlock; so it is tried again here, on
+    // this blocking thread, for as long as the busy timeout.
+    let started = std::time::Instant::now();
+    loop {
+        match conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(WAL_RETRY);
+            }
+            done => break done.map_err(fail("cannot switch to WAL mode"))?,
+        }
+    }
     conn.execute_batch("PRAGMA synchronous=NORMAL")
         .map_err(fail("cannot set synchronous=NORMAL"))?;
     prepare_tables(&mut conn, shown, schemas)?;
