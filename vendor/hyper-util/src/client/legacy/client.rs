@@ -56,8 +56,15 @@ fn guarded(conn: BoxSendFuture, guard: Option<BoxSendFuture>) -> BoxSendFuture {
     };
     Box::pin(async move {
         let mut conn = conn;
+        // The guard first: once it says close, the connection is not polled
+        // again, so a request checked out of the pool after the close was
+        // asked for stays unsent in its channel and comes back to the
+        // client as canceled-and-unsent, which the client retries on another
+        // connection. Polled after it, the connection would have taken the
+        // request and been dropped with it half sent ("dispatch task is
+        // gone"), an error nothing can retry.
         poll_fn(|cx| {
-            if conn.as_mut().poll(cx).is_ready() || guard.as_mut().poll(cx).is_ready() {
+            if guard.as_mut().poll(cx).is_ready() || conn.as_mut().poll(cx).is_ready() {
                 return Poll::Ready(());
             }
             Poll::Pending
