@@ -444,14 +444,15 @@ impl<'t> Pass<'t, '_> {
                     }
                     raw_text_end(rest, name)
                 }
-                None => memchr::memmem::find(rest.as_bytes(), b"</").unwrap_or(rest.len()),
-            };
-            if text_len > 0 {
-                if raw.is_none() && has_markup(&rest[..text_len]) {
+                None => match first_markup(rest.as_bytes()) {
+                    Some(at) if rest.as_bytes()[at + 1] == b'/' => at,
                     // A tag or comment `lol_html` did not report: one cut
                     // off by the end of the page, which the DOM drops.
-                    return self.decline();
-                }
+                    Some(_) => return self.decline(),
+                    None => rest.len(),
+                },
+            };
+            if text_len > 0 {
                 let raw_text = raw.is_some_and(|n| n != "title");
                 self.on_text(&rest[..text_len], raw_text);
                 rest = &rest[text_len..];
@@ -492,11 +493,13 @@ impl<'t> Pass<'t, '_> {
     }
 }
 
-/// Whether `text` holds the start of a tag or comment (`<` then a letter,
-/// `/`, `!` or `?`): in data, the tokenizer reads no such thing as text.
-fn has_markup(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    memchr::memchr_iter(b'<', bytes).any(|at| {
+/// Where the first start of a tag or comment in `bytes` is (`<` then a
+/// letter, `/`, `!` or `?`: in data the tokenizer reads no such thing as
+/// text). One `memchr` pass finds both where a gap's text ends (at `</`) and
+/// whether markup `lol_html` did not report lies before it; a `memmem`
+/// search for `</` built a searcher per gap, and cost more than the gap's text.
+fn first_markup(bytes: &[u8]) -> Option<usize> {
+    memchr::memchr_iter(b'<', bytes).find(|&at| {
         bytes
             .get(at + 1)
             .is_some_and(|b| b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?'))
@@ -507,7 +510,8 @@ fn has_markup(text: &str) -> bool {
 /// tag (`</name` in any case, then whitespace, `/` or `>`), else at the end.
 fn raw_text_end(rest: &str, name: &str) -> usize {
     let bytes = rest.as_bytes();
-    for at in memchr::memmem::find_iter(bytes, b"</") {
+    let ends = memchr::memchr_iter(b'<', bytes).filter(|&at| bytes.get(at + 1) == Some(&b'/'));
+    for at in ends {
         let after = &bytes[at + 2..];
         if after.len() > name.len()
             && after[..name.len()].eq_ignore_ascii_case(name.as_bytes())
