@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostKey};
+use skitter::frontier::{
+    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostKey, LINGER,
+};
 use skitter::outcome::{OutcomeKind, PageRecord, SkipReason};
 use skitter::store::{CrawlMeta, status};
 use url::Url;
@@ -79,7 +81,8 @@ async fn idle_hosts_are_forgotten_and_come_back_with_their_counts() {
         HOSTS,
         "every host known while its page is done"
     );
-    tokio::time::advance(Duration::from_secs(1)).await;
+    // Past h3's delay, and past the time a host counts as warm (kept).
+    tokio::time::advance(LINGER.max(Duration::from_secs(1))).await;
     settle(&f).await;
     assert_eq!(f.host_counts(), (0, HOSTS as u64), "idle hosts forgotten");
 

@@ -35,6 +35,7 @@ pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
 pub use politeness::{HostFeedback, Throttle, ThrottleReason};
 pub use redis::{RedisFrontier, RedisOptions};
 pub(crate) use rota::random_up_to;
+pub use rota::{LINGER, SESSION_BUDGET};
 // A leaf of its own, so that the stores below the frontier can hold requests
 // without depending on the frontier.
 pub use crate::request::Request;

@@ -55,6 +55,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::host::HostPolicy;
+use super::rota::{LINGER, Ring, SESSION_BUDGET};
 
 /// The fewest answers in a distress window (and between two cuts); a host with
 /// more than half as many in flight has windows of two rounds instead.
@@ -163,6 +164,12 @@ pub(crate) struct HostSlots {
     window_failed: u32,
     /// Answers since the last cut (`WINDOW` or more: a cut may happen).
     since_cut: u32,
+    /// Requests started since the host last came out of the cold ring (see
+    /// `rota`): past [`SESSION_BUDGET`] it is cold however recently it ran.
+    session: u32,
+    /// The most requests in flight at once since the host was last quiet
+    /// for [`LINGER`]: about the connections it has open.
+    conns: usize,
 }
 
 impl HostSlots {
@@ -182,7 +189,40 @@ impl HostSlots {
             window_total: 0,
             window_failed: 0,
             since_cut: u32::MAX,
+            session: 0,
+            conns: 0,
         }
+    }
+
+    /// The ready ring this host belongs in (see `rota`): warm while a
+    /// connection of its is likely idle, busy while all are in use, cold when
+    /// it has none or its session is spent.
+    pub(crate) fn ring(&self, now: Instant) -> Ring {
+        if !self.is_recent(now) {
+            return Ring::Cold;
+        }
+        if self.session >= SESSION_BUDGET {
+            Ring::Cold
+        } else if self.in_flight < self.conns {
+            Ring::Warm
+        } else if self.in_flight == 0 {
+            Ring::Cold
+        } else {
+            Ring::Busy
+        }
+    }
+
+    /// A request in flight, or one started within [`LINGER`].
+    fn is_recent(&self, now: Instant) -> bool {
+        self.in_flight > 0
+            || self
+                .last_start
+                .is_some_and(|t| now.saturating_duration_since(t) < LINGER)
+    }
+
+    /// The host was taken from the cold ring: a new session starts.
+    pub(crate) fn begin_session(&mut self) {
+        self.session = 0;
     }
 
     /// When a request may start, if a slot is free: `Ok(())` now, `Err(Some(t))`
@@ -199,7 +239,12 @@ impl HostSlots {
 
     /// Takes a slot for a request starting at `now`.
     pub(crate) fn start(&mut self, now: Instant, jitter: Duration) {
+        if !self.is_recent(now) {
+            self.conns = 0;
+        }
         self.in_flight += 1;
+        self.conns = self.conns.max(self.in_flight);
+        self.session = self.session.saturating_add(1);
         if let Some(last) = self.last_start {
             // An idle spell is not a pace: cap what one interval can add.
             let cap = self.gap().max(Duration::from_secs(1)) * 2;
@@ -361,6 +406,14 @@ impl HostSlots {
                 .all(|t| now.saturating_duration_since(t) >= SETTLE_TIME)
         };
         self.in_flight == 0 && self.next_start.is_none_or(|t| t <= now) && (settled || quiet())
+    }
+
+    /// Whether a frontier may forget this host: idle ([`HostSlots::is_idle`])
+    /// and no start within [`LINGER`] — forgotten while warm, it would come
+    /// back cold, and wait behind every other host for a connection it
+    /// still has.
+    pub(crate) fn is_forgettable(&self, now: Instant) -> bool {
+        !self.is_recent(now) && self.is_idle(now)
     }
 
     /// The configured random extra gap.

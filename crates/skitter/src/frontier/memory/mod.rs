@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use super::politeness::HostSlots;
 use super::queue::Queues;
-use super::rota::{Place, Rota, random_up_to};
+use super::rota::{Place, Ring, Rota, random_up_to};
 use super::seen::SeenSet;
 use super::spill::SpillDir;
 use super::{
@@ -134,6 +134,12 @@ impl MemoryFrontier {
     /// zero while the frontier has fitted in its budget.
     pub fn spill_files_created(&self) -> u64 {
         self.lock().spill.files_created()
+    }
+
+    /// Each ready ring's entries and live hosts (see `rota`).
+    #[cfg(test)]
+    pub(crate) fn ring_entries(&self) -> [(usize, usize); 3] {
+        self.lock().rota.entries()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -249,13 +255,16 @@ impl State {
         // ready: either way its place is looked at again.
         if host.place == Place::Full || throttle.is_some() {
             self.replace_any(idx, now);
+        } else {
+            // A busy host has an idle connection again.
+            self.rota.refresh(idx, &mut host.place, &host.slots, now);
         }
         throttle
     }
 
     /// Like `replace`, for a host that may also be full.
     fn replace_any(&mut self, idx: usize, now: Instant) {
-        if self.hosts[idx].place != Place::Ready {
+        if !self.hosts[idx].place.is_ready() {
             self.hosts[idx].place = Place::Idle;
             self.place(idx, now);
         }
@@ -264,7 +273,7 @@ impl State {
     fn claim(&mut self, now: Instant) -> Result<Claim, FrontierError> {
         self.promote_due(now);
         self.hosts.sweep(now);
-        while let Some(idx) = self.rota.pop_ready() {
+        while let Some((idx, ring)) = self.rota.pop_ready(|i| self.hosts[i].place) {
             let host = &mut self.hosts[idx];
             host.place = Place::Idle;
             if host.slots.ready_at(now).is_err() || host.work_at(now).is_none_or(|t| t > now) {
@@ -286,6 +295,9 @@ impl State {
                 }
             };
             let host = &mut self.hosts[idx];
+            if ring == Ring::Cold {
+                host.slots.begin_session();
+            }
             let jitter = random_up_to(host.slots.jitter());
             host.slots.start(now, jitter);
             self.place(idx, now);

@@ -2,9 +2,10 @@
 //! and the forgetting of hosts that owe nothing, so that a broad crawl keeps
 //! state for the hosts it is working on, not for every host it ever met.
 //!
-//! A host with nothing queued, no retry waiting, nothing in flight and no gap
-//! or slow-down still owed ([`HostSlots::is_idle`]) is forgotten; its slot in
-//! the table is reused. Offering its URLs again builds it afresh, which loses
+//! A host with nothing queued, no retry waiting, nothing in flight, no start
+//! for the rota's linger time (it counts as warm until then) and no gap or
+//! slow-down still owed ([`HostSlots::is_forgettable`]) is forgotten; its slot
+//! in the table is reused. Offering its URLs again builds it afresh, which loses
 //! nothing: a fresh host may start at once, as the forgotten one could. The one
 //! rule a fresh host cannot know, the robots.txt `Crawl-delay` the crawler
 //! hands over once per host, is kept aside for the hosts that have one.
@@ -162,10 +163,10 @@ impl HostTable {
             };
             let host = &mut self.hosts[idx];
             host.watched = false;
-            if host.work_at(now).is_some() || host.place == Place::Ready {
+            if host.work_at(now).is_some() || host.place.is_ready() {
                 continue;
             }
-            if host.slots.is_idle(now) {
+            if host.slots.is_forgettable(now) {
                 self.forget(idx);
             } else {
                 host.watched = true;

@@ -2,9 +2,9 @@
 //! that owe nothing, so a broad crawl keeps in memory the hosts it is working
 //! on, not every host it ever met (as the memory frontier's table does).
 //!
-//! A host with nothing queued, no retry waiting, nothing in flight, no gap or
-//! slow-down still owed ([`HostSlots::is_idle`]) and its row committed is
-//! forgotten: its slot is reused. Its row stays in the database (its counters,
+//! A host with nothing queued, no retry waiting, nothing in flight, no start
+//! for the rota's linger time, no gap or slow-down still owed
+//! ([`HostSlots::is_forgettable`]) and its row committed is forgotten: its slot is reused. Its row stays in the database (its counters,
 //! its robots.txt `Crawl-delay`), and a 64-bit hash of its key stays in memory,
 //! so that a URL of a host never met needs no database lookup while one of a
 //! forgotten host reads its row back.
@@ -162,7 +162,7 @@ impl State {
             let applied = self.forgotten.applied;
             let host = &mut self.hosts[idx];
             host.watched = false;
-            if host.waiting > 0 || host.retries.next_due().is_some() || host.place == Place::Ready {
+            if host.waiting > 0 || host.retries.next_due().is_some() || host.place.is_ready() {
                 continue;
             }
             let q = &host.queue;
@@ -172,7 +172,7 @@ impl State {
                 && q.on_disk == 0
                 && q.live.is_empty();
             let committed = !host.dirty && host.written <= applied;
-            if empty && committed && host.slots.is_idle(now) {
+            if empty && committed && host.slots.is_forgettable(now) {
                 self.forget(idx);
             } else {
                 host.watched = true;

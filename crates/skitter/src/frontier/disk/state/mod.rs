@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::super::memory::fingerprint;
 use super::super::politeness::HostSlots;
 use super::super::retry_queue::RetryQueue;
-use super::super::rota::{Place, Rota, random_up_to};
+use super::super::rota::{Place, Ring, Rota, random_up_to};
 use super::super::{
     Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request, Throttle,
 };
@@ -142,7 +142,7 @@ impl State {
     /// Places a host again after it got work or its slots changed (a stale
     /// timed entry is harmless: it is re-checked when it comes up).
     fn replace(&mut self, idx: usize, now: Instant) {
-        if self.hosts[idx].place != Place::Ready {
+        if !self.hosts[idx].place.is_ready() {
             self.hosts[idx].place = Place::Idle;
             self.place(idx, now);
         }
@@ -242,7 +242,7 @@ impl State {
     pub(super) fn claim(&mut self, now: Instant, db: &Mutex<Db>) -> Result<Claim, StoreError> {
         self.promote_due(now);
         self.sweep(now);
-        while let Some(idx) = self.rota.pop_ready() {
+        while let Some((idx, ring)) = self.rota.pop_ready(|i| self.hosts[i].place) {
             self.hosts[idx].place = Place::Idle;
             let host = &mut self.hosts[idx];
             if host.slots.ready_at(now).is_err() || host.work_at(now).is_none_or(|t| t > now) {
@@ -251,6 +251,9 @@ impl State {
             }
             // A due retry goes before new work: it has waited already.
             if let Some((request, leased, tries)) = host.retries.pop_due(now) {
+                if ring == Ring::Cold {
+                    host.slots.begin_session();
+                }
                 let jitter = random_up_to(host.slots.jitter());
                 host.slots.start(now, jitter);
                 self.retrying -= 1;
@@ -270,6 +273,9 @@ impl State {
                     "host {key} counts queued URLs its queue does not hold"
                 )));
             };
+            if ring == Ring::Cold {
+                host.slots.begin_session();
+            }
             let jitter = random_up_to(host.slots.jitter());
             host.slots.start(now, jitter);
             host.waiting -= 1;
@@ -341,6 +347,10 @@ impl State {
         let throttle = host.slots.finish(now, feedback);
         if host.place == Place::Full || throttle.is_some() {
             self.replace(leased.host, now);
+        } else {
+            // A busy host has an idle connection again.
+            self.rota
+                .refresh(leased.host, &mut host.place, &host.slots, now);
         }
         self.mark(leased.host);
         self.watch(leased.host);
