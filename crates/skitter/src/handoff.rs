@@ -55,30 +55,33 @@ pub(crate) async fn drive_sinks(
     let mut healthy = true;
     let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
     while let Some(message) = rx.recv().await {
-        let handoff = match message {
-            ToSinks::Page(handoff) => handoff,
+        match message {
             ToSinks::Throttle(host, throttle) => {
                 if healthy {
                     healthy = throttled(&mut sinks, &host, &throttle, &halt).await;
                 }
-                continue;
             }
-        };
-        let added = tally
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(&handoff.page.record);
-        if let Err(e) = added {
-            // The report would miss lines from here on: as fatal as a failed output.
-            halt.fail(e.to_string());
+            ToSinks::Page(handoff) => {
+                let added = tally
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .add(&handoff.page.record);
+                if let Err(e) = added {
+                    // The report would miss lines from here on: as fatal as a failed output.
+                    halt.fail(e.to_string());
+                }
+                if healthy {
+                    healthy = record(&mut sinks, &handoff.page, &halt).await;
+                    waiting.extend(handoff.written);
+                }
+            }
         }
-        if !healthy {
-            continue;
-        }
-        healthy = record(&mut sinks, &handoff.page, &halt).await;
-        waiting.extend(handoff.written);
-        if !waiting.is_empty() && (rx.is_empty() || waiting.len() >= MAX_UNFLUSHED) {
-            healthy = healthy && flush(&mut sinks, &halt).await;
+        // Checked after a throttle too: when the last page before it found
+        // the channel not yet empty, the throttle may be the last message
+        // before every writer waits on its acknowledgement, and nothing else
+        // would come to flush for them.
+        if healthy && !waiting.is_empty() && (rx.is_empty() || waiting.len() >= MAX_UNFLUSHED) {
+            healthy = flush(&mut sinks, &halt).await;
             if healthy {
                 waiting.drain(..).for_each(|ack| {
                     let _ = ack.send(());
@@ -138,3 +141,6 @@ fn stop_for(halt: &Halt, e: &crate::sink::SinkError) {
         halt.fail(format!("output {e}"));
     }
 }
+
+#[cfg(test)]
+mod tests;
