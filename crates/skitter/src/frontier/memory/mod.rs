@@ -1,8 +1,9 @@
-//! The in-memory frontier: a fingerprint seen set and per-host FIFO queues served
-//! round-robin, so one slow or rate-limited host never holds up the others.
+//! The in-memory frontier: a fingerprint seen set and per-host FIFO queues
+//! taking turns, so one slow or rate-limited host never holds up the others.
 //!
-//! Hosts take turns through the shared [`Rota`], so `claim` is O(log hosts)
-//! however many hosts are waiting.
+//! Hosts take turns through the shared [`Rota`] (hosts with an idle connection
+//! first, see there), so `claim` is O(log hosts) however many hosts are
+//! waiting.
 //!
 //! Memory stays within a budget: half of it for the seen set ([`SeenSet`], 16
 //! bytes per URL, sorted run files beyond), a quarter for queued requests in

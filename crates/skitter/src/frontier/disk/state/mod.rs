@@ -1,5 +1,5 @@
-//! The disk frontier's working state: the same host round-robin as the memory
-//! frontier, with each host's queue in chunks (see `queue`) and every change
+//! The disk frontier's working state: the same turn-taking of hosts as the
+//! memory frontier (the shared rota), with each host's queue in chunks (see `queue`) and every change
 //! recorded as an op in the pending [`Batch`] that the next commit writes.
 //!
 //! Claiming writes nothing: a chunk is deleted only when its last request is
