@@ -55,7 +55,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::host::HostPolicy;
-use super::rota::{LINGER, Ring, SESSION_BUDGET};
+use super::rota::{LINGER, Ring, SESSION_BUDGET, random_up_to};
 
 /// The fewest answers in a distress window (and between two cuts); a host with
 /// more than half as many in flight has windows of two rounds instead.
@@ -198,15 +198,12 @@ impl HostSlots {
     /// connection of its is likely idle, busy while all are in use, cold when
     /// it has none or its session is spent.
     pub(crate) fn ring(&self, now: Instant) -> Ring {
-        if !self.is_recent(now) {
-            return Ring::Cold;
-        }
-        if self.session >= SESSION_BUDGET {
+        // A recent host has started a request since `conns` was reset, so
+        // with nothing in flight it is warm.
+        if !self.is_recent(now) || self.session >= SESSION_BUDGET {
             Ring::Cold
         } else if self.in_flight < self.conns {
             Ring::Warm
-        } else if self.in_flight == 0 {
-            Ring::Cold
         } else {
             Ring::Busy
         }
@@ -220,9 +217,14 @@ impl HostSlots {
                 .is_some_and(|t| now.saturating_duration_since(t) < LINGER)
     }
 
-    /// The host was taken from the cold ring: a new session starts.
-    pub(crate) fn begin_session(&mut self) {
-        self.session = 0;
+    /// Takes a slot for a request a frontier claimed from `ring`, with the
+    /// configured jitter: one taken from the cold ring starts a new session.
+    pub(crate) fn start_claimed(&mut self, now: Instant, ring: Ring) {
+        if ring == Ring::Cold {
+            self.session = 0;
+        }
+        let jitter = random_up_to(self.policy.jitter);
+        self.start(now, jitter);
     }
 
     /// When a request may start, if a slot is free: `Ok(())` now, `Err(Some(t))`

@@ -30,6 +30,26 @@ fn handoff(i: usize) -> (ToSinks, oneshot::Receiver<()>) {
     (message, rx)
 }
 
+/// The sink task over `rx`, with no sinks.
+fn sink_task(
+    rx: mpsc::Receiver<ToSinks>,
+) -> tokio::task::JoinHandle<Vec<crate::sink::SinkSummary>> {
+    tokio::spawn(drive_sinks(
+        rx,
+        Vec::new(),
+        Arc::new(Halt::default()),
+        Arc::new(Mutex::new(Tally::default())),
+    ))
+}
+
+/// Waits for a page's acknowledgement, failing if none comes.
+async fn acknowledged(written: oneshot::Receiver<()>) {
+    tokio::time::timeout(Duration::from_secs(60), written)
+        .await
+        .expect("the page was never acknowledged")
+        .unwrap();
+}
+
 fn throttle() -> ToSinks {
     ToSinks::Throttle(
         "h.test".into(),
@@ -50,18 +70,10 @@ async fn a_page_followed_by_a_throttle_is_acknowledged() {
     let (page, written) = handoff(0);
     tx.send(page).await.unwrap();
     tx.send(throttle()).await.unwrap();
-    let task = tokio::spawn(drive_sinks(
-        rx,
-        Vec::new(),
-        Arc::new(Halt::default()),
-        Arc::new(Mutex::new(Tally::default())),
-    ));
+    let task = sink_task(rx);
     // The writer waits with the channel open and nothing more to come, as a
     // crawl's last workers do.
-    tokio::time::timeout(Duration::from_secs(60), written)
-        .await
-        .expect("the page was never acknowledged")
-        .unwrap();
+    acknowledged(written).await;
     drop(tx);
     task.await.unwrap();
 }
@@ -76,17 +88,9 @@ async fn pages_arriving_together_share_one_flush_and_are_all_acknowledged() {
         acks.push(written);
         tx.send(throttle()).await.unwrap();
     }
-    let task = tokio::spawn(drive_sinks(
-        rx,
-        Vec::new(),
-        Arc::new(Halt::default()),
-        Arc::new(Mutex::new(Tally::default())),
-    ));
+    let task = sink_task(rx);
     for written in acks {
-        tokio::time::timeout(Duration::from_secs(60), written)
-            .await
-            .expect("a page was never acknowledged")
-            .unwrap();
+        acknowledged(written).await;
     }
     drop(tx);
     task.await.unwrap();

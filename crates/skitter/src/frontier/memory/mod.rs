@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use super::politeness::HostSlots;
 use super::queue::Queues;
-use super::rota::{Place, Ring, Rota, random_up_to};
+use super::rota::{Place, Rota};
 use super::seen::SeenSet;
 use super::spill::SpillDir;
 use super::{
@@ -296,11 +296,7 @@ impl State {
                 }
             };
             let host = &mut self.hosts[idx];
-            if ring == Ring::Cold {
-                host.slots.begin_session();
-            }
-            let jitter = random_up_to(host.slots.jitter());
-            host.slots.start(now, jitter);
+            host.slots.start_claimed(now, ring);
             self.place(idx, now);
             let id = self.next_lease;
             self.next_lease += 1;
@@ -384,4 +380,4 @@ impl Frontier for MemoryFrontier {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

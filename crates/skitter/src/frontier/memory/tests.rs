@@ -14,7 +14,8 @@ fn unlimited() -> HostPolicy {
     }
 }
 
-async fn take(f: &MemoryFrontier) -> Lease {
+/// Claims a lease that must be ready (also for the rota's tests).
+pub(in crate::frontier) async fn take(f: &MemoryFrontier) -> Lease {
     match f.claim().await.unwrap() {
         Claim::Ready(lease) => lease,
         other => panic!("expected a lease, got {other:?}"),
@@ -131,7 +132,8 @@ fn an_unwritable_spill_dir_is_refused_up_front() {
     assert!(err.to_string().contains("/nonexistent/spill-dir"), "{err}");
 }
 
-fn at(host: &str, i: usize) -> Request {
+/// URL `i` of `host.test` (also for the rota's tests).
+pub(in crate::frontier) fn at(host: &str, i: usize) -> Request {
     Request {
         url: Url::parse(&format!("http://{host}.test/{i}")).unwrap(),
         depth: 0,

@@ -5,19 +5,9 @@
 
 use std::time::Duration;
 
-use url::Url;
-
 use super::{LINGER, SESSION_BUDGET};
-use crate::frontier::{Claim, Frontier, HostFeedback, HostPolicy, Lease, MemoryFrontier, Request};
-
-fn at(host: &str, i: usize) -> Request {
-    Request {
-        url: Url::parse(&format!("http://{host}.test/{i}")).unwrap(),
-        depth: 0,
-        redirects_left: 3,
-        parent: None,
-    }
-}
+use crate::frontier::memory::tests::{at, take};
+use crate::frontier::{Claim, Frontier, HostFeedback, HostPolicy, Lease, MemoryFrontier};
 
 fn frontier(max_in_flight: usize, delay: Duration) -> MemoryFrontier {
     MemoryFrontier::new(HostPolicy {
@@ -30,13 +20,6 @@ fn frontier(max_in_flight: usize, delay: Duration) -> MemoryFrontier {
 async fn offer(f: &MemoryFrontier, host: &str, n: usize) {
     let batch = (0..n).map(|i| at(host, i)).collect();
     assert_eq!(f.offer(batch).await.unwrap(), n);
-}
-
-async fn take(f: &MemoryFrontier) -> Lease {
-    match f.claim().await.unwrap() {
-        Claim::Ready(lease) => lease,
-        other => panic!("expected a lease, got {other:?}"),
-    }
 }
 
 fn host(lease: &Lease) -> String {

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use super::super::memory::fingerprint;
 use super::super::politeness::HostSlots;
 use super::super::retry_queue::RetryQueue;
-use super::super::rota::{Place, Ring, Rota, random_up_to};
+use super::super::rota::{Place, Rota};
 use super::super::{
     Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request, Throttle,
 };
@@ -251,11 +251,7 @@ impl State {
             }
             // A due retry goes before new work: it has waited already.
             if let Some((request, leased, tries)) = host.retries.pop_due(now) {
-                if ring == Ring::Cold {
-                    host.slots.begin_session();
-                }
-                let jitter = random_up_to(host.slots.jitter());
-                host.slots.start(now, jitter);
+                host.slots.start_claimed(now, ring);
                 self.retrying -= 1;
                 self.place(idx, now);
                 let id = self.next_lease;
@@ -273,11 +269,7 @@ impl State {
                     "host {key} counts queued URLs its queue does not hold"
                 )));
             };
-            if ring == Ring::Cold {
-                host.slots.begin_session();
-            }
-            let jitter = random_up_to(host.slots.jitter());
-            host.slots.start(now, jitter);
+            host.slots.start_claimed(now, ring);
             host.waiting -= 1;
             self.progress.queued -= 1;
             self.place(idx, now);
