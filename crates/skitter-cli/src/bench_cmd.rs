@@ -109,7 +109,10 @@ pub async fn run(args: BenchArgs, cancel: CancellationToken) -> anyhow::Result<u
         println!("with faults {faults:?}:");
         print_figures(&args, &faulty);
         println!("  retries      {}", faulty["retries"]);
-        println!("  throttled    {}", faulty["throttled"]);
+        println!(
+            "  throttled    {} host(s): {}",
+            faulty["throttled_hosts"], faulty["throttled"]
+        );
         println!("faults/clean pages/s ratio: {ratio:.3}");
     }
     Ok(u8::from(!(clean_ok && faulty_ok)))
@@ -196,7 +199,9 @@ async fn crawl_once(
         "ideal_secs": ideal.map(|d| d.as_secs_f64()),
         "wall_over_ideal": ideal.map(|d| wall.as_secs_f64() / d.as_secs_f64()),
         "retries": retries,
-        "throttled": report.throttled,
+        // By reason, summed over hosts: a broad crawl slows down thousands.
+        "throttled": throttle_totals(&report.throttled),
+        "throttled_hosts": report.throttled.len(),
         "items": report.counters.get("items").copied().unwrap_or(0),
         "extract_errors": report.counters.get("extract_errors").copied().unwrap_or(0),
         "hosts": args.vhosts.unwrap_or(1),
@@ -213,6 +218,17 @@ async fn crawl_once(
         );
     }
     Ok((ok, figures))
+}
+
+/// How often each reason slowed a host down, over all hosts.
+fn throttle_totals(
+    by_host: &std::collections::BTreeMap<String, std::collections::BTreeMap<String, u64>>,
+) -> std::collections::BTreeMap<&str, u64> {
+    let mut totals = std::collections::BTreeMap::new();
+    for (reason, n) in by_host.values().flatten() {
+        *totals.entry(reason.as_str()).or_default() += n;
+    }
+    totals
 }
 
 async fn start_site(
@@ -268,6 +284,8 @@ fn fault_spec(f: &skitter_testsite::Faults) -> String {
         format!("reset={}", f.reset_rate),
         format!("stall={}ms", f.stall.as_millis()),
         format!("robots={}", f.robots_failures),
+        format!("dns={}", f.dns_fail_rate),
+        format!("dns-times={}", f.dns_fail_times),
         format!("seed={}", f.seed),
     ];
     parts.extend(f.fail_status.map(|s| format!("status={s}")));

@@ -217,6 +217,7 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
             use skitter_testsite::dns::{Record, Reply, Responder};
             let dns = Responder::builder()
                 .fallback(Reply::Records(vec![Record::A(Ipv4Addr::LOCALHOST)]))
+                .faults(args.faults.clone().unwrap_or_default())
                 .bind()
                 .await
                 .context("cannot start the test DNS server")?;

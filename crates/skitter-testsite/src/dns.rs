@@ -81,6 +81,7 @@ pub struct ResponderBuilder {
     names: HashMap<String, Reply>,
     fallback: Reply,
     delay: Duration,
+    faults: crate::Faults,
 }
 
 impl ResponderBuilder {
@@ -99,6 +100,14 @@ impl ResponderBuilder {
     /// Holds every answer back this long (default none).
     pub fn delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Makes a share of names flaky, as `faults` says ([`crate::Faults::dns_fails`]):
+    /// each such name's first [`crate::Faults::dns_times`] queries are answered
+    /// SERVFAIL, then its scripted reply. Other fault modes do not apply here.
+    pub fn faults(mut self, faults: crate::Faults) -> Self {
+        self.faults = faults;
         self
     }
 
@@ -152,6 +161,7 @@ impl Responder {
             names: HashMap::new(),
             fallback: Reply::NxDomain,
             delay: Duration::ZERO,
+            faults: crate::Faults::default(),
         }
     }
 
@@ -215,11 +225,18 @@ impl Server {
                 continue;
             };
             let name = key(&query.name().to_ascii());
-            let reply = self
+            let mut reply = self
                 .script
                 .names
                 .get(&name)
                 .unwrap_or(&self.script.fallback);
+            let faults = &self.script.faults;
+            if faults.dns_fails(&name)
+                && lock(&self.stats).per_name.get(&name).copied().unwrap_or(0)
+                    < u64::from(faults.dns_times())
+            {
+                reply = &Reply::ServFail;
+            }
             self.count_query(name, reply);
             if *reply == Reply::Silent {
                 continue;

@@ -13,7 +13,15 @@
 //! 500 requests per second; `outage=1s+3s` every response is 503 from 1 s after
 //! start for 3 s; `from-pass=1` nothing fails before the site's pass 1 (see
 //! [`crate::Versions`]; passes count from 0, so this is a recrawl's second
-//! crawl), and the outage's clock starts with that pass; `seed=7`.
+//! crawl), and the outage's clock starts with that pass; `dns=0.1` share of
+//! virtual host names whose first `dns-times` lookups (default `times`) the
+//! site's DNS server answers SERVFAIL (see
+//! [`crate::dns::ResponderBuilder::faults`]); `seed=7`.
+//!
+//! With virtual hosts each host is its own site, as on the web: which of its
+//! URLs fail is decided by the hash of host and path, its robots.txt fails
+//! its own first requests, and the rate limit counts its own requests. The
+//! outage takes every host down at once (a shared server going down).
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -41,6 +49,11 @@ pub struct Faults {
     pub rate_limit: Option<u32>,
     /// Every response is 503 from `.0` after start, for `.1`.
     pub outage: Option<(Duration, Duration)>,
+    /// Share (0–1) of virtual host names whose first `fail_times` lookups
+    /// fail (SERVFAIL) at the site's DNS server.
+    pub dns_fail_rate: f64,
+    /// How many lookups of a failing name fail (0: `fail_times`, at least 1).
+    pub dns_fail_times: u32,
     /// Seeds the choice of failing URLs.
     pub seed: u64,
     /// No fault is served before this pass of a versioned site (passes count
@@ -55,9 +68,25 @@ impl Faults {
         *self != Faults::default()
     }
 
-    /// Whether `path` is one of the URLs that fail (before answering).
+    /// Whether `path` is one of the URLs that fail (before answering); with
+    /// virtual hosts, `path` is the host's name followed by the path
+    /// (`h7.sites.test/p/3`).
     pub fn fails(&self, path: &str) -> bool {
         self.fail_rate > 0.0 && unit(self.seed, path) < self.fail_rate
+    }
+
+    /// Whether lookups of `name` (lower case, no trailing dot) fail their
+    /// first [`Faults::dns_times`] times.
+    pub fn dns_fails(&self, name: &str) -> bool {
+        self.dns_fail_rate > 0.0 && unit(self.seed ^ 0xd25, name) < self.dns_fail_rate
+    }
+
+    /// How many lookups of a failing name fail.
+    pub fn dns_times(&self) -> u32 {
+        match self.dns_fail_times {
+            0 => self.fail_times.max(1),
+            n => n,
+        }
     }
 }
 
@@ -105,6 +134,12 @@ impl FromStr for Faults {
                         .split_once('+')
                         .ok_or_else(|| bad("expected START+LENGTH".into()))?;
                     f.outage = Some((duration(start).map_err(bad)?, duration(len).map_err(bad)?));
+                }
+                "dns" => f.dns_fail_rate = share(value)?,
+                "dns-times" => {
+                    f.dns_fail_times = int(value)?
+                        .try_into()
+                        .map_err(|_| bad("too large".into()))?
                 }
                 "seed" => f.seed = int(value)?,
                 "from-pass" => {
@@ -154,8 +189,21 @@ pub(crate) struct FaultState {
     faults: Faults,
     /// When faults began: at start, or at the first request of `from_pass`.
     started: OnceLock<Instant>,
+    /// Failures served so far, by host and path.
     failed: Mutex<HashMap<String, u32>>,
-    window: Mutex<(Instant, u32)>,
+    /// Each host's rate window: when it began, requests in it.
+    windows: Mutex<HashMap<usize, (Instant, u32)>>,
+}
+
+/// Which request [`FaultState::judge`] judges.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target<'a> {
+    /// The virtual host's index (0 for a site without virtual hosts).
+    pub(crate) host: usize,
+    /// The virtual host's name, `""` for a site without virtual hosts.
+    pub(crate) name: &'a str,
+    /// The request's path.
+    pub(crate) path: &'a str,
 }
 
 impl FaultState {
@@ -169,7 +217,7 @@ impl FaultState {
             faults,
             started,
             failed: Mutex::new(HashMap::new()),
-            window: Mutex::new((now, 0)),
+            windows: Mutex::new(HashMap::new()),
         }
     }
 
@@ -178,8 +226,9 @@ impl FaultState {
         self.faults.stall
     }
 
-    /// The fault to serve for this request to `path` in the site's `pass`, if any.
-    pub(crate) fn judge(&self, path: &str, pass: u32) -> Option<Fault> {
+    /// The fault to serve for this request in the site's `pass`, if any.
+    pub(crate) fn judge(&self, target: Target<'_>, pass: u32) -> Option<Fault> {
+        let Target { host, name, path } = target;
         let f = &self.faults;
         if !f.any() || pass < f.from_pass {
             return None;
@@ -193,7 +242,8 @@ impl FaultState {
             }
         }
         if let Some(limit) = f.rate_limit {
-            let mut w = self.window.lock().unwrap_or_else(|e| e.into_inner());
+            let mut windows = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+            let w = windows.entry(host).or_insert((now, 0));
             if now.duration_since(w.0) >= Duration::from_secs(1) {
                 *w = (now, 0);
             }
@@ -202,21 +252,23 @@ impl FaultState {
                 return Some(Fault::Status(429, f.retry_after));
             }
         }
+        // The host's name and the path: on a site without virtual hosts, the path.
+        let key = format!("{name}{path}");
         let (failing, times) = if path == "/robots.txt" {
             (f.robots_failures > 0, f.robots_failures)
         } else {
-            (f.fails(path), f.fail_times.max(1))
+            (f.fails(&key), f.fail_times.max(1))
         };
         if !failing {
             return None;
         }
+        let reset = path != "/robots.txt" && unit(f.seed ^ 0x5eed, &key) < f.reset_rate;
         let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        let n = failed.entry(path.to_owned()).or_default();
+        let n = failed.entry(key).or_default();
         if *n >= times {
             return None;
         }
         *n += 1;
-        let reset = path != "/robots.txt" && unit(f.seed ^ 0x5eed, path) < f.reset_rate;
         Some(if reset {
             Fault::Reset
         } else {
@@ -234,9 +286,18 @@ impl FaultState {
 mod tests {
     use super::*;
 
+    /// A request to `path` of a site without virtual hosts.
+    fn at(path: &str) -> Target<'_> {
+        Target {
+            host: 0,
+            name: "",
+            path,
+        }
+    }
+
     #[test]
     fn spec_parses_and_rejects() {
-        let f: Faults = "fail=0.1,times=2,status=500,retry-after=3,reset=0.5,stall=250ms,robots=2,rate=100,outage=1s+2s,seed=9,from-pass=3"
+        let f: Faults = "fail=0.1,times=2,status=500,retry-after=3,reset=0.5,stall=250ms,robots=2,rate=100,outage=1s+2s,dns=0.25,dns-times=4,seed=9,from-pass=3"
             .parse()
             .unwrap();
         assert_eq!(f.fail_rate, 0.1);
@@ -250,8 +311,15 @@ mod tests {
             Some((Duration::from_secs(1), Duration::from_secs(2)))
         );
         assert_eq!((f.robots_failures, f.rate_limit, f.seed), (2, Some(100), 9));
-        assert_eq!(f.from_pass, 3);
-        for bad in ["fail=2", "nope=1", "fail", "outage=1s", "stall=x"] {
+        assert_eq!((f.from_pass, f.dns_fail_rate, f.dns_times()), (3, 0.25, 4));
+        for bad in [
+            "fail=2",
+            "dns=1.5",
+            "nope=1",
+            "fail",
+            "outage=1s",
+            "stall=x",
+        ] {
             assert!(bad.parse::<Faults>().is_err(), "{bad}");
         }
     }
@@ -266,26 +334,26 @@ mod tests {
             .find(|p| f.fails(p))
             .unwrap();
         let state = FaultState::new(f);
-        assert_eq!(state.judge(&path, 0), Some(Fault::Status(503, None)));
-        assert_eq!(state.judge(&path, 0), Some(Fault::Status(503, None)));
-        assert_eq!(state.judge(&path, 0), None, "then it answers");
+        assert_eq!(state.judge(at(&path), 0), Some(Fault::Status(503, None)));
+        assert_eq!(state.judge(at(&path), 0), Some(Fault::Status(503, None)));
+        assert_eq!(state.judge(at(&path), 0), None, "then it answers");
     }
 
     #[test]
     fn robots_fails_its_first_requests() {
         let state = FaultState::new("robots=1".parse().unwrap());
         assert_eq!(
-            state.judge("/robots.txt", 0),
+            state.judge(at("/robots.txt"), 0),
             Some(Fault::Status(503, None))
         );
-        assert_eq!(state.judge("/robots.txt", 0), None);
-        assert_eq!(state.judge("/p/1", 0), None);
+        assert_eq!(state.judge(at("/robots.txt"), 0), None);
+        assert_eq!(state.judge(at("/p/1"), 0), None);
     }
 
     #[test]
     fn rate_limit_answers_429_above_it() {
         let state = FaultState::new("rate=3,retry-after=1".parse().unwrap());
-        let answers: Vec<_> = (0..5).map(|_| state.judge("/p/1", 0)).collect();
+        let answers: Vec<_> = (0..5).map(|_| state.judge(at("/p/1"), 0)).collect();
         assert_eq!(answers[..3], [None, None, None]);
         assert_eq!(answers[3], Some(Fault::Status(429, Some(1))));
     }
@@ -293,8 +361,46 @@ mod tests {
     #[test]
     fn faults_wait_for_their_pass() {
         let state = FaultState::new("robots=1,outage=0s+10s,from-pass=1".parse().unwrap());
-        assert_eq!(state.judge("/robots.txt", 0), None);
-        assert_eq!(state.judge("/p/1", 0), None);
-        assert_eq!(state.judge("/p/1", 1), Some(Fault::Status(503, None)));
+        assert_eq!(state.judge(at("/robots.txt"), 0), None);
+        assert_eq!(state.judge(at("/p/1"), 0), None);
+        assert_eq!(state.judge(at("/p/1"), 1), Some(Fault::Status(503, None)));
+    }
+
+    #[test]
+    fn each_virtual_host_fails_on_its_own() {
+        let f: Faults = "fail=0.2,times=1,robots=1,rate=2,seed=3".parse().unwrap();
+        let state = FaultState::new(f.clone());
+        let host = |k: usize, name: &'static str, path: &'static str| Target {
+            host: k,
+            name,
+            path,
+        };
+        // robots.txt of every host fails its own first request.
+        for (k, name) in [(0, "h0.sites.test"), (1, "h1.sites.test")] {
+            assert_eq!(
+                state.judge(host(k, name, "/robots.txt"), 0),
+                Some(Fault::Status(503, None)),
+                "{name}"
+            );
+        }
+        // Each host has its own rate window (robots.txt counted in it).
+        assert_eq!(
+            state.judge(host(0, "h0.sites.test", "/robots.txt"), 0),
+            None
+        );
+        assert_eq!(
+            state.judge(host(0, "h0.sites.test", "/robots.txt"), 0),
+            Some(Fault::Status(429, None))
+        );
+        assert_eq!(
+            state.judge(host(1, "h1.sites.test", "/robots.txt"), 0),
+            None
+        );
+        // Which pages fail depends on the host too: the same path fails on some
+        // hosts and not on others, at about the rate.
+        let failing = (0..5_000)
+            .filter(|k| f.fails(&format!("h{k}.sites.test/p/3")))
+            .count();
+        assert!((800..1200).contains(&failing), "{failing}");
     }
 }

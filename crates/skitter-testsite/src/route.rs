@@ -63,19 +63,20 @@ pub(crate) async fn handle(
         Some((v, v.index_of(host)?))
     });
     let path_and_query = uri.path_and_query().map_or("/", |pq| pq.as_str());
-    let (count, in_flight) = match vhost {
-        Some((v, k)) => site
-            .counters
-            .arrive(&format!("{}{path_and_query}", v.host(k))),
-        None => site.counters.arrive(path_and_query),
-    };
+    let name = vhost.map(|(v, k)| v.host(k)).unwrap_or_default();
+    let (count, in_flight) = site.counters.arrive(&format!("{name}{path_and_query}"));
     if !site.config.latency.is_zero() {
         tokio::select! {
             () = tokio::time::sleep(site.config.latency) => {}
             () = site.shutdown.cancelled() => return Err(Aborted("shutdown")),
         }
     }
-    if let Some(fault) = site.faults.judge(uri.path(), site.pass.get()) {
+    let target = crate::fault::Target {
+        host: vhost.map_or(0, |(_, k)| k),
+        name: &name,
+        path: uri.path(),
+    };
+    if let Some(fault) = site.faults.judge(target, site.pass.get()) {
         return serve_fault(&site, fault).await;
     }
     if site.config.versions.is_some() && uri.path() == crate::versions::NEXT_PASS_PATH {

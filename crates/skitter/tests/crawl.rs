@@ -658,3 +658,104 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
         dns.stats().queries
     );
 }
+
+/// The same broad crawl on a faulty web, every host faulty on its own: a share
+/// of each host's pages answer 503 twice, every host's robots.txt answers 503
+/// once, and a share of the host names fail their first six lookups
+/// (SERVFAIL: more than one lookup's own attempts absorb). Nothing is lost: every page is fetched, each failing one
+/// exactly three times, and the crawl completes. With robots.txt, its fetch
+/// meets the failed lookups (and waits them out as an outage); without, the
+/// pages do (retried like any transient failure).
+#[tokio::test]
+async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
+    use skitter::dns::DnsConfig;
+    use skitter::robots::RobotsPolicy;
+    use skitter::scope::ScopeMode;
+    use skitter_testsite::dns::{Record, Reply, Responder};
+    use skitter_testsite::{Faults, VirtualHosts};
+    let faults: Faults = "fail=0.3,times=2,robots=1,dns=0.3,dns-times=6,seed=11"
+        .parse()
+        .unwrap();
+    let hosts = 30;
+    let names: Vec<String> = (0..hosts).map(|k| format!("h{k}.sites.test")).collect();
+    let flaky: Vec<&String> = names.iter().filter(|n| faults.dns_fails(n)).collect();
+    assert!(flaky.len() >= 3, "seed 11 must make some names flaky");
+    for robots in [true, false] {
+        let site = TestSite::start(SiteConfig {
+            pages: 4,
+            fanout: 2,
+            vhosts: Some(VirtualHosts {
+                domain: "sites.test".into(),
+                hosts,
+                cross_links: 2,
+            }),
+            faults: faults.clone(),
+            ..SiteConfig::default()
+        })
+        .unwrap();
+        let dns = Responder::builder()
+            .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
+            .faults(faults.clone())
+            .bind()
+            .await
+            .unwrap();
+        let fetch = skitter::fetch::FetchConfig {
+            private_access: skitter::fetch::PrivateAccess::Allow,
+            dns: DnsConfig {
+                servers: Some(vec![dns.addr()]),
+                ..DnsConfig::default()
+            },
+            ..Default::default()
+        };
+        let root = format!("http://h0.sites.test:{}/", site.addr().port());
+        let report = crawl(
+            Crawler::builder()
+                .root(root)
+                .max_tasks(20)
+                // A host's first page may meet both its failed lookups and
+                // its own two 503s.
+                .retry_policy(RetryPolicy {
+                    max_tries: 5,
+                    base_delay: Duration::from_millis(5),
+                    max_delay: Duration::from_millis(20),
+                    max_retry_after: Duration::from_millis(50),
+                })
+                .scope_mode(ScopeMode::AnyHost)
+                .domains(["sites.test"])
+                .fetch_config(fetch)
+                .ignore_robots(!robots)
+                // Real time: the first retry of an unavailable robots.txt comes
+                // sooner than the default second, the doubling is the same.
+                .robots_policy(RobotsPolicy {
+                    retry_unavailable: Duration::from_millis(20),
+                    ..RobotsPolicy::default()
+                }),
+        )
+        .await;
+        assert!(report.completed(), "robots {robots}");
+        let stats = site.stats();
+        assert!(
+            stats.missing_pages().is_empty(),
+            "robots {robots}: {:?}",
+            stats.missing_pages()
+        );
+        let mut failing = 0;
+        for path in stats.page_paths() {
+            let want = if faults.fails(&path) { 3 } else { 1 };
+            failing += usize::from(want == 3);
+            assert_eq!(stats.requests(&path), want, "robots {robots}: {path}");
+        }
+        assert!(failing > 10, "{failing} failing pages");
+        assert_eq!(report.counters["html"], hosts as u64 * 5, "robots {robots}");
+        for name in &names {
+            // robots.txt fails once on every host, then is fetched again.
+            let want = if robots { 2 } else { 0 };
+            let got = stats.requests(&format!("{name}/robots.txt"));
+            assert_eq!(got, want, "{name}");
+        }
+        let per_name = dns.stats().per_name;
+        for name in &flaky {
+            assert!(per_name[*name] > 6, "{name}: {} lookups", per_name[*name]);
+        }
+    }
+}
