@@ -49,8 +49,8 @@ pub struct Faults {
     pub rate_limit: Option<u32>,
     /// Every response is 503 from `.0` after start, for `.1`.
     pub outage: Option<(Duration, Duration)>,
-    /// Share (0–1) of virtual host names whose first `fail_times` lookups
-    /// fail (SERVFAIL) at the site's DNS server.
+    /// Share (0–1) of virtual host names whose first lookups (see
+    /// [`Faults::dns_times`]) fail (SERVFAIL) at the site's DNS server.
     pub dns_fail_rate: f64,
     /// How many lookups of a failing name fail (0: `fail_times`, at least 1).
     pub dns_fail_times: u32,

@@ -233,17 +233,48 @@ impl Dns {
         // The semaphore is never closed.
         let _permit = self.permits.acquire().await;
         // hickory applies the timeout per query; this bounds the whole lookup.
-        match tokio::time::timeout(self.timeout * 2, self.resolver.lookup_ip(key)).await {
+        let failure =
+            match tokio::time::timeout(self.timeout * 2, self.resolver.lookup_ip(key)).await {
+                Err(_) => Failure::Timeout,
+                Ok(Err(e)) => classify(&e),
+                Ok(Ok(found)) => {
+                    let addrs: Vec<IpAddr> = found.iter().collect();
+                    if !addrs.is_empty() {
+                        return Ok(addrs);
+                    }
+                    Failure::NoData
+                }
+            };
+        if failure != Failure::NoData {
+            return Err(fail(failure));
+        }
+        // "No address records" is hickory's answer to the AAAA query it asks
+        // after a failed A query, and hides why the A query failed. A
+        // transient failure of A (SERVFAIL, a timeout) must stay transient —
+        // retried, and a robots.txt unavailable rather than absent — not
+        // become a host that does not exist. Asking A once more tells them
+        // apart, and costs a query only for names that gave no address.
+        match tokio::time::timeout(self.timeout * 2, self.resolver.ipv4_lookup(key)).await {
             Err(_) => Err(fail(Failure::Timeout)),
-            Ok(Err(e)) => Err(fail(classify(&e))),
             Ok(Ok(found)) => {
-                let addrs: Vec<IpAddr> = found.iter().collect();
+                let addrs: Vec<IpAddr> = found
+                    .answers()
+                    .iter()
+                    .filter_map(|r| match r.data {
+                        hickory_resolver::proto::rr::RData::A(a) => Some(IpAddr::V4(a.0)),
+                        _ => None,
+                    })
+                    .collect();
                 if addrs.is_empty() {
                     Err(fail(Failure::NoData))
                 } else {
                     Ok(addrs)
                 }
             }
+            Ok(Err(e)) => Err(fail(match classify(&e) {
+                Failure::NxDomain | Failure::NoData => Failure::NoData,
+                transient => transient,
+            })),
         }
     }
 

@@ -759,3 +759,60 @@ async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
         }
     }
 }
+
+/// A name whose A query fails (SERVFAIL, one lookup's worth) while its AAAA
+/// query answers "no records" is a transient failure, not a host without
+/// addresses: hickory reports the AAAA answer, and read as "no such host" it
+/// made robots.txt count as absent (everything allowed) and failed the page
+/// for good. Its robots.txt is fetched and obeyed, its page fetched.
+#[tokio::test]
+async fn a_failed_a_query_behind_an_empty_aaaa_answer_is_not_a_missing_host() {
+    use skitter::dns::DnsConfig;
+    use skitter_testsite::Faults;
+    use skitter_testsite::dns::{Record, Reply, Responder};
+    let site = TestSite::start(SiteConfig {
+        pages: 3,
+        robots_txt: Some((200, "User-agent: *\nDisallow: /p/0\n".into())),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    // Every name: the first three queries (hickory's A query and its two
+    // retries) SERVFAIL; the AAAA query after them finds no AAAA record.
+    let faults = Faults {
+        dns_fail_rate: 1.0,
+        dns_fail_times: 3,
+        ..Faults::default()
+    };
+    let dns = Responder::builder()
+        .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
+        .faults(faults)
+        .bind()
+        .await
+        .unwrap();
+    let fetch = skitter::fetch::FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        dns: DnsConfig {
+            servers: Some(vec![dns.addr()]),
+            ..DnsConfig::default()
+        },
+        ..Default::default()
+    };
+    let root = format!("http://flaky.test:{}/", site.addr().port());
+    let report = crawl(
+        Crawler::builder()
+            .root(root)
+            .max_tasks(4)
+            .fetch_config(fetch),
+    )
+    .await;
+    assert!(report.completed());
+    let stats = site.stats();
+    assert_eq!(stats.requests("/robots.txt"), 1, "robots.txt fetched");
+    assert_eq!(
+        stats.requests("/"),
+        1,
+        "the root fetched: {:?}",
+        report.pages
+    );
+    assert_eq!(stats.requests("/p/0"), 0, "robots.txt obeyed");
+}
