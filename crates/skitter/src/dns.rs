@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use hickory_resolver::TokioResolver;
 use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
+use hickory_resolver::lookup_ip::LookupIp;
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::net::{DnsError, NetError, NoRecords};
 use hickory_resolver::proto::op::ResponseCode;
@@ -232,21 +233,9 @@ impl Dns {
         };
         // The semaphore is never closed.
         let _permit = self.permits.acquire().await;
-        // hickory applies the timeout per query; this bounds the whole lookup.
-        let failure =
-            match tokio::time::timeout(self.timeout * 2, self.resolver.lookup_ip(key)).await {
-                Err(_) => Failure::Timeout,
-                Ok(Err(e)) => classify(&e),
-                Ok(Ok(found)) => {
-                    let addrs: Vec<IpAddr> = found.iter().collect();
-                    if !addrs.is_empty() {
-                        return Ok(addrs);
-                    }
-                    Failure::NoData
-                }
-            };
-        if failure != Failure::NoData {
-            return Err(fail(failure));
+        match self.addresses(self.resolver.lookup_ip(key)).await {
+            Err(Failure::NoData) => {}
+            done => return done.map_err(fail),
         }
         // "No address records" is hickory's answer to the AAAA query it asks
         // after a failed A query, and hides why the A query failed. A
@@ -254,27 +243,32 @@ impl Dns {
         // retried, and a robots.txt unavailable rather than absent — not
         // become a host that does not exist. Asking A once more tells them
         // apart, and costs a query only for names that gave no address.
-        match tokio::time::timeout(self.timeout * 2, self.resolver.ipv4_lookup(key)).await {
-            Err(_) => Err(fail(Failure::Timeout)),
+        let a_only = async { Ok(LookupIp::from(self.resolver.ipv4_lookup(key).await?)) };
+        self.addresses(a_only).await.map_err(|failure| {
+            fail(match failure {
+                Failure::NxDomain => Failure::NoData,
+                other => other,
+            })
+        })
+    }
+
+    /// The addresses a lookup found, or why it found none. hickory applies
+    /// the timeout per query; this bounds the whole lookup.
+    async fn addresses(
+        &self,
+        lookup: impl Future<Output = Result<LookupIp, NetError>>,
+    ) -> Result<Vec<IpAddr>, Failure> {
+        match tokio::time::timeout(self.timeout * 2, lookup).await {
+            Err(_) => Err(Failure::Timeout),
+            Ok(Err(e)) => Err(classify(&e)),
             Ok(Ok(found)) => {
-                let addrs: Vec<IpAddr> = found
-                    .answers()
-                    .iter()
-                    .filter_map(|r| match r.data {
-                        hickory_resolver::proto::rr::RData::A(a) => Some(IpAddr::V4(a.0)),
-                        _ => None,
-                    })
-                    .collect();
+                let addrs: Vec<IpAddr> = found.iter().collect();
                 if addrs.is_empty() {
-                    Err(fail(Failure::NoData))
+                    Err(Failure::NoData)
                 } else {
                     Ok(addrs)
                 }
             }
-            Ok(Err(e)) => Err(fail(match classify(&e) {
-                Failure::NxDomain | Failure::NoData => Failure::NoData,
-                transient => transient,
-            })),
         }
     }
 

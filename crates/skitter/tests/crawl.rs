@@ -600,10 +600,8 @@ async fn names_resolve_through_the_configured_server_and_fixed_answers() {
 /// connections (idle hosts' connections closed to make room).
 #[tokio::test]
 async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
-    use skitter::dns::DnsConfig;
     use skitter::scope::ScopeMode;
     use skitter_testsite::VirtualHosts;
-    use skitter_testsite::dns::{Record, Reply, Responder};
     let site = TestSite::start(SiteConfig {
         pages: 4,
         fanout: 2,
@@ -615,19 +613,10 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
         ..SiteConfig::default()
     })
     .unwrap();
-    let dns = Responder::builder()
-        .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
-        .bind()
-        .await
-        .unwrap();
+    let (dns, fetch) = loopback_dns(skitter_testsite::Faults::default()).await;
     let fetch = skitter::fetch::FetchConfig {
-        private_access: skitter::fetch::PrivateAccess::Allow,
-        dns: DnsConfig {
-            servers: Some(vec![dns.addr()]),
-            ..DnsConfig::default()
-        },
         max_connections: Some(4),
-        ..Default::default()
+        ..fetch
     };
     let root = format!("http://h0.sites.test:{}/", site.addr().port());
     let report = crawl(
@@ -668,10 +657,8 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
 /// pages do (retried like any transient failure).
 #[tokio::test]
 async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
-    use skitter::dns::DnsConfig;
     use skitter::robots::RobotsPolicy;
     use skitter::scope::ScopeMode;
-    use skitter_testsite::dns::{Record, Reply, Responder};
     use skitter_testsite::{Faults, VirtualHosts};
     let faults: Faults = "fail=0.3,times=2,robots=1,dns=0.3,dns-times=6,seed=11"
         .parse()
@@ -693,20 +680,7 @@ async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
             ..SiteConfig::default()
         })
         .unwrap();
-        let dns = Responder::builder()
-            .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
-            .faults(faults.clone())
-            .bind()
-            .await
-            .unwrap();
-        let fetch = skitter::fetch::FetchConfig {
-            private_access: skitter::fetch::PrivateAccess::Allow,
-            dns: DnsConfig {
-                servers: Some(vec![dns.addr()]),
-                ..DnsConfig::default()
-            },
-            ..Default::default()
-        };
+        let (dns, fetch) = loopback_dns(faults.clone()).await;
         let root = format!("http://h0.sites.test:{}/", site.addr().port());
         let report = crawl(
             Crawler::builder()
@@ -767,9 +741,7 @@ async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
 /// for good. Its robots.txt is fetched and obeyed, its page fetched.
 #[tokio::test]
 async fn a_failed_a_query_behind_an_empty_aaaa_answer_is_not_a_missing_host() {
-    use skitter::dns::DnsConfig;
     use skitter_testsite::Faults;
-    use skitter_testsite::dns::{Record, Reply, Responder};
     let site = TestSite::start(SiteConfig {
         pages: 3,
         robots_txt: Some((200, "User-agent: *\nDisallow: /p/0\n".into())),
@@ -783,20 +755,7 @@ async fn a_failed_a_query_behind_an_empty_aaaa_answer_is_not_a_missing_host() {
         dns_fail_times: 3,
         ..Faults::default()
     };
-    let dns = Responder::builder()
-        .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
-        .faults(faults)
-        .bind()
-        .await
-        .unwrap();
-    let fetch = skitter::fetch::FetchConfig {
-        private_access: skitter::fetch::PrivateAccess::Allow,
-        dns: DnsConfig {
-            servers: Some(vec![dns.addr()]),
-            ..DnsConfig::default()
-        },
-        ..Default::default()
-    };
+    let (_dns, fetch) = loopback_dns(faults).await;
     let root = format!("http://flaky.test:{}/", site.addr().port());
     let report = crawl(
         Crawler::builder()
@@ -815,4 +774,31 @@ async fn a_failed_a_query_behind_an_empty_aaaa_answer_is_not_a_missing_host() {
         report.pages
     );
     assert_eq!(stats.requests("/p/0"), 0, "robots.txt obeyed");
+}
+
+/// A DNS server on loopback answering every name with 127.0.0.1 (a share of
+/// the names flaky, as `faults` says), and request settings that ask it and
+/// may reach loopback.
+async fn loopback_dns(
+    faults: skitter_testsite::Faults,
+) -> (
+    skitter_testsite::dns::Responder,
+    skitter::fetch::FetchConfig,
+) {
+    use skitter_testsite::dns::{Record, Reply, Responder};
+    let dns = Responder::builder()
+        .fallback(Reply::Records(vec![Record::A([127, 0, 0, 1].into())]))
+        .faults(faults)
+        .bind()
+        .await
+        .unwrap();
+    let fetch = skitter::fetch::FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        dns: skitter::dns::DnsConfig {
+            servers: Some(vec![dns.addr()]),
+            ..skitter::dns::DnsConfig::default()
+        },
+        ..Default::default()
+    };
+    (dns, fetch)
 }
