@@ -79,8 +79,11 @@ pub enum Reply {
 #[derive(Debug, Clone)]
 pub struct ResponderBuilder {
     names: HashMap<String, Reply>,
+    /// Replies for a name's first queries: how many, and what.
+    firsts: HashMap<String, (u64, Reply)>,
     fallback: Reply,
     delay: Duration,
+    ttl: u32,
     faults: crate::Faults,
 }
 
@@ -88,6 +91,20 @@ impl ResponderBuilder {
     /// Scripts the reply for one name (case-insensitive, trailing dot optional).
     pub fn name(mut self, name: &str, reply: Reply) -> Self {
         self.names.insert(key(name), reply);
+        self
+    }
+
+    /// Answers the first `queries` queries for `name` with `reply`, and later
+    /// ones as scripted: a name that appears, disappears or changes address
+    /// (with [`ResponderBuilder::ttl`] 0, a rebinding server).
+    pub fn first(mut self, name: &str, queries: u64, reply: Reply) -> Self {
+        self.firsts.insert(key(name), (queries, reply));
+        self
+    }
+
+    /// The time to live of every record answered, in seconds (default 60).
+    pub fn ttl(mut self, seconds: u32) -> Self {
+        self.ttl = seconds;
         self
     }
 
@@ -159,8 +176,10 @@ impl Responder {
     pub fn builder() -> ResponderBuilder {
         ResponderBuilder {
             names: HashMap::new(),
+            firsts: HashMap::new(),
             fallback: Reply::NxDomain,
             delay: Duration::ZERO,
+            ttl: 60,
             faults: crate::Faults::default(),
         }
     }
@@ -230,18 +249,21 @@ impl Server {
                 .names
                 .get(&name)
                 .unwrap_or(&self.script.fallback);
-            let faults = &self.script.faults;
-            if faults.dns_fails(&name)
-                && lock(&self.stats).per_name.get(&name).copied().unwrap_or(0)
-                    < u64::from(faults.dns_times())
+            let asked = lock(&self.stats).per_name.get(&name).copied().unwrap_or(0);
+            if let Some((queries, first)) = self.script.firsts.get(&name)
+                && asked < *queries
             {
+                reply = first;
+            }
+            let faults = &self.script.faults;
+            if faults.dns_fails(&name) && asked < u64::from(faults.dns_times()) {
                 reply = &Reply::ServFail;
             }
             self.count_query(name, reply);
             if *reply == Reply::Silent {
                 continue;
             }
-            let response = respond(&request, &query, reply);
+            let response = respond(&request, &query, reply, self.script.ttl);
             let (socket, stats, delay) =
                 (self.socket.clone(), self.stats.clone(), self.script.delay);
             tokio::spawn(async move {
@@ -279,7 +301,7 @@ fn decode(datagram: &[u8]) -> Option<(Message, Query)> {
     Some((message, query))
 }
 
-fn respond(request: &Message, query: &Query, reply: &Reply) -> Message {
+fn respond(request: &Message, query: &Query, reply: &Reply, ttl: u32) -> Message {
     let code = match reply {
         Reply::Records(_) | Reply::Silent => ResponseCode::NoError,
         Reply::NxDomain => ResponseCode::NXDomain,
@@ -295,7 +317,7 @@ fn respond(request: &Message, query: &Query, reply: &Reply) -> Message {
             .iter()
             .filter_map(Record::to_rdata)
             .filter(|data| data.record_type() == query.query_type())
-            .map(|data| HickoryRecord::from_rdata(query.name().clone(), 60, data));
+            .map(|data| HickoryRecord::from_rdata(query.name().clone(), ttl, data));
         response.add_answers(matching);
     }
     response

@@ -130,8 +130,8 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
 
 async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     let req = &lease.request;
-    match Box::pin(pre_fetch(ctx, req)).await {
-        Ok(()) => {}
+    let unreachable = match Box::pin(pre_fetch(ctx, req)).await {
+        Ok(unreachable) => unreachable,
         Err(PreFetch::Skip(record)) => {
             ctx.budget.give_back();
             let page = Page {
@@ -146,7 +146,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             let pause = HostFeedback::SlowDown(wait, ThrottleReason::RobotsUnavailable);
             return Step::Again(wait, pause);
         }
-    }
+    };
     let earlier = recall(ctx, &req.url).await;
     let started = Instant::now();
     let started_at = chrono::Utc::now();
@@ -158,7 +158,10 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     // Only the fetch stays inline: it is what a request in flight waits on. The
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
-        let result = fetch(ctx, &req.url, earlier.as_ref()).await;
+        let result = match unreachable {
+            Some(failure) => Err(failure),
+            None => fetch(ctx, &req.url, earlier.as_ref()).await,
+        };
         let (verdict, mut feedback) = retry::judge(&ctx.config.retry, tries, &result);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
             // A URL failing again is that URL's trouble, not news of the server.
@@ -275,12 +278,16 @@ enum PreFetch {
     Defer(Duration),
 }
 
-/// Checks robots.txt and the per-host quota.
-async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<(), PreFetch> {
+/// Checks robots.txt and the per-host quota. `Some` failure: robots.txt could
+/// not be asked for, the host having no (allowed) address, and the page fails
+/// the same way without a request (see `OriginRules::unreachable`).
+async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, PreFetch> {
     let host = HostKey::of(&req.url);
     let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
+    let mut unreachable = None;
     if let Some(robots) = &ctx.robots {
         let rules = robots.rules_for(&req.url).await;
+        unreachable = rules.unreachable().cloned();
         if let Some(wait) = rules.deferral(tokio::time::Instant::now()) {
             return Err(PreFetch::Defer(wait));
         }
@@ -311,7 +318,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<(), PreFetch> {
     if !ctx.quota.try_take(&host) {
         return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
     }
-    Ok(())
+    Ok(unreachable)
 }
 
 /// Hands a host's robots `Crawl-delay` to the frontier, once per host.

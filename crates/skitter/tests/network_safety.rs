@@ -376,3 +376,78 @@ async fn a_crawl_reaches_its_loopback_roots_unless_denied() {
     );
     assert_eq!(heads.lock().unwrap().len(), seen);
 }
+
+/// The site for the rebinding test: `/` links to two pages of `flip.test` on
+/// the same port, and robots.txt disallows them.
+fn rebinding_site(path: &str, own: &str) -> String {
+    match path {
+        "/robots.txt" => ok("User-agent: *\nDisallow: /private\n"),
+        "/" => {
+            let other = own.replace("127.0.0.1", "flip.test");
+            ok(&format!(
+                "<a href=\"{other}/private/a\">a</a><a href=\"{other}/private/b\">b</a>"
+            ))
+        }
+        _ => ok("<html>private</html>"),
+    }
+}
+
+/// robots.txt could not be asked for because the name's first answer was an
+/// address the policy refuses; its next answers (with no time to live) are the
+/// server's, whose robots.txt disallows the pages. Rules that were never
+/// fetched must not let a page through, nor be kept for the host's next URL.
+#[tokio::test]
+async fn a_host_robots_txt_could_not_reach_gets_no_page_request() {
+    use skitter_testsite::dns::{Record, Reply, Responder};
+    let (origin, heads) = serve("127.0.0.1", rebinding_site).await;
+    let dns = Responder::builder()
+        .name(
+            "flip.test",
+            Reply::Records(vec![Record::A([127, 0, 0, 1].into())]),
+        )
+        .first(
+            "flip.test",
+            1,
+            Reply::Records(vec![Record::A([169, 254, 0, 1].into())]),
+        )
+        .ttl(0)
+        .bind()
+        .await
+        .unwrap();
+    let report = crawl(&format!("{origin}/"))
+        .scope_mode(skitter::scope::ScopeMode::AnyHost)
+        .fetch_config(FetchConfig {
+            dns: skitter::dns::DnsConfig {
+                servers: Some(vec![dns.addr()]),
+                ..skitter::dns::DnsConfig::default()
+            },
+            ..allow_private()
+        })
+        .build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap();
+    let text = report.to_text();
+    assert!(report.completed(), "{text}");
+    assert!(
+        dns.stats().per_name.get("flip.test").copied().unwrap_or(0) >= 2,
+        "the name was asked for again: {:?}",
+        dns.stats()
+    );
+    let here = heads.lock().unwrap().clone();
+    let paths: Vec<&str> = here.iter().filter_map(|h| h.split(' ').nth(1)).collect();
+    assert!(
+        !paths.iter().any(|p| p.starts_with("/private")),
+        "{paths:?}\n{text}"
+    );
+    // Each page either failed as its own fetch would have (the refused
+    // address) or was skipped under the rules fetched once the name answered.
+    for page in ["/private/a", "/private/b"] {
+        let line = text.lines().find(|l| l.contains(page)).unwrap_or_default();
+        assert!(
+            line.contains("error blocked") || line.contains("robots"),
+            "{page}: {line}\n{text}"
+        );
+    }
+}

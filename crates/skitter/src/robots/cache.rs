@@ -9,9 +9,11 @@
 //! `robots_unavailable`. Up to five redirects are followed; more count as
 //! "unavailable" in the RFC's 4xx sense (allowed); so does a redirect out of
 //! the crawl's scope (never followed: robots.txt must not lead the crawler
-//! where its pages could not) and an address the address policy refuses
-//! (`blocked`: the origin's pages are then refused one by one, each a
-//! recorded failure). Concurrent first requests to
+//! where its pages could not). A host without an address, or with only one
+//! the address policy refuses, has no file to wait for, but such an answer
+//! is not kept and lets no page through: the page in hand fails as its own
+//! fetch would have (see [`OriginRules::unreachable`]), and the origin's next
+//! URL asks for the file again. Concurrent first requests to
 //! one origin share a single fetch. The size rule applies to the decoded file:
 //! the first [`MAX_ROBOTS_BYTES`] are parsed, whatever the encoding, and
 //! compressed bytes are never parsed.
@@ -26,7 +28,7 @@ use url::Url;
 
 use super::{Robots, product_token};
 use crate::fetch::{Fetcher, Keep, redirect};
-use crate::outcome::ErrorKind;
+use crate::outcome::{ErrorKind, FetchFailure};
 use crate::scope::Scope;
 
 /// Redirects followed when fetching robots.txt (RFC 9309: at least five).
@@ -61,6 +63,9 @@ pub struct OriginRules {
     /// For an unavailable file: when the origin's outage began, and how long it
     /// may last before its URLs are skipped.
     outage: Option<(Instant, Duration)>,
+    /// Why robots.txt could not be asked for at all, when the host gave no
+    /// address or only one the address policy refuses.
+    unreachable: Option<FetchFailure>,
 }
 
 impl OriginRules {
@@ -78,6 +83,18 @@ impl OriginRules {
             due.saturating_duration_since(now)
                 .max(Duration::from_millis(1)),
         )
+    }
+
+    /// Why the origin's robots.txt could not be asked for: its host had no
+    /// address (`no_such_host`) or only one the address policy refuses
+    /// (`blocked`). The rules then allow everything, since there is no file,
+    /// but they authorise no request: the next answer for the name may be an
+    /// address the file would have ruled on (a name that appears, a rebinding
+    /// server), so the URL in hand fails with this failure, as its own fetch
+    /// would have, and the cache does not keep such rules (the next URL of the
+    /// origin asks for the file again).
+    pub fn unreachable(&self) -> Option<&FetchFailure> {
+        self.unreachable.as_ref()
     }
 }
 
@@ -256,6 +273,11 @@ impl RobotsCache {
             .get_or_init(|| self.fetch(origin.clone()))
             .await
             .clone();
+        if rules.unreachable.is_some() {
+            // For the URLs that waited on this fetch only.
+            self.forget(&origin, &slot);
+            return rules;
+        }
         if self.expired(&rules) {
             self.forget(&origin, &slot);
             let fresh = self.slot(&origin);
@@ -356,12 +378,14 @@ impl RobotsCache {
 
     /// Builds an origin's rules, keeping its outage (if the file is unavailable)
     /// up to date: the back-off before the next fetch, and since when.
-    fn rules(
-        &self,
-        origin: &str,
-        (robots, source, detail): (Robots, RobotsSource, String),
-        fetched: Instant,
-    ) -> Arc<OriginRules> {
+    fn rules(&self, origin: &str, answer: Answer, fetched: Instant) -> Arc<OriginRules> {
+        let Answer {
+            robots,
+            source,
+            detail,
+            unreachable,
+            ..
+        } = answer;
         let mut outages = self.outages.lock().unwrap_or_else(|e| e.into_inner());
         let (retry_in, outage) = if source == RobotsSource::Unavailable {
             let entry = outages.entry(origin.to_owned()).or_insert(Outage {
@@ -387,6 +411,7 @@ impl RobotsCache {
             fetched,
             retry_in,
             outage,
+            unreachable,
         })
     }
 
@@ -404,11 +429,18 @@ impl RobotsCache {
         {
             let fetched = Instant::now().checked_sub(age).unwrap_or_else(Instant::now);
             self.account(&origin, stored.body.len());
-            return self.rules(&origin, (robots, source, detail), fetched);
+            let answer = Answer::new(robots, source, detail);
+            return self.rules(&origin, answer, fetched);
         }
-        let (robots, source, detail, body) = self.fetch_rules(&origin).await;
+        let mut answer = self.fetch_rules(&origin).await;
+        let source = answer.source;
+        tracing::debug!(%origin, ?source, detail = %answer.detail, "robots.txt");
+        if answer.unreachable.is_some() {
+            // Not shared and not counted: such rules are never kept.
+            return self.rules(&origin, answer, Instant::now());
+        }
+        let body = std::mem::take(&mut answer.body);
         let text_len = body.len();
-        tracing::debug!(%origin, ?source, %detail, "robots.txt");
         if let Some(store) = &self.store {
             let stored = StoredRobots {
                 body,
@@ -418,7 +450,7 @@ impl RobotsCache {
                     RobotsSource::Unavailable => "unavailable",
                 }
                 .to_string(),
-                detail: detail.clone(),
+                detail: answer.detail.clone(),
                 fetched_unix: std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_secs()),
@@ -426,7 +458,7 @@ impl RobotsCache {
             store.put_robots(&origin, &stored).await;
         }
         self.account(&origin, text_len);
-        self.rules(&origin, (robots, source, detail), Instant::now())
+        self.rules(&origin, answer, Instant::now())
     }
 
     /// One GET of a robots.txt URL. A proxy's failure is no news of the
@@ -446,17 +478,10 @@ impl RobotsCache {
         result
     }
 
-    /// Fetches and classifies an origin's robots.txt; the last item is the body
-    /// text (for sharing), empty unless parsed.
-    async fn fetch_rules(&self, origin: &str) -> (Robots, RobotsSource, String, String) {
-        let missing = |detail: String| {
-            (
-                Robots::allow_all(),
-                RobotsSource::Missing,
-                detail,
-                String::new(),
-            )
-        };
+    /// Fetches and classifies an origin's robots.txt.
+    async fn fetch_rules(&self, origin: &str) -> Answer {
+        let missing =
+            |detail: String| Answer::new(Robots::allow_all(), RobotsSource::Missing, detail);
         let Ok(mut url) = Url::parse(&format!("{origin}/robots.txt")) else {
             return missing("no origin".into());
         };
@@ -466,7 +491,9 @@ impl RobotsCache {
                 // A host that does not exist has no robots.txt to wait for;
                 // its pages fail on their own, at once.
                 Err(e) if matches!(e.kind, ErrorKind::Blocked | ErrorKind::NoSuchHost) => {
-                    return missing(format!("{}: {}", e.kind, e.message));
+                    let mut answer = missing(format!("{}: {}", e.kind, e.message));
+                    answer.unreachable = Some(e);
+                    return answer;
                 }
                 Err(e) => return unavailable(format!("{}: {}", e.kind, e.message)),
             };
@@ -480,13 +507,13 @@ impl RobotsCache {
                         crate::fetch::decode::decode_prefix(coding, body, MAX_ROBOTS_BYTES, false)
                             .map(|d| d.body)
                             .unwrap_or_default();
-                    let text = String::from_utf8_lossy(&decoded).into_owned();
-                    return (
+                    let mut answer = Answer::new(
                         Robots::parse(&decoded),
                         RobotsSource::Parsed,
                         resp.status.to_string(),
-                        text,
                     );
+                    answer.body = String::from_utf8_lossy(&decoded).into_owned();
+                    return answer;
                 }
                 status if redirect::is_redirect(status) => match redirect::target(&resp, &url) {
                     Ok(next) if self.scope.as_ref().is_some_and(|s| !s.allows(&next)) => {
@@ -503,11 +530,30 @@ impl RobotsCache {
     }
 }
 
-fn unavailable(detail: String) -> (Robots, RobotsSource, String, String) {
-    (
-        Robots::disallow_all(),
-        RobotsSource::Unavailable,
-        detail,
-        String::new(),
-    )
+fn unavailable(detail: String) -> Answer {
+    Answer::new(Robots::disallow_all(), RobotsSource::Unavailable, detail)
+}
+
+/// How one fetch of an origin's robots.txt came out.
+struct Answer {
+    robots: Robots,
+    source: RobotsSource,
+    /// The status or error that decided it.
+    detail: String,
+    /// The file's text (for sharing), empty unless parsed.
+    body: String,
+    /// See [`OriginRules::unreachable`].
+    unreachable: Option<FetchFailure>,
+}
+
+impl Answer {
+    fn new(robots: Robots, source: RobotsSource, detail: String) -> Answer {
+        Answer {
+            robots,
+            source,
+            detail,
+            body: String::new(),
+            unreachable: None,
+        }
+    }
 }

@@ -168,6 +168,12 @@ impl SubFetch for CrawlFetch<'_> {
         }
         if let Some(robots) = &ctx.robots {
             let rules = robots.rules_for(&url).await;
+            if let Some(failure) = rules.unreachable() {
+                return Err(match failure.kind {
+                    ErrorKind::Blocked => Refusal::Address,
+                    _ => Refusal::Failed(failure.message.clone()),
+                });
+            }
             let unavailable = rules.source == crate::robots::RobotsSource::Unavailable
                 || rules.deferral(tokio::time::Instant::now()).is_some();
             if unavailable || !rules.robots.allowed(robots.token(), &url) {
