@@ -303,6 +303,16 @@ fn crawl(root: &str) -> CrawlerBuilder {
     Crawler::builder().root(root).max_tasks(2)
 }
 
+/// Runs a crawl to its end.
+async fn run(crawl: CrawlerBuilder) -> skitter::Report {
+    crawl
+        .build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap()
+}
+
 /// robots.txt redirects to [`TARGET`]; every other path is a page.
 fn robots_redirector(path: &str, _own: &str) -> String {
     match path {
@@ -324,16 +334,11 @@ async fn robots_redirects_stay_in_scope() {
     ] {
         *TARGET.lock().unwrap() = target.clone();
         heads.lock().unwrap().clear();
-        let report = crawl(&format!("{origin}/"))
-            .fetch_config(FetchConfig {
-                headers: vec![("Authorization".into(), "Bearer S3CRET".into())],
-                ..allow_private()
-            })
-            .build()
-            .unwrap()
-            .run(CancellationToken::new())
-            .await
-            .unwrap();
+        let report = run(crawl(&format!("{origin}/")).fetch_config(FetchConfig {
+            headers: vec![("Authorization".into(), "Bearer S3CRET".into())],
+            ..allow_private()
+        }))
+        .await;
         assert!(report.completed(), "{target}");
         // Never followed: the file counts as missing, and the page is crawled.
         let here = heads.lock().unwrap().clone();
@@ -414,7 +419,7 @@ async fn a_host_robots_txt_could_not_reach_gets_no_page_request() {
         .bind()
         .await
         .unwrap();
-    let report = crawl(&format!("{origin}/"))
+    let report = run(crawl(&format!("{origin}/"))
         .scope_mode(skitter::scope::ScopeMode::AnyHost)
         .fetch_config(FetchConfig {
             dns: skitter::dns::DnsConfig {
@@ -422,12 +427,8 @@ async fn a_host_robots_txt_could_not_reach_gets_no_page_request() {
                 ..skitter::dns::DnsConfig::default()
             },
             ..allow_private()
-        })
-        .build()
-        .unwrap()
-        .run(CancellationToken::new())
-        .await
-        .unwrap();
+        }))
+    .await;
     let text = report.to_text();
     assert!(report.completed(), "{text}");
     assert!(

@@ -489,7 +489,7 @@ impl RobotsCache {
             let resp = match self.get(&url).await {
                 Ok(resp) => resp,
                 // A host that does not exist has no robots.txt to wait for;
-                // its pages fail on their own, at once.
+                // its pages fail with this answer (see `OriginRules::unreachable`).
                 Err(e) if matches!(e.kind, ErrorKind::Blocked | ErrorKind::NoSuchHost) => {
                     let mut answer = missing(format!("{}: {}", e.kind, e.message));
                     answer.unreachable = Some(e);
