@@ -196,9 +196,10 @@ fn link_hosts(
     };
     // Spliced as bytes: the page is ours and ASCII, and a broad bench serves a
     // million of these, so neither a UTF-8 check nor a reformat of the page.
+    const END: &[u8] = b"</body>";
     let at = html
-        .windows(b"</body>".len())
-        .rposition(|w| w == b"</body>")
+        .windows(END.len())
+        .rposition(|w| w == END)
         .unwrap_or(html.len());
     let mut out = Vec::with_capacity(html.len() + 64 * (v.cross_links + 1));
     out.extend_from_slice(&html[..at]);
