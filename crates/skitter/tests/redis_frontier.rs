@@ -350,6 +350,66 @@ async fn survives_a_redis_restart() {
     assert_eq!(take(&a).await.request.url.as_str(), "http://a.test/2");
 }
 
+/// `redis-cli -u URL ARGS…`; its standard output.
+fn redis_cli(server: &RedisServer, args: &[&str]) -> String {
+    let out = std::process::Command::new("redis-cli")
+        .arg("-u")
+        .arg(server.url())
+        .args(args)
+        .output()
+        .expect("run redis-cli");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Gives a one-node cluster every slot and waits until it says it is up.
+async fn serve_every_slot(server: &RedisServer) {
+    redis_cli(server, &["cluster", "addslotsrange", "0", "16383"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !redis_cli(server, &["cluster", "info"]).contains("cluster_state:ok") {
+        assert!(
+            Instant::now() < deadline,
+            "the one-node cluster never came up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A cluster master that has not rejoined yet (a restarted one, say) refuses
+/// keyed commands with CLUSTERDOWN; inside a MULTI that makes the whole
+/// transaction EXECABORT. That is an outage to wait out like a lost
+/// connection, not an error that ends the crawl.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_refused_while_the_cluster_is_down_is_retried() {
+    let Some(server) = RedisServer::start_with(false, &["--cluster-enabled", "yes"]) else {
+        return;
+    };
+    serve_every_slot(&server).await;
+    let a = worker(&server, "down", options(8, Duration::ZERO)).await;
+    let one = std::collections::BTreeMap::from([("pages".to_string(), 1)]);
+    a.add_stats(&one).await.unwrap();
+
+    redis_cli(&server, &["cluster", "delslotsrange", "0", "16383"]);
+    let refused = redis_cli(&server, &["hincrby", "skitter:{down}:stats", "pages", "1"]);
+    assert!(refused.contains("CLUSTERDOWN"), "{refused}");
+    let waiting = tokio::spawn(async move {
+        a.add_stats(&one).await?;
+        a.counts().await?;
+        Ok::<_, FrontierError>(a)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !waiting.is_finished(),
+        "gave up while the cluster was down: {:?}",
+        waiting.await.unwrap().map(|_| ())
+    );
+    serve_every_slot(&server).await;
+    let a = waiting
+        .await
+        .unwrap()
+        .expect("carried on once the cluster was up");
+    assert_eq!(a.stats().await.unwrap()["pages"], 2);
+}
+
 #[tokio::test]
 async fn a_long_outage_becomes_an_error() {
     let Some(mut server) = RedisServer::start(false) else {

@@ -37,14 +37,16 @@ pub struct Run {
 }
 
 impl Run {
-    /// Panics with the process's output unless it exited 0.
+    /// Panics with the process's output unless it exited 0. Standard error
+    /// comes first: it says why, and a long report on standard output would
+    /// push it out of a shortened log.
     pub fn assert_ok(&self, who: &str) {
         assert_eq!(
             self.code,
             Some(0),
-            "{who} failed\nstdout:\n{}\nstderr:\n{}",
-            self.stdout,
-            self.stderr
+            "{who} failed\nstderr:\n{}\nstdout:\n{}",
+            self.stderr,
+            self.stdout
         );
     }
 }

@@ -13,6 +13,8 @@ pub struct RedisServer {
     port: u16,
     dir: tempfile::TempDir,
     persistent: bool,
+    /// More `redis-server` options, kept for restarts.
+    extra: Vec<String>,
 }
 
 impl RedisServer {
@@ -20,6 +22,12 @@ impl RedisServer {
     /// not installed. Under CI a missing server fails the test instead.
     /// `persistent` turns on the append-only file so data survives a restart.
     pub fn start(persistent: bool) -> Option<RedisServer> {
+        RedisServer::start_with(persistent, &[])
+    }
+
+    /// [`RedisServer::start`] with more `redis-server` options (such as
+    /// `--cluster-enabled yes`).
+    pub fn start_with(persistent: bool, extra: &[&str]) -> Option<RedisServer> {
         if Command::new("redis-server")
             .arg("--version")
             .output()
@@ -41,6 +49,7 @@ impl RedisServer {
             port,
             dir,
             persistent,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
         };
         server.spawn();
         Some(server)
@@ -85,6 +94,7 @@ impl RedisServer {
     fn spawn(&mut self) {
         let child = Command::new("redis-server")
             .args(args(self.port, self.dir.path(), self.persistent))
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

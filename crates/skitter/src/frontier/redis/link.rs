@@ -18,7 +18,7 @@ use ::redis::cluster_async::ClusterConnection;
 use ::redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use ::redis::{
     Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, RedisFuture, RedisResult, RetryMethod,
-    ScriptInvocation, Value,
+    ScriptInvocation, ServerErrorKind, Value,
 };
 use futures_util::future::BoxFuture;
 
@@ -276,16 +276,57 @@ fn cluster_nodes(url: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Whether waiting may fix the error: connection loss, time-outs and "busy"
-/// answers (`LOADING` while a restarted server reads its data back, `TRYAGAIN`)
-/// are transient; a script error or a wrong type is not.
+/// Whether waiting may fix the error: connection loss, time-outs, a cluster
+/// that is re-forming (`CLUSTERDOWN`, `TRYAGAIN`, a node the client cannot
+/// reach yet, slots answered as moved), a server reading its data back after
+/// a restart (`LOADING`) and a script it lost in that restart (`NOSCRIPT` that
+/// outlived the client's own reload) are transient; a script error or a wrong
+/// type is not.
+///
+/// A transaction (`MULTI` … `EXEC`) one of whose commands met such an answer
+/// is refused whole with `EXECABORT`, so nothing of it was applied: it is
+/// transient when every refusal inside it is.
 fn is_transient(e: &RedisError) -> bool {
-    e.is_timeout()
-        || e.is_io_error()
-        || matches!(
+    if e.is_timeout() || e.is_io_error() {
+        return true;
+    }
+    match e.kind() {
+        ErrorKind::Server(ServerErrorKind::ExecAbort) => {
+            let refusals = e.clone().into_server_errors().unwrap_or_default();
+            let mut inner = refusals
+                .iter()
+                .filter_map(|(_, refusal)| refusal.kind())
+                .filter(|kind| *kind != ServerErrorKind::ExecAbort)
+                .peekable();
+            inner.peek().is_some() && inner.all(server_busy)
+        }
+        ErrorKind::Server(kind) => server_busy(kind),
+        _ => matches!(
             e.retry_method(),
-            RetryMethod::Reconnect | RetryMethod::RetryImmediately | RetryMethod::WaitAndRetry
-        )
+            RetryMethod::Reconnect
+                | RetryMethod::ReconnectFromInitialConnections
+                | RetryMethod::RetryImmediately
+                | RetryMethod::WaitAndRetry
+                | RetryMethod::RefreshSlotsAndRetry
+                | RetryMethod::MovedRedirect
+                | RetryMethod::AskRedirect
+        ),
+    }
+}
+
+/// Whether a server's refusal says "not now" rather than "never".
+fn server_busy(kind: ServerErrorKind) -> bool {
+    matches!(
+        kind,
+        ServerErrorKind::BusyLoading
+            | ServerErrorKind::TryAgain
+            | ServerErrorKind::ClusterDown
+            | ServerErrorKind::MasterDown
+            | ServerErrorKind::Moved
+            | ServerErrorKind::Ask
+            | ServerErrorKind::ReadOnly
+            | ServerErrorKind::NoScript
+    )
 }
 
 fn storage(what: &str, e: &RedisError) -> FrontierError {
@@ -324,11 +365,24 @@ mod tests {
             std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset").into();
         let type_error: RedisError = (ErrorKind::UnexpectedReturnType, "wrong type").into();
         let client: RedisError = (ErrorKind::Client, "bad").into();
+        let unreachable: RedisError =
+            (ErrorKind::ClusterConnectionNotFound, "No connections found").into();
+        let server = |kind| RedisError::from((ErrorKind::Server(kind), "refused"));
         let cases = [
             (refused, true),
             (reset, true),
             (type_error, false),
             (client, false),
+            (unreachable, true),
+            (server(ServerErrorKind::ClusterDown), true),
+            (server(ServerErrorKind::BusyLoading), true),
+            (server(ServerErrorKind::TryAgain), true),
+            (server(ServerErrorKind::Moved), true),
+            (server(ServerErrorKind::NoScript), true),
+            (server(ServerErrorKind::ResponseError), false),
+            (server(ServerErrorKind::NoPerm), false),
+            // An abort that names no refusal inside it tells nothing to wait for.
+            (server(ServerErrorKind::ExecAbort), false),
         ];
         for (err, want) in cases {
             assert_eq!(is_transient(&err), want, "{err}");
