@@ -125,15 +125,22 @@ async fn the_host_delay_holds_across_workers() {
     duplicates(&stats);
     let starts = stats.starts("/");
     assert_eq!(starts.len() as u64, stats.total_requests);
-    // Starts are claimed at least 50 ms apart on Redis' clock; the slack
-    // covers the time between a claim and its request reaching the site.
-    for pair in starts.windows(2) {
-        let gap = pair[1] - pair[0];
-        assert!(
-            gap >= Duration::from_millis(35),
-            "requests only {gap:?} apart: {starts:?}"
-        );
-    }
+    // Starts are claimed at least 50 ms apart on Redis' clock (that a delay
+    // binds every worker is asserted on that clock in the library's
+    // `redis_frontier` tests). At the
+    // site each start also carries the time from its claim to its request,
+    // which a process starved of CPU stretches for one request and not the
+    // next, so two may arrive together (seen with the test's processes held
+    // to a tenth of a core: 6 of 21 gaps under 35 ms). What such jitter cannot
+    // fake is the span: n starts gated 50 ms apart take (n - 1) x 50 ms, less
+    // what the first request was late by (100 ms of slack), where two workers
+    // each keeping the delay to themselves would take about half that.
+    let n = starts.len() as u32;
+    let span = starts[starts.len() - 1] - starts[0];
+    assert!(
+        span + Duration::from_millis(100) >= Duration::from_millis(50) * (n - 1),
+        "{n} requests in {span:?}: {starts:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

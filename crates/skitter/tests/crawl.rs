@@ -722,10 +722,25 @@ async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
         assert!(failing > 10, "{failing} failing pages");
         assert_eq!(report.counters["html"], hosts as u64 * 5, "robots {robots}");
         for name in &names {
-            // robots.txt fails once on every host, then is fetched again.
-            let want = if robots { 2 } else { 0 };
             let got = stats.requests(&format!("{name}/robots.txt"));
-            assert_eq!(got, want, "{name}");
+            if !robots {
+                assert_eq!(got, 0, "{name}");
+                continue;
+            }
+            // robots.txt fails once on every host, then is fetched again. A
+            // failed page may fetch it once more as a health probe, when the
+            // file is over a second old by then (a slow or starved run).
+            let prefix = format!("{name}/");
+            let failing_pages = stats
+                .page_paths()
+                .iter()
+                .filter(|path| path.starts_with(&prefix) && faults.fails(path))
+                .count();
+            let failures = 2 * failing_pages as u64;
+            assert!(
+                (2..=2 + failures).contains(&got),
+                "{name}: robots.txt fetched {got} times, {failures} page failures"
+            );
         }
         let per_name = dns.stats().per_name;
         for name in &flaky {
