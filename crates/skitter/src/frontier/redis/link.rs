@@ -298,35 +298,15 @@ fn is_transient(e: &RedisError) -> bool {
                 .filter_map(|(_, refusal)| refusal.kind())
                 .filter(|kind| *kind != ServerErrorKind::ExecAbort)
                 .peekable();
-            inner.peek().is_some() && inner.all(server_busy)
+            inner.peek().is_some()
+                && inner.all(|kind| is_transient(&(ErrorKind::Server(kind), "refused").into()))
         }
-        ErrorKind::Server(kind) => server_busy(kind),
-        _ => matches!(
-            e.retry_method(),
-            RetryMethod::Reconnect
-                | RetryMethod::ReconnectFromInitialConnections
-                | RetryMethod::RetryImmediately
-                | RetryMethod::WaitAndRetry
-                | RetryMethod::RefreshSlotsAndRetry
-                | RetryMethod::MovedRedirect
-                | RetryMethod::AskRedirect
-        ),
+        // The client reloads a missing script itself; one still missing was
+        // lost in a restart between that load and the call.
+        ErrorKind::Server(ServerErrorKind::NoScript) => true,
+        // The crate's own table of what each error calls for.
+        _ => !matches!(e.retry_method(), RetryMethod::NoRetry),
     }
-}
-
-/// Whether a server's refusal says "not now" rather than "never".
-fn server_busy(kind: ServerErrorKind) -> bool {
-    matches!(
-        kind,
-        ServerErrorKind::BusyLoading
-            | ServerErrorKind::TryAgain
-            | ServerErrorKind::ClusterDown
-            | ServerErrorKind::MasterDown
-            | ServerErrorKind::Moved
-            | ServerErrorKind::Ask
-            | ServerErrorKind::ReadOnly
-            | ServerErrorKind::NoScript
-    )
 }
 
 fn storage(what: &str, e: &RedisError) -> FrontierError {
