@@ -176,7 +176,7 @@ async fn crawl_once(
     let mut extras_ok = true;
     for page in report.pages.iter() {
         let p = page?;
-        if p.kind != skitter::outcome::OutcomeKind::Html {
+        if p.kind != skitter::base::outcome::OutcomeKind::Html {
             extras_ok &= p.status == Some(404) && p.url.path().starts_with("/P/");
         }
     }

@@ -11,16 +11,17 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use skitter::config::Limits;
-use skitter::discovery::SitemapMode;
-use skitter::extract::ExtractMode;
-use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, HostPolicy, RecrawlStart};
-use skitter::recrawl::RecrawlOrder;
-use skitter::report::{ReportOptions, StopReason};
-use skitter::scope::ScopeMode;
-use skitter::shared::CrawlSpec;
-use skitter::store::CrawlMeta;
-use skitter::trap::TrapRules;
+use skitter::base::scope::ScopeMode;
+use skitter::base::trap::TrapRules;
+use skitter::cluster::CrawlSpec;
+use skitter::crawl::config::Limits;
+use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, RecrawlStart};
+use skitter::host::HostPolicy;
+use skitter::output::report::{ReportOptions, StopReason};
+use skitter::parse::discovery::SitemapMode;
+use skitter::parse::links::ExtractMode;
+use skitter::state::recrawl::RecrawlOrder;
+use skitter::state::store::CrawlMeta;
 use skitter::{CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
@@ -31,7 +32,7 @@ use crate::output_flags::OutputFlags;
 use crate::progress::{ProgressLine, StderrLogs};
 use crate::render_flags::RenderFlags;
 use crate::request_flags::RequestFlags;
-use skitter::report_html::{self, TimelineSink};
+use skitter::output::report_html::{self, TimelineSink};
 
 /// Options of `skitter crawl`. Serialisable so a shared crawl can store its
 /// defining options in Redis for `skitter worker` (see `redis_cmd`).
@@ -563,7 +564,7 @@ pub fn exit_status(report: &Report) -> u8 {
 fn printable_roots(roots: &[String]) -> Vec<String> {
     roots
         .iter()
-        .map(|raw| match skitter::urlnorm::parse_root(raw) {
+        .map(|raw| match skitter::base::urlnorm::parse_root(raw) {
             Ok(mut url) if !url.username().is_empty() || url.password().is_some() => {
                 let _ = url.set_username("");
                 let _ = url.set_password(None);
@@ -585,7 +586,7 @@ fn scope_name(mode: ScopeMode) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use skitter::report::{ReportSummary, Tally};
+    use skitter::output::report::{ReportSummary, Tally};
 
     use super::*;
 
@@ -593,7 +594,7 @@ mod tests {
     fn exit_status_says_when_a_url_hit_an_internal_error() {
         let report = |stopped: Option<StopReason>, internal: u64| {
             let mut tally = Tally::default();
-            tally.bump(skitter::report::INTERNAL_COUNTER, internal);
+            tally.bump(skitter::output::report::INTERNAL_COUNTER, internal);
             tally.finish(ReportSummary {
                 stopped,
                 ..ReportSummary::default()

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::Args;
-use skitter::items::{Rules, RulesSource};
+use skitter::parse::items::{Rules, RulesSource};
 
 /// Extraction options of `crawl` and `fetch`.
 #[derive(Args, Debug, Clone, Default)]

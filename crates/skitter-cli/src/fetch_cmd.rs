@@ -17,9 +17,10 @@ use anyhow::Context;
 use clap::Args;
 use futures_util::stream::{self, Stream, StreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use skitter::bulk::{self, BulkFetcher, BulkFetcherBuilder, InputItem, ItemReport, Outcome};
-use skitter::bulk::{StopReason, Summary};
-use skitter::sink::{WarcOptions, WarcSink};
+use skitter::bulk::{
+    self, BulkFetcher, BulkFetcherBuilder, InputItem, ItemReport, Outcome, StopReason, Summary,
+};
+use skitter::output::{WarcOptions, WarcSink};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 use clap::ValueEnum;
 use skitter::Report;
-use skitter::sink::{JsonlSink, SinkError};
+use skitter::output::{JsonlSink, SinkError};
 
 /// How the end-of-crawl report is printed on stdout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -81,13 +81,13 @@ pub fn print_report_to(
 /// URL or password stops it at once.
 pub async fn items_sink(
     target: Option<&str>,
-    rules: Option<skitter::items::Rules>,
-) -> anyhow::Result<Option<skitter::sink::ItemsDbSink>> {
+    rules: Option<skitter::parse::items::Rules>,
+) -> anyhow::Result<Option<skitter::output::ItemsDbSink>> {
     let Some(target) = target else {
         return Ok(None);
     };
     let rules = rules
         .context("--items stores extracted items: give --extract FILE or --field NAME=SPEC")?;
-    let sink = skitter::sink::ItemsDbSink::open(target, rules.schemas()).await?;
+    let sink = skitter::output::ItemsDbSink::open(target, rules.schemas()).await?;
     Ok(Some(sink))
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use skitter::frontier::DiskFrontier;
-use skitter::sink::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
+use skitter::output::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
 
 use crate::{flags, resume_outputs};
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 use indicatif::{
     FormattedDuration, HumanBytes, HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle,
 };
-use skitter::progress::{Progress, ProgressSnapshot};
+use skitter::crawl::progress::{Progress, ProgressSnapshot};
 
 /// How often the line is refreshed.
 const TICK: Duration = Duration::from_millis(100);

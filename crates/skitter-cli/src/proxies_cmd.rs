@@ -3,7 +3,7 @@
 //! Only glue: flags → [`CheckConfig`] in one place, each result printed as it
 //! completes, a summary on stderr, the good proxies written to a file, and the
 //! exit status (as `probe`'s: 0 all good, 1 some bad, 2 bad usage, 130
-//! interrupted). The checking lives in `skitter::proxy_check`.
+//! interrupted). The checking lives in `skitter::fetch::proxy_check`.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use futures_util::StreamExt;
-use skitter::proxy_check::{self, CheckConfig, CheckResult, CheckSummary};
+use skitter::fetch::proxy_check::{self, CheckConfig, CheckResult, CheckSummary};
 use tokio_util::sync::CancellationToken;
 
 use crate::flags;

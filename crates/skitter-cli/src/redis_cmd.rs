@@ -20,13 +20,13 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
+use skitter::cluster::RedisStatsSink;
 use skitter::fetch::ProxyLedger;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
-use skitter::report::StopReason;
-use skitter::shared::RedisStatsSink;
+use skitter::output::report::StopReason;
 use tokio_util::sync::CancellationToken;
 
-use skitter::shared::CrawlSpec;
+use skitter::cluster::CrawlSpec;
 
 use crate::crawl_cmd::{CrawlArgs, describe, exit_status};
 use crate::flags;
@@ -298,7 +298,7 @@ async fn crawl(
         .frontier(shared)
         // This worker's report lines, spilled within the default budget; none
         // when its report is not shown.
-        .report_options(skitter::report::ReportOptions {
+        .report_options(skitter::output::report::ReportOptions {
             records: own.report != ReportFormat::None,
             ..Default::default()
         });

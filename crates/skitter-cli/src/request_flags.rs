@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use clap::Args;
+use skitter::fetch::retry::RetryPolicy;
 use skitter::fetch::{FetchConfig, PrivateAccess, Rotation};
-use skitter::retry::RetryPolicy;
 
 use crate::flags;
 

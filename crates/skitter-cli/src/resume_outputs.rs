@@ -61,7 +61,7 @@ pub fn continue_warc(
     };
     let mut recent = HashSet::new();
     if let Some(last) = names.last().and_then(|base| newest_file(base)) {
-        let repair = skitter::sink::repair_warc(&last, skitter::sink::RESUME_TAIL_LINES)
+        let repair = skitter::output::repair_warc(&last, skitter::output::RESUME_TAIL_LINES)
             .with_context(|| format!("cannot check {} for a torn record", last.display()))?;
         if repair.cut > 0 {
             tracing::warn!(
@@ -78,7 +78,7 @@ pub fn continue_warc(
         }
         if let (true, Some(cdx)) = (append_cdx && cdx.is_some_and(Path::exists), cdx) {
             let name = file_name(&last);
-            let indexed = skitter::sink::resume_cdx(cdx, &name, repair.len)
+            let indexed = skitter::output::resume_cdx(cdx, &name, repair.len)
                 .with_context(|| format!("cannot resume the index {}", cdx.display()))?;
             recent.retain(|url| indexed.contains(url));
         }
@@ -193,7 +193,7 @@ fn family(base: &Path) -> Vec<(Option<u64>, PathBuf)> {
     if std::fs::symlink_metadata(base).is_ok() {
         found.push((None, base.to_path_buf()));
     }
-    let zero = file_name(&skitter::sink::rotated_warc_name(base, 0));
+    let zero = file_name(&skitter::output::rotated_warc_name(base, 0));
     let Some(at) = zero.rfind("-00000") else {
         return found;
     };

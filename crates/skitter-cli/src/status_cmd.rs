@@ -54,7 +54,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
 }
 
 fn print_dir_status(args: &StatusArgs, dir: &std::path::Path) -> anyhow::Result<u8> {
-    let status = skitter::store::status(dir)
+    let status = skitter::state::store::status(dir)
         .with_context(|| format!("cannot read the crawl state in {}", dir.display()))?;
     let updated: chrono::DateTime<chrono::Local> = status.updated_at.into();
     if args.json {
@@ -98,7 +98,7 @@ fn print_dir_status(args: &StatusArgs, dir: &std::path::Path) -> anyhow::Result<
 }
 
 /// One line per pass: its number, when it started, and what it found.
-fn print_passes(passes: &[skitter::store::PassStatus]) {
+fn print_passes(passes: &[skitter::state::store::PassStatus]) {
     println!(
         "{:>4}  {:<19} {:>8} {:>8} {:>8} {:>9} {:>6} {:>6} {:>8}",
         "pass", "started", "urls", "new", "changed", "unchanged", "gone", "failed", "not_due"

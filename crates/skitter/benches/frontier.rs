@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use skitter::frontier::{
-    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostPolicy, MemoryFrontier,
-    MemoryOptions, Request,
+    Claim, DiskFrontier, DiskOptions, Frontier, MemoryFrontier, MemoryOptions, Request,
 };
-use skitter::store::CrawlMeta;
+use skitter::host::{HostFeedback, HostPolicy};
+use skitter::state::store::CrawlMeta;
 use url::Url;
 
 const HOSTS: u64 = 1_000;

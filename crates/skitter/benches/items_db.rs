@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use chrono::Utc;
 use serde_json::json;
-use skitter::items::{Column, ColumnType, Item, Items, TableSchema};
-use skitter::outcome::PageRecord;
-use skitter::sink::{ItemsDbSink, Page, Sink};
+use skitter::base::outcome::PageRecord;
+use skitter::output::{ItemsDbSink, Page, Sink};
+use skitter::parse::items::{Column, ColumnType, Item, Items, TableSchema};
 use skitter_testsite::postgres::{ClusterOptions, PrivateCluster};
 
 const PER_PAGE: u64 = 20;

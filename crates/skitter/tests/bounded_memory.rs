@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
-use skitter::frontier::{HostPolicy, MemoryFrontier, MemoryOptions};
-use skitter::report::ReportOptions;
+use skitter::frontier::{MemoryFrontier, MemoryOptions};
+use skitter::host::HostPolicy;
+use skitter::output::report::ReportOptions;
 use skitter::{BuildError, Crawler, CrawlerBuilder};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;

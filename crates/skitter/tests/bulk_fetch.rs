@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use skitter::bulk::{self, BuildError, BulkFetcher, BulkFetcherBuilder, Outcome, StopReason};
-use skitter::bulk::{InputItem, Summary};
+use skitter::base::outcome::{ErrorKind, OutcomeKind, PageRecord};
+use skitter::bulk::{
+    self, BuildError, BulkFetcher, BulkFetcherBuilder, InputItem, Outcome, StopReason, Summary,
+};
 use skitter::fetch::FetchConfig;
-use skitter::outcome::{ErrorKind, OutcomeKind, PageRecord};
-use skitter::retry::RetryPolicy;
-use skitter::sink::{ChannelSink, JsonlSink, Page, Sink, SinkError, SinkSummary};
+use skitter::fetch::retry::RetryPolicy;
+use skitter::output::{ChannelSink, JsonlSink, Page, Sink, SinkError, SinkSummary};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
 

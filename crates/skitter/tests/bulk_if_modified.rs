@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
+use skitter::base::outcome::Change;
 use skitter::bulk::{self, BulkFetcher, BulkFetcherBuilder, Summary};
-use skitter::outcome::Change;
-use skitter::sink::{WarcOptions, WarcSink};
+use skitter::output::{WarcOptions, WarcSink};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite, ValidatorMode, Versions};
 use tokio_util::sync::CancellationToken;
 

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::Command;
 
 use bytes::Bytes;
-use skitter::outcome::{OutcomeKind, PageRecord, SkipReason};
-use skitter::sink::{Exchange, Page, Sink, WarcOptions, WarcSink};
+use skitter::base::outcome::{OutcomeKind, PageRecord, SkipReason};
+use skitter::output::{Exchange, Page, Sink, WarcOptions, WarcSink};
 use skitter_testsite::validators::python_tools;
 use url::Url;
 

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use skitter::outcome::{ErrorKind, OutcomeKind, PageRecord};
-use skitter::report::StopReason;
-use skitter::retry::RetryPolicy;
+use skitter::base::outcome::{ErrorKind, OutcomeKind, PageRecord};
+use skitter::fetch::retry::RetryPolicy;
+use skitter::output::report::StopReason;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -377,7 +377,7 @@ async fn outcomes_stream_to_a_channel_sink() {
         ..SiteConfig::default()
     })
     .unwrap();
-    let (sink, mut rx) = skitter::sink::ChannelSink::new(4);
+    let (sink, mut rx) = skitter::output::ChannelSink::new(4);
     let collector = tokio::spawn(async move {
         let mut n = 0;
         while rx.recv().await.is_some() {
@@ -426,7 +426,7 @@ fn bad_settings_are_typed_errors() {
 /// `localhost` and to site C by `127.0.0.1`.
 #[tokio::test]
 async fn span_hosts_follows_other_sites_within_the_domain_lists() {
-    use skitter::scope::ScopeMode;
+    use skitter::base::scope::ScopeMode;
     let small = || SiteConfig {
         pages: 3,
         ..SiteConfig::default()
@@ -493,8 +493,8 @@ async fn span_hosts_follows_other_sites_within_the_domain_lists() {
 /// DNS failures that are the page's outcome, NXDOMAIN told apart from SERVFAIL.
 #[tokio::test]
 async fn names_resolve_through_the_configured_server_and_fixed_answers() {
-    use skitter::dns::DnsConfig;
-    use skitter::scope::ScopeMode;
+    use skitter::base::scope::ScopeMode;
+    use skitter::fetch::dns::DnsConfig;
     use skitter_testsite::dns::{Record, Reply, Responder};
     let b = TestSite::start(SiteConfig {
         pages: 2,
@@ -577,7 +577,7 @@ async fn names_resolve_through_the_configured_server_and_fixed_answers() {
     let broken = by_host(&report, "broken.test");
     assert_eq!(
         broken[0].skip,
-        Some(skitter::outcome::SkipReason::RobotsUnavailable)
+        Some(skitter::base::outcome::SkipReason::RobotsUnavailable)
     );
     assert!(server.stats().per_name.contains_key("b.test"));
     assert!(!server.stats().per_name.contains_key("a.test"));
@@ -600,7 +600,7 @@ async fn names_resolve_through_the_configured_server_and_fixed_answers() {
 /// connections (idle hosts' connections closed to make room).
 #[tokio::test]
 async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
-    use skitter::scope::ScopeMode;
+    use skitter::base::scope::ScopeMode;
     use skitter_testsite::VirtualHosts;
     let site = TestSite::start(SiteConfig {
         pages: 4,
@@ -657,8 +657,8 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
 /// pages do (retried like any transient failure).
 #[tokio::test]
 async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
+    use skitter::base::scope::ScopeMode;
     use skitter::robots::RobotsPolicy;
-    use skitter::scope::ScopeMode;
     use skitter_testsite::{Faults, VirtualHosts};
     let faults: Faults = "fail=0.3,times=2,robots=1,dns=0.3,dns-times=6,seed=11"
         .parse()
@@ -809,9 +809,9 @@ async fn loopback_dns(
         .unwrap();
     let fetch = skitter::fetch::FetchConfig {
         private_access: skitter::fetch::PrivateAccess::Allow,
-        dns: skitter::dns::DnsConfig {
+        dns: skitter::fetch::dns::DnsConfig {
             servers: Some(vec![dns.addr()]),
-            ..skitter::dns::DnsConfig::default()
+            ..skitter::fetch::dns::DnsConfig::default()
         },
         ..Default::default()
     };

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use skitter::Crawler;
-use skitter::outcome::OutcomeKind;
-use skitter::retry::RetryPolicy;
-use skitter::sink::{JsonlSink, MirrorOptions, MirrorSink, WarcOptions, WarcSink};
+use skitter::base::outcome::OutcomeKind;
+use skitter::fetch::retry::RetryPolicy;
+use skitter::output::{JsonlSink, MirrorOptions, MirrorSink, WarcOptions, WarcSink};
 use skitter_testsite::validators::{run_validator, warc_validators};
 use skitter_testsite::{SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;

@@ -6,11 +6,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
-use skitter::frontier::{
-    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostPolicy, Lease, Request,
-};
-use skitter::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use skitter::store::{CrawlMeta, OutcomeStore, StoreError, status};
+use skitter::base::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier, Lease, Request};
+use skitter::host::{HostFeedback, HostPolicy};
+use skitter::state::store::{CrawlMeta, OutcomeStore, StoreError, status};
 use url::Url;
 
 #[path = "support/frontier_contract.rs"]
@@ -58,7 +57,7 @@ fn record(url: &Url, kind: OutcomeKind) -> PageRecord {
     r.attempts = 1;
     if kind == OutcomeKind::Failed {
         r.error = Some(FetchFailure {
-            kind: skitter::outcome::ErrorKind::Timeout,
+            kind: skitter::base::outcome::ErrorKind::Timeout,
             message: "timed out".into(),
         });
     }

@@ -5,11 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use skitter::frontier::{
-    Claim, DiskFrontier, DiskOptions, Frontier, HostFeedback, HostKey, LINGER,
-};
-use skitter::outcome::{OutcomeKind, PageRecord, SkipReason};
-use skitter::store::{CrawlMeta, status};
+use skitter::base::outcome::{OutcomeKind, PageRecord, SkipReason};
+use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier};
+use skitter::host::{HostFeedback, HostKey, LINGER};
+use skitter::state::store::{CrawlMeta, status};
 use url::Url;
 
 #[path = "support/frontier_contract.rs"]

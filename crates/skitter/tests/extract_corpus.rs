@@ -1,4 +1,4 @@
-//! Conformance of `skitter::extract` against other projects' recorded results:
+//! Conformance of `skitter::parse::links` against other projects' recorded results:
 //! lychee, Scrapy and html5lib link-extraction cases, lychee's `srcset` cases,
 //! and html5lib tokenizer cases for attribute-value decoding.
 //!
@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use serde_json::Value;
-use skitter::extract::{ExtractMode, HtmlDocument, decode_attribute, extract_html, parse_srcset};
+use skitter::parse::links::{
+    ExtractMode, HtmlDocument, decode_attribute, extract_html, parse_srcset,
+};
 use url::Url;
 
 const LINKS: &str = include_str!("corpora/links_cases.jsonl");
@@ -261,7 +263,7 @@ fn srcset_corpus() {
 type StartTag = (String, BTreeMap<String, String>);
 
 /// Reads every start tag of `html` with lol_html (the tokenizer skitter uses)
-/// and decodes attribute values with `skitter::extract::decode_attribute`.
+/// and decodes attribute values with `skitter::parse::links::decode_attribute`.
 fn start_tags(html: &str) -> Vec<StartTag> {
     use lol_html::{HtmlRewriter, Settings, element};
     let mut tags = Vec::new();

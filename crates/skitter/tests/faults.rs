@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use skitter::retry::RetryPolicy;
+use skitter::fetch::retry::RetryPolicy;
 use skitter::{Crawler, Report};
 use skitter_testsite::{Faults, RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -60,7 +60,7 @@ fn assert_complete(site: &RunningSite, report: &Report) {
         .pages
         .iter()
         .map(Result::unwrap)
-        .filter(|p| p.kind == skitter::outcome::OutcomeKind::Failed)
+        .filter(|p| p.kind == skitter::base::outcome::OutcomeKind::Failed)
         .collect();
     assert!(failed.is_empty(), "{failed:?}");
 }
@@ -120,7 +120,9 @@ async fn a_rate_limited_host_is_slowed_down_and_finished() {
     let dir = tempfile::tempdir().unwrap();
     let jsonl = dir.path().join("crawl.jsonl");
     let report = builder(&site, Duration::from_millis(200))
-        .sink(Box::new(skitter::sink::JsonlSink::create(&jsonl).unwrap()))
+        .sink(Box::new(
+            skitter::output::JsonlSink::create(&jsonl).unwrap(),
+        ))
         .build()
         .unwrap()
         .run(CancellationToken::new())

@@ -12,7 +12,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 use skitter::bulk::Glob;
-use skitter::extract::{self, ExtractMode};
+use skitter::parse::links::{self, ExtractMode};
 use skitter::robots::Robots;
 use url::Url;
 
@@ -142,24 +142,24 @@ proptest! {
     #[test]
     fn html_extraction_never_fails_and_is_deterministic(text in text_of(HTML, 48)) {
         for mode in [ExtractMode::Pages, ExtractMode::Resources] {
-            let a = extract::extract_html(text.as_bytes(), None, &page(), mode);
-            let b = extract::extract_html(text.as_bytes(), None, &page(), mode);
+            let a = links::extract_html(text.as_bytes(), None, &page(), mode);
+            let b = links::extract_html(text.as_bytes(), None, &page(), mode);
             prop_assert_eq!(a.links, b.links);
         }
     }
 
     #[test]
     fn html_extraction_takes_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
-        extract::extract_html(&bytes, Some("shift_jis"), &page(), ExtractMode::Resources);
+        links::extract_html(&bytes, Some("shift_jis"), &page(), ExtractMode::Resources);
     }
 
     #[test]
     fn css_and_header_parsers_take_anything(text in text_of(CSS, 32)) {
-        let links = extract::extract_css(&text, &page());
+        let links = links::extract_css(&text, &page());
         prop_assert!(links.len() <= text.len());
-        extract::parse_srcset(&text);
-        extract::refresh_target(&text);
-        extract::link_header_targets(&text);
+        links::parse_srcset(&text);
+        links::refresh_target(&text);
+        links::link_header_targets(&text);
     }
 
     #[test]
@@ -174,16 +174,16 @@ proptest! {
 
     #[test]
     fn sitemaps_parse_or_fail_cleanly(text in text_of(SITEMAP, 32)) {
-        if let Ok(sitemap) = skitter::sitemap::parse_sitemap(text.as_bytes()) {
+        if let Ok(sitemap) = skitter::parse::sitemap::parse_sitemap(text.as_bytes()) {
             prop_assert!(sitemap.urls.len() <= text.len());
         }
     }
 
     #[test]
     fn normalisation_is_idempotent(text in text_of(URLS, 12)) {
-        if let Ok(url) = skitter::urlnorm::resolve(&text, &page()) {
-            let once = skitter::urlnorm::normalize(url);
-            let twice = skitter::urlnorm::normalize(once.clone());
+        if let Ok(url) = skitter::base::urlnorm::resolve(&text, &page()) {
+            let once = skitter::base::urlnorm::normalize(url);
+            let twice = skitter::base::urlnorm::normalize(once.clone());
             prop_assert_eq!(once, twice);
         }
     }
@@ -214,8 +214,8 @@ proptest! {
         let mut bytes = good[..cut.min(good.len())].to_vec();
         bytes.extend_from_slice(&noise);
         std::fs::write(&path, &bytes).unwrap();
-        let first = skitter::sink::repair_warc(&path, 4).unwrap();
-        let second = skitter::sink::repair_warc(&path, 4).unwrap();
+        let first = skitter::output::repair_warc(&path, 4).unwrap();
+        let second = skitter::output::repair_warc(&path, 4).unwrap();
         prop_assert_eq!(second.cut, 0);
         prop_assert_eq!(second.records, first.records);
         prop_assert_eq!(first.cut as usize + std::fs::metadata(&path).unwrap().len() as usize, bytes.len());
@@ -227,7 +227,7 @@ proptest! {
 fn regressions() {
     // 2 MB of nested <noscript> overflowed the stack (one pass per level).
     let deep = "<noscript>".repeat(200_000);
-    extract::extract_html(deep.as_bytes(), None, &page(), ExtractMode::Pages);
+    links::extract_html(deep.as_bytes(), None, &page(), ExtractMode::Pages);
     // A numeric range one past u64 overflowed the count.
     assert!(Glob::parse("http://h/[0-18446744073709551615]").is_err());
 }

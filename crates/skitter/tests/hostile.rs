@@ -10,11 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use skitter::config::Limits;
-use skitter::outcome::{OutcomeKind, PageRecord};
-use skitter::report::StopReason;
-use skitter::retry::RetryPolicy;
-use skitter::sink::{
+use skitter::base::outcome::{OutcomeKind, PageRecord};
+use skitter::crawl::config::Limits;
+use skitter::fetch::retry::RetryPolicy;
+use skitter::output::report::StopReason;
+use skitter::output::{
     JsonlSink, MirrorOptions, MirrorSink, Page, Sink, SinkError, SinkSummary, WarcOptions, WarcSink,
 };
 use skitter::{Crawler, CrawlerBuilder, Report};
@@ -199,7 +199,7 @@ async fn an_endless_sitemap_index_chain_stops_at_the_depth_limit() {
     let fetched = (0..10)
         .filter(|i| stats.requests(&format!("/hostile/sitemapindex/{i}")) > 0)
         .count();
-    let depth = skitter::discovery::MAX_INDEX_DEPTH as usize;
+    let depth = skitter::parse::discovery::MAX_INDEX_DEPTH as usize;
     assert_eq!(fetched, depth + 1);
     assert!(report.counters["links_skipped_limit"] >= 1);
 }

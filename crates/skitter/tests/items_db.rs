@@ -6,11 +6,11 @@
 mod support;
 
 use serde_json::json;
-use skitter::items::ColumnType::{Integer, Json, Number, Text, Url};
-use skitter::sink::{ItemsDbSink, Sink};
+use skitter::output::{ItemsDbSink, Sink};
+use skitter::parse::items::ColumnType::{Integer, Json, Number, Text, Url};
 use support::{Backend, page, schema};
 
-fn products() -> Vec<skitter::items::TableSchema> {
+fn products() -> Vec<skitter::parse::items::TableSchema> {
     vec![schema(
         "products",
         &[

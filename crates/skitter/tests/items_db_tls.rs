@@ -7,8 +7,8 @@
 mod support;
 
 use serde_json::json;
-use skitter::items::ColumnType::Integer;
-use skitter::sink::{ItemsDbError, ItemsDbSink, Sink};
+use skitter::output::{ItemsDbError, ItemsDbSink, Sink};
+use skitter::parse::items::ColumnType::Integer;
 use skitter_testsite::postgres::{ClusterOptions, PrivateCluster, ServerTls};
 use support::{Backend, page, schema};
 
@@ -45,7 +45,7 @@ impl TestCa {
     }
 }
 
-fn items() -> Vec<skitter::items::TableSchema> {
+fn items() -> Vec<skitter::parse::items::TableSchema> {
     vec![schema("products", &[("qty", Integer)])]
 }
 

@@ -4,8 +4,8 @@
 
 use chrono::{TimeZone, Utc};
 use serde_json::{Value, json};
-use skitter::items::limits::{MAX_RECORDS, MAX_VALUE_BYTES};
-use skitter::items::{Items, PageInput, Rules};
+use skitter::parse::items::limits::{MAX_RECORDS, MAX_VALUE_BYTES};
+use skitter::parse::items::{Items, PageInput, Rules};
 use skitter_testsite::items as site;
 use url::Url;
 

@@ -2,7 +2,7 @@
 //! schemas they give, and each kind of mistake refused at load time with the
 //! rule set and field named.
 
-use skitter::items::{ColumnType, Rules, RulesError};
+use skitter::parse::items::{ColumnType, Rules, RulesError};
 
 const GOOD: &str = r#"
 [proxies]
@@ -213,7 +213,7 @@ fn bad_inline_fields_are_refused() {
     let twice = Rules::from_fields(&["t=css:h1", "t=css:h2"]).unwrap_err();
     assert!(error_chain(&twice).contains("given twice"));
     // The inline set's name is taken by the file.
-    let source = skitter::items::RulesSource {
+    let source = skitter::parse::items::RulesSource {
         toml: Some("[items]\nfields = { t = \"css:h1\" }".into()),
         fields: vec!["u=css:h2".into()],
     };

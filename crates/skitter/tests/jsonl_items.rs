@@ -3,9 +3,9 @@
 
 use chrono::{TimeZone, Utc};
 use serde_json::{Value, json};
-use skitter::items::{ExtractFailure, Item, Items};
-use skitter::outcome::{OutcomeKind, PageRecord};
-use skitter::sink::{JsonlSink, Page, Sink};
+use skitter::base::outcome::{OutcomeKind, PageRecord};
+use skitter::output::{JsonlSink, Page, Sink};
+use skitter::parse::items::{ExtractFailure, Item, Items};
 use url::Url;
 
 fn page(path: &str, n: u32) -> Page {

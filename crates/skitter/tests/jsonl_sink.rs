@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use skitter::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use skitter::sink::{Exchange, JsonlSink, Page, Sink};
+use skitter::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use skitter::output::{Exchange, JsonlSink, Page, Sink};
 use url::Url;
 
 const PAGE_FIELDS: &[&str] = &[

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::{Component, Path};
 
 use bytes::Bytes;
-use skitter::outcome::{OutcomeKind, PageRecord, SkipReason};
-use skitter::sink::{Exchange, MirrorOptions, MirrorSink, Page, Sink, mirror_path};
+use skitter::base::outcome::{OutcomeKind, PageRecord, SkipReason};
+use skitter::output::{Exchange, MirrorOptions, MirrorSink, Page, Sink, mirror_path};
 use url::Url;
 
 const HTML: Option<&str> = Some("text/html");

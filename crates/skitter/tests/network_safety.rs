@@ -10,9 +10,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use skitter::base::outcome::ErrorKind;
 use skitter::bulk::{self, BulkFetcher, ItemReport, Outcome};
 use skitter::fetch::{FetchConfig, Fetcher, Keep, PrivateAccess};
-use skitter::outcome::ErrorKind;
 use skitter::{Crawler, CrawlerBuilder};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -420,11 +420,11 @@ async fn a_host_robots_txt_could_not_reach_gets_no_page_request() {
         .await
         .unwrap();
     let report = run(crawl(&format!("{origin}/"))
-        .scope_mode(skitter::scope::ScopeMode::AnyHost)
+        .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
         .fetch_config(FetchConfig {
-            dns: skitter::dns::DnsConfig {
+            dns: skitter::fetch::dns::DnsConfig {
                 servers: Some(vec![dns.addr()]),
-                ..skitter::dns::DnsConfig::default()
+                ..skitter::fetch::dns::DnsConfig::default()
             },
             ..allow_private()
         }))

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use skitter::config::Limits;
-use skitter::outcome::{OutcomeKind, SkipReason};
-use skitter::report::StopReason;
-use skitter::retry::RetryPolicy;
-use skitter::sink::ChannelSink;
+use skitter::base::outcome::{OutcomeKind, SkipReason};
+use skitter::crawl::config::Limits;
+use skitter::fetch::retry::RetryPolicy;
+use skitter::output::ChannelSink;
+use skitter::output::report::StopReason;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -287,7 +287,7 @@ async fn traps_end_on_their_own_with_counters() {
         ..SiteConfig::default()
     })
     .unwrap();
-    let rules = skitter::trap::TrapRules {
+    let rules = skitter::base::trap::TrapRules {
         max_query_variants: 50,
         plausible_years: Some(2020..=2026),
         ..Default::default()
@@ -368,7 +368,7 @@ async fn sitemap_probe_is_opt_in_and_no_sitemaps_turns_them_off() {
     crawl(
         builder(&site)
             .max_depth(1)
-            .sitemaps(skitter::discovery::SitemapMode::Probe),
+            .sitemaps(skitter::parse::discovery::SitemapMode::Probe),
     )
     .await;
     assert_eq!(site.stats().requests("/sitemap.xml"), 1);
@@ -377,7 +377,7 @@ async fn sitemap_probe_is_opt_in_and_no_sitemaps_turns_them_off() {
     crawl(
         builder(&named)
             .max_depth(1)
-            .sitemaps(skitter::discovery::SitemapMode::Off),
+            .sitemaps(skitter::parse::discovery::SitemapMode::Off),
     )
     .await;
     assert_eq!(named.stats().requests("/sitemap.xml"), 0);

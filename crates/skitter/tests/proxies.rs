@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use skitter::base::outcome::{ErrorKind, OutcomeKind};
+use skitter::fetch::retry::RetryPolicy;
 use skitter::fetch::{FetchConfig, ProxyBench, Rotation};
-use skitter::outcome::{ErrorKind, OutcomeKind};
-use skitter::retry::RetryPolicy;
-use skitter::sink::{JsonlSink, WarcOptions, WarcSink};
+use skitter::output::{JsonlSink, WarcOptions, WarcSink};
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{ProxyMode, RunningSite, SiteConfig, TestProxy, TestSite, dead_proxy_url};
 use tokio_util::sync::CancellationToken;

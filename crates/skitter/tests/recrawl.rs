@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use skitter::base::outcome::{Change, OutcomeKind};
 use skitter::fetch::RevisitProfile;
+use skitter::fetch::retry::RetryPolicy;
 use skitter::frontier::{DiskFrontier, DiskOptions, RecrawlStart};
-use skitter::outcome::{Change, OutcomeKind};
-use skitter::recrawl::RecrawlOrder;
-use skitter::retry::RetryPolicy;
-use skitter::sink::{Page, Sink, SinkError, SinkSummary};
-use skitter::store::CrawlMeta;
+use skitter::output::{Page, Sink, SinkError, SinkSummary};
+use skitter::state::recrawl::RecrawlOrder;
+use skitter::state::store::CrawlMeta;
 use skitter::{Crawler, Report};
 use skitter_testsite::{Faults, SiteConfig, TestSite, ValidatorMode, Versions};
 use tokio_util::sync::CancellationToken;
@@ -152,7 +152,7 @@ async fn a_second_pass_revalidates_and_reports_what_changed() {
     let changes = |c| seen.values().filter(|(x, _)| *x == Some(c)).count() as u64;
     assert_eq!(changes(Change::Gone), gone);
 
-    let status = skitter::store::status(dir.path()).unwrap();
+    let status = skitter::state::store::status(dir.path()).unwrap();
     let passes: Vec<_> = status
         .passes
         .iter()
@@ -277,7 +277,7 @@ async fn each_recrawl_of_a_finished_crawl_starts_the_next_pass() {
     assert_eq!(counter(&third, "recrawl_pass"), 3);
     // Nothing changed between 2 and 3 on the site's side.
     assert_eq!(counter(&third, "change_changed"), 0);
-    let status = skitter::store::status(dir.path()).unwrap();
+    let status = skitter::state::store::status(dir.path()).unwrap();
     assert_eq!(status.passes.len(), 3);
 }
 
@@ -294,7 +294,7 @@ async fn a_state_from_before_recrawl_opens_but_cannot_be_recrawled() {
             .unwrap();
     }
     assert!(
-        skitter::store::status(dir.path())
+        skitter::state::store::status(dir.path())
             .unwrap()
             .passes
             .is_empty()

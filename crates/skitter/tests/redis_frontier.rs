@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use redis_server::RedisServer;
 use skitter::frontier::{
-    Claim, Frontier, FrontierError, HostFeedback, HostKey, HostPolicy, Lease, RedisFrontier,
-    RedisOptions, Request,
+    Claim, Frontier, FrontierError, Lease, RedisFrontier, RedisOptions, Request,
 };
+use skitter::host::{HostFeedback, HostKey, HostPolicy};
 use url::Url;
 
 fn req(url: &str) -> Request {
@@ -157,7 +157,7 @@ async fn delays_and_back_off_hold_across_workers() {
     .unwrap();
     let e1 = take(&c).await;
     assert_eq!(e1.request.url.host_str(), Some("e.test"));
-    let slow_down = HostFeedback::SlowDown(minute, skitter::frontier::ThrottleReason::RetryAfter);
+    let slow_down = HostFeedback::SlowDown(minute, skitter::host::ThrottleReason::RetryAfter);
     c.complete(e1, slow_down).await.unwrap();
     assert_wait(d.claim().await.unwrap());
 }

@@ -10,9 +10,8 @@ mod redis_server;
 use std::time::Duration;
 
 use redis_server::RedisServer;
-use skitter::frontier::{
-    Claim, Frontier, HostFeedback, HostKey, HostPolicy, RedisFrontier, RedisOptions, Request,
-};
+use skitter::frontier::{Claim, Frontier, RedisFrontier, RedisOptions, Request};
+use skitter::host::{HostFeedback, HostKey, HostPolicy};
 use url::Url;
 
 fn req(url: &str) -> Request {

@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use redis_cluster::{MASTERS, RedisCluster};
 use redis_server::RedisServer;
-use skitter::frontier::{Claim, Frontier, HostFeedback, HostPolicy, RedisFrontier, RedisOptions};
+use skitter::frontier::{Claim, Frontier, RedisFrontier, RedisOptions};
+use skitter::host::{HostFeedback, HostPolicy};
 
 fn options(shards: u16) -> RedisOptions {
     RedisOptions {

@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
+use skitter::base::scope::ScopeMode;
 use skitter::render::{RenderMode, RenderSettings};
-use skitter::scope::ScopeMode;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -189,7 +189,7 @@ async fn the_browser_fetches_through_skitter() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_warc_keeps_the_browsers_exchanges_and_the_jsonl_the_rendered_html() {
-    use skitter::sink::{JsonlSink, WarcOptions, WarcSink};
+    use skitter::output::{JsonlSink, WarcOptions, WarcSink};
     let Some(browser) = chromium("WARC of subresources") else {
         return;
     };
@@ -313,7 +313,7 @@ async fn the_browsers_requests_keep_the_delay() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mirror_keeps_the_fetched_html_unless_asked_for_the_rendered_dom() {
-    use skitter::sink::{MirrorOptions, MirrorSink, mirror_path};
+    use skitter::output::{MirrorOptions, MirrorSink, mirror_path};
     let Some(browser) = chromium("mirror of rendered pages") else {
         return;
     };

@@ -13,10 +13,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use skitter::Report;
-use skitter::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use skitter::report::{ReportSummary, StopReason, Tally};
-use skitter::report_html::{self, Timeline};
-use skitter::sink::SinkSummary;
+use skitter::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use skitter::output::SinkSummary;
+use skitter::output::report::{ReportSummary, StopReason, Tally};
+use skitter::output::report_html::{self, Timeline};
 use url::Url;
 
 /// Text that runs script if it reaches the page unescaped, in text or attributes.

@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use skitter::extract::ExtractMode;
 use skitter::fetch::FetchConfig;
+use skitter::parse::links::ExtractMode;
 use skitter::{Crawler, CrawlerBuilder};
 use skitter_testsite::{SiteConfig, TestSite};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

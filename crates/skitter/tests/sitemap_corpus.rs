@@ -1,4 +1,4 @@
-//! Conformance of `skitter::sitemap` (and `Robots::sitemaps`) with Scrapy's sitemap
+//! Conformance of `skitter::parse::sitemap` (and `Robots::sitemaps`) with Scrapy's sitemap
 //! tests and lychee's XML link-extraction tests, recorded into
 //! `corpora/sitemaps/*.jsonl` (see `corpora/PROVENANCE-robots-sitemaps.md`).
 //!
@@ -9,8 +9,8 @@
 //! Scrapy's default (`sitemap_alternate_links = False`), skitter takes only `loc`.
 
 use serde::Deserialize;
+use skitter::parse::sitemap::{SitemapKind, parse_sitemap};
 use skitter::robots::Robots;
-use skitter::sitemap::{SitemapKind, parse_sitemap};
 use url::Url;
 
 #[derive(Deserialize)]

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use skitter::trap::{TrapGuard, TrapKind, TrapRules};
+use skitter::base::trap::{TrapGuard, TrapKind, TrapRules};
 use url::Url;
 
 const HOST: &str = "http://127.0.0.1:8080";

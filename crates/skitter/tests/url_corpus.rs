@@ -1,4 +1,4 @@
-//! WHATWG URL conformance of `skitter::urlnorm`, driven by web-platform-tests'
+//! WHATWG URL conformance of `skitter::base::urlnorm`, driven by web-platform-tests'
 //! `urltestdata.json` (see `corpora/PROVENANCE.md`).
 //!
 //! Normalisation must never contradict the URL Standard: for every case where the
@@ -8,7 +8,7 @@
 //! counted and listed, and their number is pinned so that a change shows up.
 
 use serde_json::Value;
-use skitter::urlnorm::{normalize, resolve};
+use skitter::base::urlnorm::{normalize, resolve};
 use url::Url;
 
 const CORPUS: &str = include_str!("corpora/urltestdata.json");

@@ -17,9 +17,9 @@ use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use data_encoding::BASE32;
 use sha1::{Digest, Sha1};
+use skitter::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use skitter::fetch::{Revisit, RevisitProfile};
-use skitter::outcome::{OutcomeKind, PageRecord, SkipReason};
-use skitter::sink::{Exchange, Page, Sink, WarcOptions, WarcSink};
+use skitter::output::{Exchange, Page, Sink, WarcOptions, WarcSink};
 use skitter_testsite::validators::{check_warc, python_tools, run_validator, warc_validators};
 use url::Url;
 

@@ -15,8 +15,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use data_encoding::BASE32;
 use sha1::{Digest, Sha1};
-use skitter::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use skitter::sink::{Exchange, Page, Sink, WarcOptions, WarcSink};
+use skitter::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use skitter::output::{Exchange, Page, Sink, WarcOptions, WarcSink};
 use skitter_testsite::validators::{check_warc, warc_validators};
 use url::Url;
 
@@ -155,7 +155,7 @@ fn expected_urls() -> BTreeSet<String> {
         .collect()
 }
 
-async fn write(path: &Path, options: WarcOptions) -> skitter::sink::SinkSummary {
+async fn write(path: &Path, options: WarcOptions) -> skitter::output::SinkSummary {
     let mut sink = WarcSink::create(path, options).unwrap();
     assert!(sink.wants_bodies());
     for p in pages() {

@@ -8,10 +8,10 @@ use std::io::Write;
 use anyhow::Context;
 use serde_json::json;
 use skitter::Report;
+use skitter::cluster::{RedisStatsSink, take_proxy_stats};
 use skitter::fetch::ProxyStats;
 use skitter::fetch::proxy_pool::write_table;
 use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
-use skitter::shared::{RedisStatsSink, take_proxy_stats};
 
 use crate::output::ReportFormat;
 

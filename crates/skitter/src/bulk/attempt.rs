@@ -12,11 +12,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use crate::base::outcome::{ErrorKind, FetchFailure};
+use crate::fetch::retry::{self, RetryPolicy, Verdict};
 use crate::fetch::{Fetcher, Keep, Response, Validators};
-use crate::frontier::HostKey;
-use crate::frontier::gate::HostLimits;
-use crate::outcome::{ErrorKind, FetchFailure};
-use crate::retry::{self, RetryPolicy, Verdict};
+use crate::host::HostKey;
+use crate::host::slots::HostLimits;
 
 /// The result of [`fetch_with_retries`].
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::Observer;
 use super::index::{self, FetchIndex, Update};
 use super::summary::{ItemReport, Summary};
-use crate::sink::{Page, Sink, SinkError};
+use crate::output::{Page, Sink, SinkError};
 
 /// What the tasks send the collector.
 pub(super) enum Event {

@@ -70,7 +70,7 @@ pub(crate) enum Update {
     Remove(Url),
 }
 
-pub use crate::build_error::IndexError;
+pub use crate::crawl::build_error::IndexError;
 
 /// The open index; cheap to clone, each call takes the connection briefly (on
 /// the blocking pool, never across an `.await`).

@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 use url::Url;
 
 use super::glob::{Expansion, Glob, GlobError};
-use crate::urlnorm::{self, UrlError};
+use crate::base::urlnorm::{self, UrlError};
 
 /// Longest input line read, in bytes; longer lines are reported and skipped.
 pub const MAX_LINE: usize = 64 * 1024;

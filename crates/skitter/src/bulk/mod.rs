@@ -53,13 +53,13 @@ use std::time::Duration;
 use futures_util::Stream;
 use tokio_util::sync::CancellationToken;
 
+use crate::fetch::retry::RetryPolicy;
 use crate::fetch::{FetchConfig, Fetcher, Keep};
-use crate::frontier::HostPolicy;
-use crate::items::Rules;
-use crate::retry::RetryPolicy;
-use crate::sink::Sink;
+use crate::host::HostPolicy;
+use crate::output::Sink;
+use crate::parse::items::Rules;
 
-pub use crate::stop::StopReason;
+pub use crate::base::stop::StopReason;
 pub use glob::{Glob, GlobError};
 pub use index::{INDEX_FILE, IndexError};
 pub use input::{InputError, InputItem, Location, count_args, from_args, from_reader};
@@ -77,7 +77,7 @@ pub const DEFAULT_MAX_REDIRECT: u32 = 10;
 /// Called once per finished item, in finishing order, from one task.
 pub type Observer = Arc<dyn Fn(&ItemReport) + Send + Sync>;
 
-pub use crate::build_error::BuildError;
+pub use crate::crawl::build_error::BuildError;
 
 /// Where and how bodies are saved.
 #[derive(Clone, Debug)]

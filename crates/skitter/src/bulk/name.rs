@@ -17,13 +17,13 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use crate::fsname::{cap, encode_name, hex_sha1, is_plainly_under, windows_safe};
-use crate::sink::mirror_path;
+use crate::base::fsname::{cap, encode_name, hex_sha1, is_plainly_under, windows_safe};
+use crate::output::mirror_path;
 
 /// Longest file or directory name written by a template, in bytes (as the mirror).
-pub use crate::fsname::MAX_COMPONENT;
+pub use crate::base::fsname::MAX_COMPONENT;
 
-pub use crate::build_error::TemplateError;
+pub use crate::crawl::build_error::TemplateError;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Piece {
@@ -159,7 +159,7 @@ pub fn target_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
     }
 }
 
-/// One path component made safe on every OS (see [`crate::fsname`]); a capped
+/// One path component made safe on every OS (see [`crate::base::fsname`]); a capped
 /// name keeps a short extension.
 fn safe_component(raw: &str) -> String {
     let name = windows_safe(encode_name(raw, false));

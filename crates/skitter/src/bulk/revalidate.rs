@@ -17,9 +17,9 @@ use url::Url;
 
 use super::index::{Known, Update};
 use super::summary::Outcome;
+use crate::base::outcome::Change;
 use crate::fetch::{Revisit, RevisitProfile, Validators};
-use crate::outcome::Change;
-use crate::sink::Page;
+use crate::output::Page;
 
 /// The validators to send with a request for `hop`: the index's, when they
 /// belong to that URL (the one redirects led to last time).

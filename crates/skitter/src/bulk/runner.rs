@@ -31,14 +31,14 @@ use super::index::{Known, Update};
 use super::input::InputItem;
 use super::summary::{ItemReport, Outcome, Summary};
 use super::{BulkFetcher, Config, name, revalidate, save};
-use crate::body::CpuPool;
+use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
+use crate::base::stop::StopReason;
+use crate::base::urlnorm;
+use crate::crawl::body::CpuPool;
 use crate::fetch::{Fetcher, decode, redirect};
-use crate::frontier::gate::HostLimits;
-use crate::items::{ExtractFailure, Items, PageInput};
-use crate::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
-use crate::sink::{Page, SinkError};
-use crate::stop::StopReason;
-use crate::urlnorm;
+use crate::host::slots::HostLimits;
+use crate::output::{Page, SinkError};
+use crate::parse::items::{ExtractFailure, Items, PageInput};
 
 /// What every item task shares.
 struct Ctx {
@@ -247,7 +247,7 @@ async fn follow(
                 if matches!(report.outcome, Outcome::Ok { status } if status != 304) {
                     hop.page.items = extract(ctx, &hop, &current).await;
                     if let Some(found) = &hop.page.items {
-                        hop.page.record.count_items(found);
+                        found.count_on(&mut hop.page.record);
                     }
                 }
                 let save = judged.as_ref().is_none_or(|j| j.save);
@@ -261,7 +261,7 @@ async fn follow(
                     // A file that could not be saved is not indexed.
                     let change = match report.outcome {
                         Outcome::SaveFailed(_) | Outcome::Failed(_) if judged.save => {
-                            crate::outcome::Change::Failed
+                            crate::base::outcome::Change::Failed
                         }
                         _ => {
                             update = judged.update;

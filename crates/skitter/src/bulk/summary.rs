@@ -16,9 +16,9 @@ use url::Url;
 
 use super::input::{InputError, Location};
 use super::save::SaveError;
-use crate::outcome::{Change, ErrorKind, FetchFailure};
-use crate::sink::SinkSummary;
-use crate::stop::StopReason;
+use crate::base::outcome::{Change, ErrorKind, FetchFailure};
+use crate::base::stop::StopReason;
+use crate::output::SinkSummary;
 
 /// How one item ended.
 #[derive(Debug)]
@@ -123,7 +123,7 @@ pub struct Summary {
     pub sinks: Vec<SinkSummary>,
     /// Set when the run ended early.
     pub stopped: Option<StopReason>,
-    /// Records extraction rules found (see [`crate::items`]).
+    /// Records extraction rules found (see [`crate::parse::items`]).
     pub items: u64,
     /// Pages on which some extraction rule failed.
     pub extract_errors: u64,

@@ -159,14 +159,14 @@ pub(crate) struct GuardedResolver {
     allow_internal: bool,
     /// The proxies' hosts: the user chose them, wherever they are.
     proxy_hosts: Vec<String>,
-    dns: std::sync::Arc<crate::dns::Dns>,
+    dns: std::sync::Arc<crate::fetch::dns::Dns>,
 }
 
 impl GuardedResolver {
     pub(crate) fn new(
         allow_internal: bool,
         proxy_hosts: Vec<String>,
-        dns: std::sync::Arc<crate::dns::Dns>,
+        dns: std::sync::Arc<crate::fetch::dns::Dns>,
     ) -> Self {
         GuardedResolver {
             allow_internal,
@@ -295,7 +295,7 @@ mod tests {
         use reqwest::dns::Resolve as _;
         use std::str::FromStr as _;
         let name = || reqwest::dns::Name::from_str("localhost").unwrap();
-        let dns = std::sync::Arc::new(crate::dns::Dns::new(&Default::default()).unwrap());
+        let dns = std::sync::Arc::new(crate::fetch::dns::Dns::new(&Default::default()).unwrap());
         let err = match GuardedResolver::new(false, Vec::new(), dns.clone())
             .resolve(name())
             .await

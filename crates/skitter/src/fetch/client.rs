@@ -16,7 +16,7 @@ pub(super) fn build(
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
     proxy: Option<&str>,
     tls: Option<&SharedTls>,
-    dns: &std::sync::Arc<crate::dns::Dns>,
+    dns: &std::sync::Arc<crate::fetch::dns::Dns>,
     sockets: &super::sockets::Sockets,
 ) -> Result<reqwest::Client, FetchSetupError> {
     let mut defaults = HeaderMap::new();

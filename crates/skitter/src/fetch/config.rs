@@ -34,7 +34,7 @@ pub struct FetchConfig {
     pub proxy: Option<String>,
     /// A pool of proxies requests rotate over (see [`proxy_pool`]); empty by
     /// default. Each request goes through one of them; one that fails is
-    /// benched and the request fails as [`ErrorKind::Proxy`](crate::outcome::ErrorKind::Proxy),
+    /// benched and the request fails as [`ErrorKind::Proxy`](crate::base::outcome::ErrorKind::Proxy),
     /// to be retried on another.
     pub proxy_list: Vec<String>,
     /// How requests are spread over [`FetchConfig::proxy_list`] (default round-robin).
@@ -70,7 +70,7 @@ pub struct FetchConfig {
     /// and never kept in a URL, so no report, output or log can print them.
     pub site_credentials: Vec<(String, String)>,
     /// How names are resolved (name servers, fixed answers, lookups in flight).
-    pub dns: crate::dns::DnsConfig,
+    pub dns: crate::fetch::dns::DnsConfig,
     /// How long a connection is kept open, idle, for the next request to its
     /// host (default [`DEFAULT_POOL_IDLE_TIMEOUT`]). A busy host reuses its
     /// connections long before; in a broad crawl, where most hosts are done
@@ -168,7 +168,7 @@ impl Default for FetchConfig {
             private_access: PrivateAccess::Named,
             named_hosts: Vec::new(),
             site_credentials: Vec::new(),
-            dns: crate::dns::DnsConfig::default(),
+            dns: crate::fetch::dns::DnsConfig::default(),
             pool_idle_timeout: DEFAULT_POOL_IDLE_TIMEOUT,
             max_connections: None,
         }

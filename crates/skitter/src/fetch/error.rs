@@ -5,13 +5,13 @@
 //! `source()` chain. The kind is read from the typed causes there — `io::Error`
 //! kinds, `hyper::Error` and `h2::Error` predicates, `rustls::Error` — never from
 //! message text, so a reworded message upstream cannot change what is retried
-//! ([`crate::retry::is_transient`] decides that from the kind).
+//! ([`crate::fetch::retry::is_transient`] decides that from the kind).
 
 use std::error::Error as StdError;
 use std::io;
 
 use super::Blocked;
-use crate::outcome::{ErrorKind, FetchFailure};
+use crate::base::outcome::{ErrorKind, FetchFailure};
 
 /// Causes deeper than this are not inspected (real chains are under ten long).
 const MAX_CHAIN: usize = 32;
@@ -34,10 +34,12 @@ fn kind_of(err: &reqwest::Error) -> ErrorKind {
     // Our resolver's answer says which DNS failure it was.
     if let Some(lookup) = causes(err)
         .take(MAX_CHAIN)
-        .find_map(|e| e.downcast_ref::<crate::dns::LookupError>())
+        .find_map(|e| e.downcast_ref::<crate::fetch::dns::LookupError>())
     {
         return match lookup.failure {
-            crate::dns::Failure::NxDomain | crate::dns::Failure::NoData => ErrorKind::NoSuchHost,
+            crate::fetch::dns::Failure::NxDomain | crate::fetch::dns::Failure::NoData => {
+                ErrorKind::NoSuchHost
+            }
             _ => ErrorKind::Dns,
         };
     }

@@ -17,7 +17,7 @@ pub struct Exchange {
     /// content decoding (gzip, br…). Empty when nothing needed it.
     pub body: Bytes,
     /// The body after content decoding, for HTML pages that had a content coding,
-    /// when a sink asked for it ([`Sink::wants_decoded_bodies`](crate::sink::Sink::wants_decoded_bodies)). `None` when the
+    /// when a sink asked for it ([`Sink::wants_decoded_bodies`](crate::output::Sink::wants_decoded_bodies)). `None` when the
     /// body had no coding: then [`Exchange::body`] is the decoded body too.
     pub decoded_body: Option<Bytes>,
     /// The body was cut at the fetch size cap: [`Exchange::body`] is its first

@@ -9,12 +9,15 @@ pub mod address;
 pub(crate) mod client;
 mod config;
 pub mod decode;
+pub mod dns;
 mod error;
 pub(crate) mod exchange;
 pub mod head;
+pub mod proxy_check;
 pub mod proxy_ledger;
 pub mod proxy_pool;
 pub(crate) mod redirect;
+pub mod retry;
 mod route;
 mod sockets;
 
@@ -24,9 +27,9 @@ use bytes::{Bytes, BytesMut};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use url::Url;
 
-use crate::outcome::FetchFailure;
+use crate::base::outcome::FetchFailure;
 
-pub use crate::request::Validators;
+pub use crate::base::request::Validators;
 pub use address::{Blocked, PrivateAccess};
 pub use config::{DEFAULT_POOL_IDLE_TIMEOUT, FetchConfig};
 pub(crate) use error::classify;
@@ -53,7 +56,7 @@ pub enum FetchSetupError {
     },
     /// Name resolution could not be set up (no usable name server).
     #[error(transparent)]
-    Dns(#[from] crate::dns::DnsSetupError),
+    Dns(#[from] crate::fetch::dns::DnsSetupError),
     /// The HTTP client failed to start (TLS setup).
     #[error("cannot start the HTTP client: {0}")]
     Client(#[source] BoxError),
@@ -171,7 +174,7 @@ impl Fetcher {
         tls: Option<client::SharedTls>,
     ) -> Result<Fetcher, FetchSetupError> {
         // One resolver (and its cache) for every client of every route.
-        let dns = std::sync::Arc::new(crate::dns::Dns::new(&config.dns)?);
+        let dns = std::sync::Arc::new(crate::fetch::dns::Dns::new(&config.dns)?);
         let sockets = sockets::Sockets::new(
             config
                 .max_connections
@@ -579,7 +582,7 @@ pub(super) fn allow_internal(config: &FetchConfig, named: bool) -> bool {
 /// A refused request as a recorded failure.
 fn blocked(b: Blocked) -> FetchFailure {
     FetchFailure {
-        kind: crate::outcome::ErrorKind::Blocked,
+        kind: crate::base::outcome::ErrorKind::Blocked,
         message: b.to_string(),
     }
 }

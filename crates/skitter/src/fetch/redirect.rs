@@ -5,8 +5,8 @@
 use url::Url;
 
 use super::Response;
-use crate::outcome::{ErrorKind, FetchFailure};
-use crate::urlnorm;
+use crate::base::outcome::{ErrorKind, FetchFailure};
+use crate::base::urlnorm;
 
 /// Statuses whose `Location` is followed. `300 Multiple Choices` and `304 Not
 /// Modified` carry no single target to follow.

@@ -20,7 +20,7 @@ use reqwest::header::HeaderMap;
 use super::client::SharedTls;
 use super::proxy_pool::{ProxyPool, scrub, shown_proxy};
 use super::{FetchConfig, FetchSetupError, allow_internal, classify, client};
-use crate::outcome::{ErrorKind, FetchFailure};
+use crate::base::outcome::{ErrorKind, FetchFailure};
 
 /// The clients of one way out: for named hosts, and for the others (built on
 /// first use when the address policy tells them apart; see
@@ -33,7 +33,7 @@ pub(super) struct Route {
     pub(super) named: reqwest::Client,
     other: tokio::sync::OnceCell<reqwest::Client>,
     tls: Option<SharedTls>,
-    dns: Arc<crate::dns::Dns>,
+    dns: Arc<crate::fetch::dns::Dns>,
     sockets: super::sockets::Sockets,
 }
 
@@ -50,7 +50,7 @@ impl Route {
         proxy: Option<&str>,
         jar: Option<Arc<reqwest::cookie::Jar>>,
         tls: Option<SharedTls>,
-        dns: Arc<crate::dns::Dns>,
+        dns: Arc<crate::fetch::dns::Dns>,
         sockets: super::sockets::Sockets,
     ) -> Result<Route, FetchSetupError> {
         let named = client::build(

@@ -11,34 +11,28 @@
 //! the crawl is over when [`Frontier::claim`] answers [`Claim::Exhausted`], i.e. no
 //! URL is queued and no lease is outstanding.
 
-pub(crate) mod gate;
-mod host;
-mod memory;
-pub mod politeness;
+pub(crate) mod memory;
 mod queue;
+mod queued;
 mod redis;
 mod retry_queue;
-mod rota;
 mod seen;
-pub(crate) mod spill;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::PageRecord;
-use crate::recrawl::{PassInfo, Visit};
+use crate::base::outcome::PageRecord;
+use crate::host::{HostFeedback, HostKey, Throttle};
+use crate::state::recrawl::{PassInfo, Visit};
 
-pub use host::{HostKey, HostPolicy};
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
-pub use politeness::{HostFeedback, Throttle, ThrottleReason};
 pub use redis::{RedisFrontier, RedisOptions};
-pub(crate) use rota::random_up_to;
-pub use rota::{LINGER, SESSION_BUDGET};
 // A leaf of its own, so that the stores below the frontier can hold requests
 // without depending on the frontier.
-pub use crate::request::Request;
+pub use crate::base::request::Request;
+pub use crate::host::THROTTLED_TRY;
 
 /// A claimed request. It must be handed back through [`Frontier::complete`].
 #[derive(Debug)]
@@ -54,11 +48,6 @@ pub struct Lease {
     /// [`Lease::throttled_tries`].
     pub tries: u32,
 }
-
-/// What an attempt answered `429` adds to [`Lease::tries`]: those are counted
-/// apart, since the retry policy gives them a larger allowance (see
-/// `retry::THROTTLED_TRIES_FACTOR`).
-pub const THROTTLED_TRY: u32 = 1 << 16;
 
 impl Lease {
     /// The earlier attempts that failed (a transport error, a 5xx, a 408).
@@ -102,6 +91,9 @@ pub enum FrontierError {
     /// The backing store failed.
     #[error("frontier storage failed: {0}")]
     Storage(String),
+    /// A spill file of the bounded memory frontier failed.
+    #[error("frontier storage failed: {0}")]
+    Spill(#[from] crate::state::spill::SpillError),
     /// A lease the frontier does not know was completed.
     #[error("unknown lease {0}")]
     UnknownLease(u64),
@@ -194,7 +186,7 @@ pub trait Frontier: Send + Sync {
 
     /// Hands a lease back like [`Frontier::complete_with`], together with
     /// what the crawl remembers of the URL for its next pass (see
-    /// [`crate::recrawl`]); a frontier that remembers nothing ignores it.
+    /// [`crate::state::recrawl`]); a frontier that remembers nothing ignores it.
     async fn complete_visit(
         &self,
         lease: Lease,

@@ -19,8 +19,9 @@ use std::sync::Arc;
 
 use url::Url;
 
-use super::spill::{Encoded, Queued, SpillDir, decode, read_at, write_at_end};
+use super::queued::{Encoded, Queued, decode};
 use super::{FrontierError, Request};
+use crate::state::spill::{SpillDir, read_at, write_at_end};
 
 const SEGMENT_BYTES: u64 = 64 << 20;
 
@@ -203,7 +204,7 @@ impl Queues {
             .and_then(Option::as_mut)
             .expect("a current segment");
         write_at_end(&segment.file, bytes, segment.len)
-            .map_err(|e| self.dir.error("cannot write a spill file in", &e))?;
+            .map_err(|e| self.dir.error("cannot write a spill file in", e))?;
         let chunk = Chunk {
             segment: index,
             offset: segment.len,
@@ -234,7 +235,7 @@ impl Queues {
             .ok_or_else(missing)?;
         let mut bytes = vec![0; chunk.len as usize];
         read_at(&segment.file, &mut bytes, chunk.offset)
-            .map_err(|e| self.dir.error("cannot read a spill file in", &e))?;
+            .map_err(|e| self.dir.error("cannot read a spill file in", e))?;
         Ok(bytes)
     }
 

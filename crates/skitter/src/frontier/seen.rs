@@ -12,8 +12,8 @@
 use std::fs::File;
 
 use super::FrontierError;
-use super::spill::{SpillDir, read_at, write_at_end};
-use crate::store::fpset::FpSet;
+use crate::state::spill::{SpillDir, read_at, write_at_end};
+use crate::state::store::fpset::FpSet;
 
 /// Fingerprints per indexed block (4 KiB).
 const BLOCK: usize = 256;
@@ -100,7 +100,7 @@ impl SeenSet {
             let n = (run.len as usize - start).min(BLOCK);
             let buf = &mut self.block[..n * FP];
             read_at(&run.file, buf, (start * FP) as u64)
-                .map_err(|e| self.dir.error("cannot read a spill file in", &e))?;
+                .map_err(|e| self.dir.error("cannot read a spill file in", e))?;
             if block_contains(buf, fp) {
                 return Ok(true);
             }
@@ -207,7 +207,7 @@ impl<'a> RunWriter<'a> {
     fn flush(&mut self) -> Result<(), FrontierError> {
         let written = (self.len as usize * FP - self.buf.len()) as u64;
         write_at_end(&self.file, &self.buf, written)
-            .map_err(|e| self.dir.error("cannot write a spill file in", &e))?;
+            .map_err(|e| self.dir.error("cannot write a spill file in", e))?;
         self.buf.clear();
         Ok(())
     }
@@ -251,7 +251,7 @@ impl<'a> RunReader<'a> {
             }
             self.buf.resize(n * FP, 0);
             read_at(&self.run.file, &mut self.buf, self.next * FP as u64)
-                .map_err(|e| self.dir.error("cannot read a spill file in", &e))?;
+                .map_err(|e| self.dir.error("cannot read a spill file in", e))?;
             self.next += n as u64;
             self.at = 0;
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hickory_resolver::net::NetError;
 
-use crate::dns::Failure;
+use crate::fetch::dns::Failure;
 
 use super::{NameError, Record};
 
@@ -102,7 +102,7 @@ pub(crate) enum TypeOutcome {
 /// Sorts a resolver error. hickory reports NXDOMAIN and NODATA as errors, so
 /// both land here as well as real failures.
 pub(crate) fn classify_error(err: &NetError) -> TypeOutcome {
-    match crate::dns::classify(err) {
+    match crate::fetch::dns::classify(err) {
         Failure::NxDomain => TypeOutcome::NxDomain,
         Failure::NoData => TypeOutcome::NoData,
         Failure::Timeout => TypeOutcome::Failed(FailureKind::Timeout),

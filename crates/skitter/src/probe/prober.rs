@@ -133,7 +133,7 @@ fn build_resolver(config: &Config) -> Result<TokioResolver, ProbeError> {
     if config.nameservers.as_ref().is_some_and(Vec::is_empty) {
         return Err(ProbeError::NoNameservers);
     }
-    let mut builder = crate::dns::resolver_builder(config.nameservers.as_deref())
+    let mut builder = crate::fetch::dns::resolver_builder(config.nameservers.as_deref())
         .map_err(ProbeError::SystemConfig)?;
     let opts: &mut ResolverOpts = builder.options_mut();
     opts.timeout = config.timeout;

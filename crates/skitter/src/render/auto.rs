@@ -19,7 +19,7 @@
 
 use scraper::{ElementRef, Html, Selector};
 
-pub use crate::outcome::RenderReason;
+pub use crate::base::outcome::RenderReason;
 
 /// Fewer `<a href>` links than this, on a page with a script, mean the page is
 /// rendered. Two, so that a page with one "home" link and a script-built menu

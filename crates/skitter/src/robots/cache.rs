@@ -27,9 +27,9 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::{Robots, product_token};
+use crate::base::outcome::{ErrorKind, FetchFailure};
+use crate::base::scope::Scope;
 use crate::fetch::{Fetcher, Keep, redirect};
-use crate::outcome::{ErrorKind, FetchFailure};
-use crate::scope::Scope;
 
 /// Redirects followed when fetching robots.txt (RFC 9309: at least five).
 const MAX_REDIRECTS: usize = 5;
@@ -464,7 +464,10 @@ impl RobotsCache {
     /// One GET of a robots.txt URL. A proxy's failure is no news of the
     /// origin: the request is made again (the pool has benched that proxy), a
     /// few times, before it counts as the file being unavailable.
-    async fn get(&self, url: &Url) -> Result<crate::fetch::Response, crate::outcome::FetchFailure> {
+    async fn get(
+        &self,
+        url: &Url,
+    ) -> Result<crate::fetch::Response, crate::base::outcome::FetchFailure> {
         const PROXY_TRIES: usize = 3;
         let mut result = self.fetcher.get(url, Keep::Body).await;
         for _ in 1..PROXY_TRIES {

@@ -11,9 +11,8 @@
 
 use std::time::Duration;
 
-use skitter::frontier::{
-    Claim, Frontier, HostFeedback, HostPolicy, Lease, Request, ThrottleReason,
-};
+use skitter::frontier::{Claim, Frontier, Lease, Request};
+use skitter::host::{HostFeedback, HostPolicy, ThrottleReason};
 use url::Url;
 
 /// A depth-0 request for `u`.

@@ -3,9 +3,9 @@
 //! PostgreSQL server (see `skitter_testsite::postgres`).
 
 use chrono::{TimeZone, Utc};
-use skitter::items::{Column, ColumnType, Item, Items, TableSchema};
-use skitter::outcome::PageRecord;
-use skitter::sink::Page;
+use skitter::base::outcome::PageRecord;
+use skitter::output::Page;
+use skitter::parse::items::{Column, ColumnType, Item, Items, TableSchema};
 use skitter_testsite::postgres::PrivateCluster;
 
 /// Where a test's databases live.

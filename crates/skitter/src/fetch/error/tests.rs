@@ -13,8 +13,8 @@ use tokio::net::{TcpListener, TcpStream};
 use url::Url;
 
 use super::*;
+use crate::fetch::retry::is_transient;
 use crate::fetch::{FetchConfig, Fetcher, Keep};
-use crate::retry::is_transient;
 
 /// How a test server treats each connection after reading the request head.
 #[derive(Clone, Copy, Debug)]

@@ -33,9 +33,9 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::state::State;
-use crate::store::StoreError;
-use crate::store::batch::{Batch, Snapshot};
-use crate::store::records::Records;
+use crate::state::store::StoreError;
+use crate::state::store::batch::{Batch, Snapshot};
+use crate::state::store::records::Records;
 
 /// Longest time offers alone (no completion, record or stored value) wait to
 /// be committed; they bound what a status reader lags behind.

@@ -25,18 +25,15 @@ use tokio::time::Instant;
 
 use async_trait::async_trait;
 
-use super::{
-    Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
-    Request, Throttle,
-};
-use crate::outcome::PageRecord;
-use crate::recrawl::{PassInfo, RecrawlOrder, Visit};
-use crate::store::batch::Op;
-use crate::store::pass::{self, PassStart};
-use crate::store::records::Records;
-use crate::store::records::unix_ms;
-use crate::store::schema::{OpenSpec, open_reader, open_writer};
-use crate::store::{CrawlMeta, OutcomeCounts, OutcomeStore, StoreError};
+use crate::base::outcome::PageRecord;
+use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
+use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
+use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
+use crate::state::store::batch::Op;
+use crate::state::store::pass::{self, PassStart};
+use crate::state::store::records::{Records, unix_ms};
+use crate::state::store::schema::{OpenSpec, open_reader, open_writer};
+use crate::state::store::{CrawlMeta, OutcomeCounts, OutcomeStore, StoreError};
 use commit::{Db, Shared, commit_loop, lock, sync_loop};
 use state::{Limits, State};
 
@@ -73,7 +70,7 @@ pub struct DiskOptions {
     /// Reaching it is a write failure like a full disk.
     pub max_size: Option<u64>,
     /// Start a new recrawl pass if the stored crawl finished (default: no;
-    /// see [`crate::recrawl`]).
+    /// see [`crate::state::recrawl`]).
     pub recrawl: Option<RecrawlStart>,
 }
 
@@ -190,7 +187,7 @@ impl DiskFrontier {
         };
         let wal = options
             .durable
-            .then(|| dir.join(format!("{}-wal", crate::store::schema::DB_FILE)));
+            .then(|| dir.join(format!("{}-wal", crate::state::store::schema::DB_FILE)));
         let syncer = if let Some(wal) = &wal {
             let shared = Arc::clone(&shared);
             let path = wal.clone();
@@ -335,7 +332,7 @@ impl DiskFrontier {
             fp: crate::frontier::memory::fingerprint(&record.url),
             url: record.url.to_string(),
             depth: lease.request.depth,
-            visit: crate::recrawl::encode(v),
+            visit: crate::state::recrawl::encode(v),
         });
         self.with(|state| {
             state.record_outcome(record, encoded, true, &self.shared.db)?;
@@ -536,11 +533,11 @@ impl Frontier for DiskFrontier {
         let blob = match &self.visits {
             Some(reader) => {
                 let conn = reader.lock().unwrap_or_else(|e| e.into_inner());
-                crate::store::records::visit_of(&conn, fp)?
+                crate::state::store::records::visit_of(&conn, fp)?
             }
             None => lock(&self.shared.db).records.get_visit(fp)?,
         };
-        Ok(blob.and_then(|b| crate::recrawl::decode(&b)))
+        Ok(blob.and_then(|b| crate::state::recrawl::decode(&b)))
     }
 
     async fn set_host_delay(&self, host: &HostKey, delay: Duration) -> Result<(), FrontierError> {

@@ -12,8 +12,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use crate::frontier::Request;
-use crate::store::StoreError;
-use crate::store::chunk::{Chunk, ChunkBuilder};
+use crate::state::store::StoreError;
+use crate::state::store::chunk::{Chunk, ChunkBuilder};
 
 /// A decoded request waiting in the window.
 pub(super) struct Entry {

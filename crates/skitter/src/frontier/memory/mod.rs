@@ -20,15 +20,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::politeness::HostSlots;
 use super::queue::Queues;
-use super::rota::{Place, Rota};
 use super::seen::SeenSet;
-use super::spill::SpillDir;
-use super::{
-    Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
-    Request, Throttle,
-};
+use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
+use crate::host::politeness::HostSlots;
+use crate::host::rota::{Place, Rota};
+use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
+use crate::state::spill::SpillDir;
 use async_trait::async_trait;
 use table::HostTable;
 
@@ -380,4 +378,4 @@ impl Frontier for MemoryFrontier {
 }
 
 #[cfg(test)]
-pub(super) mod tests;
+pub(crate) mod tests;

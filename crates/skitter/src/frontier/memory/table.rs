@@ -21,11 +21,12 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::super::politeness::HostSlots;
 use super::super::queue::HostQueue;
 use super::super::retry_queue::RetryQueue;
-use super::super::rota::Place;
-use super::super::{HostKey, HostPolicy, Request};
+use crate::frontier::Request;
+use crate::host::politeness::HostSlots;
+use crate::host::rota::Place;
+use crate::host::{HostKey, HostPolicy};
 
 /// Watched hosts looked at per sweep: more than one, so the watch list drains
 /// faster than a request can add to it.

@@ -3,8 +3,8 @@
 //! is tested once for all in `tests/support/frontier_contract.rs`.
 
 use super::*;
-use crate::frontier::ThrottleReason;
-use crate::frontier::rota::{LINGER, SESSION_BUDGET};
+use crate::host::ThrottleReason;
+use crate::host::rota::{LINGER, SESSION_BUDGET};
 use url::Url;
 
 fn unlimited() -> HostPolicy {
@@ -15,7 +15,7 @@ fn unlimited() -> HostPolicy {
 }
 
 /// Claims a lease that must be ready (also for the rota's tests).
-pub(in crate::frontier) async fn take(f: &MemoryFrontier) -> Lease {
+pub(crate) async fn take(f: &MemoryFrontier) -> Lease {
     match f.claim().await.unwrap() {
         Claim::Ready(lease) => lease,
         other => panic!("expected a lease, got {other:?}"),
@@ -133,7 +133,7 @@ fn an_unwritable_spill_dir_is_refused_up_front() {
 }
 
 /// URL `i` of `host.test` (also for the rota's tests).
-pub(in crate::frontier) fn at(host: &str, i: usize) -> Request {
+pub(crate) fn at(host: &str, i: usize) -> Request {
     Request {
         url: Url::parse(&format!("http://{host}.test/{i}")).unwrap(),
         depth: 0,

@@ -7,7 +7,8 @@
 
 use url::Url;
 
-use super::super::{FrontierError, HostKey, Request};
+use crate::frontier::{FrontierError, Request};
+use crate::host::HostKey;
 
 /// Bits of the fingerprint that pick the seen bucket of a one-shard crawl:
 /// 2^18 hashes, so a crawl of up to ~25 million URLs keeps under Redis'

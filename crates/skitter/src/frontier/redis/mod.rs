@@ -80,10 +80,8 @@ use rand::RngExt;
 use tokio::task::JoinHandle;
 use url::Url;
 
-use super::{
-    Claim, Frontier, FrontierCounts, FrontierError, HostFeedback, HostKey, HostPolicy, Lease,
-    Request, Throttle, ThrottleReason, politeness,
-};
+use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
+use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle, ThrottleReason, politeness};
 use layout::{Keys, encode_request, host_of};
 use link::Link;
 use shard::Shards;
@@ -196,7 +194,7 @@ struct Shared {
     /// with its first URL (a `--recrawl` may have started the next pass in
     /// between; a pass cannot change again before this worker runs out of
     /// URLs, since a new one starts only on a finished crawl).
-    pass: Mutex<crate::recrawl::PassInfo>,
+    pass: Mutex<crate::state::recrawl::PassInfo>,
     /// Whether `pass` is known to be the pass of the URLs claimed.
     pass_settled: AtomicBool,
 }
@@ -646,8 +644,8 @@ impl Frontier for RedisFrontier {
         &self,
         lease: Lease,
         feedback: HostFeedback,
-        record: &crate::outcome::PageRecord,
-        visit: Option<&crate::recrawl::Visit>,
+        record: &crate::base::outcome::PageRecord,
+        visit: Option<&crate::state::recrawl::Visit>,
     ) -> Result<Option<Throttle>, FrontierError> {
         if let Some(visit) = visit {
             self.put_visit(&record.url, lease.request.depth, visit)
@@ -658,11 +656,14 @@ impl Frontier for RedisFrontier {
 
     /// The pass read when this worker joined, or the one
     /// [`RedisFrontier::begin_pass`] started.
-    fn pass(&self) -> Option<crate::recrawl::PassInfo> {
+    fn pass(&self) -> Option<crate::state::recrawl::PassInfo> {
         Some(*self.shared.pass.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    async fn recall(&self, url: &Url) -> Result<Option<crate::recrawl::Visit>, FrontierError> {
+    async fn recall(
+        &self,
+        url: &Url,
+    ) -> Result<Option<crate::state::recrawl::Visit>, FrontierError> {
         self.get_visit(url).await
     }
 

@@ -21,7 +21,7 @@ use super::RedisFrontier;
 use super::layout::Keys;
 use super::visit::split;
 use crate::frontier::{Frontier, FrontierError, Request};
-use crate::recrawl::{Known, PassInfo, RecrawlOrder, plan};
+use crate::state::recrawl::{Known, PassInfo, RecrawlOrder, plan};
 
 /// Visit buckets read per SCAN step: bounds what a pass start holds in
 /// memory (at most this many buckets of about 128 visits each).

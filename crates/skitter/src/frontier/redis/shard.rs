@@ -10,10 +10,11 @@
 
 use url::Url;
 
-use super::super::{FrontierError, HostKey};
 use super::layout::{Keys, MAX_SHARDS, SeenSlots, shard_of};
 use super::link::Link;
+use crate::frontier::FrontierError;
 use crate::frontier::memory::fingerprint;
+use crate::host::HostKey;
 
 /// Meta field holding the crawl's shard count.
 const META_SHARDS: &str = "shards";

@@ -10,9 +10,9 @@
 use url::Url;
 
 use super::RedisFrontier;
+use crate::base::varint::{get_bytes, get_varint, put_str, put_varint};
 use crate::frontier::FrontierError;
-use crate::recrawl::{Visit, decode, encode};
-use crate::varint::{get_bytes, get_varint, put_str, put_varint};
+use crate::state::recrawl::{Visit, decode, encode};
 
 impl RedisFrontier {
     /// Stores the URL's visit, replacing the earlier one.

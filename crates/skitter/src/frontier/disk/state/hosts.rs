@@ -21,8 +21,8 @@ use url::Url;
 
 use super::super::Db;
 use super::{Host, HostKey, HostQueue, HostSlots, Op, Place, RetryQueue, State};
-use crate::store::StoreError;
-use crate::store::records::HostRow;
+use crate::state::store::StoreError;
+use crate::state::store::records::HostRow;
 
 /// Watched hosts looked at per sweep: more than one, so the watch list drains
 /// faster than a request can add to it.

@@ -15,23 +15,22 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::super::memory::fingerprint;
-use super::super::politeness::HostSlots;
 use super::super::retry_queue::RetryQueue;
-use super::super::rota::{Place, Rota};
-use super::super::{
-    Claim, FrontierCounts, HostFeedback, HostKey, HostPolicy, Lease, Request, Throttle,
-};
 use super::Db;
+use crate::frontier::{Claim, FrontierCounts, Lease, Request};
+use crate::host::politeness::HostSlots;
+use crate::host::rota::{Place, Rota};
+use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
 
 mod hosts;
 mod restore;
 use super::queue::HostQueue;
-use crate::outcome::{OutcomeKind, PageRecord};
-use crate::store::StoreError;
-use crate::store::batch::{Batch, Op, Snapshot};
-use crate::store::chunk::Chunk;
-use crate::store::fpset::FpSet;
-use crate::store::records::{HostRow, Progress};
+use crate::base::outcome::{OutcomeKind, PageRecord};
+use crate::state::store::StoreError;
+use crate::state::store::batch::{Batch, Op, Snapshot};
+use crate::state::store::chunk::Chunk;
+use crate::state::store::fpset::FpSet;
+use crate::state::store::records::{HostRow, Progress};
 
 /// A rough in-memory size of one buffered request, for the chunk size.
 const BUFFERED_REQUEST_BYTES: usize = 320;
@@ -374,7 +373,7 @@ impl State {
     /// Queues a URL's record, already encoded (outside the lock) by [`encode`].
     pub(super) fn record_outcome(
         &mut self,
-        record: &crate::outcome::PageRecord,
+        record: &crate::base::outcome::PageRecord,
         encoded: Encoded,
         leased: bool,
         db: &Mutex<Db>,

@@ -6,11 +6,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use tokio::time::Instant;
 
 use super::{Host, HostQueue, HostSlots, Limits, Place, Rota, State};
-use crate::frontier::HostPolicy;
-use crate::store::StoreError;
-use crate::store::batch::Batch;
-use crate::store::fpset::FpSet;
-use crate::store::records::{Progress, Records};
+use crate::host::HostPolicy;
+use crate::state::store::StoreError;
+use crate::state::store::batch::Batch;
+use crate::state::store::fpset::FpSet;
+use crate::state::store::records::{Progress, Records};
 
 impl State {
     /// Rebuilds the working state from the last commit: every queued request is

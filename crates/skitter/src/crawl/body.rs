@@ -1,0 +1,245 @@
+//! What a fetched body yields: decoded up to the size cap, then its links.
+//!
+//! Decoding and extraction are CPU work that grows with the body (a 10 MiB
+//! page of links takes a while); on an async worker thread it would hold up
+//! every timer, socket and heartbeat queued behind it. So any body that is
+//! compressed or larger than [`INLINE_MAX`] is handled on the blocking pool,
+//! at most one body per core at once ([`CpuPool`]); small plain pages, the
+//! common case, stay inline where a thread hand-off would cost more than the
+//! parse.
+//!
+//! A body with extraction rules to apply always takes a [`CpuPool`] permit
+//! first: waiting for one is what slows the fetchers down when extraction
+//! falls behind (the back-pressure). A small plain one is then extracted on
+//! the calling task while it holds the permit ([`CpuPool::run_inline`]): a
+//! 4 KiB page costs well under a millisecond, and the hop to the blocking
+//! pool and back (about 50 µs measured) was as much as half of that. The
+//! permit still bounds how many async worker threads are busy extracting at
+//! once to one per core, so timers and sockets keep their turn. Large or
+//! compressed bodies, whose cost grows without bound, go to the pool.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use tokio::sync::Semaphore;
+use url::Url;
+
+use lol_html::{HtmlRewriter, Settings};
+
+use crate::fetch::decode::{self, DecodeError};
+use crate::parse::items::{Css, Items, PageInput, Rules};
+use crate::parse::links::{self, ExtractMode, Link, LinkPass};
+use crate::render::{RenderReason, auto};
+
+/// Plain bodies up to this size are handled on the calling task.
+pub(crate) const INLINE_MAX: usize = 64 * 1024;
+
+/// A bound on CPU-heavy jobs running at once, one per core.
+#[derive(Debug)]
+pub(crate) struct CpuPool {
+    permits: Arc<Semaphore>,
+}
+
+impl CpuPool {
+    pub(crate) fn new() -> CpuPool {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        CpuPool {
+            permits: Arc::new(Semaphore::new(cores)),
+        }
+    }
+
+    /// Runs `job` on the calling task once a core is free, holding the permit
+    /// while it runs: for jobs small enough that the thread hop would cost
+    /// more than the job, but that must still wait their turn.
+    pub(crate) async fn run_inline<T>(&self, job: impl FnOnce() -> T) -> T {
+        // The semaphore is never closed.
+        let _permit = self.permits.acquire().await;
+        job()
+    }
+
+    /// Runs `job` on the blocking pool once a core is free; a panic in it
+    /// resumes on the caller, where the worker turns it into the URL's failure.
+    pub(crate) async fn run<T, F>(&self, job: F) -> T
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        // The semaphore is never closed.
+        let permit = self.permits.clone().acquire_owned().await;
+        let handle = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            job()
+        });
+        match handle.await {
+            Ok(out) => out,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Blocking tasks are only cancelled when the runtime shuts down.
+            Err(e) => panic!("extraction task lost: {e}"),
+        }
+    }
+}
+
+/// An HTML page's links, and its items when rules match it, from one
+/// `lol_html` pass over the decoded text: the streaming item fields (see
+/// `items::stream`) share the link extraction's tokenization, and the text
+/// is decoded once for both.
+fn html_pass(
+    body: &[u8],
+    charset: Option<&str>,
+    url: &Url,
+    mode: ExtractMode,
+    items: Option<(&Rules, PageInput<'_>)>,
+    judge: bool,
+) -> (links::HtmlDocument, Option<Items>, Option<RenderReason>) {
+    let (text, encoding, had_errors) = links::decode_html(body, charset);
+    let render = if judge { auto::judge(&text) } else { None };
+    let links = LinkPass::new(&text, mode);
+    let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
+    // With a streaming extraction, its `*` handler hands the link pass its
+    // elements: one handler per tag instead of two passes of selectors.
+    let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
+    let settings = Settings::new().with_strict(false);
+    let mut settings = if shared {
+        links.text_handlers(settings)
+    } else {
+        links.handlers(settings)
+    };
+    if let Some(Ok(pass)) = &stream {
+        settings = pass.handlers(settings, shared.then_some(&links));
+    }
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    let written = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end());
+    if let Err(error) = &written {
+        // The links found up to here are still good (see extract_html).
+        tracing::debug!(%error, "HTML link extraction stopped early");
+    }
+    let doc = links.finish(url, encoding.name(), had_errors);
+    let css = match stream {
+        None => Css::Dom,
+        Some(Err(declined)) => Css::Given(Err(declined)),
+        Some(Ok(pass)) => Css::Given(pass.finish(written.is_ok())),
+    };
+    let items = items.and_then(|(rules, page)| {
+        rules
+            .extract_with(&page, Some(&text), css)
+            .map(|(items, _)| items)
+    });
+    (doc, items, render)
+}
+
+/// What kind of document a body is, for extraction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Doc {
+    Html,
+    Css,
+    Other,
+}
+
+/// One body to decode and read links from.
+pub(crate) struct BodyJob {
+    pub(crate) raw: Bytes,
+    pub(crate) content_encoding: Option<String>,
+    /// The wire body was cut at the cap.
+    pub(crate) cut: bool,
+    pub(crate) max: u64,
+    pub(crate) doc: Doc,
+    pub(crate) charset: Option<String>,
+    pub(crate) url: Url,
+    pub(crate) mode: ExtractMode,
+    /// Structured extraction to run on the decoded body, if rules match it.
+    pub(crate) items: Option<ItemsJob>,
+    /// Apply the `--render auto` rules to an HTML body.
+    pub(crate) judge: bool,
+}
+
+/// The rules to apply to one page, and when its exchange started.
+pub(crate) struct ItemsJob {
+    pub(crate) rules: Arc<Rules>,
+    pub(crate) fetched_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// What [`BodyJob`] found.
+pub(crate) struct BodyLinks {
+    pub(crate) links: Vec<Link>,
+    /// The charset HTML was decoded with.
+    pub(crate) charset: Option<&'static str>,
+    /// The decoded body, when it differs from the wire body.
+    pub(crate) decoded: Option<Bytes>,
+    /// The wire or the decoded body was cut at the cap.
+    pub(crate) truncated: bool,
+    /// What the extraction rules found, if they ran.
+    pub(crate) items: Option<Box<Items>>,
+    /// Why the `--render auto` rules want the page rendered, if they ran and do.
+    pub(crate) render: Option<RenderReason>,
+}
+
+impl BodyJob {
+    /// Runs the job here or on the pool, by size.
+    pub(crate) async fn run(self, pool: &CpuPool) -> Result<BodyLinks, DecodeError> {
+        let small = self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX;
+        if small && self.items.is_none() {
+            self.work()
+        } else if small {
+            pool.run_inline(move || self.work()).await
+        } else {
+            pool.run(move || self.work()).await
+        }
+    }
+
+    fn work(self) -> Result<BodyLinks, DecodeError> {
+        let out = decode::decode_prefix(
+            self.content_encoding.as_deref(),
+            &self.raw,
+            self.max,
+            self.cut,
+        )?;
+        let truncated = self.cut || out.truncated;
+        let decoded = match out.body {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(v) => Some(Bytes::from(v)),
+        };
+        let body = decoded.as_deref().unwrap_or(&self.raw);
+        let charset = self.charset.as_deref();
+        let page = self.items.as_ref().map(|job| PageInput {
+            url: &self.url,
+            body,
+            charset,
+            fetched_at: job.fetched_at,
+        });
+        let rules = self.items.as_ref().map(|job| &*job.rules);
+        let mut render = None;
+        let (links, charset, items) = match (self.doc, rules.zip(page)) {
+            (Doc::Html, items) => {
+                let (doc, items, hint) =
+                    html_pass(body, charset, &self.url, self.mode, items, self.judge);
+                render = hint;
+                (doc.links, Some(doc.charset), items)
+            }
+            (Doc::Css, items) => (
+                links::extract_css(&String::from_utf8_lossy(body), &self.url),
+                None,
+                items.and_then(|(rules, page)| rules.extract(&page)),
+            ),
+            (Doc::Other, items) => (
+                Vec::new(),
+                None,
+                items.and_then(|(rules, page)| rules.extract(&page)),
+            ),
+        };
+        let items = items.map(Box::new);
+        Ok(BodyLinks {
+            links,
+            charset,
+            decoded,
+            truncated,
+            items,
+            render,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "body_tests.rs"]
+mod tests;

@@ -1,0 +1,127 @@
+//! The link pass gives the same links whether it runs its own element
+//! selectors or takes its elements from the streaming extraction's `*`
+//! handler (`LinkPass::takes_elements`): a seeded, bounded differential test
+//! over generated pages full of link markup, clean and broken.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+use url::Url;
+
+use super::html_pass;
+use crate::parse::items::{PageInput, Rules};
+use crate::parse::links::ExtractMode;
+
+const CASES: u32 = 1000;
+
+fn token() -> impl Strategy<Value = String> {
+    let tag = prop::sample::select(vec![
+        "a",
+        "A",
+        "area",
+        "AREA",
+        "base",
+        "meta",
+        "META",
+        "p",
+        "div",
+        "noscript",
+        "svg",
+        "math",
+        "table",
+        "td",
+        "title",
+        "script",
+        "style",
+        "link",
+        "img",
+        "custom-el",
+    ]);
+    let attr = prop::sample::select(vec![
+        " href=/x",
+        " HREF='/y?a=1&amp;b=2'",
+        " href",
+        " href=\"  /sp ace \"",
+        " href=\"\"",
+        " href=\"javascript:void(0)\"",
+        " href=\"mailto:a@b\"",
+        " http-equiv=refresh",
+        " HTTP-EQUIV=\"Refresh\"",
+        " content=\"0; url=/r\"",
+        " content=\"5;URL='/q'\"",
+        " content",
+        " src=/img.png",
+        " class=c",
+        " href=/dup href=/second",
+        " href=\"/&#x41;&copy\"",
+    ]);
+    let text = prop::sample::select(vec![
+        "hello",
+        " ",
+        "<a href=/in-noscript>",
+        "&lt;a href=/escaped&gt;",
+        "x < y",
+        "</",
+        "\r\n",
+    ]);
+    prop_oneof![
+        6 => (tag.clone(), prop::collection::vec(attr, 0..3), any::<bool>()).prop_map(
+            |(t, attrs, slash)| format!("<{t}{}{}>", attrs.concat(), if slash { "/" } else { "" })
+        ),
+        3 => tag.prop_map(|t| format!("</{t}>")),
+        3 => text.prop_map(str::to_string),
+        1 => Just("<!-- <a href=/commented> -->".to_string()),
+        1 => Just("<!DOCTYPE html>".to_string()),
+    ]
+}
+
+fn page() -> impl Strategy<Value = String> {
+    let start = prop::sample::select(vec![
+        "",
+        "<!DOCTYPE html>\n<html>\n<head>\n<title>T 1</title>\n</head>\n<body>\n",
+        "<html><head><base href=\"/base/\"></head><body>",
+    ]);
+    (start, prop::collection::vec(token(), 0..30)).prop_map(|(s, t)| format!("{s}{}", t.concat()))
+}
+
+#[test]
+fn links_are_the_same_with_or_without_a_streaming_extraction() {
+    let url = Url::parse("http://example.test/dir/page").unwrap();
+    let rules = Rules::from_fields(&["t=css:title".to_string(), "h=css:a@href".to_string()])
+        .expect("valid rules");
+    let config = Config {
+        cases: CASES,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed_1195),
+        ..Config::default()
+    };
+    let shared = std::cell::Cell::new(0u32);
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&page(), |html| {
+        let (alone, _, _) = html_pass(html.as_bytes(), None, &url, ExtractMode::Pages, None, false);
+        let input = PageInput {
+            url: &url,
+            body: html.as_bytes(),
+            charset: None,
+            fetched_at: chrono::DateTime::UNIX_EPOCH,
+        };
+        let streams = rules.stream_pass(&url, &html).is_some_and(|p| p.is_ok());
+        let (with, _, _) = html_pass(
+            html.as_bytes(),
+            None,
+            &url,
+            ExtractMode::Pages,
+            Some((&rules, input)),
+            false,
+        );
+        shared.set(shared.get() + u32::from(streams));
+        prop_assert_eq!(&alone.links, &with.links, "page {:?}", html);
+        prop_assert_eq!(&alone.base, &with.base);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // The test means something only if the shared pass often runs.
+    let shared = shared.get();
+    assert!(shared >= CASES / 2, "shared on {shared} of {CASES} pages");
+}

@@ -1,0 +1,146 @@
+//! The hand-off from a finished fetch to the report tally, the sinks and the
+//! frontier, in the order that makes a crash lose nothing.
+//!
+//! With a frontier whose completions outlive the process (`Frontier::durable`) and
+//! outputs to write, a page goes to the outputs *first*: the worker waits until
+//! every sink has written it (`Sink::flush`), and only then completes its lease.
+//! After a kill, a URL is then either done and in every output, or queued again;
+//! a page that reached the outputs but not the commit is refetched, and the
+//! resumed outputs skip it (see `JsonlSink::append` and `WarcOptions::skip`). The
+//! wait costs one sink flush per group of pages, shared by all pages that arrive
+//! together. Without durability or outputs the lease completes first and the page
+//! is handed over without waiting.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::crawl::halt::Halt;
+use crate::host::Throttle;
+use crate::output::report::Tally;
+use crate::output::{Page, Sink, SinkSummary};
+
+/// Most pages whose writers wait on one flush: bounds their wait when pages keep
+/// arriving faster than the channel empties.
+const MAX_UNFLUSHED: usize = 64;
+
+/// One finished page on its way to the sinks.
+pub(crate) struct Handoff {
+    pub(crate) page: Page,
+    /// Told once every sink has written the page.
+    pub(crate) written: Option<oneshot::Sender<()>>,
+}
+
+/// What goes to the sink task: finished pages, and host slow-downs as they
+/// happen (for outputs that log them).
+// Pages are nearly every message; boxing them would add an allocation per page
+// to save channel room only on the rare throttle.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum ToSinks {
+    Page(Handoff),
+    Throttle(String, Throttle),
+}
+
+/// Feeds every finished page to the tally and the sinks, in finishing order, and
+/// acknowledges written pages after each flush. After a sink fails, pages are
+/// still drained (so workers never block) and tallied, but never acknowledged.
+/// The tally lives outside the task, so the report survives an output that
+/// never returns and is abandoned.
+pub(crate) async fn drive_sinks(
+    mut rx: mpsc::Receiver<ToSinks>,
+    mut sinks: Vec<Box<dyn Sink>>,
+    halt: Arc<Halt>,
+    tally: Arc<Mutex<Tally>>,
+) -> Vec<SinkSummary> {
+    let mut healthy = true;
+    let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+    while let Some(message) = rx.recv().await {
+        match message {
+            ToSinks::Throttle(host, throttle) => {
+                if healthy {
+                    healthy = throttled(&mut sinks, &host, &throttle, &halt).await;
+                }
+            }
+            ToSinks::Page(handoff) => {
+                let added = tally
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .add(&handoff.page.record);
+                if let Err(e) = added {
+                    // The report would miss lines from here on: as fatal as a failed output.
+                    halt.fail(e.to_string());
+                }
+                if healthy {
+                    healthy = record(&mut sinks, &handoff.page, &halt).await;
+                    waiting.extend(handoff.written);
+                }
+            }
+        }
+        // Checked after a throttle too: when the last page before it found
+        // the channel not yet empty, the throttle may be the last message
+        // before every writer waits on its acknowledgement, and nothing else
+        // would come to flush for them.
+        if healthy && !waiting.is_empty() && (rx.is_empty() || waiting.len() >= MAX_UNFLUSHED) {
+            healthy = flush(&mut sinks, &halt).await;
+            if healthy {
+                waiting.drain(..).for_each(|ack| {
+                    let _ = ack.send(());
+                });
+            }
+        }
+        if !healthy {
+            waiting.clear();
+        }
+    }
+    let mut summaries = Vec::new();
+    for sink in sinks.iter_mut() {
+        match sink.finish().await {
+            Ok(summary) => summaries.push(summary),
+            Err(e) => stop_for(&halt, &e),
+        }
+    }
+    summaries
+}
+
+async fn throttled(sinks: &mut [Box<dyn Sink>], host: &str, t: &Throttle, halt: &Halt) -> bool {
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.throttled(host, t).await {
+            stop_for(halt, &e);
+            return false;
+        }
+    }
+    true
+}
+
+async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.record(page).await {
+            stop_for(halt, &e);
+            return false;
+        }
+    }
+    true
+}
+
+async fn flush(sinks: &mut [Box<dyn Sink>], halt: &Halt) -> bool {
+    for sink in sinks.iter_mut() {
+        if let Err(e) = sink.flush().await {
+            stop_for(halt, &e);
+            return false;
+        }
+    }
+    true
+}
+
+/// Stops the crawl for a sink's error: quietly when the reader of a pipe went
+/// away, as a fatal error otherwise.
+fn stop_for(halt: &Halt, e: &crate::output::SinkError) {
+    if e.reader_gone {
+        halt.reader_gone(format!("{}: {}", e.sink, e.message));
+    } else {
+        halt.fail(format!("output {e}"));
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+//! The sink task's acknowledgements: a writer waiting on its page is never
+//! left waiting when the last message before the wait is not a page.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use url::Url;
+
+use super::{Handoff, ToSinks, drive_sinks};
+use crate::base::outcome::PageRecord;
+use crate::crawl::halt::Halt;
+use crate::host::{Throttle, ThrottleReason};
+use crate::output::Page;
+use crate::output::report::Tally;
+
+fn handoff(i: usize) -> (ToSinks, oneshot::Receiver<()>) {
+    let (tx, rx) = oneshot::channel();
+    let url = Url::parse(&format!("http://h.test/{i}")).unwrap();
+    let page = Page {
+        record: PageRecord::new(url, 0, None),
+        exchange: None,
+        rendered: None,
+        items: None,
+    };
+    let message = ToSinks::Page(Handoff {
+        page,
+        written: Some(tx),
+    });
+    (message, rx)
+}
+
+/// The sink task over `rx`, with no sinks.
+fn sink_task(
+    rx: mpsc::Receiver<ToSinks>,
+) -> tokio::task::JoinHandle<Vec<crate::output::SinkSummary>> {
+    tokio::spawn(drive_sinks(
+        rx,
+        Vec::new(),
+        Arc::new(Halt::default()),
+        Arc::new(Mutex::new(Tally::default())),
+    ))
+}
+
+/// Waits for a page's acknowledgement, failing if none comes.
+async fn acknowledged(written: oneshot::Receiver<()>) {
+    tokio::time::timeout(Duration::from_secs(60), written)
+        .await
+        .expect("the page was never acknowledged")
+        .unwrap();
+}
+
+fn throttle() -> ToSinks {
+    ToSinks::Throttle(
+        "h.test".into(),
+        Throttle {
+            reason: ThrottleReason::TooManyRequests,
+            cut: true,
+            limit: 1,
+            gap: Duration::ZERO,
+        },
+    )
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_page_followed_by_a_throttle_is_acknowledged() {
+    let (tx, rx) = mpsc::channel(8);
+    // Both queued before the task looks: the page finds the channel not
+    // empty, so its flush waits for the next message, the throttle.
+    let (page, written) = handoff(0);
+    tx.send(page).await.unwrap();
+    tx.send(throttle()).await.unwrap();
+    let task = sink_task(rx);
+    // The writer waits with the channel open and nothing more to come, as a
+    // crawl's last workers do.
+    acknowledged(written).await;
+    drop(tx);
+    task.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn pages_arriving_together_share_one_flush_and_are_all_acknowledged() {
+    let (tx, rx) = mpsc::channel(8);
+    let mut acks = Vec::new();
+    for i in 0..3 {
+        let (page, written) = handoff(i);
+        tx.send(page).await.unwrap();
+        acks.push(written);
+        tx.send(throttle()).await.unwrap();
+    }
+    let task = sink_task(rx);
+    for written in acks {
+        acknowledged(written).await;
+    }
+    drop(tx);
+    task.await.unwrap();
+}

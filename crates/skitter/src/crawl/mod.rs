@@ -1,0 +1,22 @@
+//! The crawl engine on top of every other layer: the builder's settings
+//! ([`config`]) and their wiring ([`assemble`]), the [`Crawler`] that runs them,
+//! the scheduler's global cap, one URL's steps ([`worker`], [`deliver`]), which
+//! discovered links are followed ([`admission`]), the CPU pool for parsing
+//! ([`body`]), the crash-safe hand-off to the outputs ([`handoff`]), the stop
+//! signal ([`halt`]) and live counters ([`progress`]).
+//!
+//! [`Crawler`]: crawler::Crawler
+
+pub(crate) mod admission;
+pub(crate) mod assemble;
+pub(crate) mod body;
+pub(crate) mod build_error;
+pub mod config;
+pub mod crawler;
+pub(crate) mod ctx;
+pub(crate) mod deliver;
+pub(crate) mod halt;
+pub(crate) mod handoff;
+pub mod progress;
+pub(crate) mod scheduler;
+pub(crate) mod worker;

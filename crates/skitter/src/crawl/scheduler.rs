@@ -1,0 +1,124 @@
+//! The scheduler: claims work from the frontier under the global `max_tasks` cap
+//! and runs each claim as its own task, until the frontier is exhausted or the
+//! crawl is told to stop.
+//!
+//! Termination is "nothing queued and nothing in flight", which the frontier
+//! reports as [`Claim::Exhausted`]. The per-host limits live in the frontier, so a
+//! host that is busy or waiting never blocks the claim of another host's URL.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::Semaphore;
+use tokio_util::task::TaskTracker;
+
+use crate::crawl::ctx::Ctx;
+use crate::crawl::worker;
+use crate::frontier::Claim;
+use crate::output::report::StopReason;
+
+/// Runs the crawl loop; returns why it stopped early, or `None` when it completed.
+pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
+    let tracker = TaskTracker::new();
+    let slots = Arc::new(Semaphore::new(ctx.config.max_tasks));
+    let deadline = ctx.config.limits.max_time.map(|d| Instant::now() + d);
+    let stop = loop {
+        let permit = tokio::select! {
+            biased;
+            _ = ctx.halt.stopped() => break Some(ctx.halt.reason()),
+            _ = passes(deadline) => break Some(StopReason::Limit("max-time".into())),
+            permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+        };
+        if !ctx.budget.available() {
+            drop(permit);
+            // Only a fetch that has not ended can hand budget back; a page past
+            // its fetch and waiting on the outputs cannot.
+            if tracker.is_empty() || ctx.progress.in_flight() == 0 {
+                break Some(StopReason::Limit("max-pages".into()));
+            }
+            // In-flight fetches may still hand budget back (robots, quota skips).
+            tokio::select! {
+                _ = ctx.halt.stopped() => {}
+                _ = ctx.changed.notified() => {}
+            }
+            continue;
+        }
+        let claim = match ctx.frontier.claim().await {
+            Ok(claim) => claim,
+            Err(e) => {
+                ctx.halt.fail(format!("frontier: {e}"));
+                continue;
+            }
+        };
+        match claim {
+            Claim::Ready(lease) => {
+                ctx.budget.take();
+                // Counted here, not when the task first runs, so a fetch is
+                // never both spawned and invisible to the max-pages check.
+                ctx.progress.started();
+                tracker.spawn(worker::run(ctx.clone(), lease, permit));
+            }
+            Claim::Wait(wait) => {
+                drop(permit);
+                let sleep = async {
+                    match wait {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = ctx.halt.stopped() => {}
+                    _ = ctx.changed.notified() => {}
+                    _ = passes(deadline) => {}
+                    _ = sleep => {}
+                }
+            }
+            Claim::Exhausted => break None,
+        }
+    };
+    tracker.close();
+    let Some(reason) = stop else {
+        tracker.wait().await;
+        return None;
+    };
+    if reason == StopReason::Limit("max-pages".into()) {
+        // The pages the budget allowed are fetched to the end; only the
+        // outputs they wait on are held to the grace period.
+        fetches_ended(&ctx).await;
+    }
+    // After Ctrl-C fetches get three quarters of the grace period, so the
+    // outputs have the rest to write what they took and the crawl still ends
+    // within one grace period of the signal.
+    let fetch_grace = match reason {
+        StopReason::Interrupted => ctx.config.grace * 3 / 4,
+        _ => ctx.config.grace,
+    };
+    let grace_end = Instant::now() + fetch_grace;
+    // Let in-flight work finish within the grace period, then abort it: fetches,
+    // and deliveries to an output that does not keep up.
+    tokio::select! {
+        _ = tracker.wait() => {}
+        _ = tokio::time::sleep_until(grace_end.into()) => {
+            ctx.hard_stop.cancel();
+            tracker.wait().await;
+        }
+    }
+    Some(reason)
+}
+
+/// Waits until no task is fetching (each ends by its timeouts).
+async fn fetches_ended(ctx: &Ctx) {
+    while ctx.progress.in_flight() > 0 {
+        // Workers notify after each fetch; a notification between the check
+        // and this wait is kept, so none is missed.
+        ctx.changed.notified().await;
+    }
+}
+
+/// Completes when the deadline passes; never without one.
+async fn passes(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}

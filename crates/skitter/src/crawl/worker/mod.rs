@@ -1,0 +1,506 @@
+//! One claimed URL: robots.txt, one fetch, and either another attempt later (the
+//! lease goes back to the frontier) or the response turned into a record, its
+//! links extracted, gated and offered to the frontier.
+//!
+//! Links are offered before the lease is completed, so a crash in between can only
+//! cause a refetch, never a lost link.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::OwnedSemaphorePermit;
+use url::Url;
+
+use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use crate::base::request::Validators;
+use crate::crawl::body::{BodyJob, Doc, ItemsJob};
+use crate::crawl::ctx::Ctx;
+use crate::fetch::retry::{self, Verdict};
+use crate::fetch::{Keep, Response, redirect};
+use crate::frontier::{Lease, Request};
+use crate::host::{HostFeedback, HostKey, ThrottleReason};
+use crate::output::Page;
+use crate::parse::links;
+use crate::robots::RobotsSource;
+use crate::state::recrawl::Visit;
+
+mod offer;
+mod render;
+mod revisit;
+mod sitemaps;
+
+use offer::{handle_redirect, offer_links};
+use revisit::{payload_digest, recall};
+use sitemaps::{handle_sitemap, offer_sitemaps};
+
+/// Where one claim ends.
+enum Step {
+    /// The URL is finished: its page goes to the outputs, its lease completes
+    /// (with what to remember of it for the next pass, if anything).
+    Done(Box<Page>, HostFeedback, Option<Box<Visit>>),
+    /// Not this time: the lease goes back to the frontier, to be claimed again
+    /// after `wait` (a transient failure, or robots.txt unavailable).
+    Again(Duration, HostFeedback),
+}
+
+/// Links gated between two yields to the scheduler.
+const YIELD_EVERY: usize = 1024;
+
+/// Runs one claim: one attempt at the URL. Finished, it is handed over and its
+/// lease completed; failed transiently, it goes back to the frontier for another
+/// attempt later, through its host's slot and gap like any request, so a
+/// waiting retry holds neither a task nor the host. Aborted (lease left
+/// outstanding, so it counts as "to do") only when the grace period ends. The
+/// scheduler counts it as started when it spawns it.
+pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
+    let step = tokio::select! {
+        done = contained(&ctx, &lease) => done,
+        _ = ctx.hard_stop.cancelled() => return,
+    };
+    match step {
+        Step::Done(page, feedback, visit) => {
+            let failed = matches!(
+                page.record.kind,
+                OutcomeKind::Failed | OutcomeKind::HttpError
+            );
+            ctx.progress.finished(page.record.size, failed);
+            // A scheduler waiting for fetches to end (max-pages) looks again.
+            ctx.changed.notify_one();
+            // Boxed, like the other steps that do not wait on the network: a
+            // task's size is that of its largest step, and every request in
+            // flight pays for it.
+            tokio::select! {
+                () = Box::pin(crate::crawl::deliver::deliver(&ctx, lease, feedback, *page, visit)) => {}
+                // An output that does not keep up must not hold the crawl past
+                // its grace period; the lease then stays outstanding, so the
+                // URL is to do.
+                () = ctx.hard_stop.cancelled() => {}
+            }
+        }
+        Step::Again(wait, feedback) => {
+            ctx.progress.deferred();
+            ctx.budget.give_back();
+            ctx.slowdowns.retried();
+            let host = HostKey::of(&lease.request.url);
+            match ctx.frontier.retry(lease, wait, feedback).await {
+                Ok(throttle) => ctx.throttled(&host, throttle).await,
+                Err(e) => ctx.halt.fail(format!("frontier: {e}")),
+            }
+            ctx.changed.notify_one();
+        }
+    }
+}
+
+/// [`process`], with a panic turned into this URL's failure (`other: internal:
+/// …`): one bad input must not take down the crawl and its pending outputs.
+async fn contained(ctx: &Ctx, lease: &Lease) -> Step {
+    catch_panic(&lease.request, process(ctx, lease)).await
+}
+
+async fn catch_panic(req: &Request, work: impl std::future::Future<Output = Step>) -> Step {
+    use futures_util::FutureExt as _;
+    // Shared state stays usable after a panic: locks are taken poison-tolerant
+    // and none is held across an await.
+    let caught = std::panic::AssertUnwindSafe(work).catch_unwind().await;
+    caught.unwrap_or_else(|panic| {
+        Step::Done(
+            Box::new(internal_failure(req, &*panic)),
+            HostFeedback::Silent,
+            None,
+        )
+    })
+}
+
+/// The page for a URL whose handling panicked.
+fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string());
+    tracing::error!(url = %req.url, %message, "internal error while handling a URL");
+    let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
+    record.error = Some(FetchFailure::internal(&message));
+    Page {
+        record,
+        exchange: None,
+        rendered: None,
+        items: None,
+    }
+}
+
+async fn process(ctx: &Ctx, lease: &Lease) -> Step {
+    let req = &lease.request;
+    let unreachable = match Box::pin(pre_fetch(ctx, req)).await {
+        Ok(unreachable) => unreachable,
+        Err(PreFetch::Skip(record)) => {
+            ctx.budget.give_back();
+            let page = Page {
+                record: *record,
+                exchange: None,
+                rendered: None,
+                items: None,
+            };
+            return Step::Done(Box::new(page), HostFeedback::Silent, None);
+        }
+        Err(PreFetch::Defer(wait)) => {
+            let pause = HostFeedback::SlowDown(wait, ThrottleReason::RobotsUnavailable);
+            return Step::Again(wait, pause);
+        }
+    };
+    let earlier = recall(ctx, &req.url).await;
+    let started = Instant::now();
+    let started_at = chrono::Utc::now();
+    let tries = retry::Tries {
+        failed: lease.failed_tries(),
+        throttled: lease.throttled_tries(),
+    };
+    let attempt = tries.attempts() + 1;
+    // Only the fetch stays inline: it is what a request in flight waits on. The
+    // response's scope ends in this block, before the boxed step is awaited.
+    let (outcome, feedback) = {
+        let result = match unreachable {
+            Some(failure) => Err(failure),
+            None => fetch(ctx, &req.url, earlier.as_ref()).await,
+        };
+        let (verdict, mut feedback) = retry::judge(&ctx.config.retry, tries, &result);
+        if feedback == HostFeedback::Failed && lease.tries > 0 {
+            // A URL failing again is that URL's trouble, not news of the server.
+            feedback = HostFeedback::FailedAgain;
+        }
+        let proxy_failed = matches!(&result, Err(f) if f.kind == ErrorKind::Proxy);
+        if !proxy_failed && matches!(feedback, HostFeedback::Failed | HostFeedback::FailedAgain) {
+            // Before a retry (cheaply) and before giving up on the URL (always):
+            // is the whole server down? Then the URL waits, using no try.
+            let max_age = match verdict {
+                Verdict::Retry(_) => HEALTH_PROBE_INTERVAL,
+                Verdict::Done => LAST_TRY_PROBE_INTERVAL,
+            };
+            if let Some(defer) = Box::pin(probe_health(ctx, &req.url, max_age)).await {
+                let pause = HostFeedback::SlowDown(defer, ThrottleReason::RobotsUnavailable);
+                return Step::Again(defer, pause);
+            }
+        }
+        if let Verdict::Retry(wait) = verdict {
+            tracing::debug!(url = %req.url, attempt, ?wait, "retrying later");
+            return Step::Again(wait, feedback);
+        }
+        let earlier = earlier.as_ref();
+        let outcome = Box::pin(outcome(
+            ctx,
+            req,
+            attempt,
+            result,
+            earlier,
+            (started, started_at),
+        ));
+        (outcome, feedback)
+    };
+    let (page, visit) = outcome.await;
+    Step::Done(Box::new(page), feedback, visit.map(Box::new))
+}
+
+/// The page for a finished fetch: its record, its links offered, its exchange.
+async fn outcome(
+    ctx: &Ctx,
+    req: &Request,
+    attempts: u32,
+    result: Result<Response, FetchFailure>,
+    earlier: Option<&Visit>,
+    (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
+) -> (Page, Option<Visit>) {
+    let (mut items, mut rendered) = (None, None);
+    let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
+    record.attempts = attempts;
+    let (mut sha1, mut validators, mut fetched_at) = (None, Validators::default(), started_at);
+    let mut exchange = match result {
+        Err(failure) => {
+            record.kind = OutcomeKind::Failed;
+            record.error = Some(failure);
+            None
+        }
+        Ok(mut resp) => {
+            record.status = Some(resp.status);
+            record.proxy = resp.proxy.take();
+            record.size = resp.size;
+            record.content_type = resp.media_type.clone();
+            record.encoding = resp.charset.clone();
+            let mut exchange = resp.exchange.take();
+            fetched_at = exchange.as_ref().map_or(started_at, |x| x.started);
+            if ctx.pass().is_some() {
+                validators = resp.validators();
+                sha1 = payload_digest(&resp, exchange.as_mut());
+            }
+            let handled = handle_response(ctx, req, &resp, &mut record, fetched_at, earlier).await;
+            items = handled.items;
+            if let Some(found) = &items {
+                found.count_on(&mut record);
+            }
+            rendered = handled.rendered;
+            exchange.map(|mut x| {
+                x.decoded_body = handled.decoded;
+                x
+            })
+        }
+    };
+    record.elapsed = started.elapsed();
+    let visit = revisit::settle(
+        ctx,
+        &mut record,
+        exchange.as_mut(),
+        earlier,
+        (sha1, validators, fetched_at),
+    );
+    let page = Page {
+        record,
+        exchange,
+        rendered,
+        items,
+    };
+    (page, visit)
+}
+
+/// What handling a response yields for the outputs besides its record.
+#[derive(Default)]
+struct Handled {
+    /// The decoded body of an HTML page, for archiving sinks.
+    decoded: Option<bytes::Bytes>,
+    /// What the extraction rules found on it.
+    items: Option<Box<crate::parse::items::Items>>,
+    /// The page as the browser rendered it, when it was.
+    rendered: Option<Box<crate::output::RenderedPage>>,
+}
+
+/// Why a URL is not fetched on this claim.
+enum PreFetch {
+    /// Not at all: its record says why.
+    Skip(Box<PageRecord>),
+    /// Not yet: its origin's robots.txt is unavailable; ask again after this.
+    Defer(Duration),
+}
+
+/// Checks robots.txt and the per-host quota. `Some` failure: robots.txt could
+/// not be asked for, the host having no (allowed) address, and the page fails
+/// the same way without a request (see `OriginRules::unreachable`).
+async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, PreFetch> {
+    let host = HostKey::of(&req.url);
+    let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
+    let mut unreachable = None;
+    if let Some(robots) = &ctx.robots {
+        let rules = robots.rules_for(&req.url).await;
+        unreachable = rules.unreachable().cloned();
+        if let Some(wait) = rules.deferral(tokio::time::Instant::now()) {
+            return Err(PreFetch::Defer(wait));
+        }
+        let named = rules.robots.sitemaps();
+        if !named.is_empty() {
+            let origin = req.url.origin().ascii_serialization();
+            let found = ctx.sitemaps.take_robots_lines(&origin, named, &req.url);
+            offer_sitemaps(ctx, req, found).await;
+        }
+        if let Some(delay) = rules.robots.crawl_delay(robots.token()) {
+            apply_crawl_delay(ctx, &host, delay.min(ctx.config.max_crawl_delay)).await;
+        }
+        if rules.source == RobotsSource::Unavailable {
+            let mut record = skip(SkipReason::RobotsUnavailable);
+            record.error = Some(FetchFailure {
+                kind: ErrorKind::Other,
+                message: format!(
+                    "robots.txt unavailable ({}) for longer than the outage limit",
+                    rules.detail
+                ),
+            });
+            return Err(PreFetch::Skip(Box::new(record)));
+        }
+        if !rules.robots.allowed(robots.token(), &req.url) {
+            return Err(PreFetch::Skip(Box::new(skip(SkipReason::Robots))));
+        }
+    }
+    if !ctx.quota.try_take(&host) {
+        return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
+    }
+    Ok(unreachable)
+}
+
+/// Hands a host's robots `Crawl-delay` to the frontier, once per host.
+async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration) {
+    let first = {
+        let mut applied = ctx.delays_applied.lock().unwrap_or_else(|e| e.into_inner());
+        applied.insert(host.clone())
+    };
+    if first && let Err(e) = ctx.frontier.set_host_delay(host, delay).await {
+        ctx.halt.fail(format!("frontier: {e}"));
+    }
+}
+
+/// How old an origin's robots.txt may be before a page that failed and will be
+/// retried makes the crawler fetch it again as a health probe.
+const HEALTH_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+/// The same before a page that failed its last try is recorded as failed: the
+/// probe then (almost) always runs, so a server that went down loses no page.
+const LAST_TRY_PROBE_INTERVAL: Duration = Duration::from_millis(50);
+
+/// After a page failed: is its whole server down? Checks the origin's
+/// robots.txt again if it is older than `max_age`; while that is unavailable
+/// too, the URL waits without using up a try (how long: the answer). Without
+/// robots.txt handling there is no probe, and failures count as usual.
+async fn probe_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duration> {
+    let robots = ctx.robots.as_ref()?;
+    let rules = robots.recheck(url, max_age).await;
+    rules.deferral(tokio::time::Instant::now())
+}
+
+/// One attempt at the URL (sitemaps, and pages JSON rules read, keep their
+/// body whatever its type), conditional on the earlier visit's validators.
+async fn fetch(ctx: &Ctx, url: &Url, earlier: Option<&Visit>) -> Result<Response, FetchFailure> {
+    let any_body = ctx.sitemaps.lookup(url).is_some()
+        || ctx
+            .config
+            .extract
+            .as_ref()
+            .is_some_and(|r| r.wants_any_body(url));
+    let keep = match ctx.keep {
+        Keep::Everything => Keep::Everything,
+        _ if any_body => Keep::Body,
+        keep => keep,
+    };
+    let slot = render::host_slot(ctx, url).await;
+    let result = match earlier.map(|v| &v.validators).filter(|v| !v.is_empty()) {
+        Some(validators) => ctx.fetcher.get_if(url, keep, validators).await,
+        None => ctx.fetcher.get(url, keep).await,
+    };
+    if let Some(slot) = slot {
+        render::release(ctx, slot, &result);
+    }
+    result
+}
+
+/// Fills in the record for a response, extracts its items and queues what it
+/// links to.
+async fn handle_response(
+    ctx: &Ctx,
+    req: &Request,
+    resp: &Response,
+    record: &mut PageRecord,
+    fetched_at: chrono::DateTime<chrono::Utc>,
+    earlier: Option<&Visit>,
+) -> Handled {
+    if resp.status == 304 && earlier.is_some() {
+        // Unchanged since the earlier pass, which offered its links then
+        // (see `recrawl`); the record takes the earlier kind when settled.
+        record.kind = OutcomeKind::Other;
+        return Handled::default();
+    }
+    if redirect::is_redirect(resp.status) {
+        handle_redirect(ctx, req, resp, record).await;
+        return Handled::default();
+    }
+    if !(200..300).contains(&resp.status) {
+        record.kind = OutcomeKind::HttpError;
+        return Handled::default();
+    }
+    if let Some(trusted) = ctx.sitemaps.lookup(&req.url) {
+        record.kind = OutcomeKind::Other;
+        let (found, new) = handle_sitemap(ctx, req, resp, trusted).await;
+        record.num_urls = found;
+        record.num_new_urls = new;
+        return Handled::default();
+    }
+    let mut links = links::header_links(
+        resp.header("refresh"),
+        resp.headers
+            .get_all("link")
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+        &req.url,
+        ctx.config.extract_mode,
+    );
+    let mut handled = Handled::default();
+    record.kind = OutcomeKind::Other;
+    record.truncated = resp.truncated;
+    if let Some(raw) = resp.body.clone() {
+        let doc = if resp.is_html() {
+            Doc::Html
+        } else if resp.media_type.as_deref() == Some("text/css") {
+            Doc::Css
+        } else {
+            Doc::Other
+        };
+        let job = BodyJob {
+            raw: raw.clone(),
+            content_encoding: resp.header("content-encoding").map(str::to_owned),
+            cut: resp.truncated,
+            max: ctx.config.fetch.max_body_size,
+            doc,
+            charset: resp.charset.clone(),
+            url: req.url.clone(),
+            mode: ctx.config.extract_mode,
+            items: ctx
+                .config
+                .extract
+                .as_ref()
+                .filter(|rules| rules.matches(&req.url))
+                .map(|rules| ItemsJob {
+                    rules: rules.clone(),
+                    fetched_at,
+                }),
+            judge: render::judging(ctx),
+        };
+        match job.run(&ctx.cpu).await {
+            Err(e) => {
+                record.kind = OutcomeKind::Failed;
+                record.error = Some(FetchFailure {
+                    kind: ErrorKind::Decode,
+                    message: e.to_string(),
+                });
+                return handled;
+            }
+            Ok(found) => {
+                record.truncated = found.truncated;
+                handled.items = found.items;
+                links.extend(found.links);
+                if doc == Doc::Html {
+                    record.kind = OutcomeKind::Html;
+                    record.encoding = found.charset.map(str::to_ascii_lowercase);
+                    if let Some(reason) = render::reason(ctx, found.render) {
+                        let body = found.decoded.clone().unwrap_or(raw);
+                        handled.rendered =
+                            render::render(ctx, &req.url, resp, body, reason, record, &mut links)
+                                .await;
+                    }
+                    handled.decoded = found.decoded.filter(|_| ctx.keep_decoded);
+                }
+            }
+        }
+    }
+    let (found, new) = offer_links(ctx, req, links).await;
+    record.num_urls = found;
+    record.num_new_urls = new;
+    handled
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_the_urls_internal_failure() {
+        let req = Request {
+            url: Url::parse("http://h/p").unwrap(),
+            depth: 2,
+            redirects_left: 5,
+            parent: None,
+        };
+        let Step::Done(page, _, _) = catch_panic(&req, async { panic!("boom at {}", 7) }).await
+        else {
+            panic!("a panic must finish the URL");
+        };
+        let error = page.record.error.expect("a failure");
+        assert_eq!(page.record.kind, OutcomeKind::Failed);
+        assert_eq!(
+            (error.kind, error.message.as_str()),
+            (ErrorKind::Other, "internal: boom at 7")
+        );
+        assert!(error.is_internal());
+        assert_eq!(page.record.depth, 2);
+    }
+}

@@ -1,0 +1,85 @@
+//! The links a response leads to besides its body's: the page's links gated
+//! and offered to the frontier, and a redirect's target.
+
+use std::collections::HashSet;
+
+use url::Url;
+
+use super::YIELD_EVERY;
+use crate::base::outcome::{OutcomeKind, PageRecord};
+use crate::crawl::admission::Admission;
+use crate::crawl::ctx::Ctx;
+use crate::fetch::{Response, redirect};
+use crate::frontier::Request;
+use crate::parse::links::Link;
+
+/// Gates the page's links and offers the admitted ones; returns (distinct admitted
+/// links, how many of them were new to the crawl).
+pub(super) async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usize) {
+    let depth = req.depth + 1;
+    let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
+    let mut distinct: HashSet<Url> = HashSet::with_capacity(links.len());
+    for (i, link) in links.into_iter().enumerate() {
+        if i % YIELD_EVERY == YIELD_EVERY - 1 {
+            // A page of a million links must not hold this thread's timers and
+            // sockets for the whole pass.
+            tokio::task::yield_now().await;
+        }
+        match ctx.gate.admit(&ctx.traps, link.url, depth) {
+            Admission::Admit(url) => {
+                if distinct.insert(url.clone()) {
+                    admitted.push(url);
+                }
+            }
+            Admission::Skip(reason) => ctx.link_skips.count(reason),
+        }
+    }
+    let found = admitted.len();
+    let requests = admitted
+        .into_iter()
+        .map(|url| Request {
+            url,
+            depth,
+            redirects_left: ctx.config.max_redirect,
+            parent: Some(req.url.clone()),
+        })
+        .collect();
+    (found, ctx.offer(requests).await)
+}
+
+/// Records a redirect and offers its target (through the gate, with one hop
+/// fewer left).
+pub(super) async fn handle_redirect(
+    ctx: &Ctx,
+    req: &Request,
+    resp: &Response,
+    record: &mut PageRecord,
+) {
+    let target = match redirect::target(resp, &req.url) {
+        Ok(t) => t,
+        Err(failure) => {
+            record.kind = OutcomeKind::HttpError;
+            record.error = Some(failure);
+            return;
+        }
+    };
+    record.kind = OutcomeKind::Redirect;
+    record.next_url = Some(target.clone());
+    if req.redirects_left == 0 {
+        record.error = Some(redirect::too_many(ctx.config.max_redirect));
+        return;
+    }
+    record.num_urls = 1;
+    match ctx.gate.admit(&ctx.traps, Ok(target), req.depth) {
+        Admission::Admit(url) => {
+            let next = Request {
+                url,
+                depth: req.depth,
+                redirects_left: req.redirects_left - 1,
+                parent: Some(req.url.clone()),
+            };
+            record.num_new_urls = ctx.offer(vec![next]).await;
+        }
+        Admission::Skip(reason) => ctx.link_skips.count(reason),
+    }
+}

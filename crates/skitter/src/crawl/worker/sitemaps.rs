@@ -1,0 +1,106 @@
+//! Sitemaps met during the crawl: a sitemap response is parsed (off the async
+//! workers) and what it lists is queued — child sitemaps of an index within the
+//! registry's limits, pages within the sitemap's directory unless robots.txt
+//! named it — and the sitemaps robots.txt names are queued at the page's depth.
+
+use url::Url;
+
+use super::offer::offer_links;
+use crate::base::outcome::SkipReason;
+use crate::crawl::admission::Admission;
+use crate::crawl::ctx::Ctx;
+use crate::fetch::{self, Response};
+use crate::frontier::Request;
+use crate::parse::discovery::MAX_INDEX_ENTRIES;
+use crate::parse::links::{Link, LinkKind};
+use crate::parse::sitemap::{self, SitemapKind};
+
+/// Parses a sitemap and queues what it lists: more sitemaps for an index, pages
+/// otherwise (only at or below the sitemap's directory unless robots.txt named it).
+pub(super) async fn handle_sitemap(
+    ctx: &Ctx,
+    req: &Request,
+    resp: &Response,
+    trusted: bool,
+) -> (usize, usize) {
+    let Some(raw) = resp.body.clone() else {
+        return (0, 0);
+    };
+    let encoding = resp.header("content-encoding").map(str::to_owned);
+    let (max, cut) = (ctx.config.fetch.max_body_size, resp.truncated);
+    let parsed = ctx
+        .cpu
+        .run(move || {
+            let body = fetch::decode::decode_prefix(encoding.as_deref(), &raw, max, cut)
+                .map_or(raw.to_vec(), |d| d.body.into_owned());
+            sitemap::parse_sitemap(&body)
+        })
+        .await;
+    let sitemap = match parsed {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::debug!(url = %req.url, error = %e, "not a usable sitemap");
+            return (0, 0);
+        }
+    };
+    let targets = sitemap
+        .urls
+        .iter()
+        .filter_map(|raw| req.url.join(raw.trim()).ok());
+    if sitemap.kind == SitemapKind::Index {
+        let children: Vec<Url> = targets.take(MAX_INDEX_ENTRIES).collect();
+        let found = children.len();
+        return (found, offer_child_sitemaps(ctx, req, children).await);
+    }
+    let links = targets
+        .filter(|t| sitemap::sitemap_allows(&req.url, t, trusted))
+        .map(|url| Link {
+            raw: url.to_string(),
+            url: Ok(url),
+            kind: LinkKind::Anchor,
+            element: "sitemap",
+            attr: "loc",
+        })
+        .collect();
+    offer_links(ctx, req, links).await
+}
+
+/// Queues the sitemaps an index lists: registered only once the gate admits
+/// them, and only within the registry's nesting and count limits.
+async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
+    let mut requests = Vec::new();
+    for url in urls {
+        let reason = match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
+            Admission::Admit(url) if ctx.sitemaps.register_child(&req.url, url.clone()) => {
+                requests.push(Request {
+                    url,
+                    depth: req.depth,
+                    redirects_left: ctx.config.max_redirect,
+                    parent: Some(req.url.clone()),
+                });
+                continue;
+            }
+            Admission::Admit(_) => SkipReason::Limit,
+            Admission::Skip(reason) => reason,
+        };
+        ctx.link_skips.count(reason);
+    }
+    ctx.offer(requests).await
+}
+
+/// Queues sitemap URLs (already registered) at the page's own depth.
+pub(super) async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
+    let mut requests = Vec::new();
+    for url in urls {
+        match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
+            Admission::Admit(url) => requests.push(Request {
+                url,
+                depth: req.depth,
+                redirects_left: ctx.config.max_redirect,
+                parent: Some(req.url.clone()),
+            }),
+            Admission::Skip(reason) => ctx.link_skips.count(reason),
+        }
+    }
+    ctx.offer(requests).await
+}

@@ -1,0 +1,18 @@
+//! The host vocabulary and the per-host politeness rule, used by the frontiers,
+//! `fetch`'s engine, the render path and the retry policy alike: which host a
+//! URL belongs to ([`HostKey`]), the policy it runs under, its live slots and
+//! gaps ([`politeness`]), the order ready hosts are served in ([`rota`]), the
+//! slots outside a frontier ([`slots`]), per-host page quotas ([`quota`]) and
+//! host slow-downs seen by the crawl ([`slowdown`]).
+
+mod key;
+pub mod politeness;
+pub(crate) mod quota;
+pub(crate) mod rota;
+pub(crate) mod slots;
+pub(crate) mod slowdown;
+
+pub use key::{HostKey, HostPolicy};
+pub use politeness::{HostFeedback, THROTTLED_TRY, Throttle, ThrottleReason};
+pub(crate) use rota::random_up_to;
+pub use rota::{LINGER, SESSION_BUDGET};

@@ -1,0 +1,98 @@
+//! Crawl limits that need live state: the page budget (`max_pages`) and the
+//! per-host quota (`max_per_host`). Depth is checked by the gate, time by the
+//! scheduler.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::host::HostKey;
+
+/// Counts fetches against `max_pages`. A claim takes one unit; a claim that ends
+/// up not fetching (robots, quota) gives it back, so the limit counts fetches.
+#[derive(Debug)]
+pub(crate) struct PageBudget {
+    max: Option<u64>,
+    used: AtomicU64,
+}
+
+impl PageBudget {
+    pub(crate) fn new(max: Option<u64>) -> Self {
+        PageBudget {
+            max,
+            used: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether another claim may be made now.
+    pub(crate) fn available(&self) -> bool {
+        self.max
+            .is_none_or(|max| self.used.load(Ordering::Relaxed) < max)
+    }
+
+    pub(crate) fn take(&self) {
+        self.used.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn give_back(&self) {
+        self.used.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts fetches per host against `max_per_host`.
+#[derive(Debug)]
+pub(crate) struct HostQuota {
+    max: Option<u64>,
+    used: Mutex<HashMap<HostKey, u64>>,
+}
+
+impl HostQuota {
+    pub(crate) fn new(max: Option<u64>) -> Self {
+        HostQuota {
+            max,
+            used: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one fetch of `host`'s quota; false when it is used up.
+    pub(crate) fn try_take(&self, host: &HostKey) -> bool {
+        let Some(max) = self.max else {
+            return true;
+        };
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let n = used.entry(host.clone()).or_default();
+        if *n >= max {
+            return false;
+        }
+        *n += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_counts_fetches_not_skips() {
+        let b = PageBudget::new(Some(2));
+        assert!(b.available());
+        b.take();
+        b.take();
+        assert!(!b.available());
+        b.give_back();
+        assert!(b.available());
+        assert!(PageBudget::new(None).available());
+    }
+
+    #[test]
+    fn quota_is_per_host() {
+        let q = HostQuota::new(Some(1));
+        let a = HostKey::of(&url::Url::parse("http://a/").unwrap());
+        let b = HostKey::of(&url::Url::parse("http://b/").unwrap());
+        assert!(q.try_take(&a));
+        assert!(!q.try_take(&a));
+        assert!(q.try_take(&b));
+        assert!(HostQuota::new(None).try_take(&a));
+    }
+}

@@ -1,0 +1,521 @@
+//! The WARC sink: every response skitter received, archived as WARC 1.1 (ISO 28500).
+//!
+//! Each file starts with a `warcinfo` record (software, format, `conformsTo`, the
+//! crawl options). Each page that has an [`Exchange`](crate::output::Exchange) adds a
+//! `request` and a `response` record linked by `WARC-Concurrent-To`; redirects and
+//! error pages are archived like any response, while failures and skips (no
+//! exchange) are not. An exchange that revisits an earlier capture
+//! ([`Exchange::revisit`]: a `304` to a conditional request, or a body
+//! identical to the one archived before) gets a `revisit` record instead of the
+//! `response` (WARC 1.1 section 6.7): the response head alone, with
+//! `WARC-Profile`, `WARC-Refers-To-Target-URI`, `WARC-Refers-To-Date` and the
+//! original's `WARC-Payload-Digest`; its index line has media type
+//! `warc/revisit`, as pywb's indexer writes it. The response block is the response head followed by the body
+//! *as received*, before content decoding, so a `Content-Encoding: gzip` header
+//! still describes the bytes that follow it; `WARC-Payload-Digest` is the SHA-1 of
+//! those bytes. The client de-chunks bodies, so a `Transfer-Encoding` header is
+//! archived as `X-Skitter-Original-Transfer-Encoding`.
+//!
+//! Files: with `gzip` (the default for a path ending in `.gz`) every record is its
+//! own gzip member, so readers can seek to any record. With `max_size`, output
+//! rotates through numbered files: `crawl.warc.gz` becomes `crawl-00000.warc.gz`,
+//! `crawl-00001.warc.gz`, … (the number goes before `.warc.gz`, `.warc` or `.gz`,
+//! else at the end), each starting with its own `warcinfo`. A file is rotated before
+//! a request/response pair that would take it past `max_size`, so pairs never
+//! straddle files; a pair larger than `max_size` gets a file of its own.
+//!
+//! Crash safety: the records of a batch of pages are built fully in memory and
+//! written with one `write_all` (one system call for up to [`BATCH`] pages, not
+//! one per page), so an interrupted crawl leaves whole records, except when the
+//! process dies inside that call: then [`repair_warc`] cuts the torn tail off
+//! before a resumed crawl goes on. `finish` fsyncs. All file work runs in
+//! `spawn_blocking`, off the async workers. The index (`cdx`) is appended to
+//! after each batch's records are written and sorted at `finish` (see `cdx`).
+//! A symbolic link at a WARC or index file's name is replaced, not followed.
+
+mod cdx;
+mod gzip;
+mod record;
+mod repair;
+mod surt;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use url::Url;
+
+use super::{Exchange, Page, Sink, SinkError, SinkSummary};
+
+pub use cdx::resume as resume_cdx;
+pub use repair::{WarcRepair, repair_warc};
+
+/// How to write WARC files.
+#[derive(Clone, Debug, Default)]
+pub struct WarcOptions {
+    /// Rotate to a new numbered file before one would exceed this many bytes.
+    pub max_size: Option<u64>,
+    /// Gzip each record; `None` means "if the path ends in `.gz`".
+    pub gzip: Option<bool>,
+    /// The `software` line of `warcinfo` (e.g. `skitter/0.1.0`).
+    pub software: String,
+    /// Crawl settings recorded in `warcinfo`, one `name: value` line each.
+    pub crawl_options: Vec<(String, String)>,
+    /// Also write a sorted CDXJ index of the response records here.
+    pub cdx: Option<PathBuf>,
+    /// Continue the index at `cdx` (a resumed crawl, readied by [`resume_cdx`])
+    /// instead of starting it afresh.
+    pub append_cdx: bool,
+    /// URLs whose response an interrupted run already archived without completing
+    /// them (see [`repair_warc`]): their refetch is not archived a second time.
+    pub already_archived: HashSet<String>,
+}
+
+/// Archives exchanges as WARC files; see the module docs for the format.
+pub struct WarcSink {
+    /// `None` while a write is in flight on the blocking pool, or after one failed.
+    writer: Option<Writer>,
+    /// See [`WarcOptions::already_archived`].
+    already_archived: HashSet<String>,
+    /// Pages waiting to be written as the next batch.
+    pending: Vec<Job>,
+    /// The batch being built and written on the blocking pool, which hands the
+    /// writer back when done; the crawl goes on meanwhile.
+    in_flight: Option<tokio::task::JoinHandle<(Writer, Result<(), String>)>>,
+}
+
+/// Pages per batch: records are built (digests, gzip) and written off the sink
+/// task, a batch at a time, so archiving overlaps with crawling. Each record is
+/// still written whole.
+const BATCH: usize = 32;
+
+impl WarcSink {
+    /// Creates the first WARC file (and checks the index path can be written), so a
+    /// bad path fails before the crawl starts.
+    pub fn create(path: impl AsRef<Path>, mut options: WarcOptions) -> Result<WarcSink, SinkError> {
+        let already_archived = std::mem::take(&mut options.already_archived);
+        let writer = Writer::open(path.as_ref().to_path_buf(), options).map_err(sink_error)?;
+        Ok(WarcSink {
+            already_archived,
+            writer: Some(writer),
+            pending: Vec::new(),
+            in_flight: None,
+        })
+    }
+
+    /// Waits for the batch in flight, if any, and takes the writer back.
+    async fn take_writer(&mut self) -> Result<Writer, SinkError> {
+        if let Some(handle) = self.in_flight.take() {
+            let (writer, result) = handle
+                .await
+                .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+            result.map_err(sink_error)?;
+            return Ok(writer);
+        }
+        self.writer
+            .take()
+            .ok_or_else(|| sink_error("an earlier write failed; the archive is closed"))
+    }
+
+    /// Starts writing the pending pages on the blocking pool.
+    async fn start_batch(&mut self) -> Result<(), SinkError> {
+        let mut writer = self.take_writer().await?;
+        let jobs = std::mem::take(&mut self.pending);
+        self.in_flight = Some(tokio::task::spawn_blocking(move || {
+            let built = jobs.iter().try_for_each(|job| writer.write_page(job));
+            // The pages built before a failure are still written.
+            let written = writer.write_out();
+            (writer, built.and(written))
+        }));
+        Ok(())
+    }
+
+    /// Runs `f` on the writer in the blocking pool and takes the writer back.
+    async fn with_writer<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&mut Writer) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, SinkError> {
+        let mut writer = self
+            .writer
+            .take()
+            .ok_or_else(|| sink_error("an earlier write failed; the archive is closed"))?;
+        let (writer, result) = tokio::task::spawn_blocking(move || {
+            let result = f(&mut writer);
+            (writer, result)
+        })
+        .await
+        .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+        if result.is_ok() {
+            self.writer = Some(writer);
+        }
+        result.map_err(sink_error)
+    }
+}
+
+#[async_trait]
+impl Sink for WarcSink {
+    fn wants_bodies(&self) -> bool {
+        true
+    }
+
+    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+        let Some(exchange) = page.exchange.clone() else {
+            return Ok(());
+        };
+        if !self.already_archived.is_empty()
+            && self.already_archived.remove(page.record.url.as_str())
+        {
+            return Ok(());
+        }
+        let job = Job {
+            url: page.record.url.clone(),
+            status: page.record.status,
+            mime: page.record.content_type.clone(),
+            exchange,
+        };
+        self.pending.push(job);
+        // A rendered page's requests (scripts, XHR, images) follow it, each
+        // a request/response pair like the page's own.
+        for (url, exchange) in page.rendered.iter().flat_map(|r| &r.exchanges) {
+            let (status, mime) = head_status_and_type(&exchange.response_head);
+            self.pending.push(Job {
+                url: url.clone(),
+                status,
+                mime,
+                exchange: exchange.clone(),
+            });
+        }
+        if self.pending.len() >= BATCH {
+            self.start_batch().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), SinkError> {
+        if !self.pending.is_empty() {
+            self.start_batch().await?;
+        }
+        if self.in_flight.is_some() {
+            let writer = self.take_writer().await?;
+            self.writer = Some(writer);
+        }
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+        if !self.pending.is_empty() {
+            self.start_batch().await?;
+        }
+        let writer = self.take_writer().await?;
+        self.writer = Some(writer);
+        self.with_writer(Writer::finish).await
+    }
+}
+
+/// The status code and media type of a response head, for the index.
+fn head_status_and_type(head: &[u8]) -> (Option<u16>, Option<String>) {
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok());
+    let mime = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-type"))
+        .and_then(|(_, v)| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase());
+    (status, mime)
+}
+
+fn sink_error(message: impl ToString) -> SinkError {
+    SinkError {
+        sink: "warc".into(),
+        message: message.to_string(),
+        reader_gone: false,
+    }
+}
+
+/// What the writer needs from one page (owned, to cross into the blocking pool).
+struct Job {
+    url: Url,
+    status: Option<u16>,
+    mime: Option<String>,
+    exchange: Exchange,
+}
+
+/// The open file being appended to.
+struct Current {
+    file: File,
+    path: PathBuf,
+    name: String,
+    size: u64,
+    /// Size after the `warcinfo` record: a file this size holds no pages yet.
+    empty_size: u64,
+    warcinfo_id: String,
+}
+
+/// The synchronous writer behind [`WarcSink`]; lives on the blocking pool while it
+/// works.
+struct Writer {
+    base: PathBuf,
+    options: WarcOptions,
+    gzip: bool,
+    /// The reused compressor, when writing `.gz`.
+    deflater: Option<gzip::Deflater>,
+    current: Current,
+    /// Records built for the current file but not yet written to it.
+    unwritten: Vec<u8>,
+    next_index: u32,
+    files: Vec<String>,
+    bytes: u64,
+    records: u64,
+    /// The index file, appended to after each write of records.
+    cdx: Option<File>,
+    /// Index lines of records built but not yet written.
+    cdx_lines: Vec<u8>,
+}
+
+impl Writer {
+    fn open(base: PathBuf, options: WarcOptions) -> Result<Writer, String> {
+        let gzip = options
+            .gzip
+            .unwrap_or_else(|| base.to_string_lossy().ends_with(".gz"));
+        let cdx = match &options.cdx {
+            Some(path) => Some(open_cdx(path, options.append_cdx)?),
+            None => None,
+        };
+        let path = match options.max_size {
+            Some(_) => numbered(&base, 0),
+            None => base.clone(),
+        };
+        let current = new_file(path, &options, gzip)?;
+        Ok(Writer {
+            files: vec![current.path.display().to_string()],
+            bytes: current.size,
+            records: 1,
+            base,
+            options,
+            gzip,
+            deflater: gzip.then(gzip::Deflater::new),
+            current,
+            unwritten: Vec::new(),
+            next_index: 1,
+            cdx,
+            cdx_lines: Vec::new(),
+        })
+    }
+
+    fn write_page(&mut self, job: &Job) -> Result<(), String> {
+        let build = |warcinfo_id: &str, deflater: Option<&mut gzip::Deflater>| {
+            record::exchange_pair(&job.url, &job.exchange, warcinfo_id, deflater)
+                .map_err(|e| format!("cannot build records for {}: {e}", job.url))
+        };
+        let mut pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
+        let len = (pair.request.len() + pair.response.len()) as u64;
+        if self.should_rotate(len) {
+            self.rotate()?;
+            // The records name their file's warcinfo, so they are built again.
+            pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
+        }
+        let offset = self.current.size + pair.request.len() as u64;
+        self.unwritten.extend_from_slice(&pair.request);
+        self.unwritten.extend_from_slice(&pair.response);
+        let cur = &mut self.current;
+        cur.size += len;
+        self.bytes += len;
+        self.records += 2;
+        if self.cdx.is_some() {
+            let line = cdx::line(&cdx::Entry {
+                url: &job.url,
+                date: job.exchange.started,
+                // pywb's and warcio's indexers give a revisit this media
+                // type; replay finds the original by the digest.
+                mime: match job.exchange.revisit {
+                    Some(_) => Some("warc/revisit"),
+                    None => job.mime.as_deref(),
+                },
+                status: job.status,
+                digest: &pair.payload_digest,
+                length: pair.response.len() as u64,
+                offset,
+                filename: &cur.name,
+            });
+            self.cdx_lines.extend_from_slice(line.as_bytes());
+            self.cdx_lines.push(b'\n');
+        }
+        Ok(())
+    }
+
+    /// Writes the records built so far to the current file, in one call, then
+    /// their index lines (never before: a line must not point at a record that a
+    /// kill could still tear).
+    fn write_out(&mut self) -> Result<(), String> {
+        if !self.unwritten.is_empty() {
+            let cur = &mut self.current;
+            let result = cur.file.write_all(&self.unwritten);
+            self.unwritten.clear();
+            result.map_err(|e| format!("cannot write {}: {e}", cur.path.display()))?;
+        }
+        if let (Some(file), false) = (&mut self.cdx, self.cdx_lines.is_empty()) {
+            let result = file.write_all(&self.cdx_lines);
+            self.cdx_lines.clear();
+            result.map_err(|e| format!("cannot write {}: {e}", self.cdx_path().display()))?;
+        }
+        Ok(())
+    }
+
+    fn cdx_path(&self) -> &Path {
+        self.options.cdx.as_deref().unwrap_or(Path::new("cdx"))
+    }
+
+    fn should_rotate(&self, len: u64) -> bool {
+        match self.options.max_size {
+            Some(max) => {
+                self.current.size > self.current.empty_size && self.current.size + len > max
+            }
+            None => false,
+        }
+    }
+
+    fn rotate(&mut self) -> Result<(), String> {
+        self.write_out()?;
+        sync(&self.current)?;
+        let path = numbered(&self.base, self.next_index);
+        self.next_index += 1;
+        self.current = new_file(path, &self.options, self.gzip)?;
+        self.files.push(self.current.path.display().to_string());
+        self.bytes += self.current.size;
+        self.records += 1;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<SinkSummary, String> {
+        self.write_out()?;
+        sync(&self.current)?;
+        let mut files = self.files.clone();
+        if let (Some(_), Some(path)) = (self.cdx.take(), &self.options.cdx) {
+            self.bytes +=
+                cdx::sort_file(path).map_err(|e| format!("cannot sort {}: {e}", path.display()))?;
+            files.push(path.display().to_string());
+        }
+        Ok(SinkSummary {
+            name: "warc".into(),
+            files,
+            bytes: self.bytes,
+            records: self.records,
+        })
+    }
+}
+
+fn sync(cur: &Current) -> Result<(), String> {
+    cur.file
+        .sync_all()
+        .map_err(|e| format!("cannot sync {}: {e}", cur.path.display()))
+}
+
+/// Creates a WARC file and writes its `warcinfo` record.
+fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current, String> {
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let warcinfo_id = record::new_record_id();
+    let info = record::warcinfo(
+        &warcinfo_id,
+        &name,
+        &options.software,
+        &options.crawl_options,
+        gzip,
+    )
+    .map_err(fail)?;
+    let mut file = super::create_output(&path).map_err(fail)?;
+    file.write_all(&info).map_err(fail)?;
+    let size = info.len() as u64;
+    Ok(Current {
+        file,
+        path,
+        name,
+        size,
+        empty_size: size,
+        warcinfo_id,
+    })
+}
+
+/// Opens the index file: continued at its end, or started afresh.
+fn open_cdx(path: &Path, append: bool) -> Result<File, String> {
+    let opened = if append {
+        super::open_output(path, true).and_then(|mut f| {
+            std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))?;
+            Ok(f)
+        })
+    } else {
+        super::create_output(path)
+    };
+    opened.map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// The name of rotated file `n` of `base` (`--warc-max-size`): the number goes
+/// before the WARC suffix. `crawl.warc.gz` → `crawl-00003.warc.gz`; `out` → `out-00003`.
+pub fn rotated_warc_name(base: &Path, n: u32) -> PathBuf {
+    numbered(base, n)
+}
+
+fn numbered(base: &Path, n: u32) -> PathBuf {
+    let name = base
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, suffix) = [".warc.gz", ".warc", ".gz"]
+        .iter()
+        .find_map(|s| {
+            name.strip_suffix(s)
+                .filter(|stem| !stem.is_empty())
+                .map(|stem| (stem, *s))
+        })
+        .unwrap_or((name.as_str(), ""));
+    base.with_file_name(format!("{stem}-{n:05}{suffix}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subresource_head_gives_its_status_and_type() {
+        type Want = (Option<u16>, Option<&'static str>);
+        let cases: [(&[u8], Want); 3] = [
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Type: Text/JavaScript; charset=utf-8\r\n\r\n",
+                (Some(200), Some("text/javascript")),
+            ),
+            (b"HTTP/1.1 404 Not Found\r\n\r\n", (Some(404), None)),
+            (b"garbage", (None, None)),
+        ];
+        for (head, (status, mime)) in cases {
+            let got = head_status_and_type(head);
+            assert_eq!((got.0, got.1.as_deref()), (status, mime));
+        }
+    }
+
+    #[test]
+    fn numbered_names() {
+        let cases = [
+            ("out/crawl.warc.gz", "out/crawl-00000.warc.gz"),
+            ("crawl.warc", "crawl-00000.warc"),
+            ("crawl.gz", "crawl-00000.gz"),
+            ("crawl", "crawl-00000"),
+            (".warc", ".warc-00000"),
+        ];
+        for (base, want) in cases {
+            assert_eq!(numbered(Path::new(base), 0), PathBuf::from(want), "{base}");
+        }
+        assert_eq!(
+            numbered(Path::new("a.warc.gz"), 12),
+            PathBuf::from("a-00012.warc.gz")
+        );
+    }
+}

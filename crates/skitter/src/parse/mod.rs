@@ -1,0 +1,8 @@
+//! Pure CPU parsing of fetched bodies: link sources ([`links`]: HTML, CSS,
+//! headers), structured extraction rules ([`items`]), sitemaps ([`sitemap`])
+//! and where a crawl looks for them ([`discovery`]). Nothing here does I/O.
+
+pub mod discovery;
+pub mod items;
+pub mod links;
+pub mod sitemap;
