@@ -28,6 +28,7 @@ macro_rules! eprint {
 }
 
 mod bench_cmd;
+mod config;
 mod crawl_cmd;
 mod extract_flags;
 mod fetch_cmd;
@@ -48,7 +49,7 @@ mod testsite_cmd;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// With the `jemalloc` feature, jemalloc instead of the system allocator. On
 /// `skitter bench` it gives about 40% more pages/s for the same work (glibc's
@@ -72,6 +73,16 @@ struct Cli {
     /// Only errors on stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
+    /// Read options from this TOML file; flags given on the command line win
+    /// over it. Keys are the long flag names (`max-tasks = 200`); a `[crawl]`,
+    /// `[fetch]`, ... table holds one command's options (see the book's
+    /// "Configuration" chapter).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
+    /// Print the settings this command would run with (command line, then
+    /// --config file, then defaults) as a config file, and exit.
+    #[arg(long, global = true)]
+    print_config: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -111,7 +122,23 @@ fn raise_open_file_limit() {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cmd = Cli::command();
+    let expanded = match config::expand(&cmd, std::env::args_os().collect()) {
+        Ok(expanded) => expanded,
+        Err(e) => return fail(&e.into()),
+    };
+    let matches = cmd
+        .clone()
+        .try_get_matches_from(&expanded.args)
+        .unwrap_or_else(|e| e.exit());
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if cli.print_config {
+        println!(
+            "{}",
+            config::print_config(&cmd, &matches, &expanded).trim_end()
+        );
+        return ExitCode::SUCCESS;
+    }
     raise_open_file_limit();
     let logs = progress::StderrLogs::default();
     init_logging(cli.verbose, cli.quiet, logs.clone());
