@@ -39,6 +39,8 @@ mod probe_cmd;
 mod progress;
 mod proxies_cmd;
 mod redis_cmd;
+#[cfg(test)]
+mod reference;
 mod render_flags;
 mod request_flags;
 mod resume_outputs;
