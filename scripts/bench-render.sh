@@ -7,7 +7,7 @@
 # mode: pages found (of the site's), pages rendered and why, wall time and
 # pages/s. Targets: auto finds every page (never misses those only script
 # links lead to), renders no more than the script-built pages plus the
-# documented false positives (README, "Rendering pages that need
+# documented false positives (docs/src/guide/render.md, "Render pages that need
 # JavaScript"), and runs at >= 0.5x never's pages/s. always is printed beside.
 #
 # Usage: scripts/bench-render.sh [--smoke]

@@ -16,7 +16,7 @@ use skitter::parse::items::{Rules, RulesSource};
 pub struct ExtractFlags {
     /// Extract structured records with the rules in this TOML file (rule sets
     /// with a URL pattern, an optional `item` selector and fields; see the
-    /// README's "Structured extraction"). Items go to --jsonl as `item` lines.
+    /// book's "Extract data"). Items go to --jsonl as `item` lines.
     #[arg(long = "extract", value_name = "FILE")]
     pub extract_file: Option<PathBuf>,
     /// An inline field rule NAME=SPEC, e.g. `title=css:h1`, `link=css:a@href`,

@@ -33,12 +33,15 @@ mod crawl_cmd;
 mod extract_flags;
 mod fetch_cmd;
 mod flags;
+mod manual;
 mod output;
 mod output_flags;
 mod probe_cmd;
 mod progress;
 mod proxies_cmd;
 mod redis_cmd;
+#[cfg(test)]
+mod reference;
 mod render_flags;
 mod request_flags;
 mod resume_outputs;
@@ -109,6 +112,10 @@ enum Command {
     Worker(Box<redis_cmd::WorkerArgs>),
     /// Remove every Redis key of a shared crawl.
     RedisClean(redis_cmd::CleanArgs),
+    /// Print the manual page (`skitter man > skitter.1`), or write one per command.
+    Man(manual::ManArgs),
+    /// Print a shell's completion script (`skitter completions bash`).
+    Completions(manual::CompletionsArgs),
 }
 
 /// Raises the soft open-file limit to the hard one, as servers do: the
@@ -167,6 +174,8 @@ fn main() -> ExitCode {
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),
+            Command::Man(args) => manual::man(args),
+            Command::Completions(args) => manual::completions(args),
         }
     });
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.

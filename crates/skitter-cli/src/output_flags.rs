@@ -44,7 +44,7 @@ pub struct OutputFlags {
     /// Store the items of --extract/--field in a database: a SQLite file, or
     /// `postgres://user:pass@host/db` (a table per rule set; TLS as libpq's
     /// `?sslmode=` says, up to verify-full with `&sslrootcert=FILE`; see the
-    /// README's "Database of items"). Workers of a shared crawl may all name one.
+    /// book's "Database of items"). Workers of a shared crawl may all name one.
     #[arg(long, value_name = "DB")]
     pub items: Option<String>,
 }

@@ -16,7 +16,7 @@ pub enum RenderArg {
     /// Never render: the plain fetch only.
     #[default]
     Never,
-    /// Render the HTML pages that look script-built (README, "Rendering
+    /// Render the HTML pages that look script-built (the book, "Render
     /// pages that need JavaScript").
     Auto,
     /// Render every HTML page.
