@@ -421,7 +421,7 @@ async fn a_long_outage_becomes_an_error() {
     };
     let a = worker(&server, "outage", brief).await;
     server.stop();
-    assert!(matches!(a.claim().await, Err(FrontierError::Storage(_))));
+    assert!(matches!(a.claim().await, Err(FrontierError::Redis { .. })));
 }
 
 #[tokio::test]
@@ -433,12 +433,12 @@ async fn bad_names_and_urls_are_errors() {
     for crawl in ["", "a{b}c"] {
         let got = RedisFrontier::connect(&server.url(), crawl, opts).await;
         assert!(
-            matches!(got, Err(FrontierError::Storage(_))),
+            matches!(got, Err(FrontierError::Setting(_))),
             "crawl {crawl:?}"
         );
     }
     let got = RedisFrontier::connect("not a url", "x", opts).await;
-    assert!(matches!(got, Err(FrontierError::Storage(_))));
+    assert!(matches!(got, Err(FrontierError::Redis { .. })));
 }
 
 #[tokio::test]

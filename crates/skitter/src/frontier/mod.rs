@@ -85,15 +85,50 @@ pub struct FrontierCounts {
     pub seen: u64,
 }
 
-/// A frontier operation failed; the crawl cannot go on safely.
+/// A frontier operation failed; the crawl cannot go on safely. Each kind
+/// carries what caused it ([`std::error::Error::source`]).
 #[derive(Debug, thiserror::Error)]
 pub enum FrontierError {
-    /// The backing store failed.
+    /// A setting the frontier cannot work with (a crawl name, a lease too
+    /// short to renew, a shard count).
+    #[error("{0}")]
+    Setting(String),
+    /// Redis refused or failed an operation, or stayed unreachable past
+    /// `--max-outage`.
+    #[error("{what}: {source}")]
+    Redis {
+        /// What the frontier was doing.
+        what: String,
+        /// The Redis client's error.
+        #[source]
+        source: ::redis::RedisError,
+    },
+    /// The crawl store of `--state` failed.
     #[error("frontier storage failed: {0}")]
-    Storage(String),
+    Store(#[from] crate::state::store::StoreError),
+    /// The crawl store stopped committing (its writer failed or hung).
+    #[error("frontier storage failed: the crawl store stopped committing")]
+    StoreStopped,
     /// A spill file of the bounded memory frontier failed.
     #[error("frontier storage failed: {0}")]
     Spill(#[from] crate::state::spill::SpillError),
+    /// Stored crawl data is not what was written: damaged, cut short, or
+    /// changed by something else. The text says which and where.
+    #[error("malformed crawl data: {0}")]
+    Malformed(String),
+    /// A queued URL no longer parses (stored data from another version).
+    #[error("malformed crawl data: queued URL {url} no longer parses: {source}")]
+    BadUrl {
+        /// The stored text.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: url::ParseError,
+    },
+    /// The frontier failed (this failure, or an earlier one) and refuses work
+    /// since: its queue may have lost requests. It reads as the first failure.
+    #[error(transparent)]
+    Failed(std::sync::Arc<FrontierError>),
     /// A lease the frontier does not know was completed.
     #[error("unknown lease {0}")]
     UnknownLease(u64),

@@ -189,7 +189,7 @@ impl Queues {
 
     fn append(&mut self, bytes: &[u8]) -> Result<Chunk, FrontierError> {
         let len = u32::try_from(bytes.len())
-            .map_err(|_| FrontierError::Storage("a spill chunk over 4 GiB".into()))?;
+            .map_err(|_| FrontierError::Setting("a spill chunk over 4 GiB".into()))?;
         let rotate = match self.segments.back() {
             Some(Some(s)) => s.len + bytes.len() as u64 > SEGMENT_BYTES,
             _ => true,
@@ -226,7 +226,7 @@ impl Queues {
     }
 
     fn read(&self, chunk: &Chunk) -> Result<Vec<u8>, FrontierError> {
-        let missing = || FrontierError::Storage("a spill chunk's segment is gone".into());
+        let missing = || FrontierError::Malformed("a spill chunk's segment is gone".into());
         let slot = chunk.segment.checked_sub(self.first).ok_or_else(missing)?;
         let segment = self
             .segments

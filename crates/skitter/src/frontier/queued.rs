@@ -66,8 +66,9 @@ impl Queued {
 
     /// The request again. The URL was serialised from a parsed URL, so it parses.
     pub(crate) fn into_request(self) -> Result<Request, FrontierError> {
-        let url = Url::parse(&self.url).map_err(|e| {
-            FrontierError::Storage(format!("queued URL {} no longer parses: {e}", self.url))
+        let url = Url::parse(&self.url).map_err(|e| FrontierError::BadUrl {
+            url: self.url.to_string(),
+            source: e,
         })?;
         Ok(Request {
             url,
@@ -163,7 +164,7 @@ impl Encoded {
 /// Decodes a run written by [`Encoded`] into in-memory entries, sharing parents
 /// again. Fails on bytes that are not such a run (a damaged spill file).
 pub(crate) fn decode(mut bytes: &[u8], out: &mut Vec<Queued>) -> Result<(), FrontierError> {
-    let bad = || FrontierError::Storage("a spill file holds damaged queue data".into());
+    let bad = || FrontierError::Malformed("a spill file holds damaged queue data".into());
     let mut last: Option<Arc<Url>> = None;
     while !bytes.is_empty() {
         let depth = u32::try_from(get_varint(&mut bytes).ok_or_else(bad)?).map_err(|_| bad())?;

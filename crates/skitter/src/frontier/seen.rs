@@ -305,8 +305,8 @@ mod tests {
     fn an_unusable_directory_is_a_storage_error() {
         let mut set = SeenSet::new(0, SpillDir::new(Some("/nonexistent/spill".into())));
         match set.insert(1) {
-            Err(FrontierError::Storage(msg)) => {
-                assert!(msg.contains("/nonexistent/spill"), "{msg}")
+            Err(e @ FrontierError::Spill(_)) => {
+                assert!(e.to_string().contains("/nonexistent/spill"), "{e}")
             }
             other => panic!("expected a storage error, got {other:?}"),
         }

@@ -447,12 +447,6 @@ impl Drop for DiskFrontier {
     }
 }
 
-impl From<StoreError> for FrontierError {
-    fn from(e: StoreError) -> Self {
-        FrontierError::Storage(e.to_string())
-    }
-}
-
 #[async_trait]
 impl Frontier for DiskFrontier {
     fn durable(&self) -> bool {
@@ -516,9 +510,7 @@ impl Frontier for DiskFrontier {
         let covered = commits.wait_for(|c| c.failed || c.generation >= generation);
         match tokio::time::timeout(Duration::from_secs(30), covered).await {
             Ok(Ok(c)) if !c.failed => Ok(throttle),
-            _ => Err(FrontierError::Storage(
-                "the crawl store stopped committing".into(),
-            )),
+            _ => Err(FrontierError::StoreStopped),
         }
     }
 

@@ -100,7 +100,7 @@ struct State {
     tailed: Vec<usize>,
     next_lease: u64,
     queued: u64,
-    failed: Option<String>,
+    failed: Option<std::sync::Arc<FrontierError>>,
 }
 
 impl MemoryFrontier {
@@ -170,17 +170,21 @@ impl State {
     /// Refuses work once a spill has failed: the queue may have lost requests.
     fn check(&self) -> Result<(), FrontierError> {
         match &self.failed {
-            Some(why) => Err(FrontierError::Storage(why.clone())),
+            Some(first) => Err(FrontierError::Failed(first.clone())),
             None => Ok(()),
         }
     }
 
     /// Records a failure so that every later call reports it, and passes it on.
     fn guard<T>(&mut self, result: Result<T, FrontierError>) -> Result<T, FrontierError> {
-        if let Err(e) = &result {
-            self.failed = Some(e.to_string());
+        match result {
+            Err(e) => {
+                let first = std::sync::Arc::new(e);
+                self.failed = Some(first.clone());
+                Err(FrontierError::Failed(first))
+            }
+            ok => ok,
         }
-        result
     }
 
     /// Puts a host where its work and slots say it belongs.
@@ -287,7 +291,7 @@ impl State {
                 }
                 None => {
                     let request = self.queues.pop(&mut host.queue)?.ok_or_else(|| {
-                        FrontierError::Storage("a host's queue lost count of its requests".into())
+                        FrontierError::Malformed("a host's queue lost count of its requests".into())
                     })?;
                     self.queued -= 1;
                     (request, 0)

@@ -119,7 +119,7 @@ async fn a_failed_spill_write_stops_the_frontier_with_an_error() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("No space left"), "{err}");
-    assert!(matches!(f.claim().await, Err(FrontierError::Storage(_))));
+    assert!(matches!(f.claim().await, Err(FrontierError::Failed(_))));
 }
 
 #[test]

@@ -37,7 +37,7 @@ impl Keys {
             || crawl.contains(['{', '}', SHARD_MARK])
             || crawl.chars().any(char::is_control)
         {
-            return Err(FrontierError::Storage(format!(
+            return Err(FrontierError::Setting(format!(
                 "invalid crawl name {crawl:?}: it must be non-empty, without braces, \
                  '{SHARD_MARK}' or control characters"
             )));

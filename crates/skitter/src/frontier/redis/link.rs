@@ -101,14 +101,14 @@ impl Link {
                 .min_retry_wait(50)
                 .max_retry_wait(500)
                 .build()
-                .map_err(|e| storage("bad Redis Cluster URL", &e))?;
+                .map_err(|e| storage("bad Redis Cluster URL", e))?;
             let conn = Conn::Cluster(Arc::new(ClusterLink {
                 client,
                 conn: tokio::sync::OnceCell::new(),
             }));
             return Ok(Link { conn, max_outage });
         }
-        let client = ::redis::Client::open(url).map_err(|e| storage("bad Redis URL", &e))?;
+        let client = ::redis::Client::open(url).map_err(|e| storage("bad Redis URL", e))?;
         // The manager's own reconnect attempts are kept short: the patience lives
         // in `run`, which knows the outage budget and logs.
         let config = ConnectionManagerConfig::new()
@@ -118,7 +118,7 @@ impl Link {
             .set_connection_timeout(Some(Duration::from_secs(2)))
             .set_response_timeout(Some(Duration::from_secs(30)));
         let conn = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| storage("Redis connection setup failed", &e))?;
+            .map_err(|e| storage("Redis connection setup failed", e))?;
         Ok(Link {
             conn: Conn::Single(conn),
             max_outage,
@@ -171,7 +171,7 @@ impl Link {
                 })
             })
             .await?;
-        T::from_redis_value(value).map_err(|e| storage(what, &e.into()))
+        T::from_redis_value(value).map_err(|e| storage(what, e.into()))
     }
 
     /// Sends one command (see [`Link::run`]).
@@ -238,14 +238,14 @@ impl Link {
                     return Ok(value);
                 }
                 Err(e) if is_transient(&e) => e,
-                Err(e) => return Err(storage(what, &e)),
+                Err(e) => return Err(storage(what, e)),
             };
             let since = *outage.get_or_insert_with(Instant::now);
             let down = since.elapsed();
             if down >= self.max_outage {
                 return Err(storage(
                     &format!("{what}: Redis unreachable for {}s", down.as_secs()),
-                    &err,
+                    err,
                 ));
             }
             if !warned && down >= WARN_AFTER {
@@ -309,8 +309,11 @@ fn is_transient(e: &RedisError) -> bool {
     }
 }
 
-fn storage(what: &str, e: &RedisError) -> FrontierError {
-    FrontierError::Storage(format!("{what}: {e}"))
+fn storage(what: &str, e: RedisError) -> FrontierError {
+    FrontierError::Redis {
+        what: what.to_owned(),
+        source: e,
+    }
 }
 
 #[cfg(test)]

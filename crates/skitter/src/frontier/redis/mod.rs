@@ -233,7 +233,7 @@ impl RedisFrontier {
         options: RedisOptions,
     ) -> Result<RedisFrontier, FrontierError> {
         if options.lease < Duration::from_millis(3) {
-            return Err(FrontierError::Storage(format!(
+            return Err(FrontierError::Setting(format!(
                 "lease {:?} is too short to renew",
                 options.lease
             )));
@@ -300,7 +300,7 @@ impl RedisFrontier {
     /// Adds `n` to the crawl-wide total `name` and returns the new total.
     pub async fn incr_stat(&self, name: &str, n: u64) -> Result<u64, FrontierError> {
         let n = i64::try_from(n)
-            .map_err(|_| FrontierError::Storage(format!("stat increment {n} too large")))?;
+            .map_err(|_| FrontierError::Setting(format!("stat increment {n} too large")))?;
         let mut incr = ::redis::cmd("HINCRBY");
         incr.arg(self.shared.keys.key("stats")).arg(name).arg(n);
         self.shared.link.query("incr_stat", &incr).await
@@ -318,7 +318,7 @@ impl RedisFrontier {
         pipe.atomic();
         for (name, n) in counts {
             let n = i64::try_from(*n)
-                .map_err(|_| FrontierError::Storage(format!("stat increment {n} too large")))?;
+                .map_err(|_| FrontierError::Setting(format!("stat increment {n} too large")))?;
             pipe.cmd("HINCRBY").arg(&key).arg(name).arg(n).ignore();
         }
         match self.shared.link.query_pipe("add_stats", &pipe).await {
@@ -710,7 +710,7 @@ impl crate::robots::RobotsStore for RedisFrontier {
 /// The error for a crawl total that is not an integer.
 fn malformed_stat(key: &str, field: &str, value: &str) -> FrontierError {
     let shown: String = value.chars().take(40).collect();
-    FrontierError::Storage(format!(
-        "malformed crawl data: field {field} of {key} holds {shown:?}, not an integer (repair or delete it)"
+    FrontierError::Malformed(format!(
+        "field {field} of {key} holds {shown:?}, not an integer (repair or delete it)"
     ))
 }

@@ -56,8 +56,8 @@ impl RedisFrontier {
         let next = match self.get_meta("pass_seeding").await? {
             // A start cut short: seed it again.
             Some(n) => n.parse::<u32>().map_err(|_| {
-                FrontierError::Storage(format!(
-                    "malformed crawl data: field pass_seeding of {} holds {n:?}",
+                FrontierError::Malformed(format!(
+                    "field pass_seeding of {} holds {n:?}",
                     self.shared.keys.key("meta")
                 ))
             })?,

@@ -91,7 +91,7 @@ pub(crate) async fn resolve(
     if let Some(n) = requested
         && !(1..=MAX_SHARDS).contains(&n)
     {
-        return Err(FrontierError::Storage(format!(
+        return Err(FrontierError::Setting(format!(
             "{n} shards: a crawl has 1 to {MAX_SHARDS}"
         )));
     }
@@ -114,8 +114,8 @@ return ARGV[2]
     let stored: String = link.invoke("shard count", &call).await?;
     match stored.parse::<u16>() {
         Ok(n) if (1..=MAX_SHARDS).contains(&n) => Ok(n),
-        _ => Err(FrontierError::Storage(format!(
-            "malformed crawl data: field {META_SHARDS} of {} holds {:?}, not a shard count \
+        _ => Err(FrontierError::Malformed(format!(
+            "field {META_SHARDS} of {} holds {:?}, not a shard count \
              from 1 to {MAX_SHARDS}",
             global.key("meta"),
             stored.chars().take(40).collect::<String>()
