@@ -8,6 +8,12 @@
 use std::borrow::Cow;
 use std::io::Read;
 
+/// The most codings a response may stack (`Content-Encoding: gzip, br`), as
+/// curl allows since CVE-2022-32206: each one is decoded up to the body cap, so
+/// the cap on the chain bounds a response's decoding work at this many times
+/// the cap, where `gzip, gzip, …` could otherwise multiply it without end.
+pub const MAX_CODINGS: usize = 5;
+
 /// The `Accept-Encoding` value that matches what [`decode`] understands.
 pub const ACCEPT_ENCODING: &str = "gzip, deflate, br, zstd";
 
@@ -28,6 +34,9 @@ pub enum DecodeError {
     /// The decoded body is larger than the cap.
     #[error("decoded body exceeds {0} bytes")]
     TooLarge(u64),
+    /// More codings are stacked than [`MAX_CODINGS`].
+    #[error("{0} content codings stacked; at most {MAX_CODINGS} are decoded")]
+    TooManyCodings(usize),
 }
 
 /// Decodes `raw` per a `Content-Encoding` header value (codings applied in order,
@@ -40,7 +49,7 @@ pub fn decode<'a>(
     max: u64,
 ) -> Result<Cow<'a, [u8]>, DecodeError> {
     let mut data = Cow::Borrowed(raw);
-    for coding in codings(content_encoding).iter().rev() {
+    for coding in codings(content_encoding)?.iter().rev() {
         let out = decode_one(coding, &data, max, false)?;
         if out.len() as u64 > max {
             return Err(DecodeError::TooLarge(max));
@@ -71,7 +80,7 @@ pub fn decode_prefix<'a>(
 ) -> Result<Decoded<'a>, DecodeError> {
     let mut data = Cow::Borrowed(raw);
     let mut truncated = false;
-    for coding in codings(content_encoding).iter().rev() {
+    for coding in codings(content_encoding)?.iter().rev() {
         let mut out = decode_one(coding, &data, max, cut || truncated)?;
         if out.len() as u64 > max {
             out.truncate(max as usize);
@@ -85,13 +94,25 @@ pub fn decode_prefix<'a>(
     })
 }
 
-fn codings(content_encoding: Option<&str>) -> Vec<String> {
-    content_encoding
+fn codings(content_encoding: Option<&str>) -> Result<Vec<String>, DecodeError> {
+    let codings: Vec<String> = content_encoding
         .unwrap_or("")
         .split(',')
         .map(|c| c.trim().to_ascii_lowercase())
         .filter(|c| !c.is_empty() && c != "identity")
-        .collect()
+        // One past the cap is enough to refuse: a header of a million
+        // codings is not split into a million strings.
+        .take(MAX_CODINGS + 1)
+        .collect();
+    if codings.len() > MAX_CODINGS {
+        let n = content_encoding
+            .unwrap_or("")
+            .split(',')
+            .filter(|c| !c.trim().is_empty() && !c.trim().eq_ignore_ascii_case("identity"))
+            .count();
+        return Err(DecodeError::TooManyCodings(n));
+    }
+    Ok(codings)
 }
 
 /// Decodes one coding, producing at most `max + 1` bytes (one more than the
@@ -212,6 +233,35 @@ mod tests {
         assert!(matches!(
             decode(Some("gzip"), &bomb, 1000),
             Err(DecodeError::TooLarge(1000))
+        ));
+    }
+
+    #[test]
+    fn stacked_codings_stop_at_the_cap() {
+        let text = b"<a href=/x>x</a>".to_vec();
+        let mut body = text.clone();
+        for _ in 0..MAX_CODINGS {
+            body = gzip(&body);
+        }
+        let five = vec!["gzip"; MAX_CODINGS].join(", ");
+        assert_eq!(decode(Some(&five), &body, 1 << 20).unwrap().as_ref(), text);
+        let six = format!("{five}, gzip");
+        let stacked = gzip(&body);
+        assert!(matches!(
+            decode(Some(&six), &stacked, 1 << 20),
+            Err(DecodeError::TooManyCodings(6))
+        ));
+        assert!(matches!(
+            decode_prefix(Some(&six), &stacked, 1 << 20, false),
+            Err(DecodeError::TooManyCodings(6))
+        ));
+        // identity does not count; a huge header is refused without work.
+        let padded = format!("identity, {five}, identity");
+        assert!(decode(Some(&padded), &body, 1 << 20).is_ok());
+        let huge = vec!["gzip"; 100_000].join(",");
+        assert!(matches!(
+            decode(Some(&huge), b"x", 10),
+            Err(DecodeError::TooManyCodings(100_000))
         ));
     }
 

@@ -502,20 +502,21 @@ impl RobotsCache {
             };
             match resp.status {
                 200..=299 => {
-                    let body = resp.body.as_deref().unwrap_or_default();
-                    // The size rule is on the decoded file; a body that cannot
-                    // be decoded has no rules in it (never parse compressed bytes).
-                    let coding = resp.header("content-encoding");
-                    let decoded =
-                        crate::fetch::decode::decode_prefix(coding, body, MAX_ROBOTS_BYTES, false)
-                            .map(|d| d.body)
-                            .unwrap_or_default();
-                    let mut answer = Answer::new(
-                        Robots::parse(&decoded),
-                        RobotsSource::Parsed,
-                        resp.status.to_string(),
-                    );
-                    answer.body = String::from_utf8_lossy(&decoded).into_owned();
+                    let body = resp.body.clone().unwrap_or_default();
+                    let coding = resp.header("content-encoding").map(str::to_owned);
+                    // Decoding and parsing are CPU work a hostile file can make
+                    // costly (stacked codings up to the cap, a file of 500 KiB of
+                    // rules): off the async threads, where they would hold up
+                    // timers such as a Redis lease's heartbeat.
+                    let parsed = tokio::task::spawn_blocking(move || parse_file(coding, &body));
+                    // A panic there is this file's failure: no rules, as for a
+                    // body that cannot be decoded.
+                    let (robots, text) = parsed
+                        .await
+                        .unwrap_or_else(|_| (Robots::parse(b""), String::new()));
+                    let mut answer =
+                        Answer::new(robots, RobotsSource::Parsed, resp.status.to_string());
+                    answer.body = text;
                     return answer;
                 }
                 status if redirect::is_redirect(status) => match redirect::target(&resp, &url) {
@@ -559,4 +560,17 @@ impl Answer {
             unreachable: None,
         }
     }
+}
+/// Decodes and parses a fetched robots.txt. The size rule is on the decoded
+/// file; a body that cannot be decoded has no rules in it (compressed bytes
+/// are never parsed).
+fn parse_file(coding: Option<String>, body: &[u8]) -> (Robots, String) {
+    let decoded =
+        crate::fetch::decode::decode_prefix(coding.as_deref(), body, MAX_ROBOTS_BYTES, false)
+            .map(|d| d.body)
+            .unwrap_or_default();
+    (
+        Robots::parse(&decoded),
+        String::from_utf8_lossy(&decoded).into_owned(),
+    )
 }
