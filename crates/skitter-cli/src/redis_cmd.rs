@@ -198,7 +198,8 @@ pub async fn run_status(status: StatusArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     let written = match status.report {
         ReportFormat::Text => {
-            writeln!(out, "Roots: {}", spec.roots.join(" ")).and_then(|_| wide.write_text(&mut out))
+            let roots = spec.redacted().roots.join(" ");
+            writeln!(out, "Roots: {roots}").and_then(|_| wide.write_text(&mut out))
         }
         ReportFormat::Json => {
             let mut value = wide.to_json();

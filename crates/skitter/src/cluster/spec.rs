@@ -234,6 +234,13 @@ impl CrawlSpec {
     pub fn redacted(&self) -> CrawlSpec {
         let mut shown = self.clone();
         shown.fetch = self.fetch.redacted();
+        // A root's own credentials (`https://user:pw@host/`) are as secret as
+        // a header's: `skitter status` showed them.
+        shown.roots = self
+            .roots
+            .iter()
+            .map(|r| crate::fetch::head::redact_proxy(r))
+            .collect();
         shown
     }
 }
@@ -250,6 +257,17 @@ fn source_text(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redacted_specs_hide_root_credentials() {
+        let spec = CrawlSpec::new(["https://user:pw@a.test/x", "http://b.test/a@b"]);
+        let shown = spec.redacted();
+        assert_eq!(
+            shown.roots,
+            ["https://[redacted]@a.test/x", "http://b.test/a@b"]
+        );
+        assert!(!shown.to_json().unwrap().contains("pw"));
+    }
 
     #[test]
     fn a_spec_round_trips_and_keeps_the_rules_text() {

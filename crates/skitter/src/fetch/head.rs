@@ -94,12 +94,17 @@ pub(super) fn response_head(status: u16, version: &str, headers: &HeaderMap) -> 
     Bytes::from(head)
 }
 
-/// A proxy URL without its user name and password, for printing.
+/// A URL (a proxy's, a root's) without its user name and password, for
+/// printing; one whose only `@` is in its path or query is unchanged.
 pub fn redact_proxy(proxy: &str) -> String {
     if !proxy.contains('@') {
         return proxy.to_string();
     }
     match Url::parse(proxy) {
+        // An '@' in the path or query is not a credential.
+        Ok(url) if url.has_host() && url.username().is_empty() && url.password().is_none() => {
+            proxy.to_string()
+        }
         Ok(mut url) if url.has_host() => {
             let _ = url.set_username("");
             let _ = url.set_password(None);
