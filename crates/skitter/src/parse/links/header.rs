@@ -6,6 +6,7 @@
 
 use url::Url;
 
+use super::rel::{self, Rel};
 use super::{ExtractMode, Link, LinkKind};
 
 /// Returns the target URL of a refresh value such as `5; url=/next`, as
@@ -61,7 +62,16 @@ fn strip_url_equals(s: &str) -> Option<&str> {
 /// are left out, as for `<link>` elements: they name an origin to warm up,
 /// not a resource. Commas inside quoted parameter values do not split links.
 pub fn link_header_targets(value: &str) -> Vec<String> {
-    let mut targets = Vec::new();
+    link_header_entries(value)
+        .into_iter()
+        .filter(|(_, rel)| *rel != Rel::Hint)
+        .map(|(target, _)| target)
+        .collect()
+}
+
+/// Every link of a `Link` header value with what its `rel` names.
+pub(crate) fn link_header_entries(value: &str) -> Vec<(String, Rel)> {
+    let mut entries = Vec::new();
     let mut rest = value;
     while let Some(open) = rest.find('<') {
         let after_open = &rest[open + 1..];
@@ -70,12 +80,10 @@ pub fn link_header_targets(value: &str) -> Vec<String> {
         };
         let target = after_open[..close].trim_matches(is_space);
         let (params, next) = split_params(&after_open[close + 1..]);
-        if !is_connection_hint(params) {
-            targets.push(target.to_owned());
-        }
+        entries.push((target.to_owned(), rel::classify(&rel_param(params))));
         rest = next;
     }
-    targets
+    entries
 }
 
 /// Splits `; a=b; c="d,e", <next>` into the parameters of this link and the
@@ -95,21 +103,18 @@ fn split_params(s: &str) -> (&str, &str) {
     (s, "")
 }
 
-/// True when the `rel` parameter names a connection hint.
-fn is_connection_hint(params: &str) -> bool {
-    params.split(';').any(|param| {
-        let Some((name, value)) = param.split_once('=') else {
-            return false;
-        };
-        name.trim().eq_ignore_ascii_case("rel")
-            && value
+/// The value of the `rel` parameter (empty without one).
+fn rel_param(params: &str) -> String {
+    params
+        .split(';')
+        .filter_map(|param| param.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("rel"))
+        .map(|(_, value)| {
+            value
                 .trim_matches(|c: char| is_space(c) || c == '"')
-                .split_ascii_whitespace()
-                .any(|rel| {
-                    rel.eq_ignore_ascii_case("preconnect")
-                        || rel.eq_ignore_ascii_case("dns-prefetch")
-                })
-    })
+                .to_owned()
+        })
+        .unwrap_or_default()
 }
 
 fn is_space(c: char) -> bool {
@@ -117,7 +122,8 @@ fn is_space(c: char) -> bool {
 }
 
 /// The links a response's headers carry: `Refresh` always (it is navigation),
-/// `Link` targets in resources mode, resolved against `base`.
+/// `Link` targets of hyperlink relations (`rel=next`, …) always, other `Link`
+/// targets in resources mode, resolved against `base`.
 pub fn header_links<'a>(
     refresh: Option<&str>,
     link_values: impl Iterator<Item = &'a str>,
@@ -128,13 +134,15 @@ pub fn header_links<'a>(
     if let Some(target) = refresh.and_then(refresh_target) {
         raws.push((target, LinkKind::Navigation));
     }
-    if mode == ExtractMode::Resources {
-        for v in link_values {
-            raws.extend(
-                link_header_targets(v)
-                    .into_iter()
-                    .map(|t| (t, LinkKind::Resource)),
-            );
+    for v in link_values {
+        for (target, rel) in link_header_entries(v) {
+            match rel {
+                Rel::Hyperlink => raws.push((target, LinkKind::Anchor)),
+                Rel::Resource if mode == ExtractMode::Resources => {
+                    raws.push((target, LinkKind::Resource))
+                }
+                Rel::Resource | Rel::Hint => {}
+            }
         }
     }
     raws.into_iter()
@@ -177,6 +185,30 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(refresh_target(input).as_deref(), *want, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn hyperlink_relations_in_link_headers_are_followed_in_every_mode() {
+        let base = Url::parse("http://a.example/list?page=1").unwrap();
+        let value =
+            "<?page=2>; rel=\"next\", </s.css>; rel=stylesheet, <//cdn.example>; rel=preconnect";
+        let kinds = |mode| -> Vec<(LinkKind, String)> {
+            header_links(None, std::iter::once(value), &base, mode)
+                .into_iter()
+                .map(|l| (l.kind, l.url.unwrap().to_string()))
+                .collect()
+        };
+        assert_eq!(
+            kinds(ExtractMode::Pages),
+            [(LinkKind::Anchor, "http://a.example/list?page=2".to_owned())]
+        );
+        assert_eq!(
+            kinds(ExtractMode::Resources),
+            [
+                (LinkKind::Anchor, "http://a.example/list?page=2".to_owned()),
+                (LinkKind::Resource, "http://a.example/s.css".to_owned())
+            ]
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ use lol_html::{HtmlRewriter, Selector, Settings};
 use url::Url;
 
 use super::parsed::{on_element, on_text, parsed_selector};
+use super::rel::{self, Rel};
 use super::{
     ExtractMode, Link, LinkKind, css, decode_attribute, decode_html, parse_srcset, refresh_target,
     trim_html_whitespace,
@@ -261,6 +262,7 @@ fn add_handlers<'h>(
     parsed_selector!(AREA = "area[href]");
     parsed_selector!(BASE = "base[href]");
     parsed_selector!(META = "meta[http-equiv][content]");
+    parsed_selector!(LINK = "link[href][rel]");
     settings = settings
         .append_element_content_handler(on_element!(ANCHOR.get(), |el| {
             state
@@ -280,6 +282,16 @@ fn add_handlers<'h>(
         }))
         .append_element_content_handler(on_element!(META.get(), |el| {
             on_meta(el, &mut state.borrow_mut());
+            Ok(())
+        }))
+        .append_element_content_handler(on_element!(LINK.get(), |el| {
+            // `<link rel=next>` and the other hyperlink types are links a
+            // reader follows, in every mode; the rest of `<link>` is a resource.
+            if link_rel(el) == Rel::Hyperlink {
+                state
+                    .borrow_mut()
+                    .push_attr(el, LinkKind::Anchor, "link", "href");
+            }
             Ok(())
         }));
     settings = add_text_handlers(settings, state, mode);
@@ -328,7 +340,7 @@ fn add_resource_handlers<'h>(
     parsed_selector!(STYLE = "style");
     for (&(tag, attrs), selector) in RESOURCE_ATTRS.iter().zip(RESOURCE_SELECTORS.iter()) {
         settings = settings.append_element_content_handler(on_element!(selector, move |el| {
-            if tag == "link" && is_connection_hint(el) {
+            if tag == "link" && link_rel(el) != Rel::Resource {
                 return Ok(());
             }
             let mut state = state.borrow_mut();
@@ -373,12 +385,9 @@ fn on_meta(el: &Element, state: &mut State) {
     }
 }
 
-/// `<link rel=preconnect|dns-prefetch>` names an origin to warm up, not a resource.
-fn is_connection_hint(el: &Element) -> bool {
-    el.get_attribute("rel").is_some_and(|rel| {
-        rel.split_ascii_whitespace()
-            .any(|r| r.eq_ignore_ascii_case("preconnect") || r.eq_ignore_ascii_case("dns-prefetch"))
-    })
+/// What a `<link>` element points at (see [`rel::classify`]).
+fn link_rel(el: &Element) -> Rel {
+    rel::classify(&el.get_attribute("rel").unwrap_or_default())
 }
 
 /// `<noscript>` passes nest at most this deep. Each pass runs inside its

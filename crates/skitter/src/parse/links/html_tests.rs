@@ -73,7 +73,7 @@ fn resources_mode_reads_every_subresource() {
     let want = [
         (r, "link", "href", "s.css"),
         (r, "link", "href", "http://example.com/f.ico"),
-        (r, "link", "href", "feed.xml"),
+        (LinkKind::Anchor, "link", "href", "feed.xml"),
         (r, "script", "src", "j.js"),
         (r, "style", "@import", "imp.css"),
         (r, "style", "url()", "bg.png"),
@@ -309,4 +309,34 @@ fn nested_noscript_is_read_a_few_levels_deep_without_recursing_further() {
         urls(&shallow, ExtractMode::Pages),
         ["http://example.com/kept"]
     );
+}
+
+#[test]
+fn navigational_link_elements_are_followed_in_every_mode() {
+    let html = "<link rel=next href=/p/2><link rel='prev' href=/p/0><link rel=index href=/i>\
+                <link rel=stylesheet href=/s.css><link rel=preconnect href=//cdn.example>\
+                <link rel='alternate stylesheet' href=/alt.css><link href=/norel>";
+    let page = Url::parse(PAGE).unwrap();
+    for mode in [ExtractMode::Pages, ExtractMode::Resources] {
+        let doc = extract_html(html.as_bytes(), None, &page, mode);
+        let anchors: Vec<&str> = doc
+            .links
+            .iter()
+            .filter(|l| l.kind == LinkKind::Anchor)
+            .map(|l| l.raw.as_str())
+            .collect();
+        assert_eq!(anchors, ["/p/2", "/p/0", "/i"], "{mode:?}");
+        let resources: Vec<&str> = doc
+            .links
+            .iter()
+            .filter(|l| l.kind == LinkKind::Resource)
+            .map(|l| l.raw.as_str())
+            .collect();
+        let want: &[&str] = match mode {
+            ExtractMode::Pages => &[],
+            // A `<link>` without a relation stays a resource, as before.
+            ExtractMode::Resources => &["/s.css", "/alt.css", "/norel"],
+        };
+        assert_eq!(resources, want, "{mode:?}");
+    }
 }

@@ -37,6 +37,7 @@ mod css;
 mod header;
 mod html;
 pub(crate) mod parsed;
+mod rel;
 mod srcset;
 
 use std::borrow::Cow;
