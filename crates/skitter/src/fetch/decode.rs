@@ -243,7 +243,7 @@ mod tests {
         for _ in 0..MAX_CODINGS {
             body = gzip(&body);
         }
-        let five = vec!["gzip"; MAX_CODINGS].join(", ");
+        let five = ["gzip"; MAX_CODINGS].join(", ");
         assert_eq!(decode(Some(&five), &body, 1 << 20).unwrap().as_ref(), text);
         let six = format!("{five}, gzip");
         let stacked = gzip(&body);
