@@ -5,14 +5,16 @@
 //! slots outside a frontier ([`slots`]), per-host page quotas ([`quota`]) and
 //! host slow-downs seen by the crawl ([`slowdown`]).
 
+pub(crate) mod jitter;
 mod key;
 pub mod politeness;
 pub(crate) mod quota;
+pub(crate) mod ring;
 pub(crate) mod rota;
 pub(crate) mod slots;
 pub(crate) mod slowdown;
 
+pub(crate) use jitter::random_up_to;
 pub use key::{HostKey, HostPolicy};
 pub use politeness::{HostFeedback, THROTTLED_TRY, Throttle, ThrottleReason};
-pub(crate) use rota::random_up_to;
-pub use rota::{LINGER, SESSION_BUDGET};
+pub use ring::{LINGER, SESSION_BUDGET};
