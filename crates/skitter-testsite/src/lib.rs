@@ -42,6 +42,7 @@ mod socks;
 mod special;
 mod stats;
 mod trap;
+mod tree;
 pub mod validators;
 mod versions;
 
