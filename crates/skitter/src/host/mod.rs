@@ -1,9 +1,10 @@
 //! The host vocabulary and the per-host politeness rule, used by the frontiers,
 //! `fetch`'s engine, the render path and the retry policy alike: which host a
 //! URL belongs to ([`HostKey`]), the policy it runs under, its live slots and
-//! gaps ([`politeness`]), the order ready hosts are served in ([`rota`]), the
-//! slots outside a frontier ([`slots`]), per-host page quotas ([`quota`]) and
-//! host slow-downs seen by the crawl ([`slowdown`]).
+//! gaps ([`politeness`]), the rings ready hosts wait in (`ring`) and the order
+//! they are served in (`rota`), the slots outside a frontier (`slots`),
+//! per-host page quotas (`quota`), host slow-downs seen by the crawl
+//! (`slowdown`) and the random jitter added to gaps (`jitter`).
 
 pub(crate) mod jitter;
 mod key;
