@@ -16,8 +16,8 @@ use hyper::header::CONTENT_ENCODING;
 use hyper::{Response, StatusCode};
 
 use crate::body::SiteBody;
-use crate::route::{HTML, reply, with_header};
-use crate::special::canonical_u32;
+use crate::number::canonical_u32;
+use crate::reply::{HTML, reply, with_header};
 
 /// Largest generated body, in KiB (64 MiB).
 const MAX_KIB: u32 = 64 * 1024;

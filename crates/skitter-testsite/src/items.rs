@@ -20,8 +20,8 @@ use std::fmt::Write as _;
 use hyper::{Response, StatusCode};
 
 use crate::body::SiteBody;
-use crate::route::{HTML, reply};
-use crate::special::canonical_u32;
+use crate::number::canonical_u32;
+use crate::reply::{HTML, reply};
 
 /// Number of `/items/list/N` pages (each links the next).
 pub const LIST_PAGES: u32 = 5;

@@ -6,9 +6,9 @@
 //! few formatted writes into one pre-sized buffer: no cache, no lock.
 
 use std::fmt::Write;
-use std::ops::Range;
 
 use crate::config::SiteConfig;
+use crate::tree::{children, fanout};
 
 /// Text that pads pages to `page_size`; ASCII, so any cut is valid UTF-8.
 const FILLER: &str = "The quick brown fox jumps over the lazy dog while skitter \
@@ -23,18 +23,6 @@ const TAIL: &str = "</p>\n</body>\n</html>\n";
 
 /// The site links from `/` to the traps, when they are on.
 pub(crate) const TRAP_ENTRIES: [&str; 3] = ["/cal/2024/1", "/loop/a/", "/session?sid=0"];
-
-/// A fanout of 0 would leave every page but `/p/0` unreachable.
-fn fanout(config: &SiteConfig) -> usize {
-    config.fanout.max(1)
-}
-
-/// Indexes of page `i`'s children in the tree.
-pub(crate) fn children(config: &SiteConfig, i: usize) -> Range<usize> {
-    let f = fanout(config);
-    let first = i.saturating_mul(f).saturating_add(1).min(config.pages);
-    first..first.saturating_add(f).min(config.pages)
-}
 
 /// The page that `/p/{i}` links in many spellings (all the same URL).
 pub(crate) fn spelled_target(config: &SiteConfig, i: usize) -> Option<usize> {
@@ -168,43 +156,6 @@ mod tests {
             pages,
             fanout,
             ..SiteConfig::default()
-        }
-    }
-
-    #[test]
-    fn children_form_a_tree() {
-        let cases = [
-            (100, 10, 0, 1..11),
-            (100, 10, 9, 91..100),
-            (100, 10, 10, 100..100),
-            (5, 0, 2, 3..4),
-            (3, 10, 0, 1..3),
-            (0, 10, 0, 0..0),
-        ];
-        for (pages, fanout, i, want) in cases {
-            assert_eq!(
-                children(&config(pages, fanout), i),
-                want,
-                "pages={pages} fanout={fanout} i={i}"
-            );
-        }
-    }
-
-    #[test]
-    fn every_page_has_exactly_one_tree_parent() {
-        for (pages, fanout) in [(100, 10), (37, 3), (10, 1), (1, 5)] {
-            let cfg = config(pages, fanout);
-            let mut parents = vec![0; pages];
-            for i in 0..pages {
-                for c in children(&cfg, i) {
-                    parents[c] += 1;
-                }
-            }
-            assert_eq!(parents[0], 0);
-            assert!(
-                parents[1..].iter().all(|&n| n == 1),
-                "pages={pages} fanout={fanout}"
-            );
         }
     }
 

@@ -18,19 +18,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-/// How a test proxy behaves.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ProxyMode {
-    /// Forwards every request.
-    #[default]
-    Good,
-    /// Waits this long before handling each request (a timeout for a client
-    /// with a shorter one).
-    Slow(Duration),
-    /// Answers every request `403` with `Proxy-Status: …; error=…` (an HTTP
-    /// proxy) or refuses the connection request (SOCKS5, reply 2).
-    Refuse,
-}
+use crate::loopback::connect_loopback;
+use crate::proxy_mode::ProxyMode;
 
 /// A running test proxy; stops when dropped.
 #[derive(Debug)]
@@ -258,15 +247,6 @@ async fn refuse(client: &mut TcpStream, status: &str) -> io::Result<()> {
     );
     client.write_all(resp.as_bytes()).await?;
     client.shutdown().await
-}
-
-/// Connects to `host:port` if it resolves to a loopback address.
-pub(crate) async fn connect_loopback(authority: &str) -> Option<TcpStream> {
-    let addr = tokio::net::lookup_host(authority)
-        .await
-        .ok()?
-        .find(|a| a.ip().is_loopback())?;
-    TcpStream::connect(addr).await.ok()
 }
 
 /// Standard base64 with padding (for Basic credentials).

@@ -5,27 +5,23 @@ use std::io::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use hyper::body::Incoming;
-use hyper::header::{
-    ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY,
-};
+use hyper::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HeaderValue, VARY};
 use hyper::{HeaderMap, Request, Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
 use crate::body::{Aborted, SiteBody};
 use crate::config::SiteConfig;
 use crate::fault::Fault;
+use crate::number::page_index;
+use crate::reply::{HTML, reply};
 use crate::stats::Counters;
 use crate::{page, special, trap};
 
 /// How long `/hang` waits before it finally answers (shutdown ends it sooner).
 const HANG: Duration = Duration::from_secs(3600);
-
-/// `text/html; charset=utf-8`, the type of every generated page.
-pub(crate) const HTML: &str = "text/html; charset=utf-8";
 
 /// Everything a request handler needs, shared by all connections.
 pub(crate) struct Site {
@@ -211,41 +207,6 @@ fn link_hosts(
     *resp.body_mut() = SiteBody::full(out);
 }
 
-/// Parses a page index written canonically: digits only, no leading zero,
-/// so `/p/07` and `/p/+7` are different, missing URLs.
-pub(crate) fn page_index(s: &str) -> Option<usize> {
-    let canonical =
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
-    canonical.then(|| s.parse().ok()).flatten()
-}
-
-/// A response with the given status, optional content type and whole body.
-pub(crate) fn reply(
-    status: StatusCode,
-    content_type: Option<&'static str>,
-    body: impl Into<Bytes>,
-) -> Response<SiteBody> {
-    let mut resp = Response::new(SiteBody::full(body));
-    *resp.status_mut() = status;
-    if let Some(ct) = content_type {
-        resp.headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static(ct));
-    }
-    resp
-}
-
-/// Adds a header; values that are not valid header bytes are left out.
-pub(crate) fn with_header(
-    mut resp: Response<SiteBody>,
-    name: HeaderName,
-    value: &str,
-) -> Response<SiteBody> {
-    if let Ok(value) = HeaderValue::from_str(value) {
-        resp.headers_mut().insert(name, value);
-    }
-    resp
-}
-
 /// Gzips a successful whole-buffer HTML response when the client accepts it.
 fn gzip(resp: &mut Response<SiteBody>, req_headers: &HeaderMap) {
     // Pages and robots.txt (text/plain) are compressed, as real servers do.
@@ -347,23 +308,6 @@ mod tests {
         ];
         for (value, want) in cases {
             assert_eq!(accepts_gzip(value), want, "{value:?}");
-        }
-    }
-
-    #[test]
-    fn page_index_table() {
-        let cases = [
-            ("0", Some(0)),
-            ("7", Some(7)),
-            ("123", Some(123)),
-            ("07", None),
-            ("+7", None),
-            ("", None),
-            ("7a", None),
-            ("99999999999999999999999", None),
-        ];
-        for (s, want) in cases {
-            assert_eq!(page_index(s), want, "{s:?}");
         }
     }
 }

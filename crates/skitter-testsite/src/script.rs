@@ -15,8 +15,8 @@ use hyper::{Response, StatusCode};
 
 use crate::body::SiteBody;
 use crate::config::SiteConfig;
-use crate::page::children;
-use crate::route::{HTML, reply};
+use crate::reply::{HTML, reply};
+use crate::tree::children;
 
 /// How long the delayed pages wait before adding their links.
 pub(crate) const DELAY_MS: u32 = 100;

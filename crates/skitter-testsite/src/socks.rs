@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::proxy::{ProxyMode, connect_loopback};
+use crate::loopback::connect_loopback;
+use crate::proxy_mode::ProxyMode;
 
 const NO_AUTH: u8 = 0x00;
 const USER_PASS: u8 = 0x02;

@@ -10,7 +10,8 @@ use hyper::{Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
 use crate::body::SiteBody;
-use crate::route::{HTML, reply, with_header};
+use crate::number::canonical_u32;
+use crate::reply::{HTML, reply, with_header};
 
 /// The paths `/specials` links to (the logo as an image, the style sheet as
 /// a `<link>`, the rest as anchors).
@@ -192,13 +193,6 @@ fn redirect(rest: &str) -> Option<Response<SiteBody>> {
             }
         }
     })
-}
-
-/// Digits without a leading zero, so each number has exactly one URL.
-pub(crate) fn canonical_u32(s: &str) -> Option<u32> {
-    let canonical =
-        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
-    canonical.then(|| s.parse().ok()).flatten()
 }
 
 fn index() -> String {

@@ -8,8 +8,8 @@ use std::fmt::Write;
 use hyper::{Response, StatusCode};
 
 use crate::body::SiteBody;
-use crate::route::{HTML, reply};
-use crate::special::canonical_u32;
+use crate::number::canonical_u32;
+use crate::reply::{HTML, reply};
 
 /// Answers a trap path, or `None` if `path` is not one.
 pub(crate) fn route(path: &str, query: Option<&str>) -> Option<Response<SiteBody>> {

@@ -24,7 +24,7 @@ use hyper::header::{
 use hyper::{Response, StatusCode};
 
 use crate::body::SiteBody;
-use crate::route::{HTML, reply};
+use crate::reply::{HTML, reply};
 
 /// A `GET` here moves the site to its next pass; the body is the new pass
 /// number. Not linked from any page, so a crawl never finds it.
@@ -131,7 +131,7 @@ pub(crate) fn slot_of(path: &str, pages: usize) -> Option<Slot> {
     if path == "/" {
         return Some(0);
     }
-    let i: usize = crate::route::page_index(path.strip_prefix("/p/")?)?;
+    let i: usize = crate::number::page_index(path.strip_prefix("/p/")?)?;
     (i < pages).then_some(i + 1)
 }
 
@@ -209,8 +209,8 @@ fn not_modified(req: &HeaderMap, etag: &str, modified: SystemTime) -> bool {
 pub(crate) fn new_page(path: &str, pages: usize) -> Option<Response<SiteBody>> {
     let rest = path.strip_prefix("/n/")?;
     let (page, version) = rest.split_once('/')?;
-    let page = crate::route::page_index(page)?;
-    let version = crate::route::page_index(version)?;
+    let page = crate::number::page_index(page)?;
+    let version = crate::number::page_index(version)?;
     (page < pages && version > 0).then(|| {
         reply(
             StatusCode::OK,

@@ -4,7 +4,7 @@
 //!
 //! Each proxy has a few fields, `proxy|<shown>|<what>`: `ok`, `failed`,
 //! `benched`, `lat_us` (the latency sum, µs) and `lat_<bucket>` (the latency
-//! histogram, see [`Latency::buckets`](crate::fetch::proxy_pool::Latency::buckets)). `<shown>` is the proxy as reports show
+//! histogram, see [`Latency::buckets`](crate::fetch::proxy_stats::Latency::buckets)). `<shown>` is the proxy as reports show
 //! it (scheme, host, port; never credentials) and cannot hold a `|` (a URL
 //! host cannot). Being plain `HINCRBY` totals in the same hash as the other
 //! counters, they get the same care: a field that is not a number is reported

@@ -16,6 +16,7 @@ pub mod head;
 pub mod proxy_check;
 pub mod proxy_ledger;
 pub mod proxy_pool;
+pub mod proxy_stats;
 pub(crate) mod redirect;
 pub mod retry;
 mod route;
@@ -36,7 +37,8 @@ pub(crate) use error::classify;
 pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};
 pub use proxy_ledger::{ProxyLedger, ProxyTally};
-pub use proxy_pool::{ProxyBench, ProxyStats, Rotation};
+pub use proxy_pool::{ProxyBench, Rotation};
+pub use proxy_stats::ProxyStats;
 pub use sockets::default_max_connections;
 
 /// The client could not be built from the configuration.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::proxy_pool::{Latency, ProxyStats};
+use super::proxy_stats::{Latency, ProxyStats};
 
 /// One proxy's counts, mergeable with another worker's.
 #[derive(Clone, Debug, Default, PartialEq)]

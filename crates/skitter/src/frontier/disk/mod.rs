@@ -30,8 +30,9 @@ use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Req
 use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
 use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
 use crate::state::store::batch::Op;
+use crate::state::store::epoch::unix_ms;
 use crate::state::store::pass::{self, PassStart};
-use crate::state::store::records::{Records, unix_ms};
+use crate::state::store::records::Records;
 use crate::state::store::schema::{OpenSpec, open_reader, open_writer};
 use crate::state::store::{CrawlMeta, OutcomeCounts, OutcomeStore, StoreError};
 use commit::{Db, Shared, commit_loop, lock, sync_loop};

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::host::ThrottleReason;
-use crate::host::rota::{LINGER, SESSION_BUDGET};
+use crate::host::ring::{LINGER, SESSION_BUDGET};
 use url::Url;
 
 fn unlimited() -> HostPolicy {

@@ -59,7 +59,8 @@ pub const THROTTLED_TRY: u32 = 1 << 16;
 
 use tokio::time::Instant;
 
-use super::rota::{LINGER, Ring, SESSION_BUDGET, random_up_to};
+use super::jitter::random_up_to;
+use super::ring::{LINGER, Ring, SESSION_BUDGET};
 use crate::host::key::HostPolicy;
 
 /// The fewest answers in a distress window (and between two cuts); a host with

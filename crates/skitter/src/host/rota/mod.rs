@@ -20,7 +20,7 @@
 //! a new connection: at 30,000 hosts, 98 in 100 did, and the crawl ran at
 //! half its speed. So ready hosts wait in three [`Ring`]s, served in order:
 //!
-//! 1. **Warm**: a host that started a request within [`LINGER`] and has fewer
+//! 1. **Warm**: a host that started a request within [`LINGER`](super::ring::LINGER) and has fewer
 //!    in flight now than it had at its busiest since — one of its connections
 //!    is most likely idle in the pool.
 //! 2. **Cold**: a host with nothing in flight and no recent start (its next
@@ -33,10 +33,10 @@
 //!
 //! The crawl never idles while any host may start: a ring is only passed over
 //! for a better one. Fairness comes from a session budget, as Heritrix's: a
-//! host taken from the cold ring may start [`SESSION_BUDGET`] requests, then
+//! host taken from the cold ring may start [`SESSION_BUDGET`](super::ring::SESSION_BUDGET) requests, then
 //! waits at the back of the cold ring like any other host, so a few big sites
 //! cannot hold the crawl's tasks while thousands of others wait. With a
-//! per-host `--delay` of [`LINGER`] or more every host is cold, and the order
+//! per-host `--delay` of [`LINGER`](super::ring::LINGER) or more every host is cold, and the order
 //! is the plain round-robin.
 //!
 //! A host moves to a better ring when a request of its completes (busy to
@@ -50,30 +50,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use rand::RngExt;
-
 use super::politeness::HostSlots;
-
-/// How long after its last start a host still counts as warm: well inside the
-/// time the connection pool keeps an idle connection (5 s), so a warm host's
-/// connection is most likely still open.
-pub const LINGER: Duration = Duration::from_secs(2);
-
-/// The requests a host may start in one session (from being taken out of the
-/// cold ring) before it waits its turn there again: enough that a new
-/// connection's cost is spread thin, few enough that other hosts are not kept
-/// waiting for long.
-pub const SESSION_BUDGET: u32 = 100;
-
-/// The ready rings, in the order they are served.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Ring {
-    Warm = 0,
-    Cold = 1,
-    Busy = 2,
-}
-
-const RINGS: [Ring; 3] = [Ring::Warm, Ring::Cold, Ring::Busy];
+use super::ring::{RINGS, Ring};
 
 /// A ready host's entry: its ring, and a number no other entry has had, so an
 /// entry left behind by a move (or by a forgotten host whose index was
@@ -223,15 +201,6 @@ impl Rota {
         let Reverse((at, _)) = self.timed.peek()?;
         Some(at.saturating_duration_since(now))
     }
-}
-
-/// A uniformly random duration in `0..=max`, for politeness and retry jitter.
-pub(crate) fn random_up_to(max: Duration) -> Duration {
-    if max.is_zero() {
-        return Duration::ZERO;
-    }
-    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    Duration::from_nanos(rand::rng().random_range(0..=nanos))
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::{LINGER, SESSION_BUDGET};
 use crate::frontier::memory::tests::{at, take};
 use crate::frontier::{Claim, Frontier, Lease, MemoryFrontier};
+use crate::host::ring::{LINGER, SESSION_BUDGET};
 use crate::host::{HostFeedback, HostPolicy};
 
 fn frontier(max_in_flight: usize, delay: Duration) -> MemoryFrontier {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::limits::{Budget, MAX_FAILURES, MAX_MATCHES, MAX_RECORDS};
-use super::rules::{Field, ItemRule, RuleSet, Source, Take};
+use super::rule_set::{Field, ItemRule, RuleSet, Source, Take};
 use super::stream::{self, StreamPass};
 use super::value::{self, Raw};
 use super::{ExtractFailure, Item, Items, Rules, html, nesting};

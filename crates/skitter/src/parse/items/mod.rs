@@ -15,7 +15,9 @@ mod html;
 pub mod limits;
 pub mod nesting;
 mod parse;
+mod rule_set;
 mod rules;
+mod select;
 pub(crate) mod stream;
 mod value;
 
@@ -28,7 +30,8 @@ pub(crate) use engine::Css;
 pub use engine::PageInput;
 pub use error::RulesError;
 pub use parse::MAX_NAME_LEN;
-pub use rules::{INLINE_SET, Rules, RulesSource};
+pub use rule_set::INLINE_SET;
+pub use rules::{Rules, RulesSource};
 
 /// What extraction found on one page: its items, and the rules that failed on
 /// it. A failed rule is the page's recorded extraction error, never the crawl's.

@@ -13,8 +13,8 @@ use scraper::Selector;
 use toml::{Table, Value};
 
 use super::RulesError;
-use super::rules::{Field, FieldType, ItemRule, RuleSet, Source, Take};
-use super::stream::Target;
+use super::rule_set::{Field, FieldType, INLINE_SET, ItemRule, RuleSet, Source, Take};
+use super::select::Target;
 
 /// Longest table or field name (PostgreSQL's identifier limit).
 pub const MAX_NAME_LEN: usize = 63;
@@ -44,7 +44,7 @@ pub(crate) fn sets_from_toml(text: &str) -> Result<Vec<RuleSet>, RulesError> {
 
 /// The rule set formed by inline `NAME=SPEC` fields.
 pub(crate) fn inline_set(specs: &[String]) -> Result<RuleSet, RulesError> {
-    let set = super::rules::INLINE_SET;
+    let set = INLINE_SET;
     let mut fields: Vec<Field> = Vec::new();
     for spec in specs {
         let inline = |problem: &str| RulesError::Inline {

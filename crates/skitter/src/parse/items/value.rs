@@ -6,7 +6,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::limits::{Budget, MAX_VALUE_BYTES, cut_value};
-use super::rules::{Field, FieldType};
+use super::rule_set::{Field, FieldType};
 
 /// One thing a field's source matched, before the regex and the type.
 #[derive(Debug)]

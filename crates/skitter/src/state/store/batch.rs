@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::chunk::Chunk;
-use super::records::{HostRow, Progress};
+use super::counters::{HostRow, Progress};
 
 /// One write.
 #[derive(Debug)]

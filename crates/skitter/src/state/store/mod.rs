@@ -17,6 +17,8 @@
 
 pub(crate) mod batch;
 pub(crate) mod chunk;
+pub(crate) mod counters;
+pub(crate) mod epoch;
 pub(crate) mod fpset;
 pub(crate) mod pass;
 pub(crate) mod records;

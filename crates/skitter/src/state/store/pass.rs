@@ -98,7 +98,7 @@ impl PassDelta {
                 d[3],
                 d[4],
                 d[5],
-                super::records::unix_ms(std::time::SystemTime::now())
+                super::epoch::unix_ms(std::time::SystemTime::now())
             ])
         })
         .map_err(sql("committing"))?;

@@ -17,34 +17,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::batch::{Batch, Op, Snapshot};
 use super::chunk::Chunk;
+use super::counters::{HostRow, Progress};
+use super::epoch::unix_ms;
 use super::{OutcomeCounts, StoreError, fp_bytes, fp_from};
-
-/// The crawl-wide counters, written with every commit.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Progress {
-    pub(crate) seen: u64,
-    pub(crate) queued: u64,
-    pub(crate) leased: u64,
-    pub(crate) done: u64,
-    /// The next id for a host row or a queue chunk; increasing ids keep each
-    /// host's chunks FIFO.
-    pub(crate) next_seq: i64,
-    /// Fingerprints have been moved to the on-disk seen table at least once.
-    pub(crate) spilled: bool,
-}
-
-/// One host's persistent counters.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct HostRow {
-    pub(crate) id: i64,
-    pub(crate) key: String,
-    /// Queued requests: waiting or leased.
-    pub(crate) pending: u64,
-    pub(crate) done: u64,
-    /// Maintained by the database side; ignored when written from a snapshot.
-    pub(crate) errors: u64,
-    pub(crate) delay_floor: Duration,
-}
 
 /// The writer's connection and the outcome counters as of its last commit.
 pub(crate) struct Records {
@@ -62,11 +37,6 @@ pub(crate) struct Records {
 }
 
 const FP_INDEX: &str = "outcome_fp";
-
-pub(crate) fn unix_ms(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 fn sql(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
     StoreError::sql(context)

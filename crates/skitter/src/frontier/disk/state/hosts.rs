@@ -22,7 +22,7 @@ use url::Url;
 use super::super::Db;
 use super::{Host, HostKey, HostQueue, HostSlots, Op, Place, RetryQueue, State};
 use crate::state::store::StoreError;
-use crate::state::store::records::HostRow;
+use crate::state::store::counters::HostRow;
 
 /// Watched hosts looked at per sweep: more than one, so the watch list drains
 /// faster than a request can add to it.

@@ -29,8 +29,8 @@ use crate::base::outcome::{OutcomeKind, PageRecord};
 use crate::state::store::StoreError;
 use crate::state::store::batch::{Batch, Op, Snapshot};
 use crate::state::store::chunk::Chunk;
+use crate::state::store::counters::{HostRow, Progress};
 use crate::state::store::fpset::FpSet;
-use crate::state::store::records::{HostRow, Progress};
 
 /// A rough in-memory size of one buffered request, for the chunk size.
 const BUFFERED_REQUEST_BYTES: usize = 320;

@@ -9,8 +9,9 @@ use super::{Host, HostQueue, HostSlots, Limits, Place, Rota, State};
 use crate::host::HostPolicy;
 use crate::state::store::StoreError;
 use crate::state::store::batch::Batch;
+use crate::state::store::counters::Progress;
 use crate::state::store::fpset::FpSet;
-use crate::state::store::records::{Progress, Records};
+use crate::state::store::records::Records;
 
 impl State {
     /// Rebuilds the working state from the last commit: every queued request is

@@ -2,7 +2,7 @@
 //! without building a DOM, for rule sets that need nothing more.
 //!
 //! A rule set streams when it has no `item`, no `html:` field, and every CSS
-//! selector is in the subset [`select`] evaluates (JSON and page-regex fields
+//! selector is in the subset [`select`](super::select) evaluates (JSON and page-regex fields
 //! never read the DOM anyway). Its values must be the DOM path's exactly, so
 //! the pass follows the element tree html5ever would build ([`tree`]) and
 //! gives up ([`Declined`]) on any page where that is not simple; the caller
@@ -20,7 +20,6 @@
 //! script and style text as written, whitespace collapsed as `html::text`
 //! does across every text node inside it).
 
-mod select;
 mod tree;
 
 use std::borrow::Cow;
@@ -34,33 +33,13 @@ use crate::parse::links::parsed::{on_element, parsed_selector};
 
 use super::limits::{MAX_MATCHES, MAX_NODE_VISITS, MAX_VALUE_BYTES};
 use super::nesting;
-use super::rules::{Field, RuleSet, Source, Take};
-pub(crate) use select::List;
+use super::rule_set::{Field, RuleSet, Source, Take};
+use super::select::{self, Target};
 pub(crate) use tree::Declined;
 use tree::{Attr, Open, Sink, Tree, raw_text_element};
 
 /// Matched elements whose text is being collected at once, at most.
 pub(crate) const MAX_OPEN_CAPTURES: usize = 64;
-
-/// What a streamable CSS field selects.
-#[derive(Clone, Debug)]
-pub(crate) enum Target {
-    /// The root (`html`) element: a field without a selector.
-    Root,
-    /// Elements matching the selector.
-    Sel(List),
-}
-
-impl Target {
-    /// The target for a field's selector text, if the pass can evaluate it.
-    pub(crate) fn of(css: &str) -> Option<Target> {
-        if css.trim().is_empty() {
-            Some(Target::Root)
-        } else {
-            List::parse(css).map(Target::Sel)
-        }
-    }
-}
 
 impl RuleSet {
     /// Whether this rule set can be read without a DOM.

@@ -67,7 +67,7 @@ impl Open<'_> {
     }
 }
 
-impl super::select::Elem for Open<'_> {
+impl crate::parse::items::select::Elem for Open<'_> {
     fn name(&self) -> &str {
         &self.name
     }

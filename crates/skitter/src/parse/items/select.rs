@@ -9,6 +9,29 @@
 //! HTML compares without case) is refused, and the rule set then reads the
 //! DOM. Matching needs only the element and its ancestors, which a single
 //! pass over the page has at each start tag.
+//!
+//! A field's [`Target`] (the root, or a list in this subset) is worked out
+//! when its rules are read and kept with the field for the streaming pass.
+
+/// What a streamable CSS field selects.
+#[derive(Clone, Debug)]
+pub(crate) enum Target {
+    /// The root (`html`) element: a field without a selector.
+    Root,
+    /// Elements matching the selector.
+    Sel(List),
+}
+
+impl Target {
+    /// The target for a field's selector text, if the pass can evaluate it.
+    pub(crate) fn of(css: &str) -> Option<Target> {
+        if css.trim().is_empty() {
+            Some(Target::Root)
+        } else {
+            List::parse(css).map(Target::Sel)
+        }
+    }
+}
 
 /// A selector list the streaming path can evaluate.
 #[derive(Clone, Debug)]
