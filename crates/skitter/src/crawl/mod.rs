@@ -1,9 +1,9 @@
 //! The crawl engine on top of every other layer: the builder's settings
-//! ([`config`]) and their wiring ([`assemble`]), the [`Crawler`] that runs them,
-//! the scheduler's global cap, one URL's steps ([`worker`], [`deliver`]), which
-//! discovered links are followed ([`admission`]), the CPU pool for parsing
-//! ([`body`]), the crash-safe hand-off to the outputs ([`handoff`]), the stop
-//! signal ([`halt`]) and live counters ([`progress`]).
+//! ([`config`]) and their wiring (`assemble`), the [`Crawler`] that runs them,
+//! the scheduler's global cap, one URL's steps (`worker`, `deliver`), which
+//! discovered links are followed (`admission`), the CPU pool for parsing
+//! (`body`), the crash-safe hand-off to the outputs (`handoff`), the stop
+//! signal (`halt`) and live counters ([`progress`]).
 //!
 //! [`Crawler`]: crawler::Crawler
 

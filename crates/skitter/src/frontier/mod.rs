@@ -175,7 +175,7 @@ pub trait Frontier: Send + Sync {
     async fn claim(&self) -> Result<Claim, FrontierError>;
 
     /// Hands a lease back once its outcome is recorded, releasing the host slot
-    /// and applying what the answer says about the server (see [`politeness`]).
+    /// and applying what the answer says about the server (see [`politeness`](crate::host::politeness)).
     /// Returns the slow-down that caused, if any.
     async fn complete(
         &self,
