@@ -39,9 +39,21 @@ use crate::output::SinkSummary;
 /// The report's per-URL records could not be kept or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    /// A spill file could not be created, written or read.
+    /// No spill file could be created.
     #[error("report spill: {0}")]
-    Spill(String),
+    Spill(#[from] crate::state::spill::SpillError),
+    /// A spill file could not be written or read.
+    #[error("report spill: cannot {what} a report spill file: {source}")]
+    Io {
+        /// `read` or `write`.
+        what: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record could not be encoded for its spill file.
+    #[error("report spill: cannot encode a record: {0}")]
+    Encode(#[source] serde_json::Error),
     /// A spill file holds bytes that are not what was written (damaged or cut short).
     #[error("report spill: {0}")]
     Damaged(String),

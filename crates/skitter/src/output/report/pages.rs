@@ -77,8 +77,7 @@ impl PageLog {
             u64::try_from(record.elapsed.as_micros()).unwrap_or(u64::MAX),
         );
         let parentless = Parentless(record);
-        serde_json::to_writer(&mut self.scratch, &parentless)
-            .map_err(|e| ReportError::Spill(format!("cannot encode a record: {e}")))?;
+        serde_json::to_writer(&mut self.scratch, &parentless).map_err(ReportError::Encode)?;
         self.buffer
             .push(record.url.as_str(), &self.scratch, self.limit);
         if self.buffer.bytes() >= self.limit {

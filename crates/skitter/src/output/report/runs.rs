@@ -203,9 +203,7 @@ struct RunWriter {
 
 impl RunWriter {
     fn new(dir: &SpillDir) -> Result<RunWriter, ReportError> {
-        let file = dir
-            .create()
-            .map_err(|e| ReportError::Spill(e.to_string()))?;
+        let file = dir.create().map_err(ReportError::Spill)?;
         let shared = file.try_clone().map_err(spill_io)?;
         Ok(RunWriter {
             out: BufWriter::with_capacity(READ_BUFFER, file),
@@ -239,7 +237,10 @@ impl RunWriter {
 }
 
 fn spill_io(e: io::Error) -> ReportError {
-    ReportError::Spill(format!("cannot write a report spill file: {e}"))
+    ReportError::Io {
+        what: "write",
+        source: e,
+    }
 }
 
 /// A run's bytes from an offset on, read without a shared cursor, so several
@@ -328,7 +329,10 @@ impl Source {
 fn read_io(e: io::Error) -> ReportError {
     match e.kind() {
         io::ErrorKind::UnexpectedEof => damaged(),
-        _ => ReportError::Spill(format!("cannot read a report spill file: {e}")),
+        _ => ReportError::Io {
+            what: "read",
+            source: e,
+        },
     }
 }
 

@@ -122,10 +122,17 @@ fn an_unwritable_spill_dir_is_a_spill_error() {
     let mut runs = Runs::new(SpillDir::failing_for_tests());
     let mut buffer = Buffer::default();
     buffer.push("http://h/", b"{}", usize::MAX);
-    assert!(matches!(
-        runs.spill(&mut buffer),
-        Err(ReportError::Spill(_))
-    ));
+    let err = runs.spill(&mut buffer).unwrap_err();
+    assert!(
+        matches!(err, ReportError::Io { what: "write", .. }),
+        "{err}"
+    );
+    // The cause is kept, not only its text.
+    let io = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("an io::Error source");
+    // ENOSPC (28 on Linux), which /dev/full answers every write with.
+    assert_eq!(io.raw_os_error(), Some(28));
 }
 
 proptest! {
