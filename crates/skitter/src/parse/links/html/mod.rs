@@ -437,5 +437,4 @@ fn on_style_text(chunk: &TextChunk, state: &mut State) {
 }
 
 #[cfg(test)]
-#[path = "html_tests.rs"]
 mod tests;

@@ -397,5 +397,4 @@ impl Merge {
 }
 
 #[cfg(test)]
-#[path = "runs_tests.rs"]
 mod tests;
