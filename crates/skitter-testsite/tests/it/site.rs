@@ -1,15 +1,14 @@
 //! The generated site end to end: reachability, counters, concurrency, h2c,
 //! gzip and shutdown, through a real HTTP client on loopback.
 
-mod common;
-
 use std::collections::{BTreeSet, VecDeque};
 use std::io::Read;
 use std::time::Duration;
 
-use common::{get, get_with, h1, h2c, hrefs, wait_for_requests};
 use hyper::{StatusCode, Version};
 use skitter_testsite::{SiteConfig, TestSite};
+
+use crate::support::{get, get_with, h1, h2c, hrefs, wait_for_requests};
 
 #[tokio::test]
 async fn a_breadth_first_crawl_fetches_every_page_once() {
@@ -125,9 +124,9 @@ async fn in_flight_peak_counts_requests_waiting_out_the_latency() {
     let mut pending = Vec::new();
     for i in 0..6 {
         let (client, url) = (client.clone(), site.url(&format!("/p/{i}")));
-        pending.push(tokio::spawn(async move {
-            common::get_with(&client, &url, &[]).await
-        }));
+        pending.push(tokio::spawn(
+            async move { get_with(&client, &url, &[]).await },
+        ));
     }
     wait_for_requests(&site, 6).await;
     assert_eq!(site.stats().in_flight_peak, 6);

@@ -1,16 +1,17 @@
 //! Manual benchmark: the site must not be a crawl's bottleneck.
 //!
 //! Ignored by default (it measures wall-clock time):
-//! `cargo test --release -p skitter-testsite --test throughput -- --ignored --nocapture`.
+//! `cargo test --release -p skitter-testsite --test it -- throughput:: --ignored
+//! --nocapture`.
 //! The server runs on a single-threaded runtime, i.e. one core.
-
-mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use skitter_testsite::{SiteConfig, serve};
+
+use crate::support::{get, h1};
 
 const CONNECTIONS: usize = 32;
 const RUN: Duration = Duration::from_secs(3);
@@ -43,15 +44,14 @@ fn serves_at_least_15k_small_pages_per_second_on_one_core() {
     let done = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     rt.block_on(async {
-        let client = common::h1();
+        let client = h1();
         let tasks: Vec<_> = (0..CONNECTIONS)
             .map(|t| {
                 let (client, done) = (client.clone(), Arc::clone(&done));
                 tokio::spawn(async move {
                     let mut i = t;
                     while started.elapsed() < RUN {
-                        let got =
-                            common::get(&client, &format!("http://{addr}/p/{}", i % 10_000)).await;
+                        let got = get(&client, &format!("http://{addr}/p/{}", i % 10_000)).await;
                         assert_eq!(got.status, 200);
                         done.fetch_add(1, Ordering::Relaxed);
                         i += CONNECTIONS;

@@ -1,11 +1,10 @@
 //! Pages that change between passes: versions, validators, 304s, gone pages
 //! and new pages, through a real HTTP client on loopback.
 
-mod common;
-
-use common::{get, get_with, h1, hrefs};
 use hyper::StatusCode;
 use skitter_testsite::{SiteConfig, TestSite, ValidatorMode, Versions};
+
+use crate::support::{get, get_with, h1, hrefs};
 
 fn config(validators: ValidatorMode, change: f64, gone: f64) -> SiteConfig {
     SiteConfig {

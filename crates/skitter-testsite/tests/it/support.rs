@@ -1,6 +1,5 @@
 //! A minimal HTTP client for the test-site tests: hyper-util's legacy client
 //! (no redirects followed, no decoding), so tests see exactly what was served.
-#![allow(dead_code)]
 
 use std::time::Duration;
 

@@ -1,14 +1,13 @@
 //! The special cases: redirects, statuses, assets, odd bodies and traps.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 
-use common::{get, h1, hrefs};
 use hyper::StatusCode;
 use skitter_testsite::{SPECIALS, SiteConfig, TestSite};
+
+use crate::support::{get, h1, hrefs};
 
 #[tokio::test]
 async fn redirects_answer_with_their_codes_and_locations() {
