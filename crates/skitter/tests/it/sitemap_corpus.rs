@@ -1,6 +1,6 @@
 //! Conformance of `skitter::sitemap` (and `Robots::sitemaps`) with Scrapy's sitemap
 //! tests and lychee's XML link-extraction tests, recorded into
-//! `corpora/sitemaps/*.jsonl` (see `corpora/PROVENANCE-robots-sitemaps.md`).
+//! `tests/corpora/sitemaps/*.jsonl` (see `tests/corpora/PROVENANCE-robots-sitemaps.md`).
 //!
 //! What is compared: the URLs (`loc`) and the document kind. Scrapy's entries also
 //! carry `lastmod`, `changefreq` and `priority`, which skitter does not expose
@@ -49,7 +49,9 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
 #[test]
 fn scrapy_sitemap_cases() {
     let mut passed = 0;
-    for line in lines(include_str!("corpora/sitemaps/scrapy_sitemap_cases.jsonl")) {
+    for line in lines(include_str!(
+        "../corpora/sitemaps/scrapy_sitemap_cases.jsonl"
+    )) {
         let case: ScrapyCase = serde_json::from_str(line).expect("valid JSON");
         match case {
             ScrapyCase::Sitemap {
@@ -103,7 +105,7 @@ fn check_scrapy_sitemap(id: &str, xml: &str, expected_type: &str, entries: &[Ent
 #[test]
 fn lychee_xml_cases() {
     let mut passed = 0;
-    for line in lines(include_str!("corpora/sitemaps/lychee_xml_cases.jsonl")) {
+    for line in lines(include_str!("../corpora/sitemaps/lychee_xml_cases.jsonl")) {
         let case: LycheeCase = serde_json::from_str(line).expect("valid JSON");
         let got = parse_sitemap(case.xml.as_bytes()).unwrap_or_else(|e| panic!("{}: {e}", case.id));
         assert_eq!(got.urls, case.expected_urls, "{}", case.id);

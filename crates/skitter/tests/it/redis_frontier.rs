@@ -1,21 +1,16 @@
 //! The Redis frontier against a real `redis-server`: two frontier instances
 //! stand for two worker processes sharing one crawl.
 
-#[path = "support/redis_server.rs"]
-mod redis_server;
-
-#[path = "support/frontier_contract.rs"]
-mod contract;
-use contract::take;
-
 use std::time::{Duration, Instant};
 
-use redis_server::RedisServer;
 use skitter::frontier::{
     Claim, Frontier, FrontierError, HostFeedback, HostKey, HostPolicy, Lease, RedisFrontier,
     RedisOptions, Request,
 };
 use url::Url;
+
+use crate::support::frontier_contract::{self as contract, take};
+use crate::support::redis_server::RedisServer;
 
 fn req(url: &str) -> Request {
     Request {

@@ -1,6 +1,6 @@
 //! Conformance of `skitter::robots` with Google's robots.txt test suite
 //! (`google/robotstxt`, `robots_test.cc`), whose expectations were recorded into
-//! `corpora/robots_cases.jsonl` (see `corpora/PROVENANCE-robots-sitemaps.md`).
+//! `tests/corpora/robots_cases.jsonl` (see `tests/corpora/PROVENANCE-robots-sitemaps.md`).
 //!
 //! Google's tests hand the matcher a raw URL string, so the cases run through
 //! [`Robots::allowed_path`] with the path cut from that string as written; a second
@@ -24,7 +24,7 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    include_str!("corpora/robots_cases.jsonl")
+    include_str!("../corpora/robots_cases.jsonl")
         .lines()
         .map(|line| serde_json::from_str(line).expect("corpus line is valid JSON"))
         .collect()
@@ -126,7 +126,7 @@ enum AuxCase {
 }
 
 fn aux_cases() -> Vec<AuxCase> {
-    include_str!("corpora/robots_aux_cases.jsonl")
+    include_str!("../corpora/robots_aux_cases.jsonl")
         .lines()
         .map(|line| serde_json::from_str(line).expect("aux line is valid JSON"))
         .collect()

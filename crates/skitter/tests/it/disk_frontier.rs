@@ -13,9 +13,7 @@ use skitter::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use skitter::store::{CrawlMeta, OutcomeStore, StoreError, status};
 use url::Url;
 
-#[path = "support/frontier_contract.rs"]
-mod contract;
-use contract::req;
+use crate::support::frontier_contract::{self as contract, req};
 
 fn meta() -> CrawlMeta {
     CrawlMeta {
@@ -386,6 +384,10 @@ fn kill_children(url: &Url) -> Vec<Url> {
         .collect()
 }
 
+/// The kill test's child, by the name the harness gives it: its module path
+/// inside the `it` test binary.
+const KILL9_CHILD: &str = "disk_frontier::kill9_child_worker";
+
 /// The child side of the kill test: crawls the synthetic site until killed.
 /// It does nothing unless the parent test started it.
 #[tokio::test]
@@ -504,7 +506,7 @@ async fn kill_9_at_random_moments_keeps_the_state_consistent() {
     let mut progress = Vec::new();
     for round in 0..6 {
         let mut child = std::process::Command::new(&exe)
-            .args(["--exact", "kill9_child_worker", "--ignored", "--quiet"])
+            .args(["--exact", KILL9_CHILD, "--ignored", "--quiet"])
             .env("SKITTER_KILL9_DIR", dir.path())
             .stdout(std::process::Stdio::null())
             .spawn()

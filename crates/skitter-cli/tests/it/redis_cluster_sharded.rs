@@ -4,23 +4,18 @@
 //! restarted mid-crawl (append-only file on) loses nothing — every page is
 //! fetched once and the crawl-wide report counts each once.
 //!
-//! The tests run one at a time: each starts a cluster and several processes.
-
-#[path = "support/cli.rs"]
-mod cli;
-#[path = "../../skitter/tests/support/redis_cluster.rs"]
-mod redis_cluster;
+//! The tests run one at a time, and not beside `redis_cluster`'s
+//! ([`ONE_AT_A_TIME`]): each starts a cluster and several processes.
 
 use std::time::Duration;
 
-use cli::{duplicates, finish_ok, skitter, wait_for_crawl, wait_for_requests};
-use redis_cluster::{MASTERS, RedisCluster};
 use skitter_testsite::dns::{Record, Reply, Responder};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite, VirtualHosts};
 use tokio::process::Child;
-use tokio::sync::Mutex;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+use crate::support::ONE_AT_A_TIME;
+use crate::support::cli::{duplicates, finish_ok, skitter, wait_for_crawl, wait_for_requests};
+use crate::support::redis_cluster::{MASTERS, RedisCluster};
 
 /// Virtual hosts of the site, each with `PAGES` pages besides its `/`.
 const HOSTS: usize = 40;

@@ -3,24 +3,14 @@
 //! across shards, the crawl-wide end test, the crawl-wide claim limit, lease
 //! reclaim from any shard, and keys spread over every master.
 
-#[allow(dead_code)] // No restarts here.
-#[path = "support/redis_server.rs"]
-mod redis_server;
-
-#[allow(dead_code)] // No restarts here.
-#[path = "support/redis_cluster.rs"]
-mod redis_cluster;
-
-#[path = "support/frontier_contract.rs"]
-mod contract;
-use contract::req;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use redis_cluster::{MASTERS, RedisCluster};
-use redis_server::RedisServer;
 use skitter::frontier::{Claim, Frontier, HostFeedback, HostPolicy, RedisFrontier, RedisOptions};
+
+use crate::support::frontier_contract::{self as contract, req};
+use crate::support::redis_cluster::{MASTERS, RedisCluster};
+use crate::support::redis_server::RedisServer;
 
 fn options(shards: u16) -> RedisOptions {
     RedisOptions {

@@ -2,18 +2,14 @@
 //! write: each malformed value is dropped (and reported) where it is met, and the
 //! crawl goes on with the rest, instead of every claim failing on it.
 
-// Shared support: this file needs no restart, which another test file uses.
-#[allow(dead_code)]
-#[path = "support/redis_server.rs"]
-mod redis_server;
-
 use std::time::Duration;
 
-use redis_server::RedisServer;
 use skitter::frontier::{
     Claim, Frontier, HostFeedback, HostKey, HostPolicy, RedisFrontier, RedisOptions, Request,
 };
 use url::Url;
+
+use crate::support::redis_server::RedisServer;
 
 fn req(url: &str) -> Request {
     Request {

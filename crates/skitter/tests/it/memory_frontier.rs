@@ -2,10 +2,9 @@
 //! What only the memory frontier does (spilling past its budget) is tested in
 //! `src/frontier/memory/tests.rs`.
 
-#[path = "support/frontier_contract.rs"]
-mod contract;
-
 use skitter::frontier::MemoryFrontier;
+
+use crate::support::frontier_contract as contract;
 
 #[tokio::test]
 async fn dedups_and_exhausts() {

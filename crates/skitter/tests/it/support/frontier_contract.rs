@@ -7,8 +7,6 @@
 //! Each check takes a function that opens a fresh, empty frontier with the given
 //! host policy, so a persistent frontier can put it in a temporary directory.
 
-#![allow(dead_code)] // Each test binary uses the checks it runs.
-
 use std::time::Duration;
 
 use skitter::frontier::{

@@ -266,8 +266,8 @@ async fn ctrl_c_ends_the_crawl_even_when_an_output_is_stuck() {
 
 /// Not a test: prints how long one page of 1,000,000 links takes against 1,000
 /// pages of 1,000 links each (the same 1,000,000 distinct links, all gated,
-/// de-duplicated and queued). `cargo test --release -p skitter --test hostile
-/// -- --ignored --nocapture`
+/// de-duplicated and queued). `cargo test --release -p skitter --test it --
+/// hostile::bench --ignored --nocapture`
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a benchmark: prints figures, asserts nothing about time"]
 async fn bench_one_million_links_against_a_thousand_pages() {

@@ -17,9 +17,9 @@ use serde_json::Value;
 use skitter::extract::{ExtractMode, HtmlDocument, decode_attribute, extract_html, parse_srcset};
 use url::Url;
 
-const LINKS: &str = include_str!("corpora/links_cases.jsonl");
-const SRCSET: &str = include_str!("corpora/srcset_cases.jsonl");
-const ATTRS: &str = include_str!("corpora/html_attr_decoding_cases.jsonl");
+const LINKS: &str = include_str!("../corpora/links_cases.jsonl");
+const SRCSET: &str = include_str!("../corpora/srcset_cases.jsonl");
+const ATTRS: &str = include_str!("../corpora/html_attr_decoding_cases.jsonl");
 
 /// Cases where skitter's rules differ from the recording project's, by id.
 const KNOWN_DIFFERENCES: &[(&str, &str)] = &[

@@ -4,24 +4,18 @@
 //! `status` (the per-proxy table too) and `redis-clean`.
 //!
 //! The test site runs in-process (its counters are the ground truth); the
-//! crawlers are the real binary. The tests run one at a time: they start
-//! several processes each and the delay check needs a machine not busy with
-//! another test's crawl.
-
-#[path = "support/cli.rs"]
-mod cli;
-#[path = "../../skitter/tests/support/redis_server.rs"]
-mod redis_server;
+//! crawlers are the real binary. The tests run one at a time, and not beside
+//! `redis_cluster_sharded`'s ([`ONE_AT_A_TIME`]): they start several processes
+//! each and the delay check needs a machine not busy with another test's crawl.
 
 use std::time::Duration;
 
-use cli::{duplicates, finish, run, skitter, wait_for_crawl, wait_for_requests};
-use redis_server::RedisServer;
 use skitter_testsite::{ProxyMode, RunningSite, SiteConfig, TestProxy, TestSite, dead_proxy_url};
 use tokio::process::Child;
-use tokio::sync::Mutex;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
+use crate::support::ONE_AT_A_TIME;
+use crate::support::cli::{duplicates, finish, run, skitter, wait_for_crawl, wait_for_requests};
+use crate::support::redis_server::RedisServer;
 
 /// Starts `crawl --redis` with `shared` options plus `own`, waits until it
 /// has stored the crawl, then starts one `worker` per entry of `workers`.

@@ -5,18 +5,13 @@
 //! changed. Without `redis-server` the test says SKIPPED loudly (and fails
 //! under CI).
 
-#[path = "support/cli.rs"]
-mod cli;
-#[path = "../../skitter/tests/support/redis_server.rs"]
-#[allow(dead_code)] // shared with tests that restart the server
-mod redis_server;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use cli::{report, skitter};
-use redis_server::RedisServer;
 use skitter_testsite::{SiteConfig, TestSite, Versions};
+
+use crate::support::cli::{report, skitter};
+use crate::support::redis_server::RedisServer;
 
 fn urls(report: &serde_json::Value) -> Vec<String> {
     report["pages"]

@@ -1,10 +1,6 @@
 //! Running the real `skitter` binary from the CLI tests: starting a process,
 //! waiting for it under a limit and reading what it printed, and the test
 //! site checks the multi-process tests share (progress, duplicate fetches).
-//!
-//! Included by path from each test crate that needs it; each uses a part, so
-//! unused items are allowed here rather than in every includer.
-#![allow(dead_code)]
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

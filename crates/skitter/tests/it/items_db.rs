@@ -2,13 +2,11 @@
 //! PostgreSQL server the test starts (skipped loudly when PostgreSQL is not
 //! installed, failed under CI). Every scenario runs on both.
 
-#[path = "support/items_db.rs"]
-mod support;
-
 use serde_json::json;
 use skitter::items::ColumnType::{Integer, Json, Number, Text, Url};
 use skitter::sink::{ItemsDbSink, Sink};
-use support::{Backend, page, schema};
+
+use crate::support::items_db::{Backend, page, schema};
 
 fn products() -> Vec<skitter::items::TableSchema> {
     vec![schema(

@@ -208,7 +208,7 @@ proptest! {
 
     #[test]
     fn warc_repair_cuts_to_whole_records_once(cut in 0usize..2000, noise in proptest::collection::vec(any::<u8>(), 0..64)) {
-        let good = include_bytes!("corpora/warc/good.warc");
+        let good = include_bytes!("../corpora/warc/good.warc");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.warc");
         let mut bytes = good[..cut.min(good.len())].to_vec();

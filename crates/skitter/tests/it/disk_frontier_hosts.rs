@@ -12,9 +12,7 @@ use skitter::outcome::{OutcomeKind, PageRecord, SkipReason};
 use skitter::store::{CrawlMeta, status};
 use url::Url;
 
-#[path = "support/frontier_contract.rs"]
-mod contract;
-use contract::req;
+use crate::support::frontier_contract::req;
 
 const HOSTS: usize = 200;
 

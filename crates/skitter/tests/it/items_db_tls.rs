@@ -2,15 +2,12 @@
 //! `ssl=on` and a certificate made here (a test CA signing a leaf for
 //! 127.0.0.1). Skipped loudly when PostgreSQL is not installed, failed under CI.
 
-#[path = "support/items_db.rs"]
-#[allow(dead_code)] // shared with items_db.rs, which uses all of it
-mod support;
-
 use serde_json::json;
 use skitter::items::ColumnType::Integer;
 use skitter::sink::{ItemsDbError, ItemsDbSink, Sink};
 use skitter_testsite::postgres::{ClusterOptions, PrivateCluster, ServerTls};
-use support::{Backend, page, schema};
+
+use crate::support::items_db::{Backend, page, schema};
 
 /// A CA and the PEM of its certificate.
 struct TestCa {

@@ -1,5 +1,5 @@
 //! WHATWG URL conformance of `skitter::urlnorm`, driven by web-platform-tests'
-//! `urltestdata.json` (see `corpora/PROVENANCE.md`).
+//! `urltestdata.json` (see `tests/corpora/PROVENANCE.md`).
 //!
 //! Normalisation must never contradict the URL Standard: for every case where the
 //! `url` crate itself agrees with the corpus, `resolve` must fail exactly when the
@@ -11,7 +11,7 @@ use serde_json::Value;
 use skitter::urlnorm::{normalize, resolve};
 use url::Url;
 
-const CORPUS: &str = include_str!("corpora/urltestdata.json");
+const CORPUS: &str = include_str!("../corpora/urltestdata.json");
 
 /// Inputs of the http(s) cases where the `url` crate 2.5.8 disagrees with the
 /// corpus: it rejects `///host/path` on an http base, which WHATWG resolves to
