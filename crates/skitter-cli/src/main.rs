@@ -27,6 +27,7 @@ macro_rules! eprint {
     }};
 }
 
+#[cfg(feature = "testsite")]
 mod bench_cmd;
 mod crawl_cmd;
 mod extract_flags;
@@ -42,7 +43,9 @@ mod render_flags;
 mod request_flags;
 mod resume_outputs;
 mod signal;
+mod site_cmd;
 mod status_cmd;
+#[cfg(feature = "testsite")]
 mod testsite_cmd;
 
 use std::io::Write;
@@ -82,8 +85,6 @@ enum Command {
     Crawl(Box<crawl_cmd::CrawlArgs>),
     /// Fetch a list of URLs or curl-style patterns concurrently, optionally saving bodies.
     Fetch(Box<fetch_cmd::FetchArgs>),
-    /// Start the local test site, crawl it, and print pages/s, CPU time and peak memory.
-    Bench(bench_cmd::BenchArgs),
     /// Resolve domain names concurrently and report which exist.
     Probe(probe_cmd::ProbeArgs),
     /// Check proxy lists: `proxies check FILE --test-url URL` tries every
@@ -92,12 +93,13 @@ enum Command {
     /// Show what a crawl has done and has left: one kept in a state directory
     /// (`crawl --state DIR`) or one shared through Redis (`--redis URL --crawl NAME`).
     Status(status_cmd::StatusArgs),
-    /// Serve the local test site (a generated site of interlinked pages) on loopback.
-    Testsite(testsite_cmd::TestsiteArgs),
     /// Join a crawl shared through Redis (started with `crawl --redis`), from any machine.
     Worker(Box<redis_cmd::WorkerArgs>),
     /// Remove every Redis key of a shared crawl.
     RedisClean(redis_cmd::CleanArgs),
+    /// `bench` and `testsite`, with the `testsite` feature only.
+    #[command(flatten)]
+    Site(site_cmd::SiteCommand),
 }
 
 /// Raises the soft open-file limit to the hard one, as servers do: the
@@ -131,8 +133,6 @@ fn main() -> ExitCode {
             }
             Command::Crawl(args) => crawl_cmd::run(*args, cancel, !cli.quiet, &logs).await,
             Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
-            Command::Bench(args) => bench_cmd::run(args, cancel).await,
-            Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
             Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
             Command::Status(args) => status_cmd::run(args).await,
             Command::RedisClean(args) => redis_cmd::run_clean(args).await,
@@ -140,6 +140,7 @@ fn main() -> ExitCode {
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),
+            Command::Site(command) => command.run(cancel).await,
         }
     });
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.
