@@ -17,7 +17,7 @@
 #
 # Usage: scripts/bench-broad.sh [--smoke] [HOSTS=10000] [PAGES=9] [ROUNDS=3]
 #        scripts/bench-broad.sh --delay [--smoke] [HOSTS=500] [PAGES=9]
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # --smoke: 50 hosts of 4 pages, one round (with --delay: 20 hosts of 2 pages,
 # 200 ms apart), for CI to check the script runs.
 set -euo pipefail
@@ -34,7 +34,8 @@ hosts=${1:-10000}
 pages=${2:-9}
 rounds=${3:-3}
 bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release --features testsite, or set SKITTER)" >&2; exit 2; }
+"$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
 
 if [[ -n $delay ]]; then
     hosts=${1:-500}

@@ -15,9 +15,10 @@
 # PAGES (9 per host besides /), LATENCY (20ms), MAX_TASKS (10, per process),
 # URLS (1000000), SHARDS (16), REDIS_PORT (17101; the masters take it and the
 # next two, and their cluster bus ports 10000 above).
-# Needs a release build (cargo build --release -p skitter-cli); the memory
-# step builds its example with cargo. --smoke: 20 hosts of 4 pages at 5ms and
-# 20,000 URLs with the debug build, a few seconds, for CI to check the script.
+# Needs a release build (cargo build --release -p skitter-cli --features
+# testsite); the memory step builds its example with cargo. --smoke: 20 hosts of
+# 4 pages at 5ms and 20,000 URLs with the debug build, a few seconds, for CI to
+# check the script.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -9,7 +9,7 @@
 # and their ratio. A run with --fields must extract one item per HTML page.
 #
 # Usage: scripts/bench-extract.sh [--smoke] [ROUNDS=7]
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # --smoke: one round of 300 pages, a few seconds, for CI to check that the script
 # still runs and prints its figures.
 set -euo pipefail
@@ -22,7 +22,8 @@ if [[ ${1:-} == --smoke ]]; then
 fi
 rounds=${1:-7}
 bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release --features testsite, or set SKITTER)" >&2; exit 2; }
+"$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
 
 rate() {
     "$bin" bench -q --json ${sizes[@]+"${sizes[@]}"} "$@" | python3 -c "

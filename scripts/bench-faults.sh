@@ -19,7 +19,7 @@
 # it on an otherwise idle machine.
 #
 # Usage: scripts/bench-faults.sh [--smoke]
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # --smoke: 300 pages per run, seconds, for CI to check the script still runs.
 set -euo pipefail
 
@@ -31,7 +31,8 @@ if [[ ${1:-} == --smoke ]]; then
 fi
 site=("${pages[@]}")
 bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release --features testsite, or set SKITTER)" >&2; exit 2; }
+"$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
 
 run() {
     local name=$1

@@ -7,7 +7,7 @@
 # input is streamed, never loaded.
 #
 # Usage: scripts/bench-fetch.sh [--smoke] [N=1000000] [C=100]
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # --smoke: 300 URLs over 100 pages at -c 20, a few seconds, for CI to check that
 # the script still runs and prints its figures (the figures mean nothing then).
 set -euo pipefail

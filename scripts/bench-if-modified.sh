@@ -7,7 +7,8 @@
 # and for one ignoring them (every body sent again, unchanged ones found by digest).
 #
 # Usage: scripts/bench-if-modified.sh [--smoke] [N=2000] [SHARE=0.05]
-# Needs a build of the CLI: cargo build -p skitter-cli (or set SKITTER).
+# Needs a build of the CLI: cargo build -p skitter-cli --features testsite (or
+# set SKITTER).
 # --smoke: 200 pages, a few seconds, for CI to check that the script still runs.
 set -euo pipefail
 

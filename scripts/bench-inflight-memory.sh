@@ -8,7 +8,7 @@
 # (peak10000 - peak100) / 9900 in KB (1 KB = 1000 bytes), per round.
 #
 # Usage: scripts/bench-inflight-memory.sh [--smoke] [ROUNDS=3]
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # --smoke: one round of 300 pages at 200 against 10 tasks (50 ms latency), a few
 # seconds, for CI to check that the script still runs and prints its figures.
 set -euo pipefail
@@ -23,7 +23,8 @@ fi
 rounds=${1:-3}
 pages=${setup[0]} latency=${setup[1]} many_tasks=${setup[2]} few_tasks=${setup[3]}
 bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release --features testsite, or set SKITTER)" >&2; exit 2; }
+"$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
 
 figure() { # KEY, then bench flags
     local key=$1

@@ -5,7 +5,7 @@
 # line per URL, sorted by URL, as many as `Done:` says, every page fetched.
 #
 # Usage: scripts/bench-memory.sh [--smoke] [PAGES...]   (default 100000 1000000 10000000)
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # The 10,000,000-page crawl takes 10-15 minutes at ~15,000 pages/s and writes
 # about 3 GB of report spill files to the temporary directory (TMPDIR) and a
 # 0.7 GB report into a scratch directory there; both are removed at the end.

@@ -15,7 +15,7 @@
 #    proxies (round-robin), --max-tasks 100.
 #
 # Usage: scripts/bench-proxies.sh [--smoke]
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 # --smoke: 100 proxies at -c 20 --timeout 500ms and 200 pages, a few seconds,
 # for CI to check that the script still runs (the figures mean nothing then).
 set -euo pipefail
@@ -26,7 +26,8 @@ if [[ ${1:-} == --smoke ]]; then
 fi
 total=$((good + dead + slow + refuse))
 bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
-[[ -x $bin ]] || { echo "no binary at $bin (build with --release, or set SKITTER)" >&2; exit 2; }
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release --features testsite, or set SKITTER)" >&2; exit 2; }
+"$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
 
 work=$(mktemp -d)
 pids=()

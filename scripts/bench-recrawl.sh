@@ -21,7 +21,7 @@
 #
 # Usage: scripts/bench-recrawl.sh [--smoke]
 # Env: PAGES (20000), LATENCY (5ms), CHANGE (0.05), TASKS (100), BANDWIDTH (none).
-# Needs a release build: cargo build --release -p skitter-cli
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
 set -euo pipefail
 
 pages=${PAGES:-20000}

@@ -7,8 +7,9 @@
 # the crawlers; every process this script starts is stopped by its PID.
 #
 # Usage: scripts/bench-redis.sh [--smoke]
-# Environment: SKITTER (binary; default: cargo build --release), PAGES (2000),
-# LATENCY (50ms), MAX_TASKS (20, per worker), PER_HOST (100), REDIS_PORT (16479).
+# Environment: SKITTER (binary; default: cargo build --release --features
+# testsite), PAGES (2000), LATENCY (50ms), MAX_TASKS (20, per worker), PER_HOST
+# (100), REDIS_PORT (16479).
 # --smoke: 200 pages at 5ms (PAGES and LATENCY still win), a few seconds, for CI
 # to check that the script still runs and prints its figures.
 set -euo pipefail
@@ -25,7 +26,7 @@ per_host=${PER_HOST:-100}
 port=${REDIS_PORT:-16479}
 
 if [ -z "${SKITTER:-}" ]; then
-    (cd "$root" && cargo build --release --quiet -p skitter-cli)
+    (cd "$root" && cargo build --release --quiet -p skitter-cli --features testsite)
     SKITTER="${CARGO_TARGET_DIR:-$root/target}/release/skitter"
 fi
 command -v redis-server >/dev/null || { echo "bench-redis: redis-server is not installed" >&2; exit 1; }

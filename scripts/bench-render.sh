@@ -15,7 +15,8 @@
 # MODES ("never auto always"; never and auto are what the ratio needs, always
 # takes minutes).
 # Needs Chromium (chromium on PATH or $SKITTER_CHROMIUM) and a release build:
-# cargo build --release -p skitter-cli (--smoke uses the debug build).
+# cargo build --release -p skitter-cli --features testsite (--smoke uses the
+# debug build).
 set -euo pipefail
 
 pages=${PAGES:-2000}

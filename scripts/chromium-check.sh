@@ -5,7 +5,7 @@
 #   scripts/chromium-check.sh test               install, then run the report's browser test
 #   scripts/chromium-check.sh screenshot IN OUT  render IN (an .html file) to OUT (.png)
 #
-# The test itself (crates/skitter/tests/report_html.rs) fails without chromium when
+# The test itself (crates/skitter/tests/it/report_html.rs) fails without chromium when
 # CI is set and is skipped loudly otherwise, so CI must run `install` first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ install)
     ;;
 test)
     install
-    cargo test -p skitter --test report_html
+    cargo test -p skitter --test it -- report_html::
     ;;
 screenshot)
     in=$(realpath "${2:?input .html}")

@@ -2,6 +2,7 @@
 # after `set -euo pipefail` (not a bench itself, so its name is not bench-*).
 #
 #   bench_bin release|debug   $bin: $SKITTER, else that build of the CLI; exits 2 if missing
+#                             or built without the `testsite` feature
 #   $work                     a scratch directory, removed on exit with the test site
 #   start_site ARGS...        `skitter testsite ARGS --ignore-stdin` in the background;
 #                             sets $origin (http://127.0.0.1:PORT, no trailing slash)
@@ -9,9 +10,10 @@
 
 bench_bin() {
     bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/$1/skitter}
-    local build="build with --release"
-    [[ $1 == debug ]] && build="cargo build -p skitter-cli"
+    local build="build with --release --features testsite"
+    [[ $1 == debug ]] && build="cargo build -p skitter-cli --features testsite"
     [[ -x $bin ]] || { echo "no binary at $bin ($build, or set SKITTER)" >&2; exit 2; }
+    "$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
 }
 
 work=$(mktemp -d)

@@ -7,19 +7,23 @@
 #   scripts/smoke-benches.sh
 #
 # Covers every scripts/bench-*.sh (run with --smoke, against the debug binary the
-# tests build, or $SKITTER) and every `cargo bench` target of crates/skitter (run
-# with SKITTER_BENCH_SMOKE=1 through `cargo test --bench`, which builds in the
-# test profile and so needs no release build). A bench script or target without a
-# figure pattern below fails the run: add one when adding a benchmark.
+# tests build, which has the `testsite` feature they all need, or $SKITTER) and
+# every `cargo bench` target of crates/skitter (run with SKITTER_BENCH_SMOKE=1
+# through `cargo test --bench`, which builds in the test profile and so needs no
+# release build). A bench script or target without a figure pattern below fails
+# the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
 # items_db bench PostgreSQL, bench-render.sh chromium.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-export SKITTER=${SKITTER:-${CARGO_TARGET_DIR:-$root/target}/debug/skitter}
-if [[ ! -x $SKITTER ]]; then
-    cargo build --quiet -p skitter-cli
+if [[ -z ${SKITTER:-} ]]; then
+    export SKITTER=${CARGO_TARGET_DIR:-$root/target}/debug/skitter
+    # Built when missing, or when a plain `cargo build` left one without the feature.
+    if ! "$SKITTER" testsite --help >/dev/null 2>&1; then
+        cargo build --quiet -p skitter-cli --features testsite
+    fi
 fi
 
 # What each benchmark prints when it worked (an extended regex, on one line).

@@ -2,12 +2,13 @@
 # The README's test command: every test, with the checks that need outside tools
 # able to run, and a summary of any that could not.
 #
-#   scripts/test.sh [ARGS...]      ARGS go to `cargo test --workspace`
+#   scripts/test.sh [ARGS...]      ARGS go to `cargo test --workspace --features skitter-cli/testsite`
 #
 # 1. Installs the Python tools the WARC tests run (warcio, fastwarc, cdxj-indexer, pywb)
 #    into target/validators-venv with scripts/validators.sh, unless they are there.
 #    Without a package registry that fails; the run goes on (under CI it stops).
-# 2. Runs `cargo test --workspace ARGS`.
+# 2. Runs `cargo test --workspace --features skitter-cli/testsite ARGS`: the CLI's
+#    `bench` and `testsite` commands (and their unit tests) are only built with it.
 # 3. Prints the checks that could not run (a missing validator, redis-server or
 #    chromium). Tests record them in $SKITTER_SKIPPED, because cargo's harness
 #    hides what a passing test prints. Under CI (CI set) such a test fails instead.
@@ -36,7 +37,7 @@ fi
 skipped=$(mktemp)
 trap 'rm -f "$skipped"' EXIT
 export SKITTER_SKIPPED=$skipped
-cargo test --workspace "$@"
+cargo test --workspace --features skitter-cli/testsite "$@"
 status=$?
 
 echo

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::crawl_cmd::CrawlArgs;
 use crate::flags;
+use crate::output::ReportFormat;
 
 /// Options of `skitter bench`.
 #[derive(Args, Debug, Clone)]
@@ -126,6 +127,21 @@ fn report(args: &BenchArgs, figures: &serde_json::Value) {
     }
 }
 
+/// The crawl `skitter bench` runs: defaults, except concurrency and a quiet report.
+fn crawl_args(root: String, max_tasks: usize, per_host: usize) -> CrawlArgs {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: CrawlArgs,
+    }
+    let mut args = Wrapper::parse_from(["skitter", root.as_str()]).args;
+    args.max_tasks = max_tasks;
+    args.per_host = per_host;
+    args.report = ReportFormat::None;
+    args
+}
+
 /// One crawl of a fresh site (with `faults`, if any); whether it was correct,
 /// and its figures.
 async fn crawl_once(
@@ -134,7 +150,7 @@ async fn crawl_once(
     cancel: CancellationToken,
 ) -> anyhow::Result<(bool, serde_json::Value)> {
     let (mut child, root, dns) = start_site(args, faults).await?;
-    let mut crawl = CrawlArgs::for_bench(
+    let mut crawl = crawl_args(
         root,
         args.max_tasks,
         args.per_host.unwrap_or(args.max_tasks),
@@ -147,7 +163,7 @@ async fn crawl_once(
     }
     // Keep the per-URL records (spilled past their share of the budget) though
     // nothing prints them: the correctness check below reads them.
-    crawl.report = crate::output::ReportFormat::Text;
+    crawl.report = ReportFormat::Text;
     crawl.ignore_robots = args.ignore_robots;
     crawl.delay = args.delay;
     crawl.state = args.state.clone();

@@ -214,21 +214,6 @@ pub struct CrawlArgs {
 }
 
 impl CrawlArgs {
-    /// The crawl `skitter bench` runs: defaults, except concurrency and a quiet report.
-    pub fn for_bench(root: String, max_tasks: usize, per_host: usize) -> CrawlArgs {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Wrapper {
-            #[command(flatten)]
-            args: CrawlArgs,
-        }
-        let mut args = Wrapper::parse_from(["skitter", root.as_str()]).args;
-        args.max_tasks = max_tasks;
-        args.per_host = per_host;
-        args.report = ReportFormat::None;
-        args
-    }
-
     /// Maps the flags onto the library's builder; the only place that does.
     pub fn builder(&self) -> anyhow::Result<CrawlerBuilder> {
         self.builder_on(None)

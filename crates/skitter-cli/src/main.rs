@@ -27,6 +27,7 @@ macro_rules! eprint {
     }};
 }
 
+#[cfg(feature = "testsite")]
 mod bench_cmd;
 mod config;
 mod crawl_cmd;
@@ -46,7 +47,9 @@ mod render_flags;
 mod request_flags;
 mod resume_outputs;
 mod signal;
+mod site_cmd;
 mod status_cmd;
+#[cfg(feature = "testsite")]
 mod testsite_cmd;
 
 use std::io::Write;
@@ -96,8 +99,6 @@ enum Command {
     Crawl(Box<crawl_cmd::CrawlArgs>),
     /// Fetch a list of URLs or curl-style patterns concurrently, optionally saving bodies.
     Fetch(Box<fetch_cmd::FetchArgs>),
-    /// Start the local test site, crawl it, and print pages/s, CPU time and peak memory.
-    Bench(bench_cmd::BenchArgs),
     /// Resolve domain names concurrently and report which exist.
     Probe(probe_cmd::ProbeArgs),
     /// Check proxy lists: `proxies check FILE --test-url URL` tries every
@@ -106,8 +107,6 @@ enum Command {
     /// Show what a crawl has done and has left: one kept in a state directory
     /// (`crawl --state DIR`) or one shared through Redis (`--redis URL --crawl NAME`).
     Status(status_cmd::StatusArgs),
-    /// Serve the local test site (a generated site of interlinked pages) on loopback.
-    Testsite(testsite_cmd::TestsiteArgs),
     /// Join a crawl shared through Redis (started with `crawl --redis`), from any machine.
     Worker(Box<redis_cmd::WorkerArgs>),
     /// Remove every Redis key of a shared crawl.
@@ -116,6 +115,9 @@ enum Command {
     Man(manual::ManArgs),
     /// Print a shell's completion script (`skitter completions bash`).
     Completions(manual::CompletionsArgs),
+    /// `bench` and `testsite`, with the `testsite` feature only.
+    #[command(flatten)]
+    Site(site_cmd::SiteCommand),
 }
 
 /// Raises the soft open-file limit to the hard one, as servers do: the
@@ -165,8 +167,6 @@ fn main() -> ExitCode {
             }
             Command::Crawl(args) => crawl_cmd::run(*args, cancel, !cli.quiet, &logs).await,
             Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
-            Command::Bench(args) => bench_cmd::run(args, cancel).await,
-            Command::Testsite(args) => testsite_cmd::run(args, cancel).await,
             Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
             Command::Status(args) => status_cmd::run(args).await,
             Command::RedisClean(args) => redis_cmd::run_clean(args).await,
@@ -176,6 +176,7 @@ fn main() -> ExitCode {
                 .map(|code| u8::try_from(code).unwrap_or(2)),
             Command::Man(args) => manual::man(args),
             Command::Completions(args) => manual::completions(args),
+            Command::Site(command) => command.run(cancel).await,
         }
     });
     // Do not wait for stray blocking tasks (e.g. a stdin reader) at exit.

@@ -5,7 +5,7 @@
 //! `cargo run --release -p skitter --example redis_bench [SEEN [QUEUED]]`
 
 #[allow(dead_code)] // The bench never restarts its server.
-#[path = "../tests/support/redis_server.rs"]
+#[path = "../tests/it/support/redis_server.rs"]
 mod redis_server;
 
 use std::time::Instant;
