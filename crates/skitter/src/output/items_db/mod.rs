@@ -199,11 +199,9 @@ impl Sink for ItemsDbSink {
         };
         self.layout
             .add(&mut self.batch, page.record.url.as_str(), items)
-            .map_err(|m| {
-                SinkError::new(
-                    "items",
-                    format!("{}: {}: {m}", self.target, page.record.url),
-                )
+            .map_err(|e| {
+                SinkError::new("items", format!("{}: {}", self.target, page.record.url))
+                    .with_source(e)
             })?;
         if self.batch.is_full() {
             self.send_batch().await?;
