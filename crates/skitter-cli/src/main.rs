@@ -188,8 +188,25 @@ fn main() -> ExitCode {
 }
 
 fn fail(e: &anyhow::Error) -> ExitCode {
-    let _ = writeln!(std::io::stderr(), "skitter: error: {e:#}");
+    let _ = writeln!(std::io::stderr(), "skitter: error: {}", with_causes(e));
     ExitCode::from(2)
+}
+
+/// The error and its causes, `: `-separated like anyhow's `{:#}`, but each
+/// text once: the library's errors show their source's text themselves
+/// (`warc: cannot write x.warc: No such file or directory`) and also keep it
+/// as their source, so `{:#}` would print it twice.
+fn with_causes(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain().map(ToString::to_string) {
+        if text.is_empty() {
+            text = cause;
+        } else if text != cause && !text.ends_with(&format!(": {cause}")) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 fn init_logging(verbose: u8, quiet: bool, logs: progress::StderrLogs) {
@@ -207,4 +224,30 @@ fn init_logging(verbose: u8, quiet: bool, logs: progress::StderrLogs) {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_causes;
+
+    #[test]
+    fn causes_are_shown_once() {
+        let io = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let cases: [(anyhow::Error, String); 3] = [
+            // A library error that shows its source's text and keeps it as source.
+            (
+                skitter::output::SinkError::io("warc", "cannot write x.warc", io()).into(),
+                format!("warc: cannot write x.warc: {}", io()),
+            ),
+            // Context added by the command line, over an error that does not.
+            (
+                anyhow::Error::new(io()).context("cannot write the report"),
+                format!("cannot write the report: {}", io()),
+            ),
+            (anyhow::anyhow!("alone"), "alone".to_string()),
+        ];
+        for (e, want) in cases {
+            assert_eq!(with_causes(&e), want);
+        }
+    }
 }

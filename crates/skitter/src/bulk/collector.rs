@@ -84,9 +84,5 @@ pub(super) async fn collect(
 
 /// A fetch index that cannot be written stops the run like a failing output.
 fn index_failure(e: index::IndexError) -> SinkError {
-    SinkError {
-        sink: "fetch index".into(),
-        message: e.to_string(),
-        reader_gone: false,
-    }
+    SinkError::from_source("fetch index", e)
 }

@@ -104,17 +104,13 @@ pub(super) async fn run(
         Ok(done) => done,
         Err(e) => (
             Summary::default(),
-            Some(SinkError {
-                sink: "collector".into(),
-                message: format!("the output task failed: {e}"),
-                reader_gone: false,
-            }),
+            Some(SinkError::new("collector", "the output task failed").with_source(e)),
         ),
     };
     summary.elapsed = started.elapsed();
     summary.proxies = proxies.proxy_stats();
     summary.stopped = match sink_failure {
-        Some(e) if e.reader_gone => Some(StopReason::OutputClosed(e.sink.clone())),
+        Some(e) if e.is_reader_gone() => Some(StopReason::OutputClosed(e.sink().to_string())),
         Some(e) => Some(StopReason::Fatal(e.to_string())),
         None if cancel.is_cancelled() => Some(StopReason::Interrupted),
         None => None,

@@ -216,7 +216,7 @@ impl JsonlSink {
     pub fn create(path: impl AsRef<Path>) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
         let file = super::create_output(path)
-            .map_err(|e| sink_error(format!("cannot create {}: {e}", path.display())))?;
+            .map_err(|e| io_error(format!("cannot create {}", path.display()), e))?;
         Ok(JsonlSink::new(
             Output::File(file, path.to_path_buf()),
             FLUSH_EVERY,
@@ -237,7 +237,7 @@ impl JsonlSink {
     /// lines name them.
     pub fn append_from(path: impl AsRef<Path>, floor: u64) -> Result<JsonlSink, SinkError> {
         let path = path.as_ref();
-        let cannot = |e: io::Error| sink_error(format!("cannot append to {}: {e}", path.display()));
+        let cannot = |e| io_error(format!("cannot append to {}", path.display()), e);
         let mut file = super::open_output(path, true).map_err(cannot)?;
         let whole = tail::whole_lines_len(&mut file).map_err(cannot)?;
         let whole = tail::whole_pages_len(&mut file, whole).map_err(cannot)?;
@@ -265,10 +265,9 @@ impl JsonlSink {
 
     /// Writes the pending lines with one `write_all`, on the blocking pool.
     async fn write_pending(&mut self, sync: bool) -> Result<(), SinkError> {
-        let mut output = self
-            .output
-            .take()
-            .ok_or_else(|| sink_error("an earlier write failed; the output is closed"))?;
+        let mut output = self.output.take().ok_or_else(|| {
+            SinkError::new("jsonl", "an earlier write failed; the output is closed")
+        })?;
         let buf = std::mem::take(&mut self.pending);
         let (output, result) = tokio::task::spawn_blocking(move || {
             let mut result = output.write(&buf);
@@ -278,13 +277,12 @@ impl JsonlSink {
             (output, result.map(|()| buf.len()))
         })
         .await
-        .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+        .map_err(|e| SinkError::new("jsonl", "writer task failed").with_source(e))?;
         let written = result.map_err(|e| match e.kind() {
-            io::ErrorKind::BrokenPipe => SinkError {
-                reader_gone: true,
-                ..sink_error(format!("{} closed by its reader", self.name))
-            },
-            _ => sink_error(format!("cannot write {}: {e}", self.name)),
+            io::ErrorKind::BrokenPipe => {
+                SinkError::reader_gone("jsonl", format!("{} closed by its reader", self.name), e)
+            }
+            _ => io_error(format!("cannot write {}", self.name), e),
         })?;
         self.output = Some(output);
         self.bytes += written as u64;
@@ -313,8 +311,9 @@ impl Sink for JsonlSink {
                 }
                 Ok(line)
             });
-        let line =
-            encoded.map_err(|e| sink_error(format!("cannot encode {}: {e}", page.record.url)))?;
+        let line = encoded.map_err(|e| {
+            SinkError::new("jsonl", format!("cannot encode {}", page.record.url)).with_source(e)
+        })?;
         self.pending.extend_from_slice(&line);
         self.pending_lines += 1;
         self.lines += 1;
@@ -339,7 +338,7 @@ impl Sink for JsonlSink {
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         };
         serde_json::to_writer(&mut self.pending, &line)
-            .map_err(|e| sink_error(format!("cannot encode a throttle line: {e}")))?;
+            .map_err(|e| SinkError::new("jsonl", "cannot encode a throttle line").with_source(e))?;
         self.pending.push(b'\n');
         self.pending_lines += 1;
         Ok(())
@@ -458,10 +457,7 @@ fn to_line(
     Ok(line)
 }
 
-fn sink_error(message: impl ToString) -> SinkError {
-    SinkError {
-        sink: "jsonl".into(),
-        message: message.to_string(),
-        reader_gone: false,
-    }
+/// An I/O failure while doing `what` (naming the file).
+fn io_error(what: String, e: io::Error) -> SinkError {
+    SinkError::io("jsonl", what, e)
 }

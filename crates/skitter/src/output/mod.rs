@@ -58,17 +58,121 @@ pub struct SinkSummary {
 }
 
 /// A sink failed; the crawl stops.
-#[derive(Debug, thiserror::Error)]
-#[error("{sink}: {message}")]
+///
+/// It names the sink and what it was doing (with the path or record
+/// involved), and keeps the error that caused it as its
+/// [`source`](std::error::Error::source) (an [`std::io::Error`], the
+/// database's error, …), so a caller can tell a full disk from a refused
+/// permission without reading the text. Its `Display` is
+/// `sink: what it was doing: the cause`, the cause's text included, so a
+/// report or a log line that shows only this error reads whole.
+///
+/// ```
+/// use skitter::output::{WarcOptions, WarcSink};
+///
+/// let Err(e) = WarcSink::create("/no/such/dir/crawl.warc", WarcOptions::default()) else {
+///     panic!("a WARC file in a missing directory");
+/// };
+/// let io = std::error::Error::source(&e)
+///     .and_then(|s| s.downcast_ref::<std::io::Error>())
+///     .expect("the I/O error");
+/// assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+/// assert_eq!(e.sink(), "warc");
+/// assert!(e.to_string().starts_with("warc: cannot write /no/such/dir/crawl.warc: "));
+/// ```
+#[derive(Debug)]
 pub struct SinkError {
-    /// Which sink.
-    pub sink: String,
-    /// What went wrong, with the path or record involved.
-    pub message: String,
-    /// The output is a pipe whose reader went away (`… | head`): nothing is
-    /// wrong, there is just no one left to write to. The crawl then stops as
-    /// [`crate::output::report::StopReason::OutputClosed`], not as an error.
-    pub reader_gone: bool,
+    sink: String,
+    /// What went wrong, as shown after the sink's name: what the sink was
+    /// doing and, when there is a shown cause, its text.
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    reader_gone: bool,
+}
+
+impl SinkError {
+    /// Sink `sink` failed doing `what` (`cannot write out/crawl.warc`), for
+    /// no deeper cause than that; see [`SinkError::with_source`].
+    pub fn new(sink: impl Into<String>, what: impl Into<String>) -> SinkError {
+        SinkError {
+            sink: sink.into(),
+            message: what.into(),
+            source: None,
+            reader_gone: false,
+        }
+    }
+
+    /// The error that made the sink fail: kept as the source, its text shown
+    /// after `what`.
+    pub fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> SinkError {
+        self.message = format!("{}: {source}", self.message);
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// Sink `sink` failed as `source` says, whole: its text is the message
+    /// (it already names what failed, and where).
+    pub fn from_source(
+        sink: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> SinkError {
+        SinkError {
+            message: source.to_string(),
+            source: Some(Box::new(source)),
+            ..SinkError::new(sink, "")
+        }
+    }
+
+    /// Sink `sink` failed doing `what` because of an I/O error.
+    pub fn io(sink: impl Into<String>, what: impl Into<String>, e: std::io::Error) -> SinkError {
+        SinkError::new(sink, what).with_source(e)
+    }
+
+    /// The output is a pipe whose reader went away (`… | head`), as `pipe`
+    /// (the broken-pipe error) says: nothing is wrong, there is just no one
+    /// left to write to. The crawl then stops as
+    /// [`crate::output::report::StopReason::OutputClosed`], not as an error,
+    /// and `pipe` is the source but not part of the text (`jsonl: - closed by
+    /// its reader`).
+    pub fn reader_gone(
+        sink: impl Into<String>,
+        what: impl Into<String>,
+        pipe: std::io::Error,
+    ) -> SinkError {
+        SinkError {
+            reader_gone: true,
+            source: Some(Box::new(pipe)),
+            ..SinkError::new(sink, what)
+        }
+    }
+
+    /// Which sink failed (`warc`, `jsonl`, `mirror`, `items`…).
+    pub fn sink(&self) -> &str {
+        &self.sink
+    }
+
+    /// Whether the output's reader went away (see [`SinkError::reader_gone`]),
+    /// rather than the output failing.
+    pub fn is_reader_gone(&self) -> bool {
+        self.reader_gone
+    }
+}
+
+impl std::fmt::Display for SinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.sink, self.message)
+    }
+}
+
+impl std::error::Error for SinkError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
 }
 
 /// A consumer of finished pages.
@@ -191,3 +295,46 @@ pub use items_db::{ItemsDbError, ItemsDbSink};
 pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+    use std::io;
+
+    use super::SinkError;
+
+    #[test]
+    fn errors_show_their_cause_and_keep_it() {
+        let pipe = || io::Error::from(io::ErrorKind::BrokenPipe);
+        let cases = [
+            (
+                SinkError::new("s", "cannot do it"),
+                "s: cannot do it".into(),
+                false,
+            ),
+            (
+                SinkError::io("s", "cannot write f", pipe()),
+                format!("s: cannot write f: {}", pipe()),
+                true,
+            ),
+            (
+                SinkError::from_source("s", pipe()),
+                format!("s: {}", pipe()),
+                true,
+            ),
+            // A reader that went away is no failure: its pipe error is kept, not shown.
+            (
+                SinkError::reader_gone("s", "- closed by its reader", pipe()),
+                "s: - closed by its reader".into(),
+                true,
+            ),
+        ];
+        for (e, text, has_source) in cases {
+            assert_eq!(e.to_string(), text);
+            assert_eq!(e.source().is_some(), has_source, "{text}");
+            if let Some(source) = e.source() {
+                assert!(source.is::<io::Error>(), "{text}");
+            }
+        }
+    }
+}

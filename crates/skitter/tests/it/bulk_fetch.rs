@@ -318,11 +318,7 @@ struct Failing;
 #[async_trait]
 impl Sink for Failing {
     async fn record(&mut self, _page: &Page) -> Result<(), SinkError> {
-        Err(SinkError {
-            sink: "failing".into(),
-            message: "disk full".into(),
-            reader_gone: false,
-        })
+        Err(SinkError::new("failing", "disk full"))
     }
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {

@@ -235,5 +235,5 @@ fn create_fails_on_a_bad_path() {
     let err = JsonlSink::create("/nonexistent-dir-skitter/x.jsonl")
         .err()
         .unwrap();
-    assert_eq!(err.sink, "jsonl");
+    assert_eq!(err.sink(), "jsonl");
 }

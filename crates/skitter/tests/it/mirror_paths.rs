@@ -419,5 +419,5 @@ fn create_fails_when_the_directory_cannot_be_made() {
     let err = MirrorSink::create(file.path().join("sub"), MirrorOptions::default())
         .err()
         .unwrap();
-    assert_eq!(err.sink, "mirror");
+    assert_eq!(err.sink(), "mirror");
 }

@@ -389,7 +389,7 @@ fn create_fails_on_a_bad_path() {
     let err = WarcSink::create(dir.path().join("no/such/dir/x.warc"), options())
         .err()
         .unwrap();
-    assert_eq!(err.sink, "warc");
+    assert_eq!(err.sink(), "warc");
 }
 
 /// `(warcio check passed, fastwarc check passed)`.

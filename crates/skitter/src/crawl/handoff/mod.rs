@@ -135,8 +135,8 @@ async fn flush(sinks: &mut [Box<dyn Sink>], halt: &Halt) -> bool {
 /// Stops the crawl for a sink's error: quietly when the reader of a pipe went
 /// away, as a fatal error otherwise.
 fn stop_for(halt: &Halt, e: &crate::output::SinkError) {
-    if e.reader_gone {
-        halt.reader_gone(format!("{}: {}", e.sink, e.message));
+    if e.is_reader_gone() {
+        halt.reader_gone(e.to_string());
     } else {
         halt.fail(format!("output {e}"));
     }

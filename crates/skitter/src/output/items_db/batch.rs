@@ -45,6 +45,18 @@ pub(crate) struct Batch {
     pub(crate) items: usize,
 }
 
+/// A page's items that the tables have no place for: the rules that
+/// extracted them and the schemas the sink was opened with disagree.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unmapped {
+    /// An item of a rule set without a table.
+    #[error("rule set {0} has no table (it was not in the schemas)")]
+    RuleSet(String),
+    /// A field without a column in its rule set's table.
+    #[error("table {table} has no column for field {field}")]
+    Field { table: String, field: String },
+}
+
 /// Where a batch is built: the tables by name, and which columns already
 /// warned about a value that did not fit.
 #[derive(Debug)]
@@ -80,11 +92,11 @@ impl Layout {
         }
     }
 
-    fn table(&self, rule_set: &str) -> Result<usize, String> {
+    fn table(&self, rule_set: &str) -> Result<usize, Unmapped> {
         self.by_name
             .get(rule_set)
             .copied()
-            .ok_or_else(|| format!("rule set {rule_set} has no table (it was not in the schemas)"))
+            .ok_or_else(|| Unmapped::RuleSet(rule_set.to_string()))
     }
 
     /// Adds one page's items to `batch`: the page's rows in every rule set that
@@ -95,7 +107,7 @@ impl Layout {
         batch: &mut Batch,
         url: &str,
         items: &Items,
-    ) -> Result<(), String> {
+    ) -> Result<(), Unmapped> {
         let mut rows = Vec::with_capacity(items.records.len());
         let url: Arc<str> = Arc::from(url);
         for item in &items.records {
@@ -142,16 +154,16 @@ impl Layout {
         &mut self,
         t: usize,
         fields: &[(String, serde_json::Value)],
-    ) -> Result<Vec<Cell>, String> {
+    ) -> Result<Vec<Cell>, Unmapped> {
         let schema = &self.schemas[t];
         if let Some((name, _)) = fields
             .iter()
             .find(|(name, _)| !schema.columns.iter().any(|c| &c.name == name))
         {
-            return Err(format!(
-                "table {} has no column for field {name}",
-                schema.name
-            ));
+            return Err(Unmapped::Field {
+                table: schema.name.clone(),
+                field: name.clone(),
+            });
         }
         let mut cells = Vec::with_capacity(schema.columns.len());
         for (c, column) in schema.columns.iter().enumerate() {

@@ -39,6 +39,17 @@ pub enum ItemsDbError {
         /// What is wrong.
         message: String,
     },
+    /// The `sslrootcert` file could not be read as PEM certificates.
+    #[error("{target}: cannot read sslrootcert {}", path.display())]
+    RootCert {
+        /// The URL, password redacted.
+        target: String,
+        /// The file, as the URL names it.
+        path: std::path::PathBuf,
+        /// Why it could not be read.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
     /// The server's TLS certificate was refused (`sslmode=verify-ca`,
     /// `verify-full`, or `require` with `sslrootcert`).
     #[error(

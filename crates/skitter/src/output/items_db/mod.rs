@@ -168,15 +168,20 @@ impl ItemsDbSink {
                 target: self.target.clone(),
             },
         };
-        sink_error(error.chain())
+        error.into()
     }
 }
 
-fn sink_error(message: String) -> SinkError {
-    SinkError {
-        sink: "items".to_string(),
-        message,
-        reader_gone: false,
+impl From<ItemsDbError> for SinkError {
+    /// The database's error with its causes' text in the message: its own
+    /// `Display` leaves them to the source chain, which a crawl report (one
+    /// line of text) would not show.
+    fn from(e: ItemsDbError) -> SinkError {
+        SinkError {
+            message: e.chain(),
+            source: Some(Box::new(e)),
+            ..SinkError::new("items", "")
+        }
     }
 }
 
@@ -194,7 +199,10 @@ impl Sink for ItemsDbSink {
         };
         self.layout
             .add(&mut self.batch, page.record.url.as_str(), items)
-            .map_err(|m| sink_error(format!("{}: {}: {m}", self.target, page.record.url)))?;
+            .map_err(|e| {
+                SinkError::new("items", format!("{}: {}", self.target, page.record.url))
+                    .with_source(e)
+            })?;
         if self.batch.is_full() {
             self.send_batch().await?;
         }
@@ -221,12 +229,12 @@ impl Sink for ItemsDbSink {
         if let Some(writer) = self.writer.take() {
             match writer.await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(sink_error(e.chain())),
+                Ok(Err(e)) => return Err(e.into()),
                 Err(_) => {
                     let gone = ItemsDbError::WriterGone {
                         target: self.target.clone(),
                     };
-                    return Err(sink_error(gone.chain()));
+                    return Err(gone.into());
                 }
             }
         }

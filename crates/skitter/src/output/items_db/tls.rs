@@ -171,7 +171,7 @@ pub(super) fn client_config(
     let verifier: Arc<dyn ServerCertVerifier> = match &settings.roots {
         None => Arc::new(Unchecked(provider.clone())),
         Some(roots) => {
-            let store = Arc::new(load_roots(roots).map_err(refuse)?);
+            let store = Arc::new(load_roots(roots, shown)?);
             if settings.mode == Mode::VerifyFull {
                 rustls::client::WebPkiServerVerifier::builder_with_provider(store, provider.clone())
                     .build()
@@ -192,29 +192,37 @@ pub(super) fn client_config(
         .with_no_client_auth())
 }
 
-fn load_roots(roots: &Roots) -> Result<RootCertStore, String> {
+fn load_roots(roots: &Roots, shown: &str) -> Result<RootCertStore, ItemsDbError> {
+    let refuse = |message: String| ItemsDbError::Tls {
+        target: shown.to_string(),
+        message,
+    };
     let mut store = RootCertStore::empty();
     match roots {
         Roots::System => {
             let found = rustls_native_certs::load_native_certs();
             let (added, _) = store.add_parsable_certificates(found.certs);
             if added == 0 {
-                return Err(format!(
+                return Err(refuse(format!(
                     "no system root certificates found ({} errors); give sslrootcert=FILE",
                     found.errors.len()
-                ));
+                )));
             }
         }
         Roots::File(path) => {
             let certs = CertificateDer::pem_file_iter(path)
                 .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-                .map_err(|e| format!("cannot read sslrootcert {}: {e}", path.display()))?;
+                .map_err(|source| ItemsDbError::RootCert {
+                    target: shown.to_string(),
+                    path: path.clone(),
+                    source,
+                })?;
             let (added, _) = store.add_parsable_certificates(certs);
             if added == 0 {
-                return Err(format!(
+                return Err(refuse(format!(
                     "sslrootcert {} holds no usable certificate",
                     path.display()
-                ));
+                )));
             }
         }
     }
@@ -418,9 +426,18 @@ mod tests {
             "shown",
         )
         .unwrap();
-        let err = client_config(&s, "shown").unwrap_err().to_string();
+        let err = client_config(&s, "shown").unwrap_err();
         assert!(
-            err.contains("cannot read sslrootcert /nonexistent/ca.pem"),
+            matches!(
+                &err,
+                ItemsDbError::RootCert { source: rustls::pki_types::pem::Error::Io(e), .. }
+                    if e.kind() == std::io::ErrorKind::NotFound
+            ),
+            "{err:?}"
+        );
+        let err = err.chain();
+        assert!(
+            err.contains("cannot read sslrootcert /nonexistent/ca.pem: "),
             "{err}"
         );
     }

@@ -93,7 +93,7 @@ impl MirrorSink {
     pub fn create(dir: impl AsRef<Path>, options: MirrorOptions) -> Result<MirrorSink, SinkError> {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir)
-            .map_err(|e| sink_error(format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| io_error(format!("cannot create {}", dir.display()), e))?;
         Ok(MirrorSink {
             dir,
             options,
@@ -171,11 +171,10 @@ impl Sink for MirrorSink {
             };
             place::save(&dir, &wanted, &body)
                 .map(|placed| Some((placed, body.len() as u64)))
-                .map_err(|e| format!("cannot save {url} as {}: {e}", wanted.display()))
+                .map_err(|e| io_error(format!("cannot save {url} as {}", wanted.display()), e))
         })
         .await
-        .map_err(|e| sink_error(format!("writer task failed: {e}")))?
-        .map_err(sink_error)?;
+        .map_err(|e| SinkError::new("mirror", "writer task failed").with_source(e))??;
         if let Some((placed, len)) = saved {
             self.files += 1;
             self.bytes += len;
@@ -192,8 +191,7 @@ impl Sink for MirrorSink {
             let redirects = std::mem::take(&mut self.redirects);
             tokio::task::spawn_blocking(move || convert_all(&saved, &redirects))
                 .await
-                .map_err(|e| sink_error(format!("link conversion failed: {e}")))?
-                .map_err(sink_error)?;
+                .map_err(|e| SinkError::new("mirror", "link conversion failed").with_source(e))??;
         }
         Ok(SinkSummary {
             name: "mirror".into(),
@@ -208,14 +206,14 @@ impl Sink for MirrorSink {
 fn convert_all(
     saved: &HashMap<String, Saved>,
     redirects: &HashMap<String, Url>,
-) -> Result<(), String> {
+) -> Result<(), SinkError> {
     let links = convert::Links { saved, redirects };
     for s in saved.values() {
         if matches!(s.links, Rewrite::None) {
             continue;
         }
-        let fail = |e: &dyn std::fmt::Display| format!("cannot convert {}: {e}", s.path.display());
-        let data = std::fs::read(&s.path).map_err(|e| fail(&e))?;
+        let fail = |e| io_error(format!("cannot convert {}", s.path.display()), e);
+        let data = std::fs::read(&s.path).map_err(fail)?;
         let new = match &s.links {
             Rewrite::Html { charset } => {
                 match convert::rewrite_html(&data, &s.url, charset.as_deref(), &s.path, &links) {
@@ -230,7 +228,7 @@ fn convert_all(
             _ => convert::rewrite_css(&data, &|raw| links.rewrite(&s.path, &s.url, raw)),
         };
         if new != data {
-            place::write_whole(&s.path, &new).map_err(|e| fail(&e))?;
+            place::write_whole(&s.path, &new).map_err(fail)?;
         }
     }
     Ok(())
@@ -299,12 +297,9 @@ fn key(url: &Url) -> String {
     u.into()
 }
 
-fn sink_error(message: impl ToString) -> SinkError {
-    SinkError {
-        sink: "mirror".into(),
-        message: message.to_string(),
-        reader_gone: false,
-    }
+/// An I/O failure while doing `what` (naming the file).
+fn io_error(what: String, e: std::io::Error) -> SinkError {
+    SinkError::io("mirror", what, e)
 }
 
 #[cfg(test)]

@@ -83,7 +83,7 @@ pub struct WarcSink {
     pending: Vec<Job>,
     /// The batch being built and written on the blocking pool, which hands the
     /// writer back when done; the crawl goes on meanwhile.
-    in_flight: Option<tokio::task::JoinHandle<(Writer, Result<(), String>)>>,
+    in_flight: Option<tokio::task::JoinHandle<(Writer, Result<(), SinkError>)>>,
 }
 
 /// Pages per batch: records are built (digests, gzip) and written off the sink
@@ -96,7 +96,7 @@ impl WarcSink {
     /// bad path fails before the crawl starts.
     pub fn create(path: impl AsRef<Path>, mut options: WarcOptions) -> Result<WarcSink, SinkError> {
         let already_archived = std::mem::take(&mut options.already_archived);
-        let writer = Writer::open(path.as_ref().to_path_buf(), options).map_err(sink_error)?;
+        let writer = Writer::open(path.as_ref().to_path_buf(), options)?;
         Ok(WarcSink {
             already_archived,
             writer: Some(writer),
@@ -108,15 +108,11 @@ impl WarcSink {
     /// Waits for the batch in flight, if any, and takes the writer back.
     async fn take_writer(&mut self) -> Result<Writer, SinkError> {
         if let Some(handle) = self.in_flight.take() {
-            let (writer, result) = handle
-                .await
-                .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
-            result.map_err(sink_error)?;
+            let (writer, result) = handle.await.map_err(writer_task_failed)?;
+            result?;
             return Ok(writer);
         }
-        self.writer
-            .take()
-            .ok_or_else(|| sink_error("an earlier write failed; the archive is closed"))
+        self.writer.take().ok_or_else(closed)
     }
 
     /// Starts writing the pending pages on the blocking pool.
@@ -135,22 +131,19 @@ impl WarcSink {
     /// Runs `f` on the writer in the blocking pool and takes the writer back.
     async fn with_writer<T: Send + 'static>(
         &mut self,
-        f: impl FnOnce(&mut Writer) -> Result<T, String> + Send + 'static,
+        f: impl FnOnce(&mut Writer) -> Result<T, SinkError> + Send + 'static,
     ) -> Result<T, SinkError> {
-        let mut writer = self
-            .writer
-            .take()
-            .ok_or_else(|| sink_error("an earlier write failed; the archive is closed"))?;
+        let mut writer = self.writer.take().ok_or_else(closed)?;
         let (writer, result) = tokio::task::spawn_blocking(move || {
             let result = f(&mut writer);
             (writer, result)
         })
         .await
-        .map_err(|e| sink_error(format!("writer task failed: {e}")))?;
+        .map_err(writer_task_failed)?;
         if result.is_ok() {
             self.writer = Some(writer);
         }
-        result.map_err(sink_error)
+        result
     }
 }
 
@@ -230,12 +223,19 @@ fn head_status_and_type(head: &[u8]) -> (Option<u16>, Option<String>) {
     (status, mime)
 }
 
-fn sink_error(message: impl ToString) -> SinkError {
-    SinkError {
-        sink: "warc".into(),
-        message: message.to_string(),
-        reader_gone: false,
-    }
+/// Why the writer is missing: a write failed before (and said so then).
+fn closed() -> SinkError {
+    SinkError::new("warc", "an earlier write failed; the archive is closed")
+}
+
+/// The blocking-pool task writing the archive panicked or was cancelled.
+fn writer_task_failed(e: tokio::task::JoinError) -> SinkError {
+    SinkError::new("warc", "writer task failed").with_source(e)
+}
+
+/// An I/O failure while doing `what` (naming the file or URL).
+fn io_error(what: String, e: std::io::Error) -> SinkError {
+    SinkError::io("warc", what, e)
 }
 
 /// What the writer needs from one page (owned, to cross into the blocking pool).
@@ -279,7 +279,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn open(base: PathBuf, options: WarcOptions) -> Result<Writer, String> {
+    fn open(base: PathBuf, options: WarcOptions) -> Result<Writer, SinkError> {
         let gzip = options
             .gzip
             .unwrap_or_else(|| base.to_string_lossy().ends_with(".gz"));
@@ -308,10 +308,10 @@ impl Writer {
         })
     }
 
-    fn write_page(&mut self, job: &Job) -> Result<(), String> {
+    fn write_page(&mut self, job: &Job) -> Result<(), SinkError> {
         let build = |warcinfo_id: &str, deflater: Option<&mut gzip::Deflater>| {
             record::exchange_pair(&job.url, &job.exchange, warcinfo_id, deflater)
-                .map_err(|e| format!("cannot build records for {}: {e}", job.url))
+                .map_err(|e| io_error(format!("cannot build records for {}", job.url), e))
         };
         let mut pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
         let len = (pair.request.len() + pair.response.len()) as u64;
@@ -352,17 +352,18 @@ impl Writer {
     /// Writes the records built so far to the current file, in one call, then
     /// their index lines (never before: a line must not point at a record that a
     /// kill could still tear).
-    fn write_out(&mut self) -> Result<(), String> {
+    fn write_out(&mut self) -> Result<(), SinkError> {
         if !self.unwritten.is_empty() {
             let cur = &mut self.current;
             let result = cur.file.write_all(&self.unwritten);
             self.unwritten.clear();
-            result.map_err(|e| format!("cannot write {}: {e}", cur.path.display()))?;
+            result.map_err(|e| io_error(format!("cannot write {}", cur.path.display()), e))?;
         }
         if let (Some(file), false) = (&mut self.cdx, self.cdx_lines.is_empty()) {
             let result = file.write_all(&self.cdx_lines);
             self.cdx_lines.clear();
-            result.map_err(|e| format!("cannot write {}: {e}", self.cdx_path().display()))?;
+            result
+                .map_err(|e| io_error(format!("cannot write {}", self.cdx_path().display()), e))?;
         }
         Ok(())
     }
@@ -380,7 +381,7 @@ impl Writer {
         }
     }
 
-    fn rotate(&mut self) -> Result<(), String> {
+    fn rotate(&mut self) -> Result<(), SinkError> {
         self.write_out()?;
         sync(&self.current)?;
         let path = numbered(&self.base, self.next_index);
@@ -392,13 +393,13 @@ impl Writer {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<SinkSummary, String> {
+    fn finish(&mut self) -> Result<SinkSummary, SinkError> {
         self.write_out()?;
         sync(&self.current)?;
         let mut files = self.files.clone();
         if let (Some(_), Some(path)) = (self.cdx.take(), &self.options.cdx) {
-            self.bytes +=
-                cdx::sort_file(path).map_err(|e| format!("cannot sort {}: {e}", path.display()))?;
+            self.bytes += cdx::sort_file(path)
+                .map_err(|e| io_error(format!("cannot sort {}", path.display()), e))?;
             files.push(path.display().to_string());
         }
         Ok(SinkSummary {
@@ -410,15 +411,15 @@ impl Writer {
     }
 }
 
-fn sync(cur: &Current) -> Result<(), String> {
+fn sync(cur: &Current) -> Result<(), SinkError> {
     cur.file
         .sync_all()
-        .map_err(|e| format!("cannot sync {}: {e}", cur.path.display()))
+        .map_err(|e| io_error(format!("cannot sync {}", cur.path.display()), e))
 }
 
 /// Creates a WARC file and writes its `warcinfo` record.
-fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current, String> {
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current, SinkError> {
+    let fail = |e| io_error(format!("cannot write {}", path.display()), e);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -446,7 +447,7 @@ fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current,
 }
 
 /// Opens the index file: continued at its end, or started afresh.
-fn open_cdx(path: &Path, append: bool) -> Result<File, String> {
+fn open_cdx(path: &Path, append: bool) -> Result<File, SinkError> {
     let opened = if append {
         super::open_output(path, true).and_then(|mut f| {
             std::io::Seek::seek(&mut f, std::io::SeekFrom::End(0))?;
@@ -455,7 +456,7 @@ fn open_cdx(path: &Path, append: bool) -> Result<File, String> {
     } else {
         super::create_output(path)
     };
-    opened.map_err(|e| format!("cannot open {}: {e}", path.display()))
+    opened.map_err(|e| io_error(format!("cannot open {}", path.display()), e))
 }
 
 /// The name of rotated file `n` of `base` (`--warc-max-size`): the number goes
@@ -499,6 +500,25 @@ mod tests {
             let got = head_status_and_type(head);
             assert_eq!((got.0, got.1.as_deref()), (status, mime));
         }
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_created_keeps_the_io_error_as_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing/x.warc");
+        let Err(err) = WarcSink::create(&path, WarcOptions::default()) else {
+            panic!("created a WARC file in a missing directory");
+        };
+        let source = std::error::Error::source(&err).expect("a source");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        assert_eq!((err.sink(), err.is_reader_gone()), ("warc", false));
+        assert_eq!(
+            err.to_string(),
+            format!("warc: cannot write {}: {io}", path.display())
+        );
     }
 
     #[test]
