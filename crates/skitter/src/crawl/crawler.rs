@@ -6,30 +6,23 @@
 //! drives the scheduler until the frontier is exhausted or a stop is requested,
 //! then closes the sinks and builds the [`Report`].
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::base::trap::TrapGuard;
-use crate::crawl::admission::{Gate, LinkSkips};
-use crate::crawl::body::CpuPool;
 use crate::crawl::config::{Config, CrawlerBuilder};
-use crate::crawl::ctx::Ctx;
+use crate::crawl::ctx::{Ctx, Outputs, Pipeline, Signals};
 use crate::crawl::halt::Halt;
 use crate::crawl::progress::Progress;
 use crate::crawl::{handoff, scheduler};
-use crate::fetch::{Fetcher, Keep};
+use crate::fetch::Fetcher;
 use crate::frontier::{Frontier, FrontierError, Request};
-use crate::host::quota::{HostQuota, PageBudget};
-use crate::host::slowdown::Slowdowns;
 use crate::output::Sink;
 use crate::output::report::{Report, ReportSummary, StopReason, Tally};
 use crate::parse::discovery::SitemapRegistry;
-use crate::parse::links::ExtractMode;
-use crate::robots::{RobotsCache, RobotsStore};
+use crate::robots::RobotsStore;
 use crate::state::store::OutcomeStore;
 
 /// A configured crawl, ready to run. Build one with [`Crawler::builder`].
@@ -125,14 +118,14 @@ impl Crawler {
         };
         let seeded = self.frontier.offer(roots.chain(probes).collect()).await?;
         self.progress.discovered(seeded);
-        let keep = if self.sinks.iter().any(|s| s.wants_bodies()) {
-            Keep::Everything
-        } else if self.config.extract_mode == ExtractMode::Resources {
-            Keep::HtmlAndCss
-        } else {
-            Keep::Html
-        };
-        let keep_decoded = self.sinks.iter().any(|s| s.wants_decoded_bodies());
+        let pipeline = Pipeline::new(
+            &self.config,
+            self.fetcher.clone(),
+            self.robots_store.clone(),
+            sitemaps,
+            renderer.clone(),
+            &self.sinks,
+        );
         let halt = Arc::new(Halt::default());
         let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
         let outputs_first = self.frontier.durable() && !self.sinks.is_empty();
@@ -148,51 +141,21 @@ impl Crawler {
             halt.clone(),
             tally.clone(),
         ));
-        let link_skips = Arc::new(LinkSkips::default());
         let max_tasks = self.config.max_tasks;
         let report_options = self.config.report.clone();
         let grace = self.config.grace;
-        let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
-        let slowdowns = Arc::new(Slowdowns::default());
-        // The pool's figures are read at the end; the clone shares them.
-        let fetcher = self.fetcher.clone();
-        let ctx = Arc::new(Ctx {
-            frontier: self.frontier.clone(),
-            pages: tx,
-            outputs_first,
-            keep,
-            keep_decoded,
-            gate: Gate {
-                scope: self.config.scope.clone(),
-                exclude: self.config.exclude.clone(),
-                include: self.config.include.clone(),
-                max_depth: self.config.limits.max_depth,
+        let ctx = Arc::new(Ctx::new(
+            self.config,
+            self.frontier.clone(),
+            pipeline,
+            Signals::new(halt.clone(), self.progress.clone()),
+            Outputs {
+                pages: tx,
+                first: outputs_first,
             },
-            link_skips: link_skips.clone(),
-            changed: Notify::new(),
-            halt: halt.clone(),
-            hard_stop: CancellationToken::new(),
-            progress: self.progress.clone(),
-            robots: self.config.robots.clone().map(|p| {
-                let cache =
-                    RobotsCache::new(self.fetcher.clone(), p).with_scope(self.config.scope.clone());
-                match self.robots_store.clone() {
-                    Some(store) => cache.with_store(store),
-                    None => cache,
-                }
-            }),
-            delays_applied: Mutex::new(HashSet::new()),
-            budget: PageBudget::new(self.config.limits.max_pages),
-            quota: HostQuota::new(self.config.limits.max_per_host),
-            traps: traps.clone(),
-            sitemaps,
-            slowdowns: slowdowns.clone(),
-            cpu: CpuPool::new(),
-            renderer: renderer.clone(),
-            render_hosts: crate::host::slots::HostLimits::new(self.config.host_policy),
-            config: self.config,
-            fetcher: self.fetcher,
-        });
+        ));
+        // Their counts go to the report once the workers are done.
+        let guards = ctx.guards.clone();
         let watcher = {
             let halt = halt.clone();
             tokio::spawn(async move {
@@ -248,20 +211,10 @@ impl Crawler {
             tally.bump("recrawl_pass", u64::from(pass.number));
             tally.bump("recrawl_not_due", pass.not_due);
         }
-        for (key, n) in link_skips.snapshot() {
-            tally.bump(&key, n);
-        }
+        guards.count_into(&mut tally);
         for (key, n) in renderer.iter().flat_map(|r| r.stats()) {
             tally.bump(key, n);
         }
-        for (kind, n) in traps.trips() {
-            tally.bump(&format!("trap_{kind}"), n);
-        }
-        let (throttled, counters) = slowdowns.snapshot();
-        for (key, n) in counters {
-            tally.bump(&key, n);
-        }
-        tally.throttled(throttled);
         let counts = self.frontier.counts().await.unwrap_or_default();
         let stopped = stop.or_else(|| halt.is_set().then(|| halt.reason()));
         Ok(tally.finish(ReportSummary {
@@ -270,7 +223,7 @@ impl Crawler {
             max_tasks,
             stopped,
             sinks,
-            proxies: fetcher.proxy_stats(),
+            proxies: self.fetcher.proxy_stats(),
         }))
     }
 }

@@ -37,7 +37,8 @@ pub(super) fn judging(ctx: &Ctx) -> bool {
 }
 
 fn mode(ctx: &Ctx) -> RenderMode {
-    ctx.renderer
+    ctx.pipeline
+        .renderer
         .as_ref()
         .map_or(RenderMode::Never, |r| r.settings().mode)
 }
@@ -63,7 +64,7 @@ pub(super) async fn render(
     record: &mut PageRecord,
     links: &mut Vec<Link>,
 ) -> Option<Box<RenderedPage>> {
-    let renderer = ctx.renderer.as_ref()?;
+    let renderer = ctx.pipeline.renderer.as_ref()?;
     record.rendered = Some(reason);
     let page = Prefetched {
         url: url.clone(),
@@ -123,10 +124,11 @@ fn clean_headers(resp: &Response) -> Vec<(String, String)> {
 /// and the browser's requests, for one request to `url`'s host (none when
 /// the crawl does not render: the frontier's slots suffice).
 pub(super) async fn host_slot(ctx: &Ctx, url: &Url) -> Option<HostSlot> {
-    ctx.renderer.as_ref()?;
+    ctx.pipeline.renderer.as_ref()?;
     let floor = crawl_delay(ctx, url).await;
     Some(
-        ctx.render_hosts
+        ctx.pipeline
+            .render_hosts
             .acquire_spaced(HostKey::of(url), floor)
             .await,
     )
@@ -140,7 +142,7 @@ pub(super) fn release(ctx: &Ctx, slot: HostSlot, result: &Result<Response, Fetch
 
 /// The host's robots `Crawl-delay` (capped as the crawl caps it), or zero.
 async fn crawl_delay(ctx: &Ctx, url: &Url) -> Duration {
-    let Some(robots) = &ctx.robots else {
+    let Some(robots) = &ctx.pipeline.robots else {
         return Duration::ZERO;
     };
     let rules = robots.rules_for(url).await;
@@ -159,12 +161,11 @@ impl SubFetch for CrawlFetch<'_> {
     async fn fetch(&self, req: SubRequest) -> Result<SubResponse, Refusal> {
         let ctx = self.ctx;
         let url = req.url;
-        if !urlnorm::is_crawlable_scheme(&url)
-            || !ctx.gate.scope.allows(&urlnorm::normalize(url.clone()))
-        {
+        let scope = &ctx.guards.gate.scope;
+        if !urlnorm::is_crawlable_scheme(&url) || !scope.allows(&urlnorm::normalize(url.clone())) {
             return Err(Refusal::Scope);
         }
-        if let Some(robots) = &ctx.robots {
+        if let Some(robots) = &ctx.pipeline.robots {
             let rules = robots.rules_for(&url).await;
             if let Some(failure) = rules.unreachable() {
                 return Err(match failure.kind {
@@ -178,12 +179,12 @@ impl SubFetch for CrawlFetch<'_> {
                 return Err(Refusal::Robots);
             }
         }
-        let keep = match ctx.keep {
+        let keep = match ctx.pipeline.keep {
             Keep::Everything => Keep::Everything,
             _ => Keep::Body,
         };
         let slot = host_slot(ctx, &url).await;
-        let result = ctx.fetcher.get(&url, keep).await;
+        let result = ctx.pipeline.fetcher.get(&url, keep).await;
         if let Some(slot) = slot {
             release(ctx, slot, &result);
         }
