@@ -20,14 +20,17 @@ use crate::frontier::{Lease, Request};
 use crate::host::{HostFeedback, HostKey, ThrottleReason};
 use crate::output::Page;
 use crate::parse::links;
+use crate::render::RenderMode;
 use crate::robots::RobotsSource;
 use crate::state::recrawl::Visit;
 
+mod get;
 mod offer;
 mod render;
 mod revisit;
 mod sitemaps;
 
+use get::get;
 use offer::{handle_redirect, offer_links};
 use revisit::{payload_digest, recall};
 use sitemaps::{handle_sitemap, offer_sitemaps};
@@ -326,14 +329,12 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
 
 /// Hands a host's robots `Crawl-delay` to the frontier, once per host.
 async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration) {
-    let first = {
-        let mut applied = ctx
-            .pipeline
-            .delays_applied
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        applied.insert(host.clone())
-    };
+    let applied = &ctx.pipeline.delays_applied;
+    // The lock goes with this statement, before the frontier is awaited.
+    let first = applied
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(host.clone());
     if first && let Err(e) = ctx.frontier.set_host_delay(host, delay).await {
         ctx.signals.halt.fail(format!("frontier: {e}"));
     }
@@ -370,15 +371,8 @@ async fn fetch(ctx: &Ctx, url: &Url, earlier: Option<&Visit>) -> Result<Response
         _ if any_body => Keep::Body,
         keep => keep,
     };
-    let slot = render::host_slot(ctx, url).await;
-    let result = match earlier.map(|v| &v.validators).filter(|v| !v.is_empty()) {
-        Some(validators) => ctx.pipeline.fetcher.get_if(url, keep, validators).await,
-        None => ctx.pipeline.fetcher.get(url, keep).await,
-    };
-    if let Some(slot) = slot {
-        render::release(ctx, slot, &result);
-    }
-    result
+    let validators = earlier.map(|v| &v.validators).filter(|v| !v.is_empty());
+    get(ctx, url, keep, validators).await
 }
 
 /// Fills in the record for a response, extracts its items and queues what it
@@ -450,7 +444,9 @@ async fn handle_response(
                     rules: rules.clone(),
                     fetched_at,
                 }),
-            judge: render::judging(ctx),
+            // The `auto` rules are read during the parse; the render step
+            // after it decides on what they said.
+            judge: ctx.config.render.mode == RenderMode::Auto,
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -468,12 +464,10 @@ async fn handle_response(
                 if doc == Doc::Html {
                     record.kind = OutcomeKind::Html;
                     record.encoding = found.charset.map(str::to_ascii_lowercase);
-                    if let Some(reason) = render::reason(ctx, found.render) {
-                        let body = found.decoded.clone().unwrap_or(raw);
-                        handled.rendered =
-                            render::render(ctx, &req.url, resp, body, reason, record, &mut links)
-                                .await;
-                    }
+                    let body = found.decoded.as_ref().unwrap_or(&raw);
+                    handled.rendered =
+                        render::page(ctx, &req.url, resp, body, found.render, record, &mut links)
+                            .await;
                     handled.decoded = found.decoded.filter(|_| ctx.pipeline.keep_decoded);
                 }
             }
