@@ -7,9 +7,9 @@
 //! host that is busy or waiting never blocks the claim of another host's URL.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::Semaphore;
+use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 
 use crate::crawl::ctx::{Ctx, Signals};
@@ -21,6 +21,9 @@ use crate::output::report::StopReason;
 pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     let tracker = TaskTracker::new();
     let slots = Arc::new(Semaphore::new(ctx.config.max_tasks));
+    // Deadlines are on tokio's clock, the one the crawl's waits sleep on: a
+    // std deadline is off by however far the two drift apart, which under a
+    // paused clock is every jump (a grace period could be over as it began).
     let deadline = ctx.config.limits.max_time.map(|d| Instant::now() + d);
     let stop = loop {
         let permit = tokio::select! {
@@ -98,7 +101,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     // and deliveries to an output that does not keep up.
     tokio::select! {
         _ = tracker.wait() => {}
-        _ = tokio::time::sleep_until(grace_end.into()) => {
+        _ = tokio::time::sleep_until(grace_end) => {
             ctx.signals.hard_stop.cancel();
             tracker.wait().await;
         }
@@ -118,7 +121,11 @@ async fn fetches_ended(signals: &Signals) {
 /// Completes when the deadline passes; never without one.
 async fn passes(deadline: Option<Instant>) {
     match deadline {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
+        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;
