@@ -6,30 +6,27 @@
 //! drives the scheduler until the frontier is exhausted or a stop is requested,
 //! then closes the sinks and builds the [`Report`].
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use url::Url;
 
-use crate::base::trap::TrapGuard;
-use crate::crawl::admission::{Gate, LinkSkips};
-use crate::crawl::body::CpuPool;
 use crate::crawl::config::{Config, CrawlerBuilder};
-use crate::crawl::ctx::Ctx;
+use crate::crawl::ctx::{Ctx, Guards, Outputs, Pipeline, Signals};
 use crate::crawl::halt::Halt;
 use crate::crawl::progress::Progress;
 use crate::crawl::{handoff, scheduler};
-use crate::fetch::{Fetcher, Keep};
+use crate::fetch::Fetcher;
 use crate::frontier::{Frontier, FrontierError, Request};
-use crate::host::quota::{HostQuota, PageBudget};
-use crate::host::slowdown::Slowdowns;
-use crate::output::Sink;
-use crate::output::report::{Report, ReportSummary, StopReason, Tally};
+use crate::output::report::{Report, ReportOptions, ReportSummary, StopReason, Tally};
+use crate::output::{Sink, SinkSummary};
 use crate::parse::discovery::SitemapRegistry;
-use crate::parse::links::ExtractMode;
-use crate::robots::{RobotsCache, RobotsStore};
+use crate::render::{RenderMode, Renderer};
+use crate::robots::RobotsStore;
+use crate::state::recrawl::PassInfo;
 use crate::state::store::OutcomeStore;
 
 /// A configured crawl, ready to run. Build one with [`Crawler::builder`].
@@ -99,114 +96,144 @@ impl Crawler {
     /// [`StopReason::Fatal`] in the report.
     pub async fn run(self, cancel: CancellationToken) -> Result<Report, CrawlError> {
         let started = Instant::now();
-        let roots = self.config.roots.iter().map(|url| Request {
-            url: url.clone(),
-            depth: 0,
-            redirects_left: self.config.max_redirect,
-            parent: None,
-        });
-        let sitemaps = SitemapRegistry::new(self.config.sitemaps);
-        let probes = sitemaps
-            .probes(&self.config.roots)
-            .into_iter()
-            .map(|url| Request {
-                url,
-                depth: 0,
-                redirects_left: self.config.max_redirect,
-                parent: None,
-            });
+        let config = self.config;
+        let sitemaps = SitemapRegistry::new(config.sitemaps);
         // Before the roots are offered: a crawl that cannot render fails
         // without having changed a durable frontier.
-        let renderer = match self.config.render.mode {
-            crate::render::RenderMode::Never => None,
-            _ => Some(Arc::new(
-                crate::render::Renderer::start(self.config.render.clone()).await?,
-            )),
-        };
-        let seeded = self.frontier.offer(roots.chain(probes).collect()).await?;
-        self.progress.discovered(seeded);
-        let keep = if self.sinks.iter().any(|s| s.wants_bodies()) {
-            Keep::Everything
-        } else if self.config.extract_mode == ExtractMode::Resources {
-            Keep::HtmlAndCss
-        } else {
-            Keep::Html
-        };
-        let keep_decoded = self.sinks.iter().any(|s| s.wants_decoded_bodies());
-        let halt = Arc::new(Halt::default());
-        let (tx, rx) = mpsc::channel(self.config.max_tasks.clamp(64, 4096));
-        let outputs_first = self.frontier.durable() && !self.sinks.is_empty();
-        // With an outcome store the report is rebuilt from it at the end, so the
-        // live tally need not keep records (it used to: twice the memory).
-        let tally = Arc::new(Mutex::new(match self.outcomes {
-            Some(_) => Tally::counting(),
-            None => Tally::new(&self.config.report),
-        }));
-        let sink_task = tokio::spawn(handoff::drive_sinks(
-            rx,
-            self.sinks,
-            halt.clone(),
-            tally.clone(),
-        ));
-        let link_skips = Arc::new(LinkSkips::default());
-        let max_tasks = self.config.max_tasks;
-        let report_options = self.config.report.clone();
-        let grace = self.config.grace;
-        let traps = Arc::new(TrapGuard::new(self.config.trap_rules.clone()));
-        let slowdowns = Arc::new(Slowdowns::default());
-        // The pool's figures are read at the end; the clone shares them.
-        let fetcher = self.fetcher.clone();
-        let ctx = Arc::new(Ctx {
-            frontier: self.frontier.clone(),
-            pages: tx,
-            outputs_first,
-            keep,
-            keep_decoded,
-            gate: Gate {
-                scope: self.config.scope.clone(),
-                exclude: self.config.exclude.clone(),
-                include: self.config.include.clone(),
-                max_depth: self.config.limits.max_depth,
-            },
-            link_skips: link_skips.clone(),
-            changed: Notify::new(),
-            halt: halt.clone(),
-            hard_stop: CancellationToken::new(),
-            progress: self.progress.clone(),
-            robots: self.config.robots.clone().map(|p| {
-                let cache =
-                    RobotsCache::new(self.fetcher.clone(), p).with_scope(self.config.scope.clone());
-                match self.robots_store.clone() {
-                    Some(store) => cache.with_store(store),
-                    None => cache,
-                }
-            }),
-            delays_applied: Mutex::new(HashSet::new()),
-            budget: PageBudget::new(self.config.limits.max_pages),
-            quota: HostQuota::new(self.config.limits.max_per_host),
-            traps: traps.clone(),
+        let renderer = start_renderer(&config).await?;
+        seed(&config, &sitemaps, &*self.frontier, &self.progress).await?;
+        // Before the sinks go to their task: they say which bodies to keep.
+        let pipeline = Pipeline::new(
+            &config,
+            self.fetcher.clone(),
+            self.robots_store,
             sitemaps,
-            slowdowns: slowdowns.clone(),
-            cpu: CpuPool::new(),
-            renderer: renderer.clone(),
-            render_hosts: crate::host::slots::HostLimits::new(self.config.host_policy),
-            config: self.config,
-            fetcher: self.fetcher,
-        });
-        let watcher = {
-            let halt = halt.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = cancel.cancelled() => halt.set(StopReason::Interrupted),
-                    _ = halt.stopped() => {}
-                }
-            })
-        };
-        let mut stop = scheduler::run(ctx).await;
-        watcher.abort();
+            renderer.clone(),
+            &self.sinks,
+        );
+        let halt = Arc::new(Halt::default());
+        let rebuilt = self.outcomes.is_some();
+        let (outputs, output_task) =
+            OutputTask::start(self.sinks, &config, &*self.frontier, &halt, rebuilt);
+        let (grace, max_tasks, options) = (config.grace, config.max_tasks, config.report.clone());
+        let signals = Signals::new(halt.clone(), self.progress);
+        let ctx = Ctx::new(config, self.frontier.clone(), pipeline, signals, outputs);
+        // Their counts go to the report once the workers are done.
+        let guards = ctx.guards.clone();
+        let mut stop = schedule(Arc::new(ctx), &halt, cancel).await;
         if let Some(renderer) = &renderer {
             renderer.shutdown().await;
         }
+        let (sinks, tally) = output_task.finish(&mut stop, grace, &halt).await;
+        let tally = match &self.outcomes {
+            Some(store) => rebuild(&**store, tally, &options, &halt),
+            None => tally,
+        };
+        let counts = self.frontier.counts().await.unwrap_or_default();
+        let summary = ReportSummary {
+            todo: counts.queued + counts.leased,
+            elapsed: started.elapsed(),
+            max_tasks,
+            stopped: stop.or_else(|| halt.is_set().then(|| halt.reason())),
+            sinks,
+            proxies: self.fetcher.proxy_stats(),
+        };
+        let pass = self.frontier.pass();
+        Ok(report(tally, &guards, renderer.as_deref(), pass, summary))
+    }
+}
+
+/// Starts the browser when pages may be rendered.
+async fn start_renderer(config: &Config) -> Result<Option<Arc<Renderer>>, CrawlError> {
+    Ok(match config.render.mode {
+        RenderMode::Never => None,
+        _ => Some(Arc::new(Renderer::start(config.render.clone()).await?)),
+    })
+}
+
+/// Offers the roots, and the sitemaps to probe for them, to the frontier.
+async fn seed(
+    config: &Config,
+    sitemaps: &SitemapRegistry,
+    frontier: &dyn Frontier,
+    progress: &Progress,
+) -> Result<(), CrawlError> {
+    let request = |url: Url| Request {
+        url,
+        depth: 0,
+        redirects_left: config.max_redirect,
+        parent: None,
+    };
+    let roots = config.roots.iter().cloned().map(request);
+    let probes = sitemaps.probes(&config.roots).into_iter().map(request);
+    let seeded = frontier.offer(roots.chain(probes).collect()).await?;
+    progress.discovered(seeded);
+    Ok(())
+}
+
+/// Runs the scheduler to the end of the crawl, with `cancel` (Ctrl-C) as
+/// one more way to stop it; returns why it stopped early, if it did.
+async fn schedule(
+    ctx: Arc<Ctx>,
+    halt: &Arc<Halt>,
+    cancel: CancellationToken,
+) -> Option<StopReason> {
+    let watcher = {
+        let halt = halt.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = cancel.cancelled() => halt.set(StopReason::Interrupted),
+                _ = halt.stopped() => {}
+            }
+        })
+    };
+    let stop = scheduler::run(ctx).await;
+    watcher.abort();
+    stop
+}
+
+/// The task that feeds every finished page to the report tally and the
+/// sinks, while the crawl runs. The tally lives outside it, so the report
+/// survives an output that never returns and is abandoned.
+struct OutputTask {
+    task: JoinHandle<Vec<SinkSummary>>,
+    tally: Arc<Mutex<Tally>>,
+}
+
+impl OutputTask {
+    /// Starts the task; answers the workers' side of its channel with it.
+    /// `rebuilt`: the report is rebuilt from an outcome store at the end.
+    fn start(
+        sinks: Vec<Box<dyn Sink>>,
+        config: &Config,
+        frontier: &dyn Frontier,
+        halt: &Arc<Halt>,
+        rebuilt: bool,
+    ) -> (Outputs, OutputTask) {
+        let (tx, rx) = mpsc::channel(config.max_tasks.clamp(64, 4096));
+        let first = frontier.durable() && !sinks.is_empty();
+        // With an outcome store the report is rebuilt from it at the end, so the
+        // live tally need not keep records (it used to: twice the memory).
+        let tally = Arc::new(Mutex::new(if rebuilt {
+            Tally::counting()
+        } else {
+            Tally::new(&config.report)
+        }));
+        let task = tokio::spawn(handoff::drive_sinks(rx, sinks, halt.clone(), tally.clone()));
+        (Outputs { pages: tx, first }, OutputTask { task, tally })
+    }
+
+    /// Once the workers are done (their side of the channel dropped), waits
+    /// for the outputs to write what is left and close (see
+    /// [`finish_outputs`]); answers their summaries and the live tally. An
+    /// output that fails or is abandoned stops the crawl, and makes a crawl
+    /// stopped by a limit, or not at all, end as failed.
+    async fn finish(
+        self,
+        stop: &mut Option<StopReason>,
+        grace: Duration,
+        halt: &Halt,
+    ) -> (Vec<SinkSummary>, Tally) {
         // After Ctrl-C the whole stop fits in one grace period from the signal:
         // fetches had three quarters of it (see `scheduler`), the outputs get
         // what is left. After a limit, the outputs get a grace period of their own.
@@ -215,64 +242,66 @@ impl Crawler {
             Some(StopReason::Interrupted) => Some(grace.saturating_sub(halt.since())),
             Some(_) => Some(grace),
         };
-        let sinks = match finish_outputs(sink_task, grace).await {
+        let sinks = match finish_outputs(self.task, grace).await {
             Ok(sinks) => sinks,
             Err(why) => {
                 tracing::error!("{why}");
                 // An interrupted crawl stays interrupted; a limit stop that
                 // loses output is an error.
                 if let Some(StopReason::Limit(_)) | None = stop {
-                    stop = Some(StopReason::Fatal(why.clone()));
+                    *stop = Some(StopReason::Fatal(why.clone()));
                 }
                 halt.fail(why);
                 Vec::new()
             }
         };
-        let mut tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|e| e.into_inner()));
-        if let Some(store) = &self.outcomes {
-            // A resumed crawl reports every URL of every run, each exactly once.
-            let mut all = Tally::new(&report_options);
-            let mut spill = Ok(());
-            let read = store.for_each_outcome(&mut |record| {
-                if let Err(e) = all.add(&record) {
-                    spill = Err(e);
-                }
-            });
-            match (read, spill) {
-                (Ok(()), Ok(())) => tally = all,
-                (Err(e), _) => halt.fail(format!("crawl store: {e}")),
-                (_, Err(e)) => halt.fail(e.to_string()),
-            }
-        }
-        if let Some(pass) = self.frontier.pass().filter(|p| p.number > 1) {
-            tally.bump("recrawl_pass", u64::from(pass.number));
-            tally.bump("recrawl_not_due", pass.not_due);
-        }
-        for (key, n) in link_skips.snapshot() {
-            tally.bump(&key, n);
-        }
-        for (key, n) in renderer.iter().flat_map(|r| r.stats()) {
-            tally.bump(key, n);
-        }
-        for (kind, n) in traps.trips() {
-            tally.bump(&format!("trap_{kind}"), n);
-        }
-        let (throttled, counters) = slowdowns.snapshot();
-        for (key, n) in counters {
-            tally.bump(&key, n);
-        }
-        tally.throttled(throttled);
-        let counts = self.frontier.counts().await.unwrap_or_default();
-        let stopped = stop.or_else(|| halt.is_set().then(|| halt.reason()));
-        Ok(tally.finish(ReportSummary {
-            todo: counts.queued + counts.leased,
-            elapsed: started.elapsed(),
-            max_tasks,
-            stopped,
-            sinks,
-            proxies: fetcher.proxy_stats(),
-        }))
+        let tally = std::mem::take(&mut *self.tally.lock().unwrap_or_else(|e| e.into_inner()));
+        (sinks, tally)
     }
+}
+
+/// The tally of every URL of every run of a resumed crawl, each exactly
+/// once, from the outcome store; the live `tally` if the store cannot be read
+/// (which stops the crawl as failed).
+fn rebuild(
+    store: &(dyn OutcomeStore + Send + Sync),
+    tally: Tally,
+    options: &ReportOptions,
+    halt: &Halt,
+) -> Tally {
+    let mut all = Tally::new(options);
+    let mut spill = Ok(());
+    let read = store.for_each_outcome(&mut |record| {
+        if let Err(e) = all.add(&record) {
+            spill = Err(e);
+        }
+    });
+    match (read, spill) {
+        (Ok(()), Ok(())) => return all,
+        (Err(e), _) => halt.fail(format!("crawl store: {e}")),
+        (_, Err(e)) => halt.fail(e.to_string()),
+    }
+    tally
+}
+
+/// The report: the tally, with the counters kept outside it during the run
+/// (the guards', the browser's, the recrawl pass), and the run's summary.
+fn report(
+    mut tally: Tally,
+    guards: &Guards,
+    renderer: Option<&Renderer>,
+    pass: Option<PassInfo>,
+    summary: ReportSummary,
+) -> Report {
+    if let Some(pass) = pass.filter(|p| p.number > 1) {
+        tally.bump("recrawl_pass", u64::from(pass.number));
+        tally.bump("recrawl_not_due", pass.not_due);
+    }
+    guards.count_into(&mut tally);
+    for (key, n) in renderer.iter().flat_map(|r| r.stats()) {
+        tally.bump(key, n);
+    }
+    tally.finish(summary)
 }
 
 /// Waits for the outputs to write what is left and close. After an early stop
@@ -280,9 +309,9 @@ impl Crawler {
 /// had to wait for the last fetches; one still busy then is abandoned, so a
 /// stuck output cannot hold the crawl.
 async fn finish_outputs(
-    mut task: tokio::task::JoinHandle<Vec<crate::output::SinkSummary>>,
-    grace: Option<std::time::Duration>,
-) -> Result<Vec<crate::output::SinkSummary>, String> {
+    mut task: JoinHandle<Vec<SinkSummary>>,
+    grace: Option<Duration>,
+) -> Result<Vec<SinkSummary>, String> {
     let joined = match grace {
         None => (&mut task).await,
         Some(grace) => match tokio::time::timeout(grace, &mut task).await {

@@ -21,11 +21,11 @@ pub(crate) async fn deliver(
     visit: Option<Box<Visit>>,
 ) {
     let visit = visit.as_deref();
-    if !ctx.outputs_first {
+    let pages = &ctx.outputs.pages;
+    if !ctx.outputs.first {
         complete(ctx, lease, feedback, &page.record, visit).await;
         // The sink task only ends early after a fatal error, which already stopped the crawl.
-        let _ = ctx
-            .pages
+        let _ = pages
             .send(ToSinks::Page(Handoff {
                 page,
                 written: None,
@@ -39,7 +39,7 @@ pub(crate) async fn deliver(
         page,
         written: Some(tx),
     };
-    if ctx.pages.send(ToSinks::Page(handoff)).await.is_err() || rx.await.is_err() {
+    if pages.send(ToSinks::Page(handoff)).await.is_err() || rx.await.is_err() {
         // An output failed (the crawl is stopping): leave the lease outstanding,
         // so the URL is still to do when the crawl resumes.
         return;
@@ -61,7 +61,7 @@ async fn complete(
         .await
     {
         Ok(throttle) => ctx.throttled(&host, throttle).await,
-        Err(e) => ctx.halt.fail(format!("frontier: {e}")),
+        Err(e) => ctx.signals.halt.fail(format!("frontier: {e}")),
     }
-    ctx.changed.notify_one();
+    ctx.signals.changed.notify_one();
 }

@@ -7,12 +7,12 @@
 //! host that is busy or waiting never blocks the claim of another host's URL.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::sync::Semaphore;
+use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 
-use crate::crawl::ctx::Ctx;
+use crate::crawl::ctx::{Ctx, Signals};
 use crate::crawl::worker;
 use crate::frontier::Claim;
 use crate::output::report::StopReason;
@@ -21,41 +21,44 @@ use crate::output::report::StopReason;
 pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     let tracker = TaskTracker::new();
     let slots = Arc::new(Semaphore::new(ctx.config.max_tasks));
+    // Deadlines are on tokio's clock, the one the crawl's waits sleep on: a
+    // std deadline is off by however far the two drift apart, which under a
+    // paused clock is every jump (a grace period could be over as it began).
     let deadline = ctx.config.limits.max_time.map(|d| Instant::now() + d);
     let stop = loop {
         let permit = tokio::select! {
             biased;
-            _ = ctx.halt.stopped() => break Some(ctx.halt.reason()),
+            _ = ctx.signals.halt.stopped() => break Some(ctx.signals.halt.reason()),
             _ = passes(deadline) => break Some(StopReason::Limit("max-time".into())),
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
-        if !ctx.budget.available() {
+        if !ctx.guards.budget.available() {
             drop(permit);
             // Only a fetch that has not ended can hand budget back; a page past
             // its fetch and waiting on the outputs cannot.
-            if tracker.is_empty() || ctx.progress.in_flight() == 0 {
+            if tracker.is_empty() || ctx.signals.progress.in_flight() == 0 {
                 break Some(StopReason::Limit("max-pages".into()));
             }
             // In-flight fetches may still hand budget back (robots, quota skips).
             tokio::select! {
-                _ = ctx.halt.stopped() => {}
-                _ = ctx.changed.notified() => {}
+                _ = ctx.signals.halt.stopped() => {}
+                _ = ctx.signals.changed.notified() => {}
             }
             continue;
         }
         let claim = match ctx.frontier.claim().await {
             Ok(claim) => claim,
             Err(e) => {
-                ctx.halt.fail(format!("frontier: {e}"));
+                ctx.signals.halt.fail(format!("frontier: {e}"));
                 continue;
             }
         };
         match claim {
             Claim::Ready(lease) => {
-                ctx.budget.take();
+                ctx.guards.budget.take();
                 // Counted here, not when the task first runs, so a fetch is
                 // never both spawned and invisible to the max-pages check.
-                ctx.progress.started();
+                ctx.signals.progress.started();
                 tracker.spawn(worker::run(ctx.clone(), lease, permit));
             }
             Claim::Wait(wait) => {
@@ -67,8 +70,8 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
                     }
                 };
                 tokio::select! {
-                    _ = ctx.halt.stopped() => {}
-                    _ = ctx.changed.notified() => {}
+                    _ = ctx.signals.halt.stopped() => {}
+                    _ = ctx.signals.changed.notified() => {}
                     _ = passes(deadline) => {}
                     _ = sleep => {}
                 }
@@ -84,7 +87,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     if reason == StopReason::Limit("max-pages".into()) {
         // The pages the budget allowed are fetched to the end; only the
         // outputs they wait on are held to the grace period.
-        fetches_ended(&ctx).await;
+        fetches_ended(&ctx.signals).await;
     }
     // After Ctrl-C fetches get three quarters of the grace period, so the
     // outputs have the rest to write what they took and the crawl still ends
@@ -98,8 +101,8 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     // and deliveries to an output that does not keep up.
     tokio::select! {
         _ = tracker.wait() => {}
-        _ = tokio::time::sleep_until(grace_end.into()) => {
-            ctx.hard_stop.cancel();
+        _ = tokio::time::sleep_until(grace_end) => {
+            ctx.signals.hard_stop.cancel();
             tracker.wait().await;
         }
     }
@@ -107,18 +110,22 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
 }
 
 /// Waits until no task is fetching (each ends by its timeouts).
-async fn fetches_ended(ctx: &Ctx) {
-    while ctx.progress.in_flight() > 0 {
+async fn fetches_ended(signals: &Signals) {
+    while signals.progress.in_flight() > 0 {
         // Workers notify after each fetch; a notification between the check
         // and this wait is kept, so none is missed.
-        ctx.changed.notified().await;
+        signals.changed.notified().await;
     }
 }
 
 /// Completes when the deadline passes; never without one.
 async fn passes(deadline: Option<Instant>) {
     match deadline {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
+        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+#[path = "scheduler_tests.rs"]
+mod tests;

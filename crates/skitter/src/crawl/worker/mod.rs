@@ -13,21 +13,24 @@ use url::Url;
 use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::base::request::Validators;
 use crate::crawl::body::{BodyJob, Doc, ItemsJob};
-use crate::crawl::ctx::Ctx;
+use crate::crawl::ctx::{Ctx, Pipeline};
 use crate::fetch::retry::{self, Verdict};
 use crate::fetch::{Keep, Response, redirect};
 use crate::frontier::{Lease, Request};
 use crate::host::{HostFeedback, HostKey, ThrottleReason};
 use crate::output::Page;
 use crate::parse::links;
+use crate::render::RenderMode;
 use crate::robots::RobotsSource;
 use crate::state::recrawl::Visit;
 
+mod get;
 mod offer;
 mod render;
 mod revisit;
 mod sitemaps;
 
+use get::get;
 use offer::{handle_redirect, offer_links};
 use revisit::{payload_digest, recall};
 use sitemaps::{handle_sitemap, offer_sitemaps};
@@ -54,7 +57,7 @@ const YIELD_EVERY: usize = 1024;
 pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
     let step = tokio::select! {
         done = contained(&ctx, &lease) => done,
-        _ = ctx.hard_stop.cancelled() => return,
+        _ = ctx.signals.hard_stop.cancelled() => return,
     };
     match step {
         Step::Done(page, feedback, visit) => {
@@ -62,9 +65,9 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
                 page.record.kind,
                 OutcomeKind::Failed | OutcomeKind::HttpError
             );
-            ctx.progress.finished(page.record.size, failed);
+            ctx.signals.progress.finished(page.record.size, failed);
             // A scheduler waiting for fetches to end (max-pages) looks again.
-            ctx.changed.notify_one();
+            ctx.signals.changed.notify_one();
             // Boxed, like the other steps that do not wait on the network: a
             // task's size is that of its largest step, and every request in
             // flight pays for it.
@@ -73,19 +76,19 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
                 // An output that does not keep up must not hold the crawl past
                 // its grace period; the lease then stays outstanding, so the
                 // URL is to do.
-                () = ctx.hard_stop.cancelled() => {}
+                () = ctx.signals.hard_stop.cancelled() => {}
             }
         }
         Step::Again(wait, feedback) => {
-            ctx.progress.deferred();
-            ctx.budget.give_back();
-            ctx.slowdowns.retried();
+            ctx.signals.progress.deferred();
+            ctx.guards.budget.give_back();
+            ctx.guards.slowdowns.retried();
             let host = HostKey::of(&lease.request.url);
             match ctx.frontier.retry(lease, wait, feedback).await {
                 Ok(throttle) => ctx.throttled(&host, throttle).await,
-                Err(e) => ctx.halt.fail(format!("frontier: {e}")),
+                Err(e) => ctx.signals.halt.fail(format!("frontier: {e}")),
             }
-            ctx.changed.notify_one();
+            ctx.signals.changed.notify_one();
         }
     }
 }
@@ -133,7 +136,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     let unreachable = match Box::pin(pre_fetch(ctx, req)).await {
         Ok(unreachable) => unreachable,
         Err(PreFetch::Skip(record)) => {
-            ctx.budget.give_back();
+            ctx.guards.budget.give_back();
             let page = Page {
                 record: *record,
                 exchange: None,
@@ -147,7 +150,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             return Step::Again(wait, pause);
         }
     };
-    let earlier = recall(ctx, &req.url).await;
+    let earlier = recall(&*ctx.frontier, &req.url).await;
     let started = Instant::now();
     let started_at = chrono::Utc::now();
     let tries = retry::Tries {
@@ -175,7 +178,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 Verdict::Retry(_) => HEALTH_PROBE_INTERVAL,
                 Verdict::Done => LAST_TRY_PROBE_INTERVAL,
             };
-            if let Some(defer) = Box::pin(probe_health(ctx, &req.url, max_age)).await {
+            if let Some(defer) = Box::pin(probe_health(&ctx.pipeline, &req.url, max_age)).await {
                 let pause = HostFeedback::SlowDown(defer, ThrottleReason::RobotsUnavailable);
                 return Step::Again(defer, pause);
             }
@@ -244,7 +247,7 @@ async fn outcome(
     };
     record.elapsed = started.elapsed();
     let visit = revisit::settle(
-        ctx,
+        ctx.pass(),
         &mut record,
         exchange.as_mut(),
         earlier,
@@ -285,7 +288,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
     let host = HostKey::of(&req.url);
     let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
     let mut unreachable = None;
-    if let Some(robots) = &ctx.robots {
+    if let Some(robots) = &ctx.pipeline.robots {
         let rules = robots.rules_for(&req.url).await;
         unreachable = rules.unreachable().cloned();
         if let Some(wait) = rules.deferral(tokio::time::Instant::now()) {
@@ -294,7 +297,10 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
         let named = rules.robots.sitemaps();
         if !named.is_empty() {
             let origin = req.url.origin().ascii_serialization();
-            let found = ctx.sitemaps.take_robots_lines(&origin, named, &req.url);
+            let found = ctx
+                .pipeline
+                .sitemaps
+                .take_robots_lines(&origin, named, &req.url);
             offer_sitemaps(ctx, req, found).await;
         }
         if let Some(delay) = rules.robots.crawl_delay(robots.token()) {
@@ -315,7 +321,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
             return Err(PreFetch::Skip(Box::new(skip(SkipReason::Robots))));
         }
     }
-    if !ctx.quota.try_take(&host) {
+    if !ctx.guards.quota.try_take(&host) {
         return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
     }
     Ok(unreachable)
@@ -323,12 +329,14 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
 
 /// Hands a host's robots `Crawl-delay` to the frontier, once per host.
 async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration) {
-    let first = {
-        let mut applied = ctx.delays_applied.lock().unwrap_or_else(|e| e.into_inner());
-        applied.insert(host.clone())
-    };
+    let applied = &ctx.pipeline.delays_applied;
+    // The lock goes with this statement, before the frontier is awaited.
+    let first = applied
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(host.clone());
     if first && let Err(e) = ctx.frontier.set_host_delay(host, delay).await {
-        ctx.halt.fail(format!("frontier: {e}"));
+        ctx.signals.halt.fail(format!("frontier: {e}"));
     }
 }
 
@@ -343,8 +351,8 @@ const LAST_TRY_PROBE_INTERVAL: Duration = Duration::from_millis(50);
 /// robots.txt again if it is older than `max_age`; while that is unavailable
 /// too, the URL waits without using up a try (how long: the answer). Without
 /// robots.txt handling there is no probe, and failures count as usual.
-async fn probe_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duration> {
-    let robots = ctx.robots.as_ref()?;
+async fn probe_health(pipeline: &Pipeline, url: &Url, max_age: Duration) -> Option<Duration> {
+    let robots = pipeline.robots.as_ref()?;
     let rules = robots.recheck(url, max_age).await;
     rules.deferral(tokio::time::Instant::now())
 }
@@ -352,26 +360,19 @@ async fn probe_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duratio
 /// One attempt at the URL (sitemaps, and pages JSON rules read, keep their
 /// body whatever its type), conditional on the earlier visit's validators.
 async fn fetch(ctx: &Ctx, url: &Url, earlier: Option<&Visit>) -> Result<Response, FetchFailure> {
-    let any_body = ctx.sitemaps.lookup(url).is_some()
+    let any_body = ctx.pipeline.sitemaps.lookup(url).is_some()
         || ctx
             .config
             .extract
             .as_ref()
             .is_some_and(|r| r.wants_any_body(url));
-    let keep = match ctx.keep {
+    let keep = match ctx.pipeline.keep {
         Keep::Everything => Keep::Everything,
         _ if any_body => Keep::Body,
         keep => keep,
     };
-    let slot = render::host_slot(ctx, url).await;
-    let result = match earlier.map(|v| &v.validators).filter(|v| !v.is_empty()) {
-        Some(validators) => ctx.fetcher.get_if(url, keep, validators).await,
-        None => ctx.fetcher.get(url, keep).await,
-    };
-    if let Some(slot) = slot {
-        render::release(ctx, slot, &result);
-    }
-    result
+    let validators = earlier.map(|v| &v.validators).filter(|v| !v.is_empty());
+    get(ctx, url, keep, validators).await
 }
 
 /// Fills in the record for a response, extracts its items and queues what it
@@ -398,7 +399,7 @@ async fn handle_response(
         record.kind = OutcomeKind::HttpError;
         return Handled::default();
     }
-    if let Some(trusted) = ctx.sitemaps.lookup(&req.url) {
+    if let Some(trusted) = ctx.pipeline.sitemaps.lookup(&req.url) {
         record.kind = OutcomeKind::Other;
         let (found, new) = handle_sitemap(ctx, req, resp, trusted).await;
         record.num_urls = found;
@@ -443,9 +444,11 @@ async fn handle_response(
                     rules: rules.clone(),
                     fetched_at,
                 }),
-            judge: render::judging(ctx),
+            // The `auto` rules are read during the parse; the render step
+            // after it decides on what they said.
+            judge: ctx.config.render.mode == RenderMode::Auto,
         };
-        match job.run(&ctx.cpu).await {
+        match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
                 record.kind = OutcomeKind::Failed;
                 record.error = Some(FetchFailure {
@@ -461,13 +464,11 @@ async fn handle_response(
                 if doc == Doc::Html {
                     record.kind = OutcomeKind::Html;
                     record.encoding = found.charset.map(str::to_ascii_lowercase);
-                    if let Some(reason) = render::reason(ctx, found.render) {
-                        let body = found.decoded.clone().unwrap_or(raw);
-                        handled.rendered =
-                            render::render(ctx, &req.url, resp, body, reason, record, &mut links)
-                                .await;
-                    }
-                    handled.decoded = found.decoded.filter(|_| ctx.keep_decoded);
+                    let body = found.decoded.as_ref().unwrap_or(&raw);
+                    handled.rendered =
+                        render::page(ctx, &req.url, resp, body, found.render, record, &mut links)
+                            .await;
+                    handled.decoded = found.decoded.filter(|_| ctx.pipeline.keep_decoded);
                 }
             }
         }

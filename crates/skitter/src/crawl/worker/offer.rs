@@ -25,13 +25,13 @@ pub(super) async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (
             // sockets for the whole pass.
             tokio::task::yield_now().await;
         }
-        match ctx.gate.admit(&ctx.traps, link.url, depth) {
+        match ctx.guards.admit(link.url, depth) {
             Admission::Admit(url) => {
                 if distinct.insert(url.clone()) {
                     admitted.push(url);
                 }
             }
-            Admission::Skip(reason) => ctx.link_skips.count(reason),
+            Admission::Skip(reason) => ctx.guards.link_skips.count(reason),
         }
     }
     let found = admitted.len();
@@ -70,7 +70,7 @@ pub(super) async fn handle_redirect(
         return;
     }
     record.num_urls = 1;
-    match ctx.gate.admit(&ctx.traps, Ok(target), req.depth) {
+    match ctx.guards.admit(Ok(target), req.depth) {
         Admission::Admit(url) => {
             let next = Request {
                 url,
@@ -80,6 +80,6 @@ pub(super) async fn handle_redirect(
             };
             record.num_new_urls = ctx.offer(vec![next]).await;
         }
-        Admission::Skip(reason) => ctx.link_skips.count(reason),
+        Admission::Skip(reason) => ctx.guards.link_skips.count(reason),
     }
 }

@@ -1,75 +1,55 @@
 //! A fetched HTML page rendered in the browser, when the crawl asks for it:
 //! the decision (`--render`), the render itself, and the browser's requests
-//! fetched the crawl's way ([`CrawlFetch`]: scope, robots.txt, per-host
-//! politeness, then the fetcher, whose address policy applies as to any
-//! request).
+//! fetched the crawl's way ([`CrawlFetch`]: scope, robots.txt, then the
+//! request path of the pages' own fetches, `get`, with its per-host
+//! politeness and the fetcher's address policy).
 //!
-//! Politeness: when the crawl renders, every request it sends to a host —
-//! its pages' fetches ([`host_slot`]) and the browser's requests alike — takes
-//! a slot of one per-host gate with the crawl's rules (`--per-host`,
-//! `--delay`, `Crawl-delay`, `429`/`Retry-After`), so the browser's requests
-//! and the pages around them stay within the host's cap and keep its gap
-//! between them. A slot is held for one HTTP exchange only (a render holds
-//! none while it waits for the browser), so no render can starve a page.
+//! The worker calls one thing here, [`page`], once an HTML body is parsed:
+//! the `auto` rules ran during the parse (`BodyJob::judge`), and what they
+//! said decides here, with the mode, whether the page is rendered.
 //!
 //! The rendered page is a page: its DOM's links and the navigations its
 //! scripts attempted join the plain fetch's links, and its rendered HTML and
 //! the browser's exchanges go to the outputs with the page.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use url::Url;
 
+use super::get::get;
 use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, RenderReason};
 use crate::base::urlnorm;
 use crate::crawl::ctx::Ctx;
-use crate::fetch::{Keep, Response, decode, retry};
-use crate::host::HostKey;
-use crate::host::slots::HostSlot;
+use crate::fetch::{Keep, Response, decode};
 use crate::output::RenderedPage;
 use crate::parse::links::{Link, LinkKind};
 use crate::render::{Prefetched, Refusal, RenderMode, SubFetch, SubRequest, SubResponse};
 
-/// Whether this crawl applies the `auto` rules to HTML bodies.
-pub(super) fn judging(ctx: &Ctx) -> bool {
-    mode(ctx) == RenderMode::Auto
-}
-
-fn mode(ctx: &Ctx) -> RenderMode {
-    ctx.renderer
-        .as_ref()
-        .map_or(RenderMode::Never, |r| r.settings().mode)
-}
-
-/// Why this HTML page is rendered, given what the `auto` rules said of it.
-pub(super) fn reason(ctx: &Ctx, hint: Option<RenderReason>) -> Option<RenderReason> {
-    match mode(ctx) {
-        RenderMode::Never => None,
-        RenderMode::Auto => hint,
-        RenderMode::Always => Some(RenderReason::Always),
-    }
-}
-
-/// Renders the page; adds the rendered links to `links` and returns what the
-/// outputs keep of it. A render that fails all its tries makes the page failed
-/// (the plain fetch's links are still offered).
-pub(super) async fn render(
+/// The render step of an HTML page, after its body (`body`, decoded) was
+/// parsed: renders it under `--render always`, or under `auto` when the rules
+/// gave a reason (`hint`). Adds the rendered links to `links` and returns
+/// what the outputs keep of it. A render that fails all its tries makes the
+/// page failed (the plain fetch's links are still offered).
+pub(super) async fn page(
     ctx: &Ctx,
     url: &Url,
     resp: &Response,
-    body: Bytes,
-    reason: RenderReason,
+    body: &Bytes,
+    hint: Option<RenderReason>,
     record: &mut PageRecord,
     links: &mut Vec<Link>,
 ) -> Option<Box<RenderedPage>> {
-    let renderer = ctx.renderer.as_ref()?;
+    let renderer = ctx.pipeline.renderer.as_ref()?;
+    let reason = match renderer.settings().mode {
+        RenderMode::Never => None,
+        RenderMode::Auto => hint,
+        RenderMode::Always => Some(RenderReason::Always),
+    }?;
     record.rendered = Some(reason);
     let page = Prefetched {
         url: url.clone(),
         status: resp.status,
         headers: clean_headers(resp),
-        body,
+        body: body.clone(),
     };
     match renderer.render(&page, &CrawlFetch { ctx }).await {
         Ok(done) => {
@@ -119,37 +99,6 @@ fn clean_headers(resp: &Response) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Under `--render`, a slot of the per-host gate shared by the crawl's pages
-/// and the browser's requests, for one request to `url`'s host (none when
-/// the crawl does not render: the frontier's slots suffice).
-pub(super) async fn host_slot(ctx: &Ctx, url: &Url) -> Option<HostSlot> {
-    ctx.renderer.as_ref()?;
-    let floor = crawl_delay(ctx, url).await;
-    Some(
-        ctx.render_hosts
-            .acquire_spaced(HostKey::of(url), floor)
-            .await,
-    )
-}
-
-/// Hands a slot back with what the answer says about the server.
-pub(super) fn release(ctx: &Ctx, slot: HostSlot, result: &Result<Response, FetchFailure>) {
-    let (_, feedback) = retry::judge(&ctx.config.retry, retry::Tries::default(), result);
-    slot.finish(feedback);
-}
-
-/// The host's robots `Crawl-delay` (capped as the crawl caps it), or zero.
-async fn crawl_delay(ctx: &Ctx, url: &Url) -> Duration {
-    let Some(robots) = &ctx.robots else {
-        return Duration::ZERO;
-    };
-    let rules = robots.rules_for(url).await;
-    rules
-        .robots
-        .crawl_delay(robots.token())
-        .map_or(Duration::ZERO, |d| d.min(ctx.config.max_crawl_delay))
-}
-
 /// The browser's requests, fetched like the crawl's own.
 struct CrawlFetch<'a> {
     ctx: &'a Ctx,
@@ -159,12 +108,11 @@ impl SubFetch for CrawlFetch<'_> {
     async fn fetch(&self, req: SubRequest) -> Result<SubResponse, Refusal> {
         let ctx = self.ctx;
         let url = req.url;
-        if !urlnorm::is_crawlable_scheme(&url)
-            || !ctx.gate.scope.allows(&urlnorm::normalize(url.clone()))
-        {
+        let scope = &ctx.guards.gate.scope;
+        if !urlnorm::is_crawlable_scheme(&url) || !scope.allows(&urlnorm::normalize(url.clone())) {
             return Err(Refusal::Scope);
         }
-        if let Some(robots) = &ctx.robots {
+        if let Some(robots) = &ctx.pipeline.robots {
             let rules = robots.rules_for(&url).await;
             if let Some(failure) = rules.unreachable() {
                 return Err(match failure.kind {
@@ -178,15 +126,11 @@ impl SubFetch for CrawlFetch<'_> {
                 return Err(Refusal::Robots);
             }
         }
-        let keep = match ctx.keep {
+        let keep = match ctx.pipeline.keep {
             Keep::Everything => Keep::Everything,
             _ => Keep::Body,
         };
-        let slot = host_slot(ctx, &url).await;
-        let result = ctx.fetcher.get(&url, keep).await;
-        if let Some(slot) = slot {
-            release(ctx, slot, &result);
-        }
+        let result = get(ctx, &url, keep, None).await;
         let mut resp = result.map_err(|f| match f.kind {
             ErrorKind::Blocked => Refusal::Address,
             _ => Refusal::Failed(f.message),

@@ -7,17 +7,17 @@ use url::Url;
 
 use crate::base::outcome::PageRecord;
 use crate::base::request::Validators;
-use crate::crawl::ctx::Ctx;
 use crate::fetch::{Exchange, Response};
-use crate::state::recrawl::{self, Visit};
+use crate::frontier::Frontier;
+use crate::state::recrawl::{self, PassInfo, Visit};
 
 /// The URL's visit from the previous pass, in a recrawl pass (a store that
 /// cannot answer costs the conditional request, not the URL).
-pub(super) async fn recall(ctx: &Ctx, url: &Url) -> Option<Visit> {
-    if ctx.pass().is_none_or(|p| p.number < 2) {
+pub(super) async fn recall(frontier: &dyn Frontier, url: &Url) -> Option<Visit> {
+    if frontier.pass().is_none_or(|p| p.number < 2) {
         return None;
     }
-    ctx.frontier.recall(url).await.unwrap_or_else(|e| {
+    frontier.recall(url).await.unwrap_or_else(|e| {
         tracing::warn!(%url, "cannot read the earlier visit: {e}");
         None
     })
@@ -41,16 +41,16 @@ pub(super) fn payload_digest(resp: &Response, exchange: Option<&mut Exchange>) -
 }
 
 /// Settles the record against the earlier visit when the frontier remembers
-/// visits: fills in its change, sets the exchange's revisit, and answers the
+/// visits (`pass`): fills in its change, sets the exchange's revisit, and answers the
 /// visit to store (`None`: keep the earlier one, or remember nothing).
 pub(super) fn settle(
-    ctx: &Ctx,
+    pass: Option<PassInfo>,
     record: &mut PageRecord,
     exchange: Option<&mut Exchange>,
     earlier: Option<&Visit>,
     (sha1, validators, fetched_at): (Option<[u8; 20]>, Validators, chrono::DateTime<chrono::Utc>),
 ) -> Option<Visit> {
-    let pass = ctx.pass()?;
+    let pass = pass?;
     let settled = recrawl::settle(record, earlier, pass.number, sha1, validators, fetched_at);
     if let Some(x) = exchange {
         x.revisit = settled.revisit;

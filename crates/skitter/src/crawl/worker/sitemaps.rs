@@ -29,6 +29,7 @@ pub(super) async fn handle_sitemap(
     let encoding = resp.header("content-encoding").map(str::to_owned);
     let (max, cut) = (ctx.config.fetch.max_body_size, resp.truncated);
     let parsed = ctx
+        .pipeline
         .cpu
         .run(move || {
             let body = fetch::decode::decode_prefix(encoding.as_deref(), &raw, max, cut)
@@ -70,8 +71,10 @@ pub(super) async fn handle_sitemap(
 async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
     let mut requests = Vec::new();
     for url in urls {
-        let reason = match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
-            Admission::Admit(url) if ctx.sitemaps.register_child(&req.url, url.clone()) => {
+        let reason = match ctx.guards.admit(Ok(url), req.depth) {
+            Admission::Admit(url)
+                if ctx.pipeline.sitemaps.register_child(&req.url, url.clone()) =>
+            {
                 requests.push(Request {
                     url,
                     depth: req.depth,
@@ -83,7 +86,7 @@ async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize
             Admission::Admit(_) => SkipReason::Limit,
             Admission::Skip(reason) => reason,
         };
-        ctx.link_skips.count(reason);
+        ctx.guards.link_skips.count(reason);
     }
     ctx.offer(requests).await
 }
@@ -92,14 +95,14 @@ async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize
 pub(super) async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize {
     let mut requests = Vec::new();
     for url in urls {
-        match ctx.gate.admit(&ctx.traps, Ok(url), req.depth) {
+        match ctx.guards.admit(Ok(url), req.depth) {
             Admission::Admit(url) => requests.push(Request {
                 url,
                 depth: req.depth,
                 redirects_left: ctx.config.max_redirect,
                 parent: Some(req.url.clone()),
             }),
-            Admission::Skip(reason) => ctx.link_skips.count(reason),
+            Admission::Skip(reason) => ctx.guards.link_skips.count(reason),
         }
     }
     ctx.offer(requests).await

@@ -1,0 +1,67 @@
+//! The guards and limits of one crawl: which discovered links are followed
+//! (the gate, the trap rules), how many pages it fetches in all and per
+//! host, and how often hosts slowed it down; with their counts for the report.
+
+use url::Url;
+
+use crate::base::trap::TrapGuard;
+use crate::crawl::admission::{Admission, Gate, LinkSkips};
+use crate::crawl::config::Config;
+use crate::host::quota::{HostQuota, PageBudget};
+use crate::host::slowdown::Slowdowns;
+use crate::output::report::Tally;
+
+/// What the crawl lets through, and what it turned away or was slowed by.
+pub(crate) struct Guards {
+    /// The rules every discovered URL passes.
+    pub(crate) gate: Gate,
+    pub(crate) traps: TrapGuard,
+    /// Links the gate or the sitemap limits turned away, by reason.
+    pub(crate) link_skips: LinkSkips,
+    /// `--max-pages`.
+    pub(crate) budget: PageBudget,
+    /// `--max-per-host`.
+    pub(crate) quota: HostQuota,
+    /// Slow-downs per host and retries, for the report.
+    pub(crate) slowdowns: Slowdowns,
+}
+
+impl Guards {
+    /// The guards of one run, from its settings.
+    pub(crate) fn new(config: &Config) -> Guards {
+        Guards {
+            gate: Gate {
+                scope: config.scope.clone(),
+                exclude: config.exclude.clone(),
+                include: config.include.clone(),
+                max_depth: config.limits.max_depth,
+            },
+            traps: TrapGuard::new(config.trap_rules.clone()),
+            link_skips: LinkSkips::default(),
+            budget: PageBudget::new(config.limits.max_pages),
+            quota: HostQuota::new(config.limits.max_per_host),
+            slowdowns: Slowdowns::default(),
+        }
+    }
+
+    /// Whether a discovered URL may be queued at `depth` (see [`Gate::admit`]).
+    pub(crate) fn admit(&self, url: Result<Url, String>, depth: u32) -> Admission {
+        self.gate.admit(&self.traps, url, depth)
+    }
+
+    /// Adds what the guards counted to the report: links not followed, trap
+    /// trips, slow-downs and retries.
+    pub(crate) fn count_into(&self, tally: &mut Tally) {
+        for (key, n) in self.link_skips.snapshot() {
+            tally.bump(&key, n);
+        }
+        for (kind, n) in self.traps.trips() {
+            tally.bump(&format!("trap_{kind}"), n);
+        }
+        let (throttled, counters) = self.slowdowns.snapshot();
+        for (key, n) in counters {
+            tally.bump(&key, n);
+        }
+        tally.throttled(throttled);
+    }
+}
