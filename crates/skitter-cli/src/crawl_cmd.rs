@@ -585,7 +585,7 @@ mod tests {
                 ..ReportSummary::default()
             })
         };
-        let limit = || Some(StopReason::Limit("max-pages".into()));
+        let limit = || Some(StopReason::Limit(skitter::output::report::Limit::MaxPages));
         assert_eq!(exit_status(&report(None, 0)), 0);
         assert_eq!(exit_status(&report(None, 2)), 1);
         assert_eq!(exit_status(&report(limit(), 1)), 1);

@@ -23,7 +23,7 @@ use clap::Args;
 use skitter::cluster::RedisStatsSink;
 use skitter::fetch::ProxyLedger;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
-use skitter::output::report::StopReason;
+use skitter::output::report::{Limit, StopReason};
 use tokio_util::sync::CancellationToken;
 
 use skitter::cluster::CrawlSpec;
@@ -322,7 +322,7 @@ async fn crawl(
     tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");
     let mut report = crawler.run(cancel).await?;
     if report.stopped.is_none() && frontier.claim_limit_reached() {
-        report.stopped = Some(StopReason::Limit("max-pages (crawl-wide)".into()));
+        report.stopped = Some(StopReason::Limit(Limit::MaxPagesCrawlWide));
     }
     if let Err(e) = frontier.add_stats(&report.unrecorded).await {
         tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");

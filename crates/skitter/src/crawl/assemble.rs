@@ -93,7 +93,7 @@ impl CrawlerBuilder {
         };
         if let (true, Some(dir)) = (config.report.records, &config.report.spill_dir) {
             // Fails now rather than when the report first outgrows its memory.
-            crate::state::spill::SpillDir::new(Some(dir.clone())).probe()?;
+            crate::state::spill::SpillDir::new(Some(dir.clone())).check_writable()?;
         }
         let fetcher = Fetcher::new(self.fetch)?;
         let frontier: Arc<dyn Frontier> = match self.frontier {

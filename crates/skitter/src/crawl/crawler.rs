@@ -165,8 +165,8 @@ async fn seed(
         parent: None,
     };
     let roots = config.roots.iter().cloned().map(request);
-    let probes = sitemaps.probes(&config.roots).into_iter().map(request);
-    let seeded = frontier.offer(roots.chain(probes).collect()).await?;
+    let guesses = sitemaps.guesses(&config.roots).into_iter().map(request);
+    let seeded = frontier.offer(roots.chain(guesses).collect()).await?;
     progress.discovered(seeded);
     Ok(())
 }

@@ -68,8 +68,8 @@ impl SitemapRegistry {
         }
     }
 
-    /// The `/sitemap.xml` of each root's origin, when probing is on.
-    pub(crate) fn probes(&self, roots: &[Url]) -> Vec<Url> {
+    /// The `/sitemap.xml` of each root's origin: a guess where a sitemap may be, when looking for them is on.
+    pub(crate) fn guesses(&self, roots: &[Url]) -> Vec<Url> {
         if self.mode != SitemapMode::Probe {
             return Vec::new();
         }

@@ -40,11 +40,11 @@ impl SpillDir {
     }
 
     /// Fails now, rather than hours into a crawl, when no file can be made here.
-    pub(crate) fn probe(&self) -> Result<(), SpillError> {
+    pub(crate) fn check_writable(&self) -> Result<(), SpillError> {
         self.open().map(drop)
     }
 
-    /// Spill files created so far (a probe is not one).
+    /// Spill files created so far (the writability check is not one).
     pub(crate) fn files_created(&self) -> u64 {
         self.created.load(Ordering::Relaxed)
     }

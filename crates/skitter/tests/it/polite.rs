@@ -8,7 +8,7 @@ use skitter::base::outcome::{OutcomeKind, SkipReason};
 use skitter::crawl::config::Limits;
 use skitter::fetch::retry::RetryPolicy;
 use skitter::output::ChannelSink;
-use skitter::output::report::StopReason;
+use skitter::output::report::{Limit, StopReason};
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -237,7 +237,7 @@ async fn max_pages_stops_cleanly_with_todo() {
         ..Limits::default()
     };
     let report = crawl(builder(&site).max_tasks(3).limits(limits)).await;
-    assert_eq!(report.stopped, Some(StopReason::Limit("max-pages".into())));
+    assert_eq!(report.stopped, Some(StopReason::Limit(Limit::MaxPages)));
     assert_eq!(report.counters["html"], 10);
     assert!(report.todo > 0);
     assert_eq!(site.stats().total_requests, 11, "ten pages and robots.txt");
@@ -262,7 +262,7 @@ async fn max_time_stops_cleanly() {
             .ignore_robots(true),
     )
     .await;
-    assert_eq!(report.stopped, Some(StopReason::Limit("max-time".into())));
+    assert_eq!(report.stopped, Some(StopReason::Limit(Limit::MaxTime)));
     assert!(report.todo > 0 && report.done < 401);
 }
 

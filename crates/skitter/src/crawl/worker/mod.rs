@@ -175,10 +175,10 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             // Before a retry (cheaply) and before giving up on the URL (always):
             // is the whole server down? Then the URL waits, using no try.
             let max_age = match verdict {
-                Verdict::Retry(_) => HEALTH_PROBE_INTERVAL,
-                Verdict::Done => LAST_TRY_PROBE_INTERVAL,
+                Verdict::Retry(_) => HEALTH_CHECK_INTERVAL,
+                Verdict::Done => LAST_TRY_CHECK_INTERVAL,
             };
-            if let Some(defer) = Box::pin(probe_health(&ctx.pipeline, &req.url, max_age)).await {
+            if let Some(defer) = Box::pin(check_health(&ctx.pipeline, &req.url, max_age)).await {
                 let pause = HostFeedback::SlowDown(defer, ThrottleReason::RobotsUnavailable);
                 return Step::Again(defer, pause);
             }
@@ -342,16 +342,16 @@ async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration
 
 /// How old an origin's robots.txt may be before a page that failed and will be
 /// retried makes the crawler fetch it again as a health probe.
-const HEALTH_PROBE_INTERVAL: Duration = Duration::from_secs(1);
+const HEALTH_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 /// The same before a page that failed its last try is recorded as failed: the
-/// probe then (almost) always runs, so a server that went down loses no page.
-const LAST_TRY_PROBE_INTERVAL: Duration = Duration::from_millis(50);
+/// check then (almost) always runs, so a server that went down loses no page.
+const LAST_TRY_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 
 /// After a page failed: is its whole server down? Checks the origin's
 /// robots.txt again if it is older than `max_age`; while that is unavailable
 /// too, the URL waits without using up a try (how long: the answer). Without
-/// robots.txt handling there is no probe, and failures count as usual.
-async fn probe_health(pipeline: &Pipeline, url: &Url, max_age: Duration) -> Option<Duration> {
+/// robots.txt handling there is no health check, and failures count as usual.
+async fn check_health(pipeline: &Pipeline, url: &Url, max_age: Duration) -> Option<Duration> {
     let robots = pipeline.robots.as_ref()?;
     let rules = robots.recheck(url, max_age).await;
     rules.deferral(tokio::time::Instant::now())

@@ -122,7 +122,7 @@ impl MemoryFrontier {
     /// outgrows the budget never touches the disk.)
     pub fn with_options(options: MemoryOptions) -> Result<Self, FrontierError> {
         if options.spill_dir.is_some() {
-            SpillDir::new(options.spill_dir.clone()).probe()?;
+            SpillDir::new(options.spill_dir.clone()).check_writable()?;
         }
         Ok(MemoryFrontier {
             inner: Mutex::new(State::new(&options)),

@@ -33,7 +33,7 @@ use crate::fetch::ProxyStats;
 /// The counter of URLs that failed by a bug in skitter (a panic while handling
 /// them); non-zero means the crawl did not go as it should.
 pub const INTERNAL_COUNTER: &str = "internal_errors";
-pub use crate::base::stop::StopReason;
+pub use crate::base::stop::{Limit, StopReason};
 use crate::output::SinkSummary;
 
 /// The report's per-URL records could not be kept or read back.

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Crawler;
 use crate::crawl::config::Limits;
-use crate::output::report::StopReason;
+use crate::output::report::{Limit, StopReason};
 
 #[tokio::test(start_paused = true)]
 async fn max_time_stops_the_crawl_and_the_page_in_flight_gets_its_grace() {
@@ -40,7 +40,7 @@ async fn max_time_stops_the_crawl_and_the_page_in_flight_gets_its_grace() {
     let report = crawler.run(CancellationToken::new()).await.unwrap();
     let (took, real) = (start.elapsed(), real_start.elapsed());
 
-    assert_eq!(report.stopped, Some(StopReason::Limit("max-time".into())));
+    assert_eq!(report.stopped, Some(StopReason::Limit(Limit::MaxTime)));
     assert_eq!(
         report.done, 4,
         "three pages before the limit, one in its grace"

@@ -241,5 +241,4 @@ impl BodyJob {
 }
 
 #[cfg(test)]
-#[path = "body_tests.rs"]
 mod tests;

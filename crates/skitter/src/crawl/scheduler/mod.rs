@@ -15,7 +15,7 @@ use tokio_util::task::TaskTracker;
 use crate::crawl::ctx::{Ctx, Signals};
 use crate::crawl::worker;
 use crate::frontier::Claim;
-use crate::output::report::StopReason;
+use crate::output::report::{Limit, StopReason};
 
 /// Runs the crawl loop; returns why it stopped early, or `None` when it completed.
 pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
@@ -29,7 +29,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         let permit = tokio::select! {
             biased;
             _ = ctx.signals.halt.stopped() => break Some(ctx.signals.halt.reason()),
-            _ = passes(deadline) => break Some(StopReason::Limit("max-time".into())),
+            _ = passes(deadline) => break Some(StopReason::Limit(Limit::MaxTime)),
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
         if !ctx.guards.budget.available() {
@@ -37,7 +37,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
             // Only a fetch that has not ended can hand budget back; a page past
             // its fetch and waiting on the outputs cannot.
             if tracker.is_empty() || ctx.signals.progress.in_flight() == 0 {
-                break Some(StopReason::Limit("max-pages".into()));
+                break Some(StopReason::Limit(Limit::MaxPages));
             }
             // In-flight fetches may still hand budget back (robots, quota skips).
             tokio::select! {
@@ -84,7 +84,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         tracker.wait().await;
         return None;
     };
-    if reason == StopReason::Limit("max-pages".into()) {
+    if reason == StopReason::Limit(Limit::MaxPages) {
         // The pages the budget allowed are fetched to the end; only the
         // outputs they wait on are held to the grace period.
         fetches_ended(&ctx.signals).await;
@@ -127,5 +127,4 @@ async fn passes(deadline: Option<Instant>) {
 }
 
 #[cfg(test)]
-#[path = "scheduler_tests.rs"]
 mod tests;
