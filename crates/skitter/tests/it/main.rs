@@ -20,6 +20,7 @@ mod disk_frontier_hosts;
 mod extract_corpus;
 mod faults;
 mod fuzz;
+mod hardening;
 mod hostile;
 mod items_db;
 mod items_db_tls;
