@@ -136,14 +136,20 @@ impl SubFetch for CrawlFetch<'_> {
             _ => Refusal::Failed(f.message),
         })?;
         let raw = resp.body.take().unwrap_or_default();
-        let body = decode::decode_prefix(
-            resp.header("content-encoding"),
-            &raw,
-            ctx.config.fetch.max_body_size,
-            resp.truncated,
-        )
-        .map(|d| Bytes::from(d.body.into_owned()))
-        .map_err(|e| Refusal::Failed(e.to_string()))?;
+        let coding = resp.header("content-encoding").map(str::to_owned);
+        let (max, cut) = (ctx.config.fetch.max_body_size, resp.truncated);
+        // Decoding is CPU work a hostile server can make costly (stacked
+        // codings up to the cap): on the CPU pool, not on the async workers.
+        let body = ctx
+            .pipeline
+            .cpu
+            .run(move || {
+                decode::decode_prefix(coding.as_deref(), &raw, max, cut)
+                    .map(|d| Bytes::from(d.body.into_owned()))
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .map_err(Refusal::Failed)?;
         Ok(SubResponse {
             status: resp.status,
             headers: clean_headers(&resp),
