@@ -141,7 +141,8 @@ pub enum FrontierError {
 /// the same contract tests as the built-in ones (`tests/memory_frontier.rs`).
 ///
 /// ```
-/// use skitter::frontier::{Claim, Frontier, HostFeedback, HostPolicy, MemoryFrontier, Request};
+/// use skitter::frontier::{Claim, Frontier, MemoryFrontier, Request};
+/// use skitter::host::{HostFeedback, HostPolicy};
 ///
 /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let frontier = MemoryFrontier::new(HostPolicy::default());
