@@ -55,10 +55,25 @@ pub(crate) fn windows_safe(mut name: String) -> String {
         name.truncate(kept);
         name.push_str(&tail);
     }
-    let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
-    let reserved = matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
-        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
-            && matches!(stem.as_bytes().get(3..), Some([b'1'..=b'9'])));
+    // Windows ignores spaces at the end of the stem when it looks for device
+    // names (`NUL .txt` is NUL), and reserves COM0 and LPT0, the superscript
+    // digits (`COM¹`) and the console's CONIN$ and CONOUT$ too.
+    let stem = name.split('.').next().unwrap_or("");
+    let stem = stem.trim_end_matches(' ').to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix).is_some_and(|n| {
+            let mut digits = n.chars();
+            matches!(
+                (digits.next(), digits.next()),
+                (Some('0'..='9' | '¹' | '²' | '³'), None)
+            )
+        })
+    };
+    let reserved = matches!(
+        stem.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+    ) || numbered("COM")
+        || numbered("LPT");
     if reserved {
         let first = name.as_bytes()[0];
         name.replace_range(..1, &format!("%{first:02X}"));
@@ -105,6 +120,15 @@ mod tests {
             ("con", "%63on"),
             ("LPT1.txt", "%4CPT1.txt"),
             ("com10", "com10"),
+            ("COM0", "%43OM0"),
+            ("lpt0.log", "%6Cpt0.log"),
+            ("COM¹", "%43OM¹"),
+            ("lpt³.txt", "%6Cpt³.txt"),
+            ("conin$", "%63onin$"),
+            ("CONOUT$.x", "%43ONOUT$.x"),
+            ("NUL .txt", "%4EUL .txt"),
+            ("com¹0", "com¹0"),
+            ("conin", "conin"),
             ("console", "console"),
             ("a. .", "a%2E%20%2E"),
             ("..", "%2E%2E"),
