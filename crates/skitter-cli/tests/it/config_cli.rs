@@ -2,28 +2,8 @@
 //! the command line winning over it, every command taking it, and bad files
 //! refused with the file's line before anything runs.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
+use crate::support::cli::{show, skitter_in as skitter};
 use skitter_testsite::{SiteConfig, TestSite};
-
-fn skitter(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skitter"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstderr:\n{}\nstdout:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crawl_runs_from_the_file_and_the_command_line_wins() {

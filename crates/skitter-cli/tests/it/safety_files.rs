@@ -3,8 +3,9 @@
 //! in a temporary directory. Each test here failed before the fix it names.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
+use crate::support::cli::{show, skitter_in as skitter};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 
 fn site(pages: usize) -> RunningSite {
@@ -14,24 +15,6 @@ fn site(pages: usize) -> RunningSite {
         ..SiteConfig::default()
     })
     .expect("test site starts")
-}
-
-fn skitter(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skitter"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the binary runs")
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// `host[_port]`, the directory `fetch -o` saves a site's files under.

@@ -121,3 +121,23 @@ pub fn duplicates(stats: &Stats) -> u64 {
         .map(|p| stats.requests(p) - 1)
         .sum()
 }
+
+/// Runs `skitter ARGS` in `dir` with no standard input, to its end.
+pub fn skitter_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_skitter"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+/// A finished run's status, stdout and stderr, for an assertion's message.
+pub fn show(out: &std::process::Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
