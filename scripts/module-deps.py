@@ -33,6 +33,8 @@ ALLOWED = {
     "render": {"base", "parse", "fetch"},
     "output": {"base", "parse", "host", "fetch", "state"},
     "frontier": {"base", "host", "fetch", "state", "robots"},
+    # One serialisable value per job, made of the types of the layers it sets.
+    "settings": {"base", "parse", "host", "fetch", "robots", "render", "output"},
 }
 BELOW_CRAWL = set(ALLOWED)
 ALLOWED["crawl"] = BELOW_CRAWL

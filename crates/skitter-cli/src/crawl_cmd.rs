@@ -14,15 +14,15 @@ use clap::Args;
 use skitter::base::scope::ScopeMode;
 use skitter::base::trap::TrapRules;
 use skitter::cluster::CrawlSpec;
-use skitter::crawl::config::Limits;
 use skitter::frontier::{DiskFrontier, DiskOptions, Frontier, RecrawlStart};
 use skitter::host::HostPolicy;
 use skitter::output::report::{ReportOptions, StopReason};
 use skitter::parse::discovery::SitemapMode;
 use skitter::parse::links::ExtractMode;
+use skitter::settings::{CrawlSettings, Limits, RunSettings};
 use skitter::state::recrawl::RecrawlOrder;
 use skitter::state::store::CrawlMeta;
-use skitter::{CrawlerBuilder, Report};
+use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
 use crate::extract_flags::ExtractFlags;
@@ -219,52 +219,63 @@ impl CrawlArgs {
         self.builder_on(None)
     }
 
-    /// The crawl these flags define, as the library's [`CrawlSpec`]: what a
-    /// shared crawl stores for its workers, and what every crawl is built
-    /// from. Reads the rules file and the proxy list, so the spec carries
-    /// their contents.
-    pub fn spec(&self) -> anyhow::Result<CrawlSpec> {
-        let mut fetch = self.request.fetch_config(self.max_body_size)?;
-        fetch.http1_only = self.http1_only;
-        fetch.cookies = self.cookies;
-        let mut spec = CrawlSpec::new(self.roots.iter().cloned());
-        spec.scope = self.scope_mode();
-        spec.domains = self.domains.clone();
-        spec.exclude_domains = self.exclude_domains.clone();
-        spec.include = self.include.clone();
-        spec.exclude = self.exclude.clone();
-        spec.limits = Limits {
+    /// Everything these flags set, as the library's one settings value: what
+    /// every crawl is built from. Reads the rules file and the proxy list, so
+    /// the settings carry their contents.
+    pub fn settings(&self) -> anyhow::Result<CrawlSettings> {
+        let mut s = CrawlSettings::new(self.roots.iter().cloned());
+        s.scope = self.scope_mode();
+        s.domains = self.domains.clone();
+        s.exclude_domains = self.exclude_domains.clone();
+        s.include = self.include.clone();
+        s.exclude = self.exclude.clone();
+        s.limits = Limits {
             max_depth: self.max_depth,
             max_pages: self.max_pages,
             max_time: self.max_time,
             max_per_host: self.max_per_host,
         };
-        spec.max_redirect = self.max_redirect;
-        spec.retry = self.request.retry_policy();
-        spec.extract_mode = if self.resources {
+        s.traps = self.trap_rules();
+        s.extract_mode = if self.resources {
             ExtractMode::Resources
         } else {
             ExtractMode::Pages
         };
-        spec.traps = self.trap_rules();
-        spec.sitemaps = match (self.sitemaps, self.no_sitemaps) {
+        s.sitemaps = match (self.sitemaps, self.no_sitemaps) {
             (_, true) => SitemapMode::Off,
             (true, _) => SitemapMode::Probe,
             _ => SitemapMode::Robots,
         };
-        spec.ignore_robots = self.ignore_robots;
-        spec.max_crawl_delay = self.max_crawl_delay;
-        spec.max_outage = self.max_outage;
-        spec.politeness = self.host_policy();
-        spec.fetch = fetch;
-        spec.extract = self.extract.source()?;
-        spec.render = self.render.settings();
-        // Checked here, for the message that names the rules file (the spec's
-        // own check cannot name it).
-        if let Some(source) = &spec.extract {
+        s.ignore_robots = self.ignore_robots;
+        s.robots.max_outage = self.max_outage;
+        s.max_crawl_delay = self.max_crawl_delay;
+        s.request.fetch = self.request.fetch_config(self.max_body_size)?;
+        s.request.fetch.http1_only = self.http1_only;
+        s.request.fetch.cookies = self.cookies;
+        s.request.retry = self.request.retry_policy();
+        s.request.politeness = self.host_policy();
+        s.request.max_redirect = self.max_redirect;
+        s.extract = self.extract.source()?;
+        s.render = self.render.settings();
+        s.run = RunSettings {
+            max_tasks: self.max_tasks,
+            grace: self.request.grace,
+            memory_budget: Some(self.frontier_memory()),
+            spill_dir: self.spill_dir.clone(),
+            report: self.report_options(),
+        };
+        // Checked here, for the message that names the rules file (the
+        // library's own check cannot name it).
+        if let Some(source) = &s.extract {
             self.extract.parse(source.clone())?;
         }
-        Ok(spec)
+        Ok(s)
+    }
+
+    /// The crawl these flags define, as a shared crawl stores it for its
+    /// workers: [`CrawlArgs::settings`] without the per-process part.
+    pub fn spec(&self) -> anyhow::Result<CrawlSpec> {
+        Ok(CrawlSpec::new(self.settings()?))
     }
 
     /// [`CrawlArgs::builder`] on a frontier made elsewhere (a shared crawl's):
@@ -273,38 +284,28 @@ impl CrawlArgs {
         &self,
         frontier: Option<Arc<dyn Frontier>>,
     ) -> anyhow::Result<CrawlerBuilder> {
-        let spec = self.spec()?;
-        let mut b = spec
-            .builder()?
-            .max_tasks(self.max_tasks)
-            .grace(self.request.grace);
+        let settings = self.settings()?;
         // The state is opened (and locked) before any output is opened, since a
         // resumed crawl's outputs are repaired: a second invocation of a running
         // crawl must stop at "busy" before it touches them.
-        let described = describe(&spec, self.max_tasks);
+        let described = describe(&settings);
         let state = match &self.state {
             Some(dir) => Some(Arc::new(self.open_state(dir, &described)?)),
             None => None,
         };
+        let mut b = Crawler::from_settings(settings);
         for sink in self
             .outputs
             .sinks(state.as_deref(), described, self.max_body_size)?
         {
             b = b.sink(sink);
         }
-        b = b.report_options(self.report_options());
+        // A frontier of another's enforces its own politeness and memory; the
+        // settings' are the built-in frontier's.
         if let Some(frontier) = frontier {
             b = b.frontier(frontier);
         } else if let Some(store) = state {
             b = b.frontier(store.clone()).outcome_store(store);
-        } else {
-            b = b
-                .per_host(spec.politeness.max_in_flight)
-                .host_delay(spec.politeness.delay, spec.politeness.jitter)
-                .memory_budget(self.frontier_memory());
-            if let Some(dir) = &self.spill_dir {
-                b = b.spill_dir(dir.clone());
-            }
         }
         Ok(b)
     }
@@ -423,34 +424,38 @@ impl CrawlArgs {
 
 /// The crawl's defining options, for the WARC's warcinfo record and the
 /// state's check that a resumed crawl is the same one.
-pub fn describe(spec: &CrawlSpec, max_tasks: usize) -> Vec<(String, String)> {
+pub fn describe(settings: &CrawlSettings) -> Vec<(String, String)> {
     let mut described = vec![
-        ("roots".into(), printable_roots(&spec.roots).join(" ")),
-        ("scope".into(), scope_name(spec.scope).into()),
-        ("max-tasks".into(), max_tasks.to_string()),
-        ("per-host".into(), spec.politeness.max_in_flight.to_string()),
+        ("roots".into(), printable_roots(&settings.roots).join(" ")),
+        ("scope".into(), scope_name(settings.scope).into()),
+        ("max-tasks".into(), settings.run.max_tasks.to_string()),
+        (
+            "per-host".into(),
+            settings.request.politeness.max_in_flight.to_string(),
+        ),
         (
             "max-depth".into(),
-            spec.limits
+            settings
+                .limits
                 .max_depth
                 .map_or("none".into(), |d| d.to_string()),
         ),
         (
             "resources".into(),
-            (spec.extract_mode == ExtractMode::Resources).to_string(),
+            (settings.extract_mode == ExtractMode::Resources).to_string(),
         ),
-        ("robots".into(), (!spec.ignore_robots).to_string()),
+        ("robots".into(), (!settings.ignore_robots).to_string()),
         (
             "max-per-host".into(),
-            format!("{:?}", spec.limits.max_per_host),
+            format!("{:?}", settings.limits.max_per_host),
         ),
-        ("exclude".into(), spec.exclude.join(" ")),
-        ("include".into(), spec.include.join(" ")),
+        ("exclude".into(), settings.exclude.join(" ")),
+        ("include".into(), settings.include.join(" ")),
     ];
     // Only when given, so states written before these flags still resume.
     for (key, list) in [
-        ("domains", &spec.domains),
-        ("exclude-domains", &spec.exclude_domains),
+        ("domains", &settings.domains),
+        ("exclude-domains", &settings.exclude_domains),
     ] {
         if !list.is_empty() {
             described.push((key.into(), list.join(",")));

@@ -18,8 +18,10 @@ use clap::Args;
 use futures_util::stream::{self, Stream, StreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skitter::bulk::{
-    self, BulkFetcher, BulkFetcherBuilder, InputItem, ItemReport, Outcome, StopReason, Summary,
+    self, BulkFetcher, BulkFetcherBuilder, BulkSettings, InputItem, ItemReport, Outcome,
+    StopReason, Summary,
 };
+use skitter::host::HostPolicy;
 use skitter::output::{WarcOptions, WarcSink};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
@@ -104,28 +106,35 @@ pub struct FetchArgs {
 type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
 
 impl FetchArgs {
+    /// Everything these flags set, as the library's one settings value.
+    /// Reads the rules file, so the settings carry its contents.
+    pub fn settings(&self) -> anyhow::Result<BulkSettings> {
+        let mut s = BulkSettings::default();
+        s.request.fetch = self.request.fetch_config(self.max_body_size)?;
+        s.request.retry = self.request.retry_policy();
+        s.request.politeness = HostPolicy {
+            max_in_flight: self.per_host,
+            delay: self.delay,
+            jitter: self.jitter,
+        };
+        s.request.max_redirect = self.max_redirect;
+        s.concurrency = self.concurrency;
+        s.grace = self.request.grace;
+        s.output_dir = self.output_dir.clone();
+        s.name_template = self.name_template.clone();
+        s.skip_existing = self.skip_existing;
+        s.if_modified = self.if_modified;
+        s.extract = self.extract.source()?;
+        // Checked here, for the message that names the rules file.
+        if let Some(source) = &s.extract {
+            self.extract.parse(source.clone())?;
+        }
+        Ok(s)
+    }
+
     /// Maps the flags onto the library's builder; the only place that does.
     pub fn builder(&self) -> anyhow::Result<BulkFetcherBuilder> {
-        let fetch = self.request.fetch_config(self.max_body_size)?;
-        let mut b = BulkFetcher::builder()
-            .concurrency(self.concurrency)
-            .per_host(self.per_host)
-            .host_delay(self.delay, self.jitter)
-            .max_redirect(self.max_redirect)
-            .retry_policy(self.request.retry_policy())
-            .grace(self.request.grace)
-            .fetch_config(fetch)
-            .skip_existing(self.skip_existing)
-            .if_modified(self.if_modified);
-        if let Some(rules) = self.extract.rules()? {
-            b = b.extract(rules);
-        }
-        if let Some(dir) = &self.output_dir {
-            b = b.output_dir(dir.clone());
-        }
-        if let Some(t) = &self.name_template {
-            b = b.name_template(t.clone());
-        }
+        let mut b = BulkFetcher::from_settings(self.settings()?);
         if let Some(path) = &self.jsonl {
             b = b.sink(Box::new(crate::output::jsonl_sink(path, None)?));
         }

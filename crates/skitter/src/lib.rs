@@ -45,8 +45,10 @@ pub mod parse;
 pub mod probe;
 pub mod render;
 pub mod robots;
+pub mod settings;
 pub mod state;
 
 pub use crawl::config::{BuildError, Config, CrawlerBuilder};
 pub use crawl::crawler::{CrawlError, Crawler};
 pub use output::report::Report;
+pub use settings::{BulkSettings, CrawlSettings, RequestSettings};

@@ -194,16 +194,18 @@ pub async fn run_status(status: StatusArgs) -> anyhow::Result<u8> {
     };
     let frontier = connect(&status.target, options).await?;
     let spec = stored_spec(&frontier, &status.target.crawl).await?;
-    let wide = CrawlWide::read(&frontier, &status.target.crawl, spec.limits.max_pages).await?;
+    let wide =
+        CrawlWide::read(&frontier, &status.target.crawl, spec.crawl.limits.max_pages).await?;
     let mut out = std::io::stdout().lock();
     let written = match status.report {
         ReportFormat::Text => {
-            let roots = spec.redacted().roots.join(" ");
+            let roots = spec.redacted().crawl.roots.join(" ");
             writeln!(out, "Roots: {roots}").and_then(|_| wide.write_text(&mut out))
         }
         ReportFormat::Json => {
             let mut value = wide.to_json();
-            value["options"] = serde_json::to_value(spec.redacted())?;
+            // The crawl's settings, as a library caller writes them.
+            value["options"] = serde_json::to_value(spec.redacted().crawl)?;
             writeln!(out, "{value}")
         }
         ReportFormat::None => Ok(()),
@@ -242,9 +244,9 @@ fn default_shards(url: &str) -> u16 {
 
 fn redis_options(spec: &CrawlSpec, lease: Duration) -> RedisOptions {
     RedisOptions {
-        policy: spec.politeness,
+        policy: spec.crawl.request.politeness,
         lease,
-        max_claims: spec.limits.max_pages,
+        max_claims: spec.crawl.limits.max_pages,
         ..RedisOptions::default()
     }
 }
@@ -290,7 +292,7 @@ async fn crawl(
     let id = worker_id();
     let outputs = own.outputs.for_worker(&id);
     // The frontier counts --max-pages for the whole crawl (claim script).
-    let max_pages = spec.limits.max_pages.take();
+    let max_pages = spec.crawl.limits.max_pages.take();
     let shared: Arc<dyn Frontier> = frontier.clone();
     let mut builder = spec
         .builder()?
@@ -303,8 +305,9 @@ async fn crawl(
             records: own.report != ReportFormat::None,
             ..Default::default()
         });
-    let described = describe(&spec, own.max_tasks);
-    for sink in outputs.sinks(None, described, spec.fetch.max_body_size)? {
+    let described = describe(builder.settings());
+    let max_body = spec.crawl.request.fetch.max_body_size;
+    for sink in outputs.sinks(None, described, max_body)? {
         builder = builder.sink(sink);
     }
     if let Some(items) = crate::output::items_sink(outputs.items.as_deref(), spec.rules()?).await? {
@@ -455,8 +458,8 @@ mod tests {
             .to_json()
             .unwrap();
         let spec = CrawlSpec::from_json(&stored).unwrap();
-        assert_eq!(spec.politeness.max_in_flight, 2);
-        assert_eq!(spec.limits.max_pages, Some(9));
+        assert_eq!(spec.crawl.request.politeness.max_in_flight, 2);
+        assert_eq!(spec.crawl.limits.max_pages, Some(9));
         assert!(spec.rules().unwrap().is_some());
         let worker = Wrapper::parse_from([
             "w",

@@ -322,7 +322,7 @@ async fn status_never_prints_credentials() {
     assert!(!status.stdout.contains("S3CRET"), "{}", status.stdout);
     let shown: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
     assert_eq!(
-        shown["options"]["fetch"]["headers"][0],
+        shown["options"]["request"]["fetch"]["headers"][0],
         serde_json::json!(["Authorization", "[redacted]"]),
         "{shown}"
     );

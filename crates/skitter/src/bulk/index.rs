@@ -70,7 +70,7 @@ pub(crate) enum Update {
     Remove(Url),
 }
 
-pub use crate::crawl::build_error::IndexError;
+pub use crate::crawl::build_error::{IndexCause, IndexError};
 
 /// The open index; cheap to clone, each call takes the connection briefly (on
 /// the blocking pool, never across an `.await`).
@@ -86,7 +86,7 @@ impl FetchIndex {
         let path = dir.join(INDEX_FILE);
         let fail = |e: rusqlite::Error| IndexError {
             path: path.clone(),
-            message: e.to_string(),
+            source: e.into(),
         };
         let conn = Connection::open(&path).map_err(fail)?;
         conn.execute_batch(
@@ -164,7 +164,7 @@ impl FetchIndex {
             .unwrap_or_else(|e| {
                 Err(IndexError {
                     path: self.path.clone(),
-                    message: format!("the index task failed: {e}"),
+                    source: e.into(),
                 })
             })
     }
@@ -172,7 +172,7 @@ impl FetchIndex {
     fn apply_now(&self, updates: &[Update]) -> Result<(), IndexError> {
         let fail = |e: rusqlite::Error| IndexError {
             path: self.path.clone(),
-            message: e.to_string(),
+            source: e.into(),
         };
         let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let tx = conn.transaction().map_err(fail)?;

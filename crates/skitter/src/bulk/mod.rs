@@ -61,18 +61,14 @@ use crate::parse::items::Rules;
 
 pub use crate::base::stop::StopReason;
 pub use glob::{Glob, GlobError};
-pub use index::{INDEX_FILE, IndexError};
+pub use index::{INDEX_FILE, IndexCause, IndexError};
 pub use input::{InputError, InputItem, Location, count_args, from_args, from_reader};
 pub use name::{NameTemplate, Naming, TemplateError};
 pub use save::SaveError;
 pub use summary::{ItemReport, Outcome, Summary};
 
-/// Default for [`BulkFetcherBuilder::concurrency`].
-pub const DEFAULT_CONCURRENCY: usize = 50;
-/// Default for [`BulkFetcherBuilder::per_host`].
-pub const DEFAULT_PER_HOST: usize = 8;
-/// Default for [`BulkFetcherBuilder::max_redirect`].
-pub const DEFAULT_MAX_REDIRECT: u32 = 10;
+pub use crate::host::DEFAULT_PER_HOST;
+pub use crate::settings::{BulkSettings, DEFAULT_CONCURRENCY, DEFAULT_MAX_REDIRECT};
 
 /// Called once per finished item, in finishing order, from one task.
 pub type Observer = Arc<dyn Fn(&ItemReport) + Send + Sync>;
@@ -103,44 +99,47 @@ pub(crate) struct Config {
 }
 
 /// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
+///
+/// A thin layer over one [`BulkSettings`] value: each setter writes its field
+/// (a later call wins), [`BulkFetcher::from_settings`] starts from a whole
+/// value, and [`build`](BulkFetcherBuilder::build) checks it once. What cannot
+/// be written down — parsed rules, sinks, the observer — is kept beside it.
 #[derive(Default)]
 pub struct BulkFetcherBuilder {
-    concurrency: Option<usize>,
-    per_host: Option<usize>,
-    delay: Duration,
-    jitter: Duration,
-    max_redirect: Option<u32>,
-    retry: RetryPolicy,
-    grace: Option<Duration>,
-    fetch: FetchConfig,
-    output_dir: Option<PathBuf>,
-    name_template: Option<String>,
-    skip_existing: bool,
-    if_modified: bool,
+    settings: BulkSettings,
+    rules: Option<Rules>,
     sinks: Vec<Box<dyn Sink>>,
     observer: Option<Observer>,
-    extract: Option<Rules>,
 }
 
 impl BulkFetcherBuilder {
+    /// The settings as the setters have left them.
+    pub fn settings(&self) -> &BulkSettings {
+        &self.settings
+    }
+
     /// Extracts structured records from final 2xx bodies whose URL a rule set
     /// matches (HTML, or JSON with JSON pointer rules); each page's items reach
-    /// the sinks with it and are counted in the [`Summary`].
+    /// the sinks with it and are counted in the [`Summary`]. Replaces any
+    /// rules text of the settings.
     pub fn extract(mut self, rules: Rules) -> Self {
-        self.extract = Some(rules);
+        self.settings.extract = None;
+        self.rules = Some(rules);
         self
     }
 
-    /// Requests in flight at most, over all hosts (default 50).
+    /// Requests in flight at most, over all hosts (default
+    /// [`DEFAULT_CONCURRENCY`]).
     pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = Some(n);
+        self.settings.concurrency = n;
         self
     }
 
-    /// Requests in flight at most to one host:port (default 8), from one for
-    /// a new host, doubled per clean answer (slow start).
+    /// Requests in flight at most to one host:port (default
+    /// [`DEFAULT_PER_HOST`]), from one for a new host, doubled per clean
+    /// answer (slow start).
     pub fn per_host(mut self, n: usize) -> Self {
-        self.per_host = Some(n);
+        self.settings.request.politeness.max_in_flight = n;
         self
     }
 
@@ -149,51 +148,52 @@ impl BulkFetcherBuilder {
     /// are the slow-downs on `429`, `Retry-After` and distress, which always
     /// apply.
     pub fn host_delay(mut self, delay: Duration, jitter: Duration) -> Self {
-        self.delay = delay;
-        self.jitter = jitter;
+        self.settings.request.politeness.delay = delay;
+        self.settings.request.politeness.jitter = jitter;
         self
     }
 
-    /// Redirect hops followed per item (default 10; 0 = none).
+    /// Redirect hops followed per item (default [`DEFAULT_MAX_REDIRECT`];
+    /// 0 = none).
     pub fn max_redirect(mut self, n: u32) -> Self {
-        self.max_redirect = Some(n);
+        self.settings.request.max_redirect = n;
         self
     }
 
     /// Attempts and back-off for transient failures.
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
+        self.settings.request.retry = policy;
         self
     }
 
     /// After a stop is requested, how long in-flight requests may take (default 5 s).
     pub fn grace(mut self, grace: Duration) -> Self {
-        self.grace = Some(grace);
+        self.settings.grace = grace;
         self
     }
 
     /// How requests are made (timeouts, headers, proxy, body cap…).
     pub fn fetch_config(mut self, fetch: FetchConfig) -> Self {
-        self.fetch = fetch;
+        self.settings.request.fetch = fetch;
         self
     }
 
     /// Save each 2xx body (content-decoded) to a file under `dir`, created if needed.
     pub fn output_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.output_dir = Some(dir.into());
+        self.settings.output_dir = Some(dir.into());
         self
     }
 
     /// Name saved files with a template (see [`NameTemplate::parse`]) instead of
     /// the mirror's `host/path` layout.
     pub fn name_template(mut self, template: impl Into<String>) -> Self {
-        self.name_template = Some(template.into());
+        self.settings.name_template = Some(template.into());
         self
     }
 
     /// Do not fetch items whose file already exists (needs an output directory).
     pub fn skip_existing(mut self, yes: bool) -> Self {
-        self.skip_existing = yes;
+        self.settings.skip_existing = yes;
         self
     }
 
@@ -205,7 +205,7 @@ impl BulkFetcherBuilder {
     /// `PageRecord::change` say new, changed, unchanged, gone or failed, and
     /// an archiving sink gets unchanged pages as revisits.
     pub fn if_modified(mut self, yes: bool) -> Self {
-        self.if_modified = yes;
+        self.settings.if_modified = yes;
         self
     }
 
@@ -223,66 +223,58 @@ impl BulkFetcherBuilder {
 
     /// Checks the settings, creates the output directory and the HTTP client.
     pub fn build(self) -> Result<BulkFetcher, BuildError> {
-        let concurrency = self.concurrency.unwrap_or(DEFAULT_CONCURRENCY);
-        let per_host = self.per_host.unwrap_or(DEFAULT_PER_HOST);
-        if concurrency == 0 || per_host == 0 {
-            return Err(BuildError::Value(
-                "concurrency and per-host limits must be at least 1".into(),
-            ));
-        }
-        if self.retry.max_tries == 0 {
-            return Err(BuildError::Value("max tries must be at least 1".into()));
-        }
-        let naming = match &self.name_template {
+        let BulkFetcherBuilder {
+            settings,
+            rules,
+            sinks,
+            observer,
+        } = self;
+        settings.check().map_err(BuildError::Value)?;
+        let naming = match &settings.name_template {
             Some(t) => Naming::Template(NameTemplate::parse(t)?),
             None => Naming::Mirror,
         };
-        if self.output_dir.is_none()
-            && (self.skip_existing || self.if_modified || self.name_template.is_some())
-        {
-            return Err(BuildError::Value(
-                "skip-existing, if-modified and name templates need an output directory".into(),
-            ));
-        }
-        let output = match self.output_dir {
+        let extract = match (rules, settings.extract) {
+            (Some(rules), _) => Some(rules),
+            (None, Some(source)) => Some(Rules::from_source(source).map_err(BuildError::Rules)?),
+            (None, None) => None,
+        };
+        let output = match settings.output_dir {
             Some(dir) => Some(Output {
                 dir: prepare_dir(dir)?,
                 naming,
-                skip_existing: self.skip_existing,
+                skip_existing: settings.skip_existing,
             }),
             None => None,
         };
-        let index = match (&output, self.if_modified) {
+        let index = match (&output, settings.if_modified) {
             (Some(o), true) => Some(index::FetchIndex::open(&o.dir)?),
             _ => None,
         };
-        let keep = if output.is_some() || self.sinks.iter().any(|s| s.wants_bodies()) {
+        let keep = if output.is_some() || sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
-        } else if self.extract.is_some() {
+        } else if extract.is_some() {
             // Extraction reads JSON and other bodies too, not only HTML.
             Keep::Body
         } else {
             Keep::Html
         };
+        let request = settings.request;
         Ok(BulkFetcher {
             config: Config {
-                concurrency,
-                politeness: HostPolicy {
-                    max_in_flight: per_host,
-                    delay: self.delay,
-                    jitter: self.jitter,
-                },
-                max_redirect: self.max_redirect.unwrap_or(DEFAULT_MAX_REDIRECT),
-                retry: self.retry,
-                grace: self.grace.unwrap_or(Duration::from_secs(5)),
+                concurrency: settings.concurrency,
+                politeness: request.politeness,
+                max_redirect: request.max_redirect,
+                retry: request.retry,
+                grace: settings.grace,
                 keep,
                 output,
-                extract: self.extract.map(Arc::new),
+                extract: extract.map(Arc::new),
                 index,
             },
-            fetcher: Fetcher::new(self.fetch)?,
-            sinks: self.sinks,
-            observer: self.observer,
+            fetcher: Fetcher::new(request.fetch)?,
+            sinks,
+            observer,
         })
     }
 }
@@ -316,6 +308,15 @@ impl BulkFetcher {
         BulkFetcherBuilder::default()
     }
 
+    /// Starts from a whole settings value (read from a file, say); the
+    /// builder's setters then change single fields of it.
+    pub fn from_settings(settings: BulkSettings) -> BulkFetcherBuilder {
+        BulkFetcherBuilder {
+            settings,
+            ..BulkFetcherBuilder::default()
+        }
+    }
+
     /// Fetches every item of `urls` (read as it is needed) until the stream ends or
     /// `cancel` fires, then closes the sinks and returns the tally. One item's
     /// failure never stops the run; a failing sink does ([`StopReason::Fatal`]; a reader that left, [`StopReason::OutputClosed`]).
@@ -325,5 +326,76 @@ impl BulkFetcher {
         cancel: CancellationToken,
     ) -> Summary {
         runner::run(self, urls, cancel).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::items::RulesSource;
+
+    #[test]
+    fn the_builder_writes_its_settings_and_a_later_setter_wins() {
+        let mut settings = BulkSettings {
+            concurrency: 3,
+            ..BulkSettings::default()
+        };
+        settings.request.max_redirect = 2;
+        let text = serde_json::to_string(&settings).unwrap();
+        let back: BulkSettings = serde_json::from_str(&text).unwrap();
+        let b = BulkFetcher::from_settings(back)
+            .per_host(1)
+            .concurrency(9)
+            .max_redirect(4);
+        assert_eq!(b.settings().concurrency, 9);
+        assert_eq!(b.settings().request.max_redirect, 4);
+        assert_eq!(b.settings().request.politeness.max_in_flight, 1);
+        b.build().unwrap();
+    }
+
+    #[test]
+    fn settings_that_cannot_work_are_refused_with_the_reason() {
+        let cases: [(BulkFetcherBuilder, &str); 4] = [
+            (BulkFetcher::builder().concurrency(0), "concurrency"),
+            (BulkFetcher::builder().per_host(0), "per_host"),
+            (
+                BulkFetcher::builder().skip_existing(true),
+                "output directory",
+            ),
+            (
+                BulkFetcher::builder().retry_policy(RetryPolicy {
+                    max_tries: 0,
+                    ..RetryPolicy::default()
+                }),
+                "max_tries",
+            ),
+        ];
+        for (b, words) in cases {
+            match b.build() {
+                Err(BuildError::Value(m)) => assert!(m.contains(words), "{m}"),
+                Err(e) => panic!("{words}: {e}"),
+                Ok(_) => panic!("{words} was accepted"),
+            }
+        }
+    }
+
+    #[test]
+    fn rules_text_in_the_settings_is_parsed_by_build() {
+        let mut settings = BulkSettings {
+            extract: Some(RulesSource {
+                toml: Some("[[[".into()),
+                fields: Vec::new(),
+            }),
+            ..BulkSettings::default()
+        };
+        assert!(matches!(
+            BulkFetcher::from_settings(settings.clone()).build(),
+            Err(BuildError::Rules(_))
+        ));
+        settings.extract = Some(RulesSource {
+            toml: None,
+            fields: vec!["title=css:h1".into()],
+        });
+        BulkFetcher::from_settings(settings).build().unwrap();
     }
 }

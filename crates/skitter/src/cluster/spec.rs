@@ -12,38 +12,32 @@
 //! The spec carries request headers and proxy credentials in the clear, since
 //! workers need them; [`CrawlSpec::redacted`] is the form to show.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
-use crate::base::scope::ScopeMode;
-use crate::base::trap::TrapRules;
-use crate::crawl::config::{
-    BuildError, CrawlerBuilder, DEFAULT_MAX_CRAWL_DELAY, DEFAULT_MAX_REDIRECT, Limits,
-};
-use crate::fetch::FetchConfig;
-use crate::fetch::retry::RetryPolicy;
-use crate::host::HostPolicy;
-use crate::parse::discovery::SitemapMode;
-use crate::parse::items::{Rules, RulesError, RulesSource};
-use crate::parse::links::ExtractMode;
-use crate::robots::RobotsPolicy;
+use crate::crawl::config::{BuildError, CrawlerBuilder};
+use crate::parse::items::{Rules, RulesError};
+use crate::settings::{CrawlSettings, RunSettings};
 
-/// The spec format this skitter writes and reads.
-pub const SPEC_VERSION: u32 = 1;
+/// The spec format this skitter writes and reads. Version 2 nests the
+/// library's [`CrawlSettings`] whole, so a setting added to a crawl is shared
+/// with the workers without a second list here.
+pub const SPEC_VERSION: u32 = 2;
 
-/// What every worker of a shared crawl agrees on. Build one with
-/// [`CrawlSpec::new`] and set its public fields; [`CrawlSpec::builder`] turns
-/// it into a [`CrawlerBuilder`].
+/// What every worker of a shared crawl agrees on: the crawl's
+/// [`CrawlSettings`] without its [`RunSettings`] (each worker chooses those).
+/// [`CrawlSpec::builder`] turns it into a [`CrawlerBuilder`].
 ///
 /// ```
 /// use skitter::cluster::CrawlSpec;
+/// use skitter::settings::CrawlSettings;
 ///
-/// let mut spec = CrawlSpec::new(["http://127.0.0.1:8080/"]);
-/// spec.limits.max_depth = Some(3);
+/// let mut settings = CrawlSettings::new(["http://127.0.0.1:8080/"]);
+/// settings.limits.max_depth = Some(3);
+/// let spec = CrawlSpec::new(settings);
 /// let stored = spec.to_json().unwrap();
 /// let back = CrawlSpec::from_json(&stored).unwrap();
 /// assert_eq!(back.to_json().unwrap(), stored);
+/// assert_eq!(back.crawl.limits.max_depth, Some(3));
 /// // Each worker then adds its own settings and a frontier.
 /// let builder = back.builder().unwrap().max_tasks(50);
 /// # let _ = builder;
@@ -53,65 +47,13 @@ pub const SPEC_VERSION: u32 = 1;
 pub struct CrawlSpec {
     /// The format version ([`SPEC_VERSION`] when written by this skitter).
     pub version: u32,
-    /// The root URLs, as given.
-    pub roots: Vec<String>,
-    /// Which hosts are in scope.
-    #[serde(default)]
-    pub scope: ScopeMode,
-    /// With [`ScopeMode::AnyHost`]: only these domains (and their subdomains).
-    #[serde(default)]
-    pub domains: Vec<String>,
-    /// Never these domains (and their subdomains).
-    #[serde(default)]
-    pub exclude_domains: Vec<String>,
-    /// URL regexes that must match (any of them).
-    #[serde(default)]
-    pub include: Vec<String>,
-    /// URL regexes that must not match.
-    #[serde(default)]
-    pub exclude: Vec<String>,
-    /// Depth, pages, time and per-host limits.
-    #[serde(default)]
-    pub limits: Limits,
-    /// Redirect hops followed per chain.
-    pub max_redirect: u32,
-    /// Which failures are retried, how often and how far apart.
-    #[serde(default)]
-    pub retry: RetryPolicy,
-    /// Links of pages only, or of resources too.
-    pub extract_mode: ExtractMode,
-    /// The crawler-trap rules.
-    #[serde(default)]
-    pub traps: TrapRules,
-    /// Where sitemaps are looked for.
-    #[serde(default)]
-    pub sitemaps: SitemapMode,
-    /// robots.txt is not fetched or obeyed.
-    #[serde(default)]
-    pub ignore_robots: bool,
-    /// The longest `Crawl-delay` obeyed.
-    pub max_crawl_delay: Duration,
-    /// How long a host's robots.txt may stay unavailable before its URLs fail.
-    pub max_outage: Duration,
-    /// Per-host politeness. Given to the shared frontier, which enforces it
-    /// for every worker, not to the builder.
-    #[serde(default)]
-    pub politeness: HostPolicy,
-    /// Request options: timeouts, headers, proxies, address policy, DNS.
-    #[serde(default)]
-    pub fetch: FetchConfig,
-    /// Extraction rules, as text (the workers may not have the rules file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extract: Option<RulesSource>,
-    /// Which pages are rendered in a browser (`--render`); each worker uses
-    /// its own Chromium (the path is not shared), and one that has none fails
-    /// at start.
-    #[serde(default, skip_serializing_if = "is_never")]
-    pub render: crate::render::RenderSettings,
-}
-
-fn is_never(r: &crate::render::RenderSettings) -> bool {
-    r.mode == crate::render::RenderMode::Never
+    /// The crawl. Its politeness ([`RequestSettings::politeness`]) is given to
+    /// the shared frontier, which enforces it for every worker; its
+    /// [`CrawlSettings::run`] is always the default (left out of the stored
+    /// text), since each worker chooses its own.
+    ///
+    /// [`RequestSettings::politeness`]: crate::settings::RequestSettings::politeness
+    pub crawl: CrawlSettings,
 }
 
 /// A stored spec that cannot be used.
@@ -132,33 +74,13 @@ pub enum SpecError {
 }
 
 impl CrawlSpec {
-    /// A spec crawling `roots` with every other setting at its default.
-    pub fn new<I, S>(roots: I) -> CrawlSpec
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
+    /// The spec of a crawl with these settings; their [`CrawlSettings::run`]
+    /// is dropped (it is each worker's own).
+    pub fn new(mut crawl: CrawlSettings) -> CrawlSpec {
+        crawl.run = RunSettings::default();
         CrawlSpec {
             version: SPEC_VERSION,
-            roots: roots.into_iter().map(Into::into).collect(),
-            scope: ScopeMode::default(),
-            domains: Vec::new(),
-            exclude_domains: Vec::new(),
-            include: Vec::new(),
-            exclude: Vec::new(),
-            limits: Limits::default(),
-            max_redirect: DEFAULT_MAX_REDIRECT,
-            retry: RetryPolicy::default(),
-            extract_mode: ExtractMode::Pages,
-            traps: TrapRules::default(),
-            sitemaps: SitemapMode::default(),
-            ignore_robots: false,
-            max_crawl_delay: DEFAULT_MAX_CRAWL_DELAY,
-            max_outage: RobotsPolicy::default().max_outage,
-            politeness: HostPolicy::default(),
-            fetch: FetchConfig::default(),
-            extract: None,
-            render: crate::render::RenderSettings::default(),
+            crawl,
         }
     }
 
@@ -181,67 +103,37 @@ impl CrawlSpec {
                 found: head.version,
             });
         }
-        serde_json::from_str(text).map_err(SpecError::Malformed)
+        let spec: CrawlSpec = serde_json::from_str(text).map_err(SpecError::Malformed)?;
+        Ok(CrawlSpec::new(spec.crawl))
     }
 
     /// The extraction rules, parsed; `None` without any.
     pub fn rules(&self) -> Result<Option<Rules>, SpecError> {
-        self.extract
+        self.crawl
+            .extract
             .clone()
             .map(Rules::from_source)
             .transpose()
             .map_err(SpecError::Rules)
     }
 
-    /// A builder with every setting of the spec but [`CrawlSpec::politeness`]
-    /// (the frontier's); the caller adds its own concurrency, grace period,
-    /// outputs and frontier. Bad roots or patterns are reported by
-    /// [`CrawlerBuilder::build`].
+    /// A builder with every setting of the spec; the caller adds its own run
+    /// settings (concurrency, grace period), outputs and frontier, and the
+    /// frontier enforces the politeness. Bad rules are refused here, bad
+    /// roots or patterns by [`CrawlerBuilder::build`].
     pub fn builder(&self) -> Result<CrawlerBuilder, BuildError> {
-        let mut b = CrawlerBuilder::default()
-            .roots(self.roots.iter().cloned())
-            .scope_mode(self.scope)
-            .domains(self.domains.iter().cloned())
-            .exclude_domains(self.exclude_domains.iter().cloned())
-            .max_redirect(self.max_redirect)
-            .retry_policy(self.retry)
-            .extract_mode(self.extract_mode)
-            .max_outage(self.max_outage)
-            .fetch_config(self.fetch.clone())
-            .limits(self.limits)
-            .trap_rules(self.traps.clone())
-            .sitemaps(self.sitemaps)
-            .ignore_robots(self.ignore_robots)
-            .max_crawl_delay(self.max_crawl_delay)
-            .render(self.render.clone());
-        for p in &self.exclude {
-            b = b.exclude(p.clone());
-        }
-        for p in &self.include {
-            b = b.include(p.clone());
-        }
-        if let Some(rules) = self
-            .rules()
-            .map_err(|e| BuildError::Value(format!("{e}: {}", source_text(&e))))?
-        {
-            b = b.extract(rules);
-        }
-        Ok(b)
+        self.rules()
+            .map_err(|e| BuildError::Value(format!("{e}: {}", source_text(&e))))?;
+        Ok(CrawlerBuilder::from_settings(self.crawl.clone()))
     }
 
-    /// The spec as it may be shown: header values and proxy credentials
-    /// replaced by `[redacted]`.
+    /// The spec as it may be shown: header values, proxy and root
+    /// credentials replaced by `[redacted]`.
     pub fn redacted(&self) -> CrawlSpec {
-        let mut shown = self.clone();
-        shown.fetch = self.fetch.redacted();
-        // A root's own credentials (`https://user:pw@host/`) are as secret as
-        // a header's: `skitter status` showed them.
-        shown.roots = self
-            .roots
-            .iter()
-            .map(|r| crate::fetch::head::redact_proxy(r))
-            .collect();
-        shown
+        CrawlSpec {
+            version: self.version,
+            crawl: self.crawl.redacted(),
+        }
     }
 }
 
@@ -257,13 +149,17 @@ fn source_text(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::items::RulesSource;
 
     #[test]
     fn redacted_specs_hide_root_credentials() {
-        let spec = CrawlSpec::new(["https://user:pw@a.test/x", "http://b.test/a@b"]);
+        let spec = CrawlSpec::new(CrawlSettings::new([
+            "https://user:pw@a.test/x",
+            "http://b.test/a@b",
+        ]));
         let shown = spec.redacted();
         assert_eq!(
-            shown.roots,
+            shown.crawl.roots,
             ["https://[redacted]@a.test/x", "http://b.test/a@b"]
         );
         assert!(!shown.to_json().unwrap().contains("pw"));
@@ -271,13 +167,13 @@ mod tests {
 
     #[test]
     fn a_spec_round_trips_and_keeps_the_rules_text() {
-        let mut spec = CrawlSpec::new(["http://a.test/"]);
-        spec.extract = Some(RulesSource {
+        let mut spec = CrawlSpec::new(CrawlSettings::new(["http://a.test/"]));
+        spec.crawl.extract = Some(RulesSource {
             toml: None,
             fields: vec!["title=css:h1".into()],
         });
-        spec.fetch.headers = vec![("Authorization".into(), "Bearer SECRET".into())];
-        spec.limits.max_pages = Some(10);
+        spec.crawl.request.fetch.headers = vec![("Authorization".into(), "Bearer SECRET".into())];
+        spec.crawl.limits.max_pages = Some(10);
         let text = spec.to_json().unwrap();
         assert_eq!(
             CrawlSpec::from_json(&text).unwrap().to_json().unwrap(),
@@ -290,12 +186,17 @@ mod tests {
 
     #[test]
     fn another_version_or_an_unknown_field_is_refused() {
-        let spec = CrawlSpec::new(["http://a.test/"]);
+        let spec = CrawlSpec::new(CrawlSettings::new(["http://a.test/"]));
         let text = spec.to_json().unwrap();
-        let newer = text.replacen("\"version\":1", "\"version\":2", 1);
+        let newer = text.replacen("\"version\":2", "\"version\":3", 1);
         assert!(matches!(
             CrawlSpec::from_json(&newer),
-            Err(SpecError::Version { found: 2 })
+            Err(SpecError::Version { found: 3 })
+        ));
+        // Version 1 (flat fields) is refused by its number, not misread.
+        assert!(matches!(
+            CrawlSpec::from_json("{\"version\":1,\"roots\":[\"http://a.test/\"]}"),
+            Err(SpecError::Version { found: 1 })
         ));
         let extra = text.replacen('{', "{\"mystery\":true,", 1);
         assert!(matches!(
@@ -307,12 +208,29 @@ mod tests {
             CrawlSpec::from_json("{\"roots\":[\"x\"],\"max_tasks\":5}"),
             Err(SpecError::Malformed(_))
         ));
+        let nested_extra = text.replacen("\"crawl\":{", "\"crawl\":{\"mystery\":1,", 1);
+        assert!(matches!(
+            CrawlSpec::from_json(&nested_extra),
+            Err(SpecError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn a_worker_choice_is_never_stored_or_read_back() {
+        let mut settings = CrawlSettings::new(["http://a.test/"]);
+        settings.run.max_tasks = 7;
+        let spec = CrawlSpec::new(settings);
+        let text = spec.to_json().unwrap();
+        assert!(!text.contains("run"), "{text}");
+        let with_run = text.replacen("\"crawl\":{", "\"crawl\":{\"run\":{\"max_tasks\":3},", 1);
+        let back = CrawlSpec::from_json(&with_run).unwrap();
+        assert_eq!(back.crawl.run, RunSettings::default());
     }
 
     #[test]
     fn bad_rules_are_a_build_error() {
-        let mut spec = CrawlSpec::new(["http://a.test/"]);
-        spec.extract = Some(RulesSource {
+        let mut spec = CrawlSpec::new(CrawlSettings::new(["http://a.test/"]));
+        spec.crawl.extract = Some(RulesSource {
             toml: Some("[[[".into()),
             fields: Vec::new(),
         });

@@ -4,7 +4,6 @@
 //! built-in frontier unless one is given).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use regex::Regex;
 use url::Url;
@@ -15,17 +14,31 @@ use crate::crawl::config::{BuildError, Config, CrawlerBuilder};
 use crate::crawl::crawler::{Crawler, Parts};
 use crate::fetch::Fetcher;
 use crate::frontier::{DEFAULT_MEMORY_BUDGET, Frontier, MemoryFrontier, MemoryOptions};
-use crate::parse::links::ExtractMode;
+use crate::parse::items::{Rules, RulesSource};
 
 impl CrawlerBuilder {
-    /// Validates everything and builds the crawler.
-    pub fn build(mut self) -> Result<Crawler, BuildError> {
-        let mut roots = parse_roots(&self.roots)?;
+    /// Checks the settings once and builds the crawler.
+    pub fn build(self) -> Result<Crawler, BuildError> {
+        let CrawlerBuilder {
+            mut settings,
+            frontier_settings,
+            rules,
+            sinks,
+            frontier,
+            outcomes,
+            robots_store,
+        } = self;
+        settings.check().map_err(BuildError::Value)?;
+        if let (Some(_), Some(setting)) = (&frontier, frontier_settings.first()) {
+            return Err(BuildError::FrontierSetting(setting));
+        }
+        let fetch = &mut settings.request.fetch;
+        let mut roots = parse_roots(&settings.roots)?;
         // Credentials in a root URL go to that host as Basic auth and leave
         // the URL, so nothing that prints URLs can print them.
         for root in &mut roots {
             if let Some(credentials) = crate::fetch::take_credentials(root) {
-                self.fetch.site_credentials.push(credentials);
+                fetch.site_credentials.push(credentials);
             }
         }
         let mut distinct: Vec<Url> = Vec::with_capacity(roots.len());
@@ -37,79 +50,66 @@ impl CrawlerBuilder {
         let roots = distinct;
         // The roots' hosts are the ones the user named (see `PrivateAccess::Named`).
         for host in roots.iter().filter_map(Url::host_str) {
-            if !self.fetch.named_hosts.iter().any(|h| h == host) {
-                self.fetch.named_hosts.push(host.to_owned());
+            if !fetch.named_hosts.iter().any(|h| h == host) {
+                fetch.named_hosts.push(host.to_owned());
             }
         }
-        if let (Some(_), Some(setting)) = (&self.frontier, self.frontier_settings.first()) {
-            return Err(BuildError::FrontierSetting(setting));
-        }
-        if let Some(n) = self.max_tries {
-            self.retry.max_tries = n;
-        }
-        if let Some(depth) = self.max_depth {
-            self.limits.max_depth = Some(depth);
-        }
-        let max_tasks = self.max_tasks.unwrap_or(100);
-        if max_tasks == 0 {
-            return Err(BuildError::Value("max_tasks must be at least 1".into()));
-        }
-        if self.retry.max_tries == 0 {
-            return Err(BuildError::Value("max_tries must be at least 1".into()));
-        }
-        if self.render.tasks == 0 || self.render.tries == 0 {
-            return Err(BuildError::Value(
-                "render tasks and render tries must be at least 1".into(),
-            ));
-        }
-        if self.host_policy.max_in_flight == 0 {
-            return Err(BuildError::Value("per_host must be at least 1".into()));
-        }
+        let extract = match rules {
+            Some(rules) => Some(rules),
+            None => parse_rules(settings.extract.clone())?,
+        };
+        let run = settings.run;
         let config = Config {
-            scope: Scope::new(&roots, self.scope_mode)
-                .with_domains(&self.domains, &self.exclude_domains),
+            scope: Scope::new(&roots, settings.scope)
+                .with_domains(&settings.domains, &settings.exclude_domains),
             roots,
-            max_tasks,
-            max_redirect: self
-                .max_redirect
-                .unwrap_or(crate::crawl::config::DEFAULT_MAX_REDIRECT),
-            retry: self.retry,
-            exclude: compile(&self.exclude)?,
-            include: compile(&self.include)?,
-            limits: self.limits,
-            trap_rules: self.trap_rules.unwrap_or_default(),
-            robots: (!self.ignore_robots).then_some(self.robots_policy),
-            max_crawl_delay: self
-                .max_crawl_delay
-                .unwrap_or(crate::crawl::config::DEFAULT_MAX_CRAWL_DELAY),
-            extract_mode: self.extract_mode.unwrap_or(ExtractMode::Pages),
-            sitemaps: self.sitemaps,
-            host_policy: self.host_policy,
-            grace: self.grace.unwrap_or(Duration::from_secs(5)),
-            fetch: self.fetch.clone(),
-            extract: self.extract,
-            report: self.report,
-            render: self.render,
+            max_tasks: run.max_tasks,
+            max_redirect: settings.request.max_redirect,
+            retry: settings.request.retry,
+            exclude: compile(&settings.exclude)?,
+            include: compile(&settings.include)?,
+            limits: settings.limits,
+            trap_rules: settings.traps,
+            robots: (!settings.ignore_robots).then_some(settings.robots),
+            max_crawl_delay: settings.max_crawl_delay,
+            extract_mode: settings.extract_mode,
+            sitemaps: settings.sitemaps,
+            host_policy: settings.request.politeness,
+            grace: run.grace,
+            fetch: settings.request.fetch.clone(),
+            extract,
+            report: run.report,
+            render: settings.render,
         };
         if let (true, Some(dir)) = (config.report.records, &config.report.spill_dir) {
             // Fails now rather than when the report first outgrows its memory.
             crate::state::spill::SpillDir::new(Some(dir.clone())).check_writable()?;
         }
-        let fetcher = Fetcher::new(self.fetch)?;
-        let frontier: Arc<dyn Frontier> = match self.frontier {
+        let fetcher = Fetcher::new(settings.request.fetch)?;
+        let frontier: Arc<dyn Frontier> = match frontier {
             Some(frontier) => frontier,
             None => Arc::new(MemoryFrontier::with_options(MemoryOptions {
                 policy: config.host_policy,
-                memory_budget: self.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET),
-                spill_dir: self.spill_dir,
+                memory_budget: run.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET),
+                spill_dir: run.spill_dir,
             })?),
         };
         let parts = Parts {
-            sinks: self.sinks,
-            outcomes: self.outcomes,
-            robots_store: self.robots_store,
+            sinks,
+            outcomes,
+            robots_store,
         };
         Ok(Crawler::new(config, fetcher, frontier, parts))
+    }
+}
+
+/// Rules given as text, parsed; `None` without any.
+fn parse_rules(source: Option<RulesSource>) -> Result<Option<Arc<Rules>>, BuildError> {
+    match source {
+        None => Ok(None),
+        Some(source) => Rules::from_source(source)
+            .map(|rules| Some(Arc::new(rules)))
+            .map_err(BuildError::Rules),
     }
 }
 
@@ -147,6 +147,7 @@ mod tests {
     use super::*;
     use crate::crawl::config::Limits;
     use crate::fetch::retry::RetryPolicy;
+    use std::time::Duration;
 
     fn own_frontier() -> Arc<dyn Frontier> {
         Arc::new(MemoryFrontier::with_options(MemoryOptions::default()).unwrap())
@@ -180,7 +181,7 @@ mod tests {
     }
 
     #[test]
-    fn a_shorthand_wins_over_the_whole_setting_in_either_order() {
+    fn the_builder_writes_its_settings_and_a_later_setter_wins() {
         let policy = RetryPolicy {
             max_tries: 9,
             ..RetryPolicy::default()
@@ -190,24 +191,42 @@ mod tests {
             max_pages: Some(5),
             ..Limits::default()
         };
-        let before = Crawler::builder()
+        let b = Crawler::builder()
             .root("http://127.0.0.1:1/")
             .max_tries(2)
-            .max_depth(1)
-            .retry_policy(policy)
-            .limits(limits);
-        let after = Crawler::builder()
-            .root("http://127.0.0.1:1/")
             .retry_policy(policy)
             .limits(limits)
-            .max_tries(2)
             .max_depth(1);
-        for b in [before, after] {
-            let crawler = b.build().unwrap();
-            let config = crawler.config();
-            assert_eq!(config.retry.max_tries, 2);
-            assert_eq!(config.limits.max_depth, Some(1));
-            assert_eq!(config.limits.max_pages, Some(5));
+        assert_eq!(b.settings().request.retry.max_tries, 9);
+        assert_eq!(b.settings().limits.max_depth, Some(1));
+        let config = b.build().unwrap().config().clone();
+        assert_eq!(config.retry.max_tries, 9);
+        assert_eq!(config.limits.max_depth, Some(1));
+        assert_eq!(config.limits.max_pages, Some(5));
+    }
+
+    #[test]
+    fn settings_are_checked_once_whichever_way_they_came() {
+        let mut settings = crate::settings::CrawlSettings::new(["http://127.0.0.1:1/"]);
+        settings.run.max_tasks = 0;
+        let from_value = Crawler::from_settings(settings.clone()).build();
+        let from_setter = Crawler::builder()
+            .root("http://127.0.0.1:1/")
+            .max_tasks(0)
+            .build();
+        for built in [from_value, from_setter] {
+            match built {
+                Err(BuildError::Value(why)) => assert!(why.contains("max_tasks"), "{why}"),
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("max_tasks 0 was accepted"),
+            }
         }
+        settings.run.max_tasks = 3;
+        settings.extract = Some(RulesSource {
+            toml: None,
+            fields: vec!["title=css:h1".into()],
+        });
+        let crawler = Crawler::from_settings(settings).build().unwrap();
+        assert!(crawler.config().extract.is_some());
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::base::urlnorm::UrlError;
 use crate::fetch::FetchSetupError;
 use crate::frontier::FrontierError;
+use crate::parse::items::RulesError;
 use crate::state::spill::SpillError;
 
 /// A setting was invalid; nothing was started. One type for both builders:
@@ -35,6 +36,9 @@ pub enum BuildError {
     /// A numeric setting is out of range.
     #[error("{0}")]
     Value(String),
+    /// The extraction rules given as text do not parse.
+    #[error("bad extraction rules")]
+    Rules(#[source] RulesError),
     /// The HTTP client could not be set up.
     #[error(transparent)]
     Fetch(#[from] FetchSetupError),
@@ -80,10 +84,23 @@ pub struct TemplateError {
 /// The fetch index of a bulk fetch's output directory (`fetch
 /// --if-modified`) could not be opened, read or written.
 #[derive(Debug, thiserror::Error)]
-#[error("fetch index {}: {message}", path.display())]
+#[error("fetch index {}: {source}", path.display())]
 pub struct IndexError {
     /// The index file.
     pub path: PathBuf,
-    /// What went wrong (SQLite's message).
-    pub message: String,
+    /// What went wrong.
+    #[source]
+    pub source: IndexCause,
+}
+
+/// Why the fetch index failed.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexCause {
+    /// SQLite refused.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// The blocking task that writes the index did not finish (it panicked
+    /// or the runtime is shutting down).
+    #[error("the index task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }

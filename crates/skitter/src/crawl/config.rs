@@ -1,10 +1,11 @@
 //! Crawl configuration and the builder that checks it.
 //!
-//! There is one path from settings to a running crawl: [`CrawlerBuilder`] collects
-//! them, [`CrawlerBuilder::build`] (the wiring, in `assemble.rs`) validates
-//! everything and reports the first problem as a typed [`BuildError`], and the
-//! resulting [`Config`] is read-only for the whole crawl. This module depends on
-//! the settings types of the parts it configures, never on the crawler itself.
+//! There is one path from settings to a running crawl: [`CrawlerBuilder`]
+//! writes one [`CrawlSettings`] value, [`CrawlerBuilder::build`] (the wiring, in
+//! `assemble.rs`) checks it and reports the first problem as a typed
+//! [`BuildError`], and the resulting [`Config`] is read-only for the whole
+//! crawl. This module depends on the settings types of the parts it
+//! configures, never on the crawler itself.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,10 +16,6 @@ use url::Url;
 
 pub use crate::crawl::build_error::BuildError;
 
-/// Redirect hops followed per chain unless set ([`CrawlerBuilder::max_redirect`]).
-pub const DEFAULT_MAX_REDIRECT: u32 = 10;
-/// The longest `Crawl-delay` obeyed unless set ([`CrawlerBuilder::max_crawl_delay`]).
-pub const DEFAULT_MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 use crate::base::scope::{Scope, ScopeMode};
 use crate::base::trap::TrapRules;
 use crate::fetch::FetchConfig;
@@ -32,6 +29,8 @@ use crate::parse::items::Rules;
 use crate::parse::links::ExtractMode;
 use crate::render::RenderSettings;
 use crate::robots::{RobotsPolicy, RobotsStore};
+use crate::settings::CrawlSettings;
+pub use crate::settings::{DEFAULT_MAX_CRAWL_DELAY, DEFAULT_MAX_REDIRECT, Limits};
 use crate::state::store::OutcomeStore;
 
 /// The validated settings of one crawl, read-only: set them on the
@@ -117,81 +116,76 @@ impl Config {
     }
 }
 
-/// Limits that make every crawl end; `None` means no limit.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct Limits {
-    /// Links deeper than this are not followed (roots are depth 0).
-    pub max_depth: Option<u32>,
-    /// At most this many URLs are fetched; the crawl then stops with `Todo` left.
-    pub max_pages: Option<u64>,
-    /// The crawl stops after this long (in-flight fetches get the grace period).
-    pub max_time: Option<Duration>,
-    /// At most this many URLs are fetched per host; further ones are skipped.
-    pub max_per_host: Option<u64>,
-}
-
 /// Builds a [`Crawler`](crate::Crawler): `Crawler::builder().root("example.com").build()?`.
+///
+/// A thin layer over one [`CrawlSettings`] value: each setter writes one field
+/// of it (a later call wins), [`Crawler::from_settings`](crate::Crawler::from_settings)
+/// starts from a whole value, and [`CrawlerBuilder::settings`] shows it. Besides
+/// the settings it holds the live parts that cannot be written down: outputs, a
+/// frontier, stores, parsed rules.
 #[derive(Default)]
 pub struct CrawlerBuilder {
-    pub(crate) roots: Vec<String>,
-    pub(crate) scope_mode: ScopeMode,
-    pub(crate) domains: Vec<String>,
-    pub(crate) exclude_domains: Vec<String>,
-    pub(crate) max_tasks: Option<usize>,
-    pub(crate) max_redirect: Option<u32>,
-    pub(crate) retry: RetryPolicy,
-    pub(crate) max_tries: Option<u32>,
-    pub(crate) exclude: Vec<String>,
-    pub(crate) include: Vec<String>,
-    pub(crate) limits: Limits,
-    pub(crate) max_depth: Option<u32>,
-    pub(crate) trap_rules: Option<TrapRules>,
-    pub(crate) ignore_robots: bool,
-    pub(crate) robots_policy: RobotsPolicy,
-    pub(crate) max_crawl_delay: Option<Duration>,
-    pub(crate) extract_mode: Option<ExtractMode>,
-    pub(crate) sitemaps: SitemapMode,
-    pub(crate) host_policy: HostPolicy,
-    /// Which settings of the built-in frontier were given (see
+    pub(crate) settings: CrawlSettings,
+    /// Which setters of the built-in frontier were called (see
     /// [`BuildError::FrontierSetting`]).
     pub(crate) frontier_settings: Vec<&'static str>,
-    pub(crate) grace: Option<Duration>,
-    pub(crate) fetch: FetchConfig,
-    pub(crate) extract: Option<Arc<Rules>>,
+    /// Rules given parsed ([`Self::extract`]); they win over
+    /// [`CrawlSettings::extract`].
+    pub(crate) rules: Option<Arc<Rules>>,
     pub(crate) sinks: Vec<Box<dyn Sink>>,
     pub(crate) frontier: Option<Arc<dyn Frontier>>,
-    pub(crate) memory_budget: Option<usize>,
-    pub(crate) spill_dir: Option<PathBuf>,
-    pub(crate) report: ReportOptions,
     pub(crate) outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     pub(crate) robots_store: Option<Arc<dyn RobotsStore>>,
-    pub(crate) render: RenderSettings,
+}
+
+impl CrawlerBuilder {
+    /// A builder starting from these settings.
+    pub fn from_settings(settings: CrawlSettings) -> Self {
+        CrawlerBuilder {
+            settings,
+            ..CrawlerBuilder::default()
+        }
+    }
+
+    /// The settings so far.
+    pub fn settings(&self) -> &CrawlSettings {
+        &self.settings
+    }
+
+    /// Changes the settings in place, for a field without a setter of its own.
+    pub fn with_settings(mut self, change: impl FnOnce(&mut CrawlSettings)) -> Self {
+        change(&mut self.settings);
+        self
+    }
 }
 
 impl CrawlerBuilder {
     /// Adds a root URL; `http://` is assumed when it has no scheme.
     pub fn root(mut self, root: impl Into<String>) -> Self {
-        self.roots.push(root.into());
+        self.settings.roots.push(root.into());
         self
     }
 
     /// Adds several root URLs.
     pub fn roots<I: IntoIterator<Item = S>, S: Into<String>>(mut self, roots: I) -> Self {
-        self.roots.extend(roots.into_iter().map(Into::into));
+        self.settings
+            .roots
+            .extend(roots.into_iter().map(Into::into));
         self
     }
 
     /// Strict (the roots' hosts, `www.` toggled) or lenient (same registrable domain).
     pub fn scope_mode(mut self, mode: ScopeMode) -> Self {
-        self.scope_mode = mode;
+        self.settings.scope = mode;
         self
     }
 
     /// Only hosts equal to or under one of these domains (in every scope mode;
     /// with [`ScopeMode::AnyHost`] this is wget's `--domains`); see [`Scope`].
     pub fn domains<I: IntoIterator<Item = S>, S: Into<String>>(mut self, domains: I) -> Self {
-        self.domains.extend(domains.into_iter().map(Into::into));
+        self.settings
+            .domains
+            .extend(domains.into_iter().map(Into::into));
         self
     }
 
@@ -200,98 +194,99 @@ impl CrawlerBuilder {
         mut self,
         domains: I,
     ) -> Self {
-        self.exclude_domains
+        self.settings
+            .exclude_domains
             .extend(domains.into_iter().map(Into::into));
         self
     }
 
     /// Concurrent fetches at most (default 100, at least 1).
     pub fn max_tasks(mut self, n: usize) -> Self {
-        self.max_tasks = Some(n);
+        self.settings.run.max_tasks = n;
         self
     }
 
     /// Redirect hops per chain (default 10).
     pub fn max_redirect(mut self, n: u32) -> Self {
-        self.max_redirect = Some(n);
+        self.settings.request.max_redirect = n;
         self
     }
 
-    /// Attempts per URL, the first included (default 4, at least 1). Overrides
-    /// the policy's `max_tries` whether given before or after
-    /// [`Self::retry_policy`].
+    /// Attempts per URL, the first included (default 4, at least 1); sets the
+    /// `max_tries` of the retry policy (a later [`Self::retry_policy`]
+    /// replaces it).
     pub fn max_tries(mut self, n: u32) -> Self {
-        self.max_tries = Some(n);
+        self.settings.request.retry.max_tries = n;
         self
     }
 
     /// The whole retry policy (waits and caps); see [`Self::max_tries`].
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
-        self.retry = policy;
+        self.settings.request.retry = policy;
         self
     }
 
     /// Skips URLs matching this regex (unanchored search on the absolute URL).
     pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
-        self.exclude.push(pattern.into());
+        self.settings.exclude.push(pattern.into());
         self
     }
 
     /// Fetches only URLs matching one of the include regexes (roots always are).
     pub fn include(mut self, pattern: impl Into<String>) -> Self {
-        self.include.push(pattern.into());
+        self.settings.include.push(pattern.into());
         self
     }
 
-    /// Follows links at most this deep (roots are depth 0). Overrides the
-    /// depth of [`Self::limits`] whether given before or after it.
+    /// Follows links at most this deep (roots are depth 0); sets the depth of
+    /// the limits (a later [`Self::limits`] replaces it).
     pub fn max_depth(mut self, depth: u32) -> Self {
-        self.max_depth = Some(depth);
+        self.settings.limits.max_depth = Some(depth);
         self
     }
 
     /// All crawl limits at once (depth, pages, time, per host); see
     /// [`Self::max_depth`].
     pub fn limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
+        self.settings.limits = limits;
         self
     }
 
     /// Crawler-trap limits; default `TrapRules::default()`, `TrapRules::off()`
     /// disables them.
     pub fn trap_rules(mut self, rules: TrapRules) -> Self {
-        self.trap_rules = Some(rules);
+        self.settings.traps = rules;
         self
     }
 
     /// Ignores robots.txt entirely (default: obeyed).
     pub fn ignore_robots(mut self, ignore: bool) -> Self {
-        self.ignore_robots = ignore;
+        self.settings.ignore_robots = ignore;
         self
     }
 
     /// How robots.txt is cached and retried.
     pub fn robots_policy(mut self, policy: RobotsPolicy) -> Self {
-        self.robots_policy = policy;
+        self.settings.robots = policy;
         self
     }
 
     /// Caps robots `Crawl-delay` (default 30 s).
     pub fn max_crawl_delay(mut self, cap: Duration) -> Self {
-        self.max_crawl_delay = Some(cap);
+        self.settings.max_crawl_delay = cap;
         self
     }
 
     /// Which links to follow (default: pages only).
     pub fn extract_mode(mut self, mode: ExtractMode) -> Self {
-        self.extract_mode = Some(mode);
+        self.settings.extract_mode = mode;
         self
     }
 
     /// Which sitemaps to read: off, those robots.txt names (default), or also
     /// `/sitemap.xml` of every root's origin.
     pub fn sitemaps(mut self, mode: SitemapMode) -> Self {
-        self.sitemaps = mode;
+        self.settings.sitemaps = mode;
         self
     }
 
@@ -300,7 +295,7 @@ impl CrawlerBuilder {
     /// the built-in frontier: with [`Self::frontier`], give it to that
     /// frontier instead (`build` refuses both).
     pub fn per_host(mut self, n: usize) -> Self {
-        self.host_policy.max_in_flight = n;
+        self.settings.request.politeness.max_in_flight = n;
         self.frontier_settings.push("per_host");
         self
     }
@@ -308,8 +303,8 @@ impl CrawlerBuilder {
     /// Minimum gap between request starts to one host, plus up to `jitter`
     /// more. A setting of the built-in frontier, like [`Self::per_host`].
     pub fn host_delay(mut self, delay: Duration, jitter: Duration) -> Self {
-        self.host_policy.delay = delay;
-        self.host_policy.jitter = jitter;
+        self.settings.request.politeness.delay = delay;
+        self.settings.request.politeness.jitter = jitter;
         self.frontier_settings.push("host_delay");
         self
     }
@@ -317,19 +312,19 @@ impl CrawlerBuilder {
     /// How long an origin's robots.txt may stay unavailable while its URLs wait
     /// (default 10 min); see [`RobotsPolicy::max_outage`].
     pub fn max_outage(mut self, limit: Duration) -> Self {
-        self.robots_policy.max_outage = limit;
+        self.settings.robots.max_outage = limit;
         self
     }
 
     /// How long in-flight fetches may run after a stop is requested (default 5 s).
     pub fn grace(mut self, grace: Duration) -> Self {
-        self.grace = Some(grace);
+        self.settings.run.grace = grace;
         self
     }
 
     /// The request settings (timeouts, user agent, body cap, TLS, proxy, headers).
     pub fn fetch_config(mut self, fetch: FetchConfig) -> Self {
-        self.fetch = fetch;
+        self.settings.request.fetch = fetch;
         self
     }
 
@@ -337,7 +332,7 @@ impl CrawlerBuilder {
     /// each page's [`Items`](crate::parse::items::Items) reach the sinks with it.
     /// Extraction runs on the bounded CPU pool, off the async workers.
     pub fn extract(mut self, rules: Rules) -> Self {
-        self.extract = Some(Arc::new(rules));
+        self.rules = Some(Arc::new(rules));
         self
     }
 
@@ -357,7 +352,7 @@ impl CrawlerBuilder {
     /// beyond it they spill to temporary files. A setting of the built-in
     /// frontier, like [`Self::per_host`].
     pub fn memory_budget(mut self, bytes: usize) -> Self {
-        self.memory_budget = Some(bytes);
+        self.settings.run.memory_budget = Some(bytes);
         self.frontier_settings.push("memory_budget");
         self
     }
@@ -366,14 +361,14 @@ impl CrawlerBuilder {
     /// memory, then spilled to sorted runs in the system temporary directory;
     /// see [`ReportOptions`]). Works with any frontier.
     pub fn report_options(mut self, options: ReportOptions) -> Self {
-        self.report = options;
+        self.settings.run.report = options;
         self
     }
 
     /// Where the in-memory frontier spills (default: the system temporary
     /// directory); `build` fails if no file can be created in the one given.
     pub fn spill_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.spill_dir = Some(dir.into());
+        self.settings.run.spill_dir = Some(dir.into());
         self.frontier_settings.push("spill_dir");
         self
     }
@@ -397,7 +392,7 @@ impl CrawlerBuilder {
     /// to the crawl-wide totals; see [`crate::cluster::RedisStatsSink::proxies`]).
     /// Set after [`Self::fetch_config`], which replaces it.
     pub fn proxy_ledger(mut self, ledger: Arc<crate::fetch::ProxyLedger>) -> Self {
-        self.fetch.proxy_ledger = Some(ledger);
+        self.settings.request.fetch.proxy_ledger = Some(ledger);
         self
     }
 
@@ -405,7 +400,7 @@ impl CrawlerBuilder {
     /// never; see [`crate::render`]). The browser starts with the crawl, which
     /// fails with [`CrawlError::Render`](crate::CrawlError::Render) if it cannot.
     pub fn render(mut self, settings: RenderSettings) -> Self {
-        self.render = settings;
+        self.settings.render = settings;
         self
     }
 }

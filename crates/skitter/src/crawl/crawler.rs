@@ -64,6 +64,13 @@ impl Crawler {
         CrawlerBuilder::default()
     }
 
+    /// Starts configuring a crawl from a whole settings value (read from a
+    /// file, or a shared crawl's spec); the builder's setters change it
+    /// further.
+    pub fn from_settings(settings: crate::settings::CrawlSettings) -> CrawlerBuilder {
+        CrawlerBuilder::from_settings(settings)
+    }
+
     pub(crate) fn new(
         config: Config,
         fetcher: Fetcher,

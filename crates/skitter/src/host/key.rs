@@ -46,10 +46,13 @@ pub struct HostPolicy {
     pub jitter: Duration,
 }
 
+/// Requests in flight per host unless set (see [`HostPolicy::max_in_flight`]).
+pub const DEFAULT_PER_HOST: usize = 8;
+
 impl Default for HostPolicy {
     fn default() -> Self {
         HostPolicy {
-            max_in_flight: 8,
+            max_in_flight: DEFAULT_PER_HOST,
             delay: Duration::ZERO,
             jitter: Duration::ZERO,
         }

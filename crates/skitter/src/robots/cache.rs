@@ -117,7 +117,8 @@ struct Outage {
 }
 
 /// Settings of the cache.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RobotsPolicy {
     /// Longest a fetched robots.txt is trusted (RFC 9309 caps it at 24 h).
     pub max_age: Duration,

@@ -26,7 +26,8 @@ use crate::state::spill::SpillDir;
 pub const DEFAULT_REPORT_MEMORY: usize = 32 << 20;
 
 /// How the report keeps its per-URL records.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ReportOptions {
     /// Keep a record per URL (`false`: counters only, [`crate::Report::pages`]
     /// stays empty).

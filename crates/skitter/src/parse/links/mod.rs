@@ -50,10 +50,13 @@ pub use html::{HtmlDocument, extract_html};
 pub use srcset::parse_srcset;
 
 /// Which links [`extract_html`] collects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum ExtractMode {
     /// Only links to other pages: `a href`, `area href` and
-    /// `<meta http-equiv=refresh>` targets.
+    /// `<meta http-equiv=refresh>` targets (the default).
+    #[default]
     Pages,
     /// Pages plus every subresource a browser would load or that a mirror
     /// needs: images (`src`, `srcset`), stylesheets and other `<link>`s,

@@ -1,0 +1,78 @@
+//! [`BulkSettings`]: every setting of a bulk fetch (`skitter fetch`) as one
+//! serialisable value, sharing [`RequestSettings`] with the crawl.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::RequestSettings;
+use super::crawl::DEFAULT_GRACE;
+use crate::parse::items::RulesSource;
+
+/// Requests in flight over all hosts of a bulk fetch unless set.
+pub const DEFAULT_CONCURRENCY: usize = 50;
+
+/// Every setting of a bulk fetch; build one with
+/// [`BulkFetcher::from_settings`](crate::bulk::BulkFetcher::from_settings)
+/// or through its builder's setters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BulkSettings {
+    /// Requests, retries, redirects and per-host politeness, as a crawl's.
+    pub request: RequestSettings,
+    /// Requests in flight at most, over all hosts (default
+    /// [`DEFAULT_CONCURRENCY`]).
+    pub concurrency: usize,
+    /// After a stop is requested, how long in-flight requests may take
+    /// (default 5 s).
+    pub grace: Duration,
+    /// Where 2xx bodies are saved (created if needed); none by default.
+    pub output_dir: Option<PathBuf>,
+    /// A template naming saved files (see
+    /// [`NameTemplate::parse`](crate::bulk::NameTemplate::parse)) instead
+    /// of the mirror's `host/path` layout.
+    pub name_template: Option<String>,
+    /// Items whose file already exists are not fetched.
+    pub skip_existing: bool,
+    /// Files that exist are fetched again conditionally (see
+    /// [`BulkFetcherBuilder::if_modified`](crate::bulk::BulkFetcherBuilder::if_modified)).
+    pub if_modified: bool,
+    /// Extraction rules, as text (parsed by `build`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extract: Option<RulesSource>,
+}
+
+impl Default for BulkSettings {
+    fn default() -> Self {
+        BulkSettings {
+            request: RequestSettings::default(),
+            concurrency: DEFAULT_CONCURRENCY,
+            grace: DEFAULT_GRACE,
+            output_dir: None,
+            name_template: None,
+            skip_existing: false,
+            if_modified: false,
+            extract: None,
+        }
+    }
+}
+
+impl BulkSettings {
+    /// The first setting that cannot work, as the message a build error
+    /// carries.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.concurrency == 0 {
+            return Err("concurrency must be at least 1".into());
+        }
+        self.request.check()?;
+        if self.output_dir.is_none()
+            && (self.skip_existing || self.if_modified || self.name_template.is_some())
+        {
+            return Err(
+                "skip-existing, if-modified and name templates need an output directory".into(),
+            );
+        }
+        Ok(())
+    }
+}
