@@ -52,7 +52,7 @@ struct Ctx {
     /// Stop starting requests.
     stop: CancellationToken,
     /// Drop requests in flight (the grace period is over).
-    hard_stop: CancellationToken,
+    abort: CancellationToken,
 }
 
 pub(super) async fn run(
@@ -86,16 +86,16 @@ pub(super) async fn run(
         events: tx,
         cpu: CpuPool::new(),
         stop: stop.clone(),
-        hard_stop: CancellationToken::new(),
+        abort: CancellationToken::new(),
     });
     let tracker = TaskTracker::new();
     dispatch(&ctx, urls, window, &tracker).await;
     tracker.close();
     if ctx.stop.is_cancelled() {
-        let (hard, grace) = (ctx.hard_stop.clone(), ctx.config.grace);
+        let (abort, grace) = (ctx.abort.clone(), ctx.config.grace);
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;
-            hard.cancel();
+            abort.cancel();
         });
     }
     tracker.wait().await;
@@ -143,10 +143,10 @@ async fn dispatch(
         let ctx = ctx.clone();
         tracker.spawn(async move {
             let _slot = slot;
-            let hard_stop = ctx.hard_stop.clone();
+            let abort = ctx.abort.clone();
             let report = tokio::select! {
                 report = process(&ctx, n, item) => report,
-                () = hard_stop.cancelled() => None,
+                () = abort.cancelled() => None,
             };
             if let Some((report, update)) = report {
                 // Only fails once the collector is gone, and it outlives every task.

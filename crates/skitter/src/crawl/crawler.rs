@@ -16,8 +16,8 @@ use url::Url;
 
 use crate::crawl::config::{Config, CrawlerBuilder};
 use crate::crawl::ctx::{Ctx, Guards, Outputs, Pipeline, Signals};
-use crate::crawl::halt::Halt;
 use crate::crawl::progress::Progress;
+use crate::crawl::stop_signal::StopSignal;
 use crate::crawl::{handoff, scheduler};
 use crate::fetch::Fetcher;
 use crate::frontier::{Frontier, FrontierError, Request};
@@ -118,22 +118,22 @@ impl Crawler {
             renderer.clone(),
             &self.sinks,
         );
-        let halt = Arc::new(Halt::default());
+        let stop_signal = Arc::new(StopSignal::default());
         let rebuilt = self.outcomes.is_some();
         let (outputs, output_task) =
-            OutputTask::start(self.sinks, &config, &*self.frontier, &halt, rebuilt);
+            OutputTask::start(self.sinks, &config, &*self.frontier, &stop_signal, rebuilt);
         let (grace, max_tasks, options) = (config.grace, config.max_tasks, config.report.clone());
-        let signals = Signals::new(halt.clone(), self.progress);
+        let signals = Signals::new(stop_signal.clone(), self.progress);
         let ctx = Ctx::new(config, self.frontier.clone(), pipeline, signals, outputs);
         // Their counts go to the report once the workers are done.
         let guards = ctx.guards.clone();
-        let mut stop = schedule(Arc::new(ctx), &halt, cancel).await;
+        let mut stop = schedule(Arc::new(ctx), &stop_signal, cancel).await;
         if let Some(renderer) = &renderer {
             renderer.shutdown().await;
         }
-        let (sinks, tally) = output_task.finish(&mut stop, grace, &halt).await;
+        let (sinks, tally) = output_task.finish(&mut stop, grace, &stop_signal).await;
         let tally = match &self.outcomes {
-            Some(store) => rebuild(&**store, tally, &options, &halt),
+            Some(store) => rebuild(&**store, tally, &options, &stop_signal),
             None => tally,
         };
         let counts = self.frontier.counts().await.unwrap_or_default();
@@ -141,7 +141,7 @@ impl Crawler {
             todo: counts.queued + counts.leased,
             elapsed: started.elapsed(),
             max_tasks,
-            stopped: stop.or_else(|| halt.is_set().then(|| halt.reason())),
+            stopped: stop.or_else(|| stop_signal.is_set().then(|| stop_signal.reason())),
             sinks,
             proxies: self.fetcher.proxy_stats(),
         };
@@ -182,15 +182,15 @@ async fn seed(
 /// one more way to stop it; returns why it stopped early, if it did.
 async fn schedule(
     ctx: Arc<Ctx>,
-    halt: &Arc<Halt>,
+    stop_signal: &Arc<StopSignal>,
     cancel: CancellationToken,
 ) -> Option<StopReason> {
     let watcher = {
-        let halt = halt.clone();
+        let stop_signal = stop_signal.clone();
         tokio::spawn(async move {
             tokio::select! {
-                _ = cancel.cancelled() => halt.set(StopReason::Interrupted),
-                _ = halt.stopped() => {}
+                _ = cancel.cancelled() => stop_signal.set(StopReason::Interrupted),
+                _ = stop_signal.stopped() => {}
             }
         })
     };
@@ -214,7 +214,7 @@ impl OutputTask {
         sinks: Vec<Box<dyn Sink>>,
         config: &Config,
         frontier: &dyn Frontier,
-        halt: &Arc<Halt>,
+        stop_signal: &Arc<StopSignal>,
         rebuilt: bool,
     ) -> (Outputs, OutputTask) {
         let (tx, rx) = mpsc::channel(config.max_tasks.clamp(64, 4096));
@@ -226,7 +226,12 @@ impl OutputTask {
         } else {
             Tally::new(&config.report)
         }));
-        let task = tokio::spawn(handoff::drive_sinks(rx, sinks, halt.clone(), tally.clone()));
+        let task = tokio::spawn(handoff::drive_sinks(
+            rx,
+            sinks,
+            stop_signal.clone(),
+            tally.clone(),
+        ));
         (Outputs { pages: tx, first }, OutputTask { task, tally })
     }
 
@@ -239,14 +244,14 @@ impl OutputTask {
         self,
         stop: &mut Option<StopReason>,
         grace: Duration,
-        halt: &Halt,
+        stop_signal: &StopSignal,
     ) -> (Vec<SinkSummary>, Tally) {
         // After Ctrl-C the whole stop fits in one grace period from the signal:
         // fetches had three quarters of it (see `scheduler`), the outputs get
         // what is left. After a limit, the outputs get a grace period of their own.
         let grace = match &stop {
             None => None,
-            Some(StopReason::Interrupted) => Some(grace.saturating_sub(halt.since())),
+            Some(StopReason::Interrupted) => Some(grace.saturating_sub(stop_signal.since())),
             Some(_) => Some(grace),
         };
         let sinks = match finish_outputs(self.task, grace).await {
@@ -258,7 +263,7 @@ impl OutputTask {
                 if let Some(StopReason::Limit(_)) | None = stop {
                     *stop = Some(StopReason::Fatal(why.clone()));
                 }
-                halt.fail(why);
+                stop_signal.fail(why);
                 Vec::new()
             }
         };
@@ -274,7 +279,7 @@ fn rebuild(
     store: &(dyn OutcomeStore + Send + Sync),
     tally: Tally,
     options: &ReportOptions,
-    halt: &Halt,
+    stop_signal: &StopSignal,
 ) -> Tally {
     let mut all = Tally::new(options);
     let mut spill = Ok(());
@@ -285,8 +290,8 @@ fn rebuild(
     });
     match (read, spill) {
         (Ok(()), Ok(())) => return all,
-        (Err(e), _) => halt.fail(format!("crawl store: {e}")),
-        (_, Err(e)) => halt.fail(e.to_string()),
+        (Err(e), _) => stop_signal.fail(format!("crawl store: {e}")),
+        (_, Err(e)) => stop_signal.fail(e.to_string()),
     }
     tally
 }

@@ -61,7 +61,7 @@ async fn complete(
         .await
     {
         Ok(throttle) => ctx.throttled(&host, throttle).await,
-        Err(e) => ctx.signals.halt.fail(format!("frontier: {e}")),
+        Err(e) => ctx.signals.stop_signal.fail(format!("frontier: {e}")),
     }
     ctx.signals.changed.notify_one();
 }

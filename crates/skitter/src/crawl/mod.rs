@@ -3,7 +3,7 @@
 //! the scheduler's global cap, one URL's steps (`worker`, `deliver`), which
 //! discovered links are followed (`admission`), the CPU pool for parsing
 //! (`body`), the crash-safe hand-off to the outputs (`handoff`), the stop
-//! signal (`halt`) and live counters ([`progress`]).
+//! signal (`stop_signal`) and live counters ([`progress`]).
 //!
 //! [`Crawler`]: crawler::Crawler
 
@@ -15,8 +15,8 @@ pub mod config;
 pub mod crawler;
 pub(crate) mod ctx;
 pub(crate) mod deliver;
-pub(crate) mod halt;
 pub(crate) mod handoff;
 pub mod progress;
 pub(crate) mod scheduler;
+pub(crate) mod stop_signal;
 pub(crate) mod worker;

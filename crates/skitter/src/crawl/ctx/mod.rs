@@ -90,7 +90,7 @@ impl Ctx {
                 n
             }
             Err(e) => {
-                self.signals.halt.fail(format!("frontier: {e}"));
+                self.signals.stop_signal.fail(format!("frontier: {e}"));
                 0
             }
         }

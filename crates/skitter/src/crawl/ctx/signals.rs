@@ -7,14 +7,14 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::crawl::halt::Halt;
 use crate::crawl::progress::Progress;
+use crate::crawl::stop_signal::StopSignal;
 
 /// The stop signals and the live counters.
 pub(crate) struct Signals {
-    pub(crate) halt: Arc<Halt>,
+    pub(crate) stop_signal: Arc<StopSignal>,
     /// Aborts in-flight fetches once the grace period is over.
-    pub(crate) hard_stop: CancellationToken,
+    pub(crate) abort: CancellationToken,
     /// Woken when a lease completes or URLs are offered, so a waiting scheduler
     /// looks at the frontier again.
     pub(crate) changed: Notify,
@@ -22,12 +22,12 @@ pub(crate) struct Signals {
 }
 
 impl Signals {
-    /// The signals of one run: `halt` is shared with the outputs' task and
+    /// The signals of one run: `stop_signal` is shared with the outputs' task and
     /// the crawler, `progress` with whoever reads the live counters.
-    pub(crate) fn new(halt: Arc<Halt>, progress: Progress) -> Signals {
+    pub(crate) fn new(stop_signal: Arc<StopSignal>, progress: Progress) -> Signals {
         Signals {
-            halt,
-            hard_stop: CancellationToken::new(),
+            stop_signal,
+            abort: CancellationToken::new(),
             changed: Notify::new(),
             progress,
         }

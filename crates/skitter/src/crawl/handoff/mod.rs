@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::crawl::halt::Halt;
+use crate::crawl::stop_signal::StopSignal;
 use crate::host::Throttle;
 use crate::output::report::Tally;
 use crate::output::{Page, Sink, SinkSummary};
@@ -49,7 +49,7 @@ pub(crate) enum ToSinks {
 pub(crate) async fn drive_sinks(
     mut rx: mpsc::Receiver<ToSinks>,
     mut sinks: Vec<Box<dyn Sink>>,
-    halt: Arc<Halt>,
+    stop_signal: Arc<StopSignal>,
     tally: Arc<Mutex<Tally>>,
 ) -> Vec<SinkSummary> {
     let mut healthy = true;
@@ -58,7 +58,7 @@ pub(crate) async fn drive_sinks(
         match message {
             ToSinks::Throttle(host, throttle) => {
                 if healthy {
-                    healthy = throttled(&mut sinks, &host, &throttle, &halt).await;
+                    healthy = throttled(&mut sinks, &host, &throttle, &stop_signal).await;
                 }
             }
             ToSinks::Page(handoff) => {
@@ -68,10 +68,10 @@ pub(crate) async fn drive_sinks(
                     .add(&handoff.page.record);
                 if let Err(e) = added {
                     // The report would miss lines from here on: as fatal as a failed output.
-                    halt.fail(e.to_string());
+                    stop_signal.fail(e.to_string());
                 }
                 if healthy {
-                    healthy = record(&mut sinks, &handoff.page, &halt).await;
+                    healthy = record(&mut sinks, &handoff.page, &stop_signal).await;
                     waiting.extend(handoff.written);
                 }
             }
@@ -81,7 +81,7 @@ pub(crate) async fn drive_sinks(
         // before every writer waits on its acknowledgement, and nothing else
         // would come to flush for them.
         if healthy && !waiting.is_empty() && (rx.is_empty() || waiting.len() >= MAX_UNFLUSHED) {
-            healthy = flush(&mut sinks, &halt).await;
+            healthy = flush(&mut sinks, &stop_signal).await;
             if healthy {
                 waiting.drain(..).for_each(|ack| {
                     let _ = ack.send(());
@@ -96,36 +96,41 @@ pub(crate) async fn drive_sinks(
     for sink in sinks.iter_mut() {
         match sink.finish().await {
             Ok(summary) => summaries.push(summary),
-            Err(e) => stop_for(&halt, &e),
+            Err(e) => stop_for(&stop_signal, &e),
         }
     }
     summaries
 }
 
-async fn throttled(sinks: &mut [Box<dyn Sink>], host: &str, t: &Throttle, halt: &Halt) -> bool {
+async fn throttled(
+    sinks: &mut [Box<dyn Sink>],
+    host: &str,
+    t: &Throttle,
+    stop_signal: &StopSignal,
+) -> bool {
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.throttled(host, t).await {
-            stop_for(halt, &e);
+            stop_for(stop_signal, &e);
             return false;
         }
     }
     true
 }
 
-async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, halt: &Halt) -> bool {
+async fn record(sinks: &mut [Box<dyn Sink>], page: &Page, stop_signal: &StopSignal) -> bool {
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.record(page).await {
-            stop_for(halt, &e);
+            stop_for(stop_signal, &e);
             return false;
         }
     }
     true
 }
 
-async fn flush(sinks: &mut [Box<dyn Sink>], halt: &Halt) -> bool {
+async fn flush(sinks: &mut [Box<dyn Sink>], stop_signal: &StopSignal) -> bool {
     for sink in sinks.iter_mut() {
         if let Err(e) = sink.flush().await {
-            stop_for(halt, &e);
+            stop_for(stop_signal, &e);
             return false;
         }
     }
@@ -134,11 +139,11 @@ async fn flush(sinks: &mut [Box<dyn Sink>], halt: &Halt) -> bool {
 
 /// Stops the crawl for a sink's error: quietly when the reader of a pipe went
 /// away, as a fatal error otherwise.
-fn stop_for(halt: &Halt, e: &crate::output::SinkError) {
+fn stop_for(stop_signal: &StopSignal, e: &crate::output::SinkError) {
     if e.is_reader_gone() {
-        halt.reader_gone(e.to_string());
+        stop_signal.reader_gone(e.to_string());
     } else {
-        halt.fail(format!("output {e}"));
+        stop_signal.fail(format!("output {e}"));
     }
 }
 

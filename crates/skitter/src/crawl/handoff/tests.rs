@@ -9,7 +9,7 @@ use url::Url;
 
 use super::{Handoff, ToSinks, drive_sinks};
 use crate::base::outcome::PageRecord;
-use crate::crawl::halt::Halt;
+use crate::crawl::stop_signal::StopSignal;
 use crate::host::{Throttle, ThrottleReason};
 use crate::output::Page;
 use crate::output::report::Tally;
@@ -37,7 +37,7 @@ fn sink_task(
     tokio::spawn(drive_sinks(
         rx,
         Vec::new(),
-        Arc::new(Halt::default()),
+        Arc::new(StopSignal::default()),
         Arc::new(Mutex::new(Tally::default())),
     ))
 }

@@ -28,7 +28,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     let stop = loop {
         let permit = tokio::select! {
             biased;
-            _ = ctx.signals.halt.stopped() => break Some(ctx.signals.halt.reason()),
+            _ = ctx.signals.stop_signal.stopped() => break Some(ctx.signals.stop_signal.reason()),
             _ = passes(deadline) => break Some(StopReason::Limit(Limit::MaxTime)),
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
@@ -41,7 +41,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
             }
             // In-flight fetches may still hand budget back (robots, quota skips).
             tokio::select! {
-                _ = ctx.signals.halt.stopped() => {}
+                _ = ctx.signals.stop_signal.stopped() => {}
                 _ = ctx.signals.changed.notified() => {}
             }
             continue;
@@ -49,7 +49,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         let claim = match ctx.frontier.claim().await {
             Ok(claim) => claim,
             Err(e) => {
-                ctx.signals.halt.fail(format!("frontier: {e}"));
+                ctx.signals.stop_signal.fail(format!("frontier: {e}"));
                 continue;
             }
         };
@@ -70,7 +70,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
                     }
                 };
                 tokio::select! {
-                    _ = ctx.signals.halt.stopped() => {}
+                    _ = ctx.signals.stop_signal.stopped() => {}
                     _ = ctx.signals.changed.notified() => {}
                     _ = passes(deadline) => {}
                     _ = sleep => {}
@@ -102,7 +102,7 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     tokio::select! {
         _ = tracker.wait() => {}
         _ = tokio::time::sleep_until(grace_end) => {
-            ctx.signals.hard_stop.cancel();
+            ctx.signals.abort.cancel();
             tracker.wait().await;
         }
     }

@@ -57,7 +57,7 @@ const YIELD_EVERY: usize = 1024;
 pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
     let step = tokio::select! {
         done = contained(&ctx, &lease) => done,
-        _ = ctx.signals.hard_stop.cancelled() => return,
+        _ = ctx.signals.abort.cancelled() => return,
     };
     match step {
         Step::Done(page, feedback, visit) => {
@@ -76,7 +76,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
                 // An output that does not keep up must not hold the crawl past
                 // its grace period; the lease then stays outstanding, so the
                 // URL is to do.
-                () = ctx.signals.hard_stop.cancelled() => {}
+                () = ctx.signals.abort.cancelled() => {}
             }
         }
         Step::Again(wait, feedback) => {
@@ -86,7 +86,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
             let host = HostKey::of(&lease.request.url);
             match ctx.frontier.retry(lease, wait, feedback).await {
                 Ok(throttle) => ctx.throttled(&host, throttle).await,
-                Err(e) => ctx.signals.halt.fail(format!("frontier: {e}")),
+                Err(e) => ctx.signals.stop_signal.fail(format!("frontier: {e}")),
             }
             ctx.signals.changed.notify_one();
         }
@@ -336,7 +336,7 @@ async fn apply_crawl_delay(ctx: &Ctx, host: &HostKey, delay: std::time::Duration
         .unwrap_or_else(|e| e.into_inner())
         .insert(host.clone());
     if first && let Err(e) = ctx.frontier.set_host_delay(host, delay).await {
-        ctx.signals.halt.fail(format!("frontier: {e}"));
+        ctx.signals.stop_signal.fail(format!("frontier: {e}"));
     }
 }
 

@@ -1,5 +1,11 @@
 //! Why and when a crawl stops early: set once, by whoever notices first (a
 //! signal, a limit, a failed output or frontier), read by everyone else.
+//!
+//! One word per meaning across the crate: a *stop* is this graceful end (no
+//! new work, in-flight work gets the grace period, outputs complete; its
+//! reason is a [`StopReason`]); an *abort* is what follows when the grace
+//! period is over (in-flight fetches are dropped; `Signals::abort`, and the
+//! bulk runner's token of the same name).
 
 use std::sync::Mutex;
 
@@ -9,7 +15,7 @@ use crate::output::report::StopReason;
 
 /// Why the crawl must stop early, set once by whoever notices first.
 #[derive(Debug, Default)]
-pub(crate) struct Halt {
+pub(crate) struct StopSignal {
     token: CancellationToken,
     reason: Mutex<Option<StopReason>>,
     /// When the stop was first asked for, so an interrupted crawl ends within
@@ -17,7 +23,7 @@ pub(crate) struct Halt {
     at: Mutex<Option<tokio::time::Instant>>,
 }
 
-impl Halt {
+impl StopSignal {
     /// Stops the crawl because an output's reader went away (not an error).
     pub(crate) fn reader_gone(&self, what: String) {
         self.set(StopReason::OutputClosed(what));
