@@ -186,7 +186,7 @@ async fn crawl_once(
     let cpu = cpu_time().saturating_sub(cpu_before);
     let _ = child.kill().await;
     let expected = (args.pages as u64 + 1) * args.vhosts.unwrap_or(1) as u64;
-    let html = report.counters.get("html").copied().unwrap_or(0);
+    let html = report.counters.html;
     // The site also links upper-case spellings (`/P/7`), distinct URLs that 404:
     // everything that is not one of the expected pages must be one of those.
     let mut extras_ok = true;
@@ -198,7 +198,7 @@ async fn crawl_once(
     }
     // With faults, every failing URL must have recovered: it is then HTML like
     // the rest, and nothing failed.
-    let retries = report.counters.get("retries").copied().unwrap_or(0);
+    let retries = report.counters.retries;
     let ok = report.completed() && html == expected && extras_ok;
     let ideal = ideal_time(args.pages, args.fanout, args.max_tasks, args.latency);
     let figures = json!({
@@ -218,8 +218,8 @@ async fn crawl_once(
         // By reason, summed over hosts: a broad crawl slows down thousands.
         "throttled": throttle_totals(&report.throttled),
         "throttled_hosts": report.throttled.len(),
-        "items": report.counters.get("items").copied().unwrap_or(0),
-        "extract_errors": report.counters.get("extract_errors").copied().unwrap_or(0),
+        "items": report.counters.items,
+        "extract_errors": report.counters.extract_errors,
         "hosts": args.vhosts.unwrap_or(1),
         "delay_ms": args.delay.as_millis() as u64,
         // With a per-host gap, at most this many hosts are ready per second

@@ -117,6 +117,11 @@ pub struct CrawlArgs {
     /// CSS url()/@import and Link headers (like wget's page requisites).
     #[arg(short = 'p', long)]
     pub resources: bool,
+    /// Read at most this many links of one page (HTML or CSS); the rest are
+    /// dropped unread and counted in the report as links_cut. Bounds the
+    /// memory a page of a million links can take.
+    #[arg(long, default_value_t = skitter::parse::links::DEFAULT_MAX_LINKS, value_parser = flags::count, value_name = "N")]
+    pub max_links_per_page: usize,
     /// At most this many requests in flight to one host (host:port); a host
     /// starts at 1 and doubles on each clean answer (slow start).
     #[arg(long, default_value_t = 8, value_parser = flags::count, value_name = "N")]
@@ -249,6 +254,7 @@ impl CrawlArgs {
         s.ignore_robots = self.ignore_robots;
         s.robots.max_outage = self.max_outage;
         s.max_crawl_delay = self.max_crawl_delay;
+        s.max_links_per_page = self.max_links_per_page;
         s.request.fetch = self.request.fetch_config(self.max_body_size)?;
         s.request.fetch.http1_only = self.http1_only;
         s.request.fetch.cookies = self.cookies;
@@ -584,7 +590,9 @@ mod tests {
     fn exit_status_says_when_a_url_hit_an_internal_error() {
         let report = |stopped: Option<StopReason>, internal: u64| {
             let mut tally = Tally::default();
-            tally.bump(skitter::output::report::INTERNAL_COUNTER, internal);
+            let mut counts = skitter::output::report::Counters::default();
+            counts.internal_errors = internal;
+            tally.add_unrecorded(&counts);
             tally.finish(ReportSummary {
                 stopped,
                 ..ReportSummary::default()

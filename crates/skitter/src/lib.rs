@@ -24,7 +24,7 @@
 //! print!("{}", report.to_text());
 //! assert!(report.completed());
 //! // The 20 pages and the site's index.
-//! assert_eq!(report.counters["html"], 21);
+//! assert_eq!(report.counters.html, 21);
 //! # Ok(())
 //! # }
 //! ```

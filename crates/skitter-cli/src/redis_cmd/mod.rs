@@ -327,7 +327,8 @@ async fn crawl(
     if report.stopped.is_none() && frontier.claim_limit_reached() {
         report.stopped = Some(StopReason::Limit(Limit::MaxPagesCrawlWide));
     }
-    if let Err(e) = frontier.add_stats(&report.unrecorded).await {
+    let unrecorded = report.unrecorded.entries().into_iter().collect();
+    if let Err(e) = frontier.add_stats(&unrecorded).await {
         tracing::warn!(error = %e, "cannot add this worker's link counters to the crawl-wide totals");
     }
     let wide = CrawlWide::read(&frontier, &target.crawl, max_pages).await;

@@ -2,7 +2,6 @@
 //! workers added in Redis, printed by `skitter status` and after each
 //! worker's own report.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::Context;
@@ -12,6 +11,7 @@ use skitter::cluster::{RedisStatsSink, take_proxy_stats};
 use skitter::fetch::ProxyStats;
 use skitter::fetch::proxy_pool::write_table;
 use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
+use skitter::output::report::Counters;
 
 use crate::output::ReportFormat;
 
@@ -59,7 +59,9 @@ pub(super) struct CrawlWide {
     name: String,
     counts: FrontierCounts,
     claimed: u64,
-    counters: BTreeMap<String, u64>,
+    /// Records all workers finished.
+    done: u64,
+    counters: Counters,
     /// Every worker's per-proxy counts, added up.
     proxies: Vec<ProxyStats>,
     max_pages: Option<u64>,
@@ -73,12 +75,18 @@ impl CrawlWide {
         name: &str,
         max_pages: Option<u64>,
     ) -> Result<CrawlWide, FrontierError> {
-        let mut counters = frontier.stats().await?;
-        let proxies = take_proxy_stats(&mut counters);
+        let mut totals = frontier.stats().await?;
+        let proxies = take_proxy_stats(&mut totals);
+        let done = totals.remove(RedisStatsSink::DONE).unwrap_or(0);
+        let (counters, unknown) = Counters::from_entries(totals);
+        for (name, _) in unknown {
+            tracing::warn!("ignoring the crawl-wide total {name:?}: not a report counter");
+        }
         Ok(CrawlWide {
             name: name.to_string(),
             counts: frontier.counts().await?,
             claimed: frontier.claimed().await?,
+            done,
             counters,
             proxies,
             max_pages,
@@ -101,22 +109,13 @@ impl CrawlWide {
         }
     }
 
-    fn done(&self) -> u64 {
-        let done = self.counters.get(RedisStatsSink::DONE);
-        done.copied().unwrap_or(0)
-    }
-
     pub(super) fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "*** Crawl-wide totals: crawl {}, all workers ***",
             self.name
         )?;
-        for (key, value) in &self.counters {
-            if key != RedisStatsSink::DONE {
-                writeln!(out, "{value:>10} {key}")?;
-            }
-        }
+        write!(out, "{}", self.counters)?;
         write_table(&self.proxies, out)?;
         writeln!(out, "State: {}", self.state())?;
         writeln!(out, "Pass: {}", self.pass)?;
@@ -129,12 +128,10 @@ impl CrawlWide {
             self.counts.queued,
             self.counts.leased
         )?;
-        writeln!(out, "Done: {}", self.done())
+        writeln!(out, "Done: {}", self.done)
     }
 
     pub(super) fn to_json(&self) -> serde_json::Value {
-        let mut counters = self.counters.clone();
-        counters.remove(RedisStatsSink::DONE);
         json!({
             "crawl": self.name,
             "state": self.state(),
@@ -143,8 +140,8 @@ impl CrawlWide {
             "claimed": self.claimed,
             "queued": self.counts.queued,
             "leased": self.counts.leased,
-            "done": self.done(),
-            "counters": counters,
+            "done": self.done,
+            "counters": self.counters,
             "proxies": self.proxies,
         })
     }
@@ -163,7 +160,8 @@ mod tests {
                 seen,
             },
             claimed,
-            counters: BTreeMap::from([("html".into(), 3), (RedisStatsSink::DONE.into(), 4)]),
+            done: 4,
+            counters: Counters::from_entries([("html", 3), ("html_bytes", 120)]).0,
             proxies: Vec::new(),
             max_pages: max,
             pass: 1,
@@ -203,6 +201,6 @@ mod tests {
             (json["done"].as_u64(), json["queued"].as_u64()),
             (Some(4), Some(1))
         );
-        assert_eq!(json["counters"], json!({ "html": 3 }));
+        assert_eq!(json["counters"], json!({ "html": 3, "html_bytes": 120 }));
     }
 }

@@ -233,7 +233,9 @@ pub struct PageRecord {
 
 /// Why `--render auto` rendered a page (or `always` did), as counted in the
 /// report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum RenderReason {
     /// `--render always`.

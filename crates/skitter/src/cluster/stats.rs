@@ -89,6 +89,7 @@ impl RedisStatsSink {
         if records > 0 {
             let counters = batch.finish(ReportSummary::default()).counters;
             for (key, n) in counters
+                .entries()
                 .into_iter()
                 .chain([(Self::DONE.to_string(), records)])
             {

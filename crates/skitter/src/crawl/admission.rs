@@ -2,6 +2,7 @@
 //! parse, be http(s), be in scope, pass the include/exclude patterns, be within
 //! the depth limit and trip no crawler-trap rule. A URL that fails is counted by reason, never silently lost.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use regex::Regex;
@@ -82,6 +83,8 @@ pub(crate) struct LinkSkips {
     robots: AtomicU64,
     trap: AtomicU64,
     limit: AtomicU64,
+    /// Links past `--max-links-per-page`, never read.
+    cut: AtomicU64,
 }
 
 impl LinkSkips {
@@ -101,8 +104,20 @@ impl LinkSkips {
         self.counter(reason).fetch_add(1, Ordering::Relaxed);
     }
 
-    /// `(links_skipped_<reason>, n)` for every reason seen.
-    pub(crate) fn snapshot(&self) -> Vec<(String, u64)> {
+    /// Counts `n` links a page had past the cap.
+    pub(crate) fn cut(&self, n: u64) {
+        if n > 0 {
+            self.cut.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Links pages had past the cap, in all.
+    pub(crate) fn cut_total(&self) -> u64 {
+        self.cut.load(Ordering::Relaxed)
+    }
+
+    /// How many links each reason kept out, for every reason seen.
+    pub(crate) fn snapshot(&self) -> BTreeMap<SkipReason, u64> {
         [
             SkipReason::Scope,
             SkipReason::Scheme,
@@ -113,12 +128,7 @@ impl LinkSkips {
             SkipReason::Limit,
         ]
         .into_iter()
-        .map(|r| {
-            (
-                format!("links_skipped_{r}"),
-                self.counter(r).load(Ordering::Relaxed),
-            )
-        })
+        .map(|r| (r, self.counter(r).load(Ordering::Relaxed)))
         .filter(|(_, n)| *n > 0)
         .collect()
     }

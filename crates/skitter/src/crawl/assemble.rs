@@ -73,6 +73,7 @@ impl CrawlerBuilder {
             robots: (!settings.ignore_robots).then_some(settings.robots),
             max_crawl_delay: settings.max_crawl_delay,
             extract_mode: settings.extract_mode,
+            max_links_per_page: settings.max_links_per_page,
             sitemaps: settings.sitemaps,
             host_policy: settings.request.politeness,
             grace: run.grace,

@@ -63,6 +63,8 @@ pub struct Config {
     pub(crate) max_crawl_delay: Duration,
     /// Which links to follow.
     pub(crate) extract_mode: ExtractMode,
+    /// Links read from one page at most.
+    pub(crate) max_links_per_page: usize,
     /// Which sitemaps to read (default: those robots.txt names).
     pub(crate) sitemaps: SitemapMode,
     /// Per-host politeness every host starts with.
@@ -274,6 +276,14 @@ impl CrawlerBuilder {
     /// Caps robots `Crawl-delay` (default 30 s).
     pub fn max_crawl_delay(mut self, cap: Duration) -> Self {
         self.settings.max_crawl_delay = cap;
+        self
+    }
+
+    /// Reads at most `n` links of a page (default
+    /// [`DEFAULT_MAX_LINKS`](crate::parse::links::DEFAULT_MAX_LINKS)); the
+    /// rest are dropped unread and counted in the report (`links_cut`).
+    pub fn max_links_per_page(mut self, n: usize) -> Self {
+        self.settings.max_links_per_page = n;
         self
     }
 

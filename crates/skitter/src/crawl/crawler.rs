@@ -21,7 +21,7 @@ use crate::crawl::stop_signal::StopSignal;
 use crate::crawl::{handoff, scheduler};
 use crate::fetch::Fetcher;
 use crate::frontier::{Frontier, FrontierError, Request};
-use crate::output::report::{Report, ReportOptions, ReportSummary, StopReason, Tally};
+use crate::output::report::{Counters, Report, ReportOptions, ReportSummary, StopReason, Tally};
 use crate::output::{Sink, SinkSummary};
 use crate::parse::discovery::SitemapRegistry;
 use crate::render::{RenderMode, Renderer};
@@ -305,14 +305,23 @@ fn report(
     pass: Option<PassInfo>,
     summary: ReportSummary,
 ) -> Report {
+    let mut counts = Counters::default();
     if let Some(pass) = pass.filter(|p| p.number > 1) {
-        tally.bump("recrawl_pass", u64::from(pass.number));
-        tally.bump("recrawl_not_due", pass.not_due);
+        counts.recrawl_pass = u64::from(pass.number);
+        counts.recrawl_not_due = pass.not_due;
     }
-    guards.count_into(&mut tally);
-    for (key, n) in renderer.iter().flat_map(|r| r.stats()) {
-        tally.bump(key, n);
+    if let Some(r) = renderer.map(Renderer::stats) {
+        counts.render_requests = r.requests;
+        counts.render_restarts = r.restarts;
+        counts.render_refused_scope = r.refused_scope;
+        counts.render_refused_robots = r.refused_robots;
+        counts.render_refused_address = r.refused_address;
+        counts.render_refused_method = r.refused_method;
+        counts.render_request_failed = r.request_failed;
     }
+    guards.count_into(&mut counts);
+    tally.add_unrecorded(&counts);
+    tally.throttled(guards.throttled());
     tally.finish(summary)
 }
 

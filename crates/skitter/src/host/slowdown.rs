@@ -6,19 +6,20 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::host::politeness::ThrottleReason;
 use crate::host::{HostKey, Throttle};
 
 /// Slow-downs per host and reason, and retries.
 #[derive(Debug, Default)]
 pub(crate) struct Slowdowns {
-    throttles: Mutex<BTreeMap<(String, &'static str), u64>>,
+    throttles: Mutex<BTreeMap<(String, ThrottleReason), u64>>,
     retries: AtomicU64,
 }
 
 impl Slowdowns {
     /// Notes a slow-down a frontier reported for `host`.
     pub(crate) fn throttled(&self, host: &HostKey, throttle: Throttle) {
-        let key = (host.as_str().to_owned(), throttle.reason.as_str());
+        let key = (host.as_str().to_owned(), throttle.reason);
         let mut map = self.throttles.lock().unwrap_or_else(|e| e.into_inner());
         *map.entry(key).or_default() += 1;
     }
@@ -28,29 +29,27 @@ impl Slowdowns {
         self.retries.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Per host, reason → count; and the crawl-wide counters
-    /// (`throttle_<reason>`, `retries`).
-    pub(crate) fn snapshot(
-        &self,
-    ) -> (
-        BTreeMap<String, BTreeMap<String, u64>>,
-        BTreeMap<String, u64>,
-    ) {
+    /// Per host, reason → count.
+    pub(crate) fn by_host(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
         let map = self.throttles.lock().unwrap_or_else(|e| e.into_inner());
         let mut hosts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-        let mut counters = BTreeMap::new();
         for ((host, reason), n) in map.iter() {
             *hosts
                 .entry(host.clone())
                 .or_default()
-                .entry((*reason).to_owned())
+                .entry(reason.as_str().to_owned())
                 .or_default() += n;
-            *counters.entry(format!("throttle_{reason}")).or_default() += n;
         }
-        let retries = self.retries.load(Ordering::Relaxed);
-        if retries > 0 {
-            counters.insert("retries".to_owned(), retries);
+        hosts
+    }
+
+    /// The crawl-wide counts: slow-downs by reason, and retries.
+    pub(crate) fn counts(&self) -> (BTreeMap<ThrottleReason, u64>, u64) {
+        let map = self.throttles.lock().unwrap_or_else(|e| e.into_inner());
+        let mut reasons: BTreeMap<ThrottleReason, u64> = BTreeMap::new();
+        for ((_, reason), n) in map.iter() {
+            *reasons.entry(*reason).or_default() += n;
         }
-        (hosts, counters)
+        (reasons, self.retries.load(Ordering::Relaxed))
     }
 }

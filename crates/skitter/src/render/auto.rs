@@ -16,8 +16,17 @@
 //!
 //! A page without any `<script>` never needs rendering (nothing could add a
 //! link), and is decided by one substring search without parsing.
+//!
+//! The DOM is built only from the part of the page before any nesting deeper
+//! than the items engine's cut ([`nesting::MAX_DEPTH`], 512 elements), for the
+//! same reason: html5ever's cost grows with the square of the nesting, and a
+//! hostile page of 100,000 nested `<div>`s would hold a CPU for minutes. A page
+//! cut there is judged on what comes before the cut. The caller runs this on
+//! the CPU pool, never on an async worker thread (`crawl/body`).
 
 use scraper::{ElementRef, Html, Selector};
+
+use crate::parse::items::nesting;
 
 pub use crate::base::outcome::RenderReason;
 
@@ -36,6 +45,7 @@ pub fn judge(html: &str) -> Option<RenderReason> {
     if !contains_ignore_case(html, "<script") {
         return None;
     }
+    let html = nesting::too_deep_at(html).map_or(html, |at| &html[..at]);
     let doc = Html::parse_document(html);
     let noscript = sel("noscript");
     let says_js = doc.select(&noscript).any(|n| {
@@ -137,6 +147,31 @@ mod tests {
         for (what, html, want) in cases {
             assert_eq!(judge(html), *want, "{what}");
         }
+    }
+
+    /// `depth` nested `<div>`s after `before`, then `after`.
+    fn nested(before: &str, depth: usize, after: &str) -> String {
+        format!(
+            "{before}{}{after}{}",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        )
+    }
+
+    #[test]
+    fn a_page_nested_past_the_cut_is_judged_on_what_comes_before_it() {
+        let links = "<a href=/a>a</a><a href=/b>b</a>";
+        let shallow = nested("<script>go()</script>", nesting::MAX_DEPTH - 8, links);
+        assert_eq!(judge(&shallow), None, "the links count when within the cut");
+        let deep = nested("<script>go()</script>", nesting::MAX_DEPTH + 8, links);
+        assert_eq!(
+            judge(&deep),
+            Some(ScriptFewLinks),
+            "the links lie past the cut"
+        );
+        // 100,000 levels: quadratic without the cut (over a minute), linear with it.
+        let hostile = nested("<script>go()</script>", 100_000, links);
+        assert_eq!(judge(&hostile), Some(ScriptFewLinks));
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod auto;
 mod browser;
 mod intercept;
 mod stats;
+pub use stats::RenderCounts;
 mod tab;
 
 pub use auto::RenderReason;
@@ -141,19 +142,6 @@ pub enum Refusal {
     Method,
     /// The fetch failed (connection, timeout…).
     Failed(String),
-}
-
-impl Refusal {
-    /// The report counter it is tallied under.
-    pub fn counter(&self) -> &'static str {
-        match self {
-            Refusal::Scope => "render_refused_scope",
-            Refusal::Robots => "render_refused_robots",
-            Refusal::Address => "render_refused_address",
-            Refusal::Method => "render_refused_method",
-            Refusal::Failed(_) => "render_request_failed",
-        }
-    }
 }
 
 /// Fetches the browser's requests the way the crawl fetches anything: what a
@@ -276,7 +264,7 @@ impl Renderer {
 
     /// Report counters: the browser's requests fetched and refused by reason,
     /// and browser restarts.
-    pub(crate) fn stats(&self) -> Vec<(&'static str, u64)> {
+    pub(crate) fn stats(&self) -> RenderCounts {
         self.stats.snapshot()
     }
 

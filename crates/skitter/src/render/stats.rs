@@ -42,22 +42,36 @@ impl RenderStats {
         }
     }
 
-    /// The counters by report name.
-    pub(super) fn snapshot(&self) -> Vec<(&'static str, u64)> {
+    /// The counters as they stand.
+    pub(super) fn snapshot(&self) -> RenderCounts {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let mut out = vec![
-            ("render_requests", get(&self.fetched)),
-            ("render_restarts", get(&self.restarts)),
-        ];
-        for why in [
-            Refusal::Scope,
-            Refusal::Robots,
-            Refusal::Address,
-            Refusal::Method,
-            Refusal::Failed(String::new()),
-        ] {
-            out.push((why.counter(), get(self.refused(&why))));
+        RenderCounts {
+            requests: get(&self.fetched),
+            restarts: get(&self.restarts),
+            refused_scope: get(&self.scope),
+            refused_robots: get(&self.robots),
+            refused_address: get(&self.address),
+            refused_method: get(&self.method),
+            request_failed: get(&self.failed),
         }
-        out
     }
+}
+
+/// What the browser's requests came to, for the report's `render_*` counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RenderCounts {
+    /// Requests the crawl fetched for the browser.
+    pub requests: u64,
+    /// Browser restarts.
+    pub restarts: u64,
+    /// Requests refused as out of scope.
+    pub refused_scope: u64,
+    /// Requests refused by robots.txt.
+    pub refused_robots: u64,
+    /// Requests refused by the address policy.
+    pub refused_address: u64,
+    /// Requests refused for their method.
+    pub refused_method: u64,
+    /// Requests that failed.
+    pub request_failed: u64,
 }

@@ -14,7 +14,7 @@ use crate::base::trap::TrapRules;
 use crate::output::report::ReportOptions;
 use crate::parse::discovery::SitemapMode;
 use crate::parse::items::RulesSource;
-use crate::parse::links::ExtractMode;
+use crate::parse::links::{DEFAULT_MAX_LINKS, ExtractMode};
 use crate::render::RenderSettings;
 use crate::robots::RobotsPolicy;
 
@@ -79,6 +79,9 @@ pub struct CrawlSettings {
     pub traps: TrapRules,
     /// Links of pages only, or of subresources too.
     pub extract_mode: ExtractMode,
+    /// Links read from one page at most (default [`DEFAULT_MAX_LINKS`]); the
+    /// rest are dropped unread and counted (`links_cut`).
+    pub max_links_per_page: usize,
     /// Where sitemaps are looked for.
     pub sitemaps: SitemapMode,
     /// robots.txt is neither fetched nor obeyed.
@@ -163,6 +166,7 @@ impl CrawlSettings {
             limits: Limits::default(),
             traps: TrapRules::default(),
             extract_mode: ExtractMode::default(),
+            max_links_per_page: DEFAULT_MAX_LINKS,
             sitemaps: SitemapMode::default(),
             ignore_robots: false,
             robots: RobotsPolicy::default(),
@@ -178,6 +182,9 @@ impl CrawlSettings {
     /// carries. Roots, patterns and rules are checked where they are parsed.
     pub(crate) fn check(&self) -> Result<(), String> {
         self.request.check()?;
+        if self.max_links_per_page == 0 {
+            return Err("max_links_per_page must be at least 1".into());
+        }
         if self.run.max_tasks == 0 {
             return Err("max_tasks must be at least 1".into());
         }

@@ -55,7 +55,7 @@ async fn a_tiny_budget_still_fetches_every_page_exactly_once() {
         .expect("crawl runs");
     assert!(report.completed());
     assert_eq!(report.todo, 0);
-    assert_eq!(report.counters["html"], 3_001);
+    assert_eq!(report.counters.html, 3_001);
     let stats = site.stats();
     let pages = stats.page_paths();
     assert_eq!(pages.len(), 3_001);

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use skitter::base::outcome::{ErrorKind, OutcomeKind, PageRecord};
+use skitter::base::outcome::{ErrorKind, OutcomeKind, PageRecord, SkipReason};
 use skitter::fetch::retry::RetryPolicy;
 use skitter::output::report::StopReason;
 use skitter::{Crawler, CrawlerBuilder, Report};
@@ -65,7 +65,7 @@ async fn fetches_every_page_exactly_once_and_ends() {
     }
     assert!(report.completed());
     assert_eq!(report.todo, 0);
-    assert_eq!(report.counters["html"], 301);
+    assert_eq!(report.counters.html, 301);
     // The only other requests: the upper-case spellings, distinct URLs, once each.
     let others: Vec<_> = stats
         .paths()
@@ -168,7 +168,7 @@ async fn redirects_are_followed_through_scope_and_seen_set() {
             .map(Result::unwrap)
             .all(|p| p.url.host_str() == Some("127.0.0.1"))
     );
-    assert!(report.counters["links_skipped_scope"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Scope] >= 1);
     assert!(report.completed());
 }
 
@@ -195,7 +195,7 @@ async fn transient_failures_are_retried_others_recorded() {
         "404 is an answer, not retried"
     );
     assert_eq!(stats.requests("/gone"), 1);
-    assert!(report.counters["status_404"] >= 1);
+    assert!(report.counters.status[&404] >= 1);
 }
 
 #[tokio::test]
@@ -217,7 +217,7 @@ async fn scope_respects_the_port() {
         0,
         "another port is another site"
     );
-    assert!(report.counters["links_skipped_scope"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Scope] >= 1);
     // Both roots given: both crawled.
     let both = crawl(quick(&site).root(other.url("/"))).await;
     assert_eq!(other.stats().requests("/p/2"), 1);
@@ -234,9 +234,9 @@ async fn malformed_and_non_http_links_are_counted_not_followed() {
     .unwrap();
     let report = crawl(quick(&site)).await;
     assert_eq!(site.stats().requests("/p/4"), 1);
-    assert!(report.counters["links_skipped_malformed"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Malformed] >= 1);
     assert!(
-        report.counters["links_skipped_scheme"] >= 4,
+        report.counters.links_skipped[&SkipReason::Scheme] >= 4,
         "mailto, javascript, tel, data"
     );
     let page = record(&report, &site, "/links/malformed");
@@ -305,7 +305,7 @@ async fn unreachable_host_is_a_failed_outcome() {
     assert_eq!(report.pages.len(), 1);
     assert_eq!(report.pages.to_vec().unwrap()[0].kind, OutcomeKind::Failed);
     assert_eq!(report.pages.to_vec().unwrap()[0].attempts, 2);
-    assert_eq!(report.counters["fail_connect"], 1);
+    assert_eq!(report.counters.fail_by[&ErrorKind::Connect], 1);
 }
 
 #[tokio::test]
@@ -321,7 +321,7 @@ async fn include_and_exclude_patterns() {
     assert_eq!(stats.requests("/p/1"), 0);
     assert_eq!(stats.requests("/p/4"), 0, "only reachable through /p/1");
     assert_eq!(stats.requests("/p/2"), 1);
-    assert!(report.counters["links_skipped_exclude"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Exclude] >= 1);
 }
 
 #[tokio::test]
@@ -343,7 +343,7 @@ async fn max_depth_limits_the_crawl() {
             .map(Result::unwrap)
             .all(|p| p.depth <= 2)
     );
-    assert!(report.counters["links_skipped_limit"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Limit] >= 1);
 }
 
 #[tokio::test]
@@ -398,7 +398,7 @@ async fn gzip_pages_are_decoded_for_extraction() {
     })
     .unwrap();
     let report = crawl(quick(&site)).await;
-    assert_eq!(report.counters["html"], 31);
+    assert_eq!(report.counters.html, 31);
 }
 
 #[test]
@@ -478,7 +478,7 @@ async fn span_hosts_follows_other_sites_within_the_domain_lists() {
     .await;
     assert_eq!(fetched(&no_localhost, &b_by_name), 0);
     assert_eq!(fetched(&no_localhost, &c_origin), 4);
-    assert!(no_localhost.counters["links_skipped_scope"] > 0);
+    assert!(no_localhost.counters.links_skipped[&SkipReason::Scope] > 0);
 
     let only_localhost = run(quick(&a)
         .scope_mode(ScopeMode::AnyHost)
@@ -638,7 +638,7 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
     for path in stats.page_paths() {
         assert_eq!(stats.requests(&path), 1, "{path}");
     }
-    assert_eq!(report.counters["html"], 30 * 5);
+    assert_eq!(report.counters.html, 30 * 5);
     // One query (A) per host: concurrent lookups of a name wait for
     // the first, later ones are answered from the cache.
     assert!(
@@ -720,7 +720,7 @@ async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
             assert_eq!(stats.requests(&path), want, "robots {robots}: {path}");
         }
         assert!(failing > 10, "{failing} failing pages");
-        assert_eq!(report.counters["html"], hosts as u64 * 5, "robots {robots}");
+        assert_eq!(report.counters.html, hosts as u64 * 5, "robots {robots}");
         for name in &names {
             let got = stats.requests(&format!("{name}/robots.txt"));
             if !robots {

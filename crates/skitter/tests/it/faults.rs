@@ -50,8 +50,8 @@ fn builder(site: &RunningSite, retry_delay: Duration) -> skitter::CrawlerBuilder
 fn assert_complete(site: &RunningSite, report: &Report) {
     assert!(report.completed(), "{}", report.to_text());
     assert_eq!(
-        report.counters.get("html").copied(),
-        Some(site.stats().page_paths().len() as u64),
+        report.counters.html,
+        site.stats().page_paths().len() as u64,
         "{}",
         report.to_text()
     );
@@ -80,10 +80,7 @@ async fn a_url_failing_once_waits_alone_while_its_host_goes_on() {
     // The retries wait at least a second; the rest of the site takes far less.
     let report = crawl(&site, Duration::from_secs(2)).await;
     assert_complete(&site, &report);
-    assert_eq!(
-        report.counters.get("retries"),
-        Some(&(failing.len() as u64))
-    );
+    assert_eq!(report.counters.retries, failing.len() as u64);
     assert!(
         report.throttled.is_empty(),
         "no slow-down: {:?}",

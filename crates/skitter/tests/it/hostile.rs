@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use skitter::base::outcome::{OutcomeKind, PageRecord};
+use skitter::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use skitter::crawl::config::Limits;
 use skitter::fetch::retry::RetryPolicy;
 use skitter::output::report::StopReason;
@@ -98,7 +98,7 @@ async fn a_body_over_the_cap_is_cut_and_its_links_are_kept() {
     assert_eq!(big.kind, OutcomeKind::Html, "{big:?}");
     assert!(big.truncated);
     assert_eq!(big.size, 64 * 1024);
-    assert_eq!(report.counters.get("truncated"), Some(&1));
+    assert_eq!(report.counters.truncated, 1);
     // The link in the part read is followed; the one past the cap is not seen.
     assert_eq!(site.stats().requests("/hostile/leaf/0"), 1);
     assert_eq!(site.stats().requests("/hostile/leaf/1"), 0);
@@ -201,7 +201,7 @@ async fn an_endless_sitemap_index_chain_stops_at_the_depth_limit() {
         .count();
     let depth = skitter::parse::discovery::MAX_INDEX_DEPTH as usize;
     assert_eq!(fetched, depth + 1);
-    assert!(report.counters["links_skipped_limit"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Limit] >= 1);
 }
 
 /// An output that accepts one page and then never returns.
@@ -289,4 +289,22 @@ async fn bench_one_million_links_against_a_thousand_pages() {
          1 + 1,000 pages of 1,000 links: {many_time:.2?} ({} queued)",
         one.todo, many.todo
     );
+}
+
+/// A page with more links than `--max-links-per-page` has the rest dropped
+/// unread: only the first ones are followed, and the report counts the cut.
+#[tokio::test]
+async fn links_past_the_per_page_cap_are_dropped_and_counted() {
+    let site = site();
+    let b = builder(&site, "/hostile/links/50", 1 << 20).max_links_per_page(20);
+    let report = ended(b, CancellationToken::new()).await;
+    assert!(report.completed());
+    assert_eq!(report.counters.links_cut, 30, "{}", report.to_text());
+    assert_eq!(record(&report, &site, "/hostile/links/50").num_urls, 20);
+    let stats = site.stats();
+    let leaves = (0..50)
+        .filter(|i| stats.requests(&format!("/hostile/leaf/{i}")) > 0)
+        .count();
+    assert_eq!(leaves, 20);
+    assert!(report.to_text().contains("        30 links_cut\n"));
 }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use skitter::base::outcome::{OutcomeKind, SkipReason};
+use skitter::base::trap::TrapKind;
 use skitter::crawl::config::Limits;
 use skitter::fetch::retry::RetryPolicy;
 use skitter::output::ChannelSink;
@@ -63,7 +64,7 @@ async fn robots_is_fetched_once_first_and_obeyed() {
         .unwrap();
     assert_eq!(skipped.kind, OutcomeKind::Skipped);
     assert_eq!(skipped.skip, Some(SkipReason::Robots));
-    assert_eq!(report.counters["skipped_robots"], 1);
+    assert_eq!(report.counters.skipped_by[&SkipReason::Robots], 1);
     let first_robots = stats.starts("/robots.txt")[0];
     assert!(stats.starts("/p/").iter().all(|t| *t >= first_robots));
     assert!(stats.starts("/").iter().all(|t| *t >= first_robots));
@@ -73,8 +74,8 @@ async fn robots_is_fetched_once_first_and_obeyed() {
 async fn robots_4xx_allows_everything() {
     let site = site_with_robots(404, "", 10);
     let report = crawl(builder(&site)).await;
-    assert_eq!(report.counters["html"], 11);
-    assert!(!report.counters.contains_key("skipped_robots"));
+    assert_eq!(report.counters.html, 11);
+    assert!(!report.counters.skipped_by.contains_key(&SkipReason::Robots));
 }
 
 /// robots.txt retried quickly and given up on after 300 ms, so outage tests
@@ -124,7 +125,7 @@ async fn robots_503_once_defers_the_origin_and_skips_nothing() {
     let report = crawl(b).await;
     assert_eq!(site.stats().requests("/robots.txt"), 2);
     // Everything but the disallowed page was fetched once robots.txt answered.
-    assert_eq!(report.counters["html"], 10, "{}", report.to_text());
+    assert_eq!(report.counters.html, 10, "{}", report.to_text());
     let skipped: Vec<_> = report
         .pages
         .iter()
@@ -157,7 +158,7 @@ async fn ignore_robots_never_asks() {
     let site = site_with_robots(200, "User-agent: *\nDisallow: /\n", 10);
     let report = crawl(builder(&site).ignore_robots(true)).await;
     assert_eq!(site.stats().requests("/robots.txt"), 0);
-    assert_eq!(report.counters["html"], 11);
+    assert_eq!(report.counters.html, 11);
 }
 
 #[tokio::test]
@@ -238,7 +239,7 @@ async fn max_pages_stops_cleanly_with_todo() {
     };
     let report = crawl(builder(&site).max_tasks(3).limits(limits)).await;
     assert_eq!(report.stopped, Some(StopReason::Limit(Limit::MaxPages)));
-    assert_eq!(report.counters["html"], 10);
+    assert_eq!(report.counters.html, 10);
     assert!(report.todo > 0);
     assert_eq!(site.stats().total_requests, 11, "ten pages and robots.txt");
 }
@@ -274,8 +275,8 @@ async fn max_per_host_narrows_the_crawl() {
         ..Limits::default()
     };
     let report = crawl(builder(&site).limits(limits)).await;
-    assert_eq!(report.counters["html"], 5);
-    assert!(report.counters["skipped_limit"] > 0);
+    assert_eq!(report.counters.html, 5);
+    assert!(report.counters.skipped_by[&SkipReason::Limit] > 0);
     assert!(report.completed());
 }
 
@@ -302,25 +303,17 @@ async fn traps_end_on_their_own_with_counters() {
     .await;
     assert!(report.completed());
     for kind in [
-        "implausible_date",
-        "repeated_segments",
-        "too_many_query_variants",
+        TrapKind::ImplausibleDate,
+        TrapKind::RepeatedSegments,
+        TrapKind::TooManyQueryVariants,
     ] {
         assert!(
-            report
-                .counters
-                .get(&format!("trap_{kind}"))
-                .is_some_and(|n| *n > 0),
+            report.counters.traps.get(&kind).is_some_and(|n| *n > 0),
             "{kind}"
         );
     }
-    let trapped: u64 = report
-        .counters
-        .iter()
-        .filter(|(k, _)| k.starts_with("trap_"))
-        .map(|(_, n)| n)
-        .sum();
-    assert_eq!(report.counters["links_skipped_trap"], trapped);
+    let trapped: u64 = report.counters.traps.values().sum();
+    assert_eq!(report.counters.links_skipped[&SkipReason::Trap], trapped);
     // 7 years of months, 50 session variants, a couple of loop levels, the pages.
     assert!(report.done < 7 * 12 + 50 + 10 + 30, "{} URLs", report.done);
 }
@@ -357,7 +350,7 @@ async fn robots_sitemaps_add_pages_links_do_not_reach() {
         .find(|p| p.url.path() == "/sitemap.xml")
         .unwrap();
     assert_eq!(sitemap.num_urls, 2, "the off-site entry is out of scope");
-    assert!(report.counters["links_skipped_scope"] >= 1);
+    assert!(report.counters.links_skipped[&SkipReason::Scope] >= 1);
 }
 
 #[tokio::test]
@@ -398,7 +391,7 @@ async fn large_gzip_robots_is_parsed_decoded() {
     assert!(padding.len() > 600 * 1024);
     let report = crawl(builder(&site)).await;
     assert_eq!(site.stats().requests("/p/1"), 0, "{}", report.to_text());
-    assert_eq!(report.counters.get("skipped_robots"), Some(&1));
+    assert_eq!(report.counters.skipped_by[&SkipReason::Robots], 1);
 }
 
 /// Retries take their host's slot and keep its gap, like every request.
@@ -417,7 +410,7 @@ async fn retries_keep_the_crawl_delay() {
         ..RetryPolicy::default()
     });
     let report = crawl(b).await;
-    assert!(report.counters.get("retries").copied().unwrap_or(0) >= 2);
+    assert!(report.counters.retries >= 2);
     let starts = site.stats().starts("/p/");
     for pair in starts.windows(2) {
         let gap = pair[1] - pair[0];

@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 
+use skitter::base::outcome::RenderReason;
 use skitter::base::scope::ScopeMode;
 use skitter::render::{RenderMode, RenderSettings};
 use skitter::{Crawler, CrawlerBuilder, Report};
@@ -104,22 +105,25 @@ async fn script_links_are_found_with_auto_and_always_and_missed_with_never() {
         want.push("plain");
         want.sort();
         assert_eq!(got, want, "{mode:?}: {}", report.to_text());
-        let rendered = report.counters.get("rendered").copied().unwrap_or(0);
+        let rendered = report.counters.rendered;
         match mode {
             RenderMode::Never => assert_eq!(rendered, 0),
             // inline, xhr, delayed, nav, guarded; not /js/ nor /js/plain
             // (a script but enough links), nor the /js/t/ pages (no script).
             RenderMode::Auto => {
                 assert_eq!(rendered, 5, "{}", report.to_text());
-                assert_eq!(report.counters.get("rendered_script_few_links"), Some(&3));
-                assert_eq!(report.counters.get("rendered_noscript"), Some(&1));
-                assert_eq!(report.counters.get("rendered_empty_root"), Some(&1));
+                assert_eq!(
+                    report.counters.rendered_by[&RenderReason::ScriptFewLinks],
+                    3
+                );
+                assert_eq!(report.counters.rendered_by[&RenderReason::Noscript], 1);
+                assert_eq!(report.counters.rendered_by[&RenderReason::EmptyRoot], 1);
             }
             RenderMode::Always => {
-                assert_eq!(rendered, report.counters["html"], "{}", report.to_text())
+                assert_eq!(rendered, report.counters.html, "{}", report.to_text())
             }
         }
-        assert_eq!(report.counters.get("render_failed"), None);
+        assert_eq!(report.counters.render_failed, 0);
         // The pages themselves were fetched once: the browser got them from
         // the plain fetch.
         assert_eq!(site.stats().requests("/js/inline"), 1);
@@ -148,8 +152,8 @@ async fn one_tab_renders_every_page_in_turn() {
     want.push("plain");
     want.sort();
     assert_eq!(found(&site), want, "{}", report.to_text());
-    assert_eq!(report.counters.get("render_failed"), None);
-    assert_eq!(report.counters["rendered"], report.counters["html"]);
+    assert_eq!(report.counters.render_failed, 0);
+    assert_eq!(report.counters.rendered, report.counters.html);
     site.shutdown().await;
 }
 
@@ -180,10 +184,10 @@ async fn the_browser_fetches_through_skitter() {
     let got = found(&site);
     assert!(got.contains(&"from-script".to_string()), "{got:?}");
     assert!(!got.contains(&"private".to_string()), "{got:?}");
-    let count = |k: &str| report.counters.get(k).copied().unwrap_or(0);
-    assert!(count("render_refused_robots") >= 1, "{}", report.to_text());
-    assert!(count("render_refused_address") >= 1, "{}", report.to_text());
-    assert!(count("render_requests") >= 2, "{}", report.to_text());
+    let counters = &report.counters;
+    assert!(counters.render_refused_robots >= 1, "{}", report.to_text());
+    assert!(counters.render_refused_address >= 1, "{}", report.to_text());
+    assert!(counters.render_requests >= 2, "{}", report.to_text());
     site.shutdown().await;
 }
 
@@ -279,7 +283,7 @@ async fn the_browsers_requests_keep_the_per_host_cap() {
         for i in 0..skitter_testsite::PARTS {
             assert_eq!(stats.requests(&format!("/js/part/{i}.js")), 1, "part {i}");
         }
-        assert_eq!(report.counters.get("render_failed"), None);
+        assert_eq!(report.counters.render_failed, 0);
         assert_eq!(
             stats.in_flight_peak > 1,
             overlap,
@@ -301,7 +305,7 @@ async fn the_browsers_requests_keep_the_delay() {
     // the gap after the first's last script too.
     let b = polite(&site, &["/js/parts", "/js/plain"], browser, 1, gap);
     let report = crawl(b).await;
-    assert_eq!(report.counters.get("render_failed"), None);
+    assert_eq!(report.counters.render_failed, 0);
     let starts = site.stats().starts("/js/");
     assert_eq!(starts.len(), 2 + skitter_testsite::PARTS, "{starts:?}");
     // Less a little for socket scheduling, as the crawl's own delay test.

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use skitter::Report;
 use skitter::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use skitter::output::SinkSummary;
-use skitter::output::report::{ReportSummary, StopReason, Tally};
+use skitter::output::report::{Counters, ReportSummary, StopReason, Tally};
 use skitter::output::report_html::{self, Timeline};
 use url::Url;
 
@@ -103,8 +103,9 @@ fn synthetic(n: usize) -> (Report, Timeline) {
         ),
         60,
     );
-    tally.bump("links_skipped_scope", 42);
-    tally.bump(&format!("links_skipped_{HOSTILE}"), 1);
+    let mut unrecorded = Counters::default();
+    unrecorded.links_skipped.insert(SkipReason::Scope, 42);
+    tally.add_unrecorded(&unrecorded);
     let report = tally.finish(ReportSummary {
         todo: 3,
         elapsed: Duration::from_millis(SPAN_MS),

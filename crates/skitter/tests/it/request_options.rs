@@ -203,7 +203,7 @@ async fn root_credentials_are_sent_as_basic_auth_and_never_printed() {
         "{text}"
     );
     assert!(!report.to_json().to_string().contains("s3cret"));
-    assert_eq!(report.counters["html"], 2);
+    assert_eq!(report.counters.html, 2);
 }
 
 /// A conditional fetch sends the validators a first fetch returned; the

@@ -16,7 +16,8 @@
 //! pool and back (about 50 µs measured) was as much as half of that. The
 //! permit still bounds how many async worker threads are busy extracting at
 //! once to one per core, so timers and sockets keep their turn. Large or
-//! compressed bodies, whose cost grows without bound, go to the pool.
+//! compressed bodies, whose cost grows without bound, go to the pool, and so
+//! does every page `--render auto` judges (it builds a DOM).
 
 use std::sync::Arc;
 
@@ -88,12 +89,13 @@ fn html_pass(
     charset: Option<&str>,
     url: &Url,
     mode: ExtractMode,
+    max_links: usize,
     items: Option<(&Rules, PageInput<'_>)>,
     judge: bool,
 ) -> (links::HtmlDocument, Option<Items>, Option<RenderReason>) {
     let (text, encoding, had_errors) = links::decode_html(body, charset);
     let render = if judge { auto::judge(&text) } else { None };
-    let links = LinkPass::new(&text, mode);
+    let links = LinkPass::new(&text, mode, max_links);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
     // With a streaming extraction, its `*` handler hands the link pass its
     // elements: one handler per tag instead of two passes of selectors.
@@ -148,6 +150,8 @@ pub(crate) struct BodyJob {
     pub(crate) charset: Option<String>,
     pub(crate) url: Url,
     pub(crate) mode: ExtractMode,
+    /// Links read from the page at most (`--max-links-per-page`).
+    pub(crate) max_links: usize,
     /// Structured extraction to run on the decoded body, if rules match it.
     pub(crate) items: Option<ItemsJob>,
     /// Apply the `--render auto` rules to an HTML body.
@@ -163,6 +167,8 @@ pub(crate) struct ItemsJob {
 /// What [`BodyJob`] found.
 pub(crate) struct BodyLinks {
     pub(crate) links: Vec<Link>,
+    /// Links past `max_links`, dropped unread.
+    pub(crate) cut: u64,
     /// The charset HTML was decoded with.
     pub(crate) charset: Option<&'static str>,
     /// The decoded body, when it differs from the wire body.
@@ -176,9 +182,11 @@ pub(crate) struct BodyLinks {
 }
 
 impl BodyJob {
-    /// Runs the job here or on the pool, by size.
+    /// Runs the job here or on the pool, by size. A page `--render auto`
+    /// judges always goes to the pool: judging builds a DOM, work that a
+    /// small page can still make costly (nesting up to the cut).
     pub(crate) async fn run(self, pool: &CpuPool) -> Result<BodyLinks, DecodeError> {
-        let small = self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX;
+        let small = self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX && !self.judge;
         if small && self.items.is_none() {
             self.work()
         } else if small {
@@ -210,18 +218,31 @@ impl BodyJob {
         });
         let rules = self.items.as_ref().map(|job| &*job.rules);
         let mut render = None;
+        let mut cut = 0;
         let (links, charset, items) = match (self.doc, rules.zip(page)) {
             (Doc::Html, items) => {
-                let (doc, items, hint) =
-                    html_pass(body, charset, &self.url, self.mode, items, self.judge);
+                let (doc, items, hint) = html_pass(
+                    body,
+                    charset,
+                    &self.url,
+                    self.mode,
+                    self.max_links,
+                    items,
+                    self.judge,
+                );
                 render = hint;
+                cut = doc.cut;
                 (doc.links, Some(doc.charset), items)
             }
-            (Doc::Css, items) => (
-                links::extract_css(&String::from_utf8_lossy(body), &self.url),
-                None,
-                items.and_then(|(rules, page)| rules.extract(&page)),
-            ),
+            (Doc::Css, items) => {
+                let mut links = links::extract_css(&String::from_utf8_lossy(body), &self.url);
+                if links.len() > self.max_links {
+                    cut = (links.len() - self.max_links) as u64;
+                    links.truncate(self.max_links);
+                }
+                let items = items.and_then(|(rules, page)| rules.extract(&page));
+                (links, None, items)
+            }
             (Doc::Other, items) => (
                 Vec::new(),
                 None,
@@ -231,6 +252,7 @@ impl BodyJob {
         let items = items.map(Box::new);
         Ok(BodyLinks {
             links,
+            cut,
             charset,
             decoded,
             truncated,

@@ -9,7 +9,7 @@ use url::Url;
 
 use super::html_pass;
 use crate::parse::items::{PageInput, Rules};
-use crate::parse::links::ExtractMode;
+use crate::parse::links::{DEFAULT_MAX_LINKS, ExtractMode};
 
 const CASES: u32 = 1000;
 
@@ -97,7 +97,15 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
     let shared = std::cell::Cell::new(0u32);
     let mut runner = TestRunner::new(config);
     let result = runner.run(&page(), |html| {
-        let (alone, _, _) = html_pass(html.as_bytes(), None, &url, ExtractMode::Pages, None, false);
+        let (alone, _, _) = html_pass(
+            html.as_bytes(),
+            None,
+            &url,
+            ExtractMode::Pages,
+            DEFAULT_MAX_LINKS,
+            None,
+            false,
+        );
         let input = PageInput {
             url: &url,
             body: html.as_bytes(),
@@ -110,6 +118,7 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             None,
             &url,
             ExtractMode::Pages,
+            DEFAULT_MAX_LINKS,
             Some((&rules, input)),
             false,
         );

@@ -2,6 +2,8 @@
 //! (the gate, the trap rules), how many pages it fetches in all and per
 //! host, and how often hosts slowed it down; with their counts for the report.
 
+use std::collections::BTreeMap;
+
 use url::Url;
 
 use crate::base::trap::TrapGuard;
@@ -9,7 +11,7 @@ use crate::crawl::admission::{Admission, Gate, LinkSkips};
 use crate::crawl::config::Config;
 use crate::host::quota::{HostQuota, PageBudget};
 use crate::host::slowdown::Slowdowns;
-use crate::output::report::Tally;
+use crate::output::report::Counters;
 
 /// What the crawl lets through, and what it turned away or was slowed by.
 pub(crate) struct Guards {
@@ -49,19 +51,19 @@ impl Guards {
         self.gate.admit(&self.traps, url, depth)
     }
 
-    /// Adds what the guards counted to the report: links not followed, trap
-    /// trips, slow-downs and retries.
-    pub(crate) fn count_into(&self, tally: &mut Tally) {
-        for (key, n) in self.link_skips.snapshot() {
-            tally.bump(&key, n);
-        }
-        for (kind, n) in self.traps.trips() {
-            tally.bump(&format!("trap_{kind}"), n);
-        }
-        let (throttled, counters) = self.slowdowns.snapshot();
-        for (key, n) in counters {
-            tally.bump(&key, n);
-        }
-        tally.throttled(throttled);
+    /// Adds what the guards counted to the report's counters: links not
+    /// followed, trap trips, slow-downs and retries.
+    pub(crate) fn count_into(&self, counts: &mut Counters) {
+        counts.links_skipped = self.link_skips.snapshot();
+        counts.links_cut = self.link_skips.cut_total();
+        counts.traps = self.traps.trips().into_iter().collect();
+        let (throttles, retries) = self.slowdowns.counts();
+        counts.throttles = throttles;
+        counts.retries = retries;
+    }
+
+    /// The hosts that slowed the crawl down: host → reason → how often.
+    pub(crate) fn throttled(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
+        self.slowdowns.by_host()
     }
 }

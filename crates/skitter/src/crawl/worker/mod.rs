@@ -447,6 +447,7 @@ async fn handle_response(
             // The `auto` rules are read during the parse; the render step
             // after it decides on what they said.
             judge: ctx.config.render.mode == RenderMode::Auto,
+            max_links: ctx.config.max_links_per_page,
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -459,6 +460,7 @@ async fn handle_response(
             }
             Ok(found) => {
                 record.truncated = found.truncated;
+                ctx.guards.link_skips.cut(found.cut);
                 handled.items = found.items;
                 links.extend(found.links);
                 if doc == Doc::Html {

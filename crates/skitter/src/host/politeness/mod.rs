@@ -117,6 +117,14 @@ pub enum ThrottleReason {
 }
 
 impl ThrottleReason {
+    /// Every reason, in counter order.
+    pub const ALL: [ThrottleReason; 4] = [
+        ThrottleReason::TooManyRequests,
+        ThrottleReason::RetryAfter,
+        ThrottleReason::Distress,
+        ThrottleReason::RobotsUnavailable,
+    ];
+
     /// The name used in reports and JSONL (`429`, `retry_after`, `distress`,
     /// `robots_unavailable`).
     pub fn as_str(self) -> &'static str {

@@ -13,11 +13,13 @@
 //! the memory budget, and [`Pages`] merges them back in URL order while the
 //! report is written. Counters stay in memory (a few per distinct kind).
 
+mod counters;
 mod pages;
 mod runs;
 #[cfg(test)]
 mod tests;
 
+pub use counters::Counters;
 use pages::PageLog;
 pub use pages::{DEFAULT_REPORT_MEMORY, Pages, PagesIter, ReportOptions};
 
@@ -27,7 +29,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::base::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
+use crate::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use crate::fetch::ProxyStats;
 
 /// The counter of URLs that failed by a bug in skitter (a panic while handling
@@ -65,9 +67,9 @@ pub struct Tally {
     /// `None` when records are not kept, or no longer after a spill failed.
     log: Option<PageLog>,
     done: u64,
-    counters: BTreeMap<String, u64>,
-    /// What [`Tally::bump`] added to `counters`.
-    bumped: BTreeMap<String, u64>,
+    counters: Counters,
+    /// What [`Tally::add_unrecorded`] added to `counters`.
+    unrecorded: Counters,
     throttled: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
@@ -84,8 +86,8 @@ impl Tally {
         Tally {
             log: options.records.then(|| PageLog::new(options)),
             done: 0,
-            counters: BTreeMap::new(),
-            bumped: BTreeMap::new(),
+            counters: Counters::default(),
+            unrecorded: Counters::default(),
             throttled: BTreeMap::new(),
         }
     }
@@ -102,9 +104,7 @@ impl Tally {
     /// could not be spilled; the URL is still counted, but from then on no
     /// records are kept (the report's lines would be incomplete).
     pub fn add(&mut self, record: &PageRecord) -> Result<(), ReportError> {
-        for (key, n) in counter_keys(record) {
-            *self.counters.entry(key).or_default() += n;
-        }
+        self.counters.count(record);
         self.done += 1;
         match self.log.as_mut().map(|log| log.add(record)) {
             Some(Err(e)) => {
@@ -115,12 +115,16 @@ impl Tally {
         }
     }
 
-    /// Adds `n` to a named counter (link skips, robots fetches…).
-    pub fn bump(&mut self, key: &str, n: u64) {
-        if n > 0 {
-            *self.counters.entry(key.to_string()).or_default() += n;
-            *self.bumped.entry(key.to_string()).or_default() += n;
-        }
+    /// Adds counts that no record accounts for (link skips, trap trips,
+    /// slow-downs, the browser's requests…).
+    pub fn add_unrecorded(&mut self, counts: &Counters) {
+        self.counters.add(counts);
+        self.unrecorded.add(counts);
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
     }
 
     /// Sets the per-host slow-downs: host → reason → how often.
@@ -139,7 +143,7 @@ impl Tally {
             done: self.done,
             pages: self.log.map(PageLog::finish).unwrap_or_default(),
             counters: self.counters,
-            unrecorded: self.bumped,
+            unrecorded: self.unrecorded,
             throttled: self.throttled,
             todo: summary.todo,
             elapsed: summary.elapsed,
@@ -177,13 +181,13 @@ pub struct Report {
     pub pages: Pages,
     /// The baseline's counters (`html`, `html_bytes`, `status_404`, `fail_timeout`…)
     /// plus skitter's (`skipped_robots`, `links_skipped_scope`…).
-    pub counters: BTreeMap<String, u64>,
+    pub counters: Counters,
     /// The part of `counters` no record accounts for (link skips, trap trips,
-    /// slow-downs, added by [`Tally::bump`]): what a Redis worker adds to the
+    /// slow-downs, added by [`Tally::add_unrecorded`]): what a Redis worker adds to the
     /// crawl-wide totals at the end, its records' counts having gone there as
     /// they finished.
     #[serde(skip)]
-    pub unrecorded: BTreeMap<String, u64>,
+    pub unrecorded: Counters,
     /// Hosts that slowed the crawl down: host → reason (`429`, `retry_after`,
     /// `distress`, `robots_unavailable`) → how often.
     pub throttled: BTreeMap<String, BTreeMap<String, u64>>,
@@ -215,7 +219,7 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 impl Report {
     /// URLs whose handling failed by a bug in skitter (see [`INTERNAL_COUNTER`]).
     pub fn internal_errors(&self) -> u64 {
-        self.counters.get(INTERNAL_COUNTER).copied().unwrap_or(0)
+        self.counters.internal_errors
     }
 
     /// Whether the crawl ran until nothing was left.
@@ -246,9 +250,7 @@ impl Report {
             per_task,
             self.urls_per_sec()
         )?;
-        for (key, value) in &self.counters {
-            writeln!(w, "{value:>10} {key}")?;
-        }
+        write!(w, "{}", self.counters)?;
         for (host, reasons) in &self.throttled {
             let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} x{n}")).collect();
             writeln!(w, "Throttled: {host} {}", reasons.join(", "))?;
@@ -395,68 +397,4 @@ fn url_line(p: &PageRecord) -> String {
             p.skip.map_or("other", SkipReason::as_str)
         ),
     }
-}
-
-/// The counters one record adds to, per the baseline's rules.
-fn counter_keys(p: &PageRecord) -> Vec<(String, u64)> {
-    let mut keys = Vec::with_capacity(3);
-    if p.items > 0 {
-        keys.push(("items".into(), p.items));
-    }
-    if p.extract_failed {
-        keys.push(("extract_errors".into(), 1));
-    }
-    if let Some(reason) = p.rendered {
-        keys.push(("rendered".into(), 1));
-        keys.push((format!("rendered_{}", reason.as_str().replace('-', "_")), 1));
-        if p.kind == OutcomeKind::Failed {
-            keys.push(("render_failed".into(), 1));
-        }
-    }
-    match p.kind {
-        OutcomeKind::Failed => {
-            keys.push(("fail".into(), 1));
-            let kind = p.error.as_ref().map_or("other", |e| e.kind.as_str());
-            keys.push((format!("fail_{kind}"), 1));
-            if p.error.as_ref().is_some_and(FetchFailure::is_internal) {
-                keys.push((INTERNAL_COUNTER.into(), 1));
-            }
-        }
-        OutcomeKind::Redirect => {
-            keys.push(("redirect".into(), 1));
-            if let Some(e) = &p.error {
-                keys.push((format!("redirect_{}", e.kind), 1));
-            }
-        }
-        OutcomeKind::Html => {
-            keys.push(("html".into(), 1));
-            keys.push(("html_bytes".into(), p.size));
-        }
-        OutcomeKind::Other => {
-            keys.push(("other".into(), 1));
-            keys.push(("other_bytes".into(), p.size));
-        }
-        OutcomeKind::HttpError => {
-            keys.push(("error".into(), 1));
-            keys.push(("error_bytes".into(), p.size));
-            if let Some(s) = p.status {
-                keys.push((format!("status_{s}"), 1));
-            }
-            if let Some(e) = &p.error {
-                keys.push((format!("error_{}", e.kind), 1));
-            }
-        }
-        OutcomeKind::Skipped => {
-            keys.push(("skipped".into(), 1));
-            let why = p.skip.map_or("other", SkipReason::as_str);
-            keys.push((format!("skipped_{why}"), 1));
-        }
-    }
-    if p.truncated {
-        keys.push(("truncated".into(), 1));
-    }
-    if let Some(change) = p.change {
-        keys.push((format!("change_{}", change.as_str()), 1));
-    }
-    keys
 }

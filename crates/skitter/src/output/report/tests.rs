@@ -123,7 +123,9 @@ fn report_with(records: &[PageRecord], options: &ReportOptions) -> Report {
     for r in records {
         t.add(r).unwrap();
     }
-    t.bump("links_skipped_scope", 3);
+    let mut unrecorded = Counters::default();
+    unrecorded.links_skipped.insert(SkipReason::Scope, 3);
+    t.add_unrecorded(&unrecorded);
     t.finish(ReportSummary {
         elapsed: Duration::from_secs(2),
         max_tasks: 8,
@@ -197,8 +199,9 @@ fn a_tally_without_records_keeps_none_but_counts_all() {
     );
     assert!(report.pages.is_empty());
     assert_eq!(report.done, 100);
-    assert_eq!(report.counters["html"], 20);
-    assert_eq!(report.unrecorded["links_skipped_scope"], 3);
+    assert_eq!(report.counters.html, 20);
+    assert_eq!(report.unrecorded.links_skipped[&SkipReason::Scope], 3);
+    assert_eq!(report.unrecorded.get("links_skipped_scope"), 3);
     assert_eq!(
         report.to_text().lines().nth(1).unwrap().split(' ').next(),
         Some("Finished")

@@ -268,12 +268,12 @@ pub fn outputs(out: &mut String, report: &Report) {
 /// Every raw counter, folded away.
 pub fn counters(out: &mut String, report: &Report) {
     out.push_str(r#"<section><details><summary>All counters</summary><table class="sortable"><thead><tr><th>Counter</th><th class="n">Value</th></tr></thead><tbody>"#);
-    for (key, n) in &report.counters {
+    for (key, n) in report.counters.entries() {
         let _ = write!(
             out,
             r#"<tr><td>{}</td><td class="n" data-v="{n}">{}</td></tr>"#,
-            esc(key),
-            number(*n)
+            esc(&key),
+            number(n)
         );
     }
     out.push_str("</tbody></table></details></section>");

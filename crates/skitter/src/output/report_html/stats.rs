@@ -10,7 +10,7 @@ use std::time::Duration;
 use url::Position;
 
 use crate::base::outcome::{OutcomeKind, PageRecord};
-use crate::output::report::{Report, ReportError};
+use crate::output::report::{Counters, Report, ReportError};
 
 /// Failing URLs listed by name; the rest are only counted.
 pub const MAX_FAILURES: usize = 100;
@@ -234,18 +234,20 @@ fn latency(mut micros: Vec<u32>) -> Latency {
     }
 }
 
-fn skip_counters(counters: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
-    let rows = counters
+fn skip_counters(counters: &Counters) -> Vec<(String, u64)> {
+    let skipped = counters
+        .skipped_by
         .iter()
-        .filter(|(k, n)| **n > 0 && (k.starts_with("skipped_") || k.starts_with("links_skipped_")))
-        .map(|(k, n)| (k.clone(), *n))
-        .collect();
-    largest_first(rows)
+        .map(|(why, n)| (format!("skipped_{why}"), *n));
+    let links =
+        (counters.links_skipped.iter()).map(|(why, n)| (format!("links_skipped_{why}"), *n));
+    largest_first(skipped.chain(links).filter(|(_, n)| *n > 0).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::outcome::SkipReason;
 
     fn times(ms: &[u64]) -> Vec<u32> {
         ms.iter().map(|m| (m * 1000) as u32).collect()
@@ -286,16 +288,13 @@ mod tests {
 
     #[test]
     fn skip_counters_are_picked_and_sorted() {
-        let counters: BTreeMap<String, u64> = [
-            ("html", 5),
-            ("skipped_robots", 2),
-            ("links_skipped_scope", 9),
-            ("skipped", 2),
-            ("skipped_trap", 0),
-        ]
-        .into_iter()
-        .map(|(k, n)| (k.to_string(), n))
-        .collect();
+        let counters = Counters {
+            html: 5,
+            skipped: 2,
+            skipped_by: BTreeMap::from([(SkipReason::Robots, 2), (SkipReason::Trap, 0)]),
+            links_skipped: BTreeMap::from([(SkipReason::Scope, 9)]),
+            ..Counters::default()
+        };
         assert_eq!(
             skip_counters(&counters),
             vec![

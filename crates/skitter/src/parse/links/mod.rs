@@ -46,7 +46,7 @@ pub use charset::decode_html;
 pub use css::extract_css;
 pub use header::{header_links, link_header_targets, refresh_target};
 pub(crate) use html::LinkPass;
-pub use html::{HtmlDocument, extract_html};
+pub use html::{DEFAULT_MAX_LINKS, HtmlDocument, extract_html};
 pub use srcset::parse_srcset;
 
 /// Which links [`extract_html`] collects.

@@ -34,7 +34,18 @@ pub struct HtmlDocument {
     /// The base links were resolved against: the first `<base href>` resolved
     /// against the page URL, or the page URL itself.
     pub base: Url,
+    /// Links past the cap ([`DEFAULT_MAX_LINKS`] for [`extract_html`]): found,
+    /// then dropped unread, so a page of a million links costs no more
+    /// memory than one at the cap.
+    pub cut: u64,
 }
+
+/// The most links read from one HTML page unless told otherwise
+/// (`--max-links-per-page`). Real pages stay far below it (the largest index
+/// pages of the Rust and Python documentation hold about 20,000); a hostile one
+/// of 700,000 links, each resolved against a 2 KB page URL, would otherwise
+/// cost gigabytes before a single link is gated.
+pub const DEFAULT_MAX_LINKS: usize = 100_000;
 
 /// Subresource elements read in [`ExtractMode::Resources`] and the attributes
 /// that hold their URLs. `srcset` values hold several URLs.
@@ -72,6 +83,9 @@ struct Found {
 #[derive(Default)]
 struct State {
     found: Vec<Found>,
+    /// Links kept at most; the rest are counted in `cut`.
+    max: usize,
+    cut: u64,
     base_href: Option<String>,
     style_text: String,
     noscript_text: String,
@@ -84,6 +98,10 @@ struct State {
 
 impl State {
     fn push(&mut self, raw: String, kind: LinkKind, element: &'static str, attr: &'static str) {
+        if self.found.len() >= self.max {
+            self.cut += 1;
+            return;
+        }
         self.found.push(Found {
             raw,
             kind,
@@ -133,7 +151,7 @@ pub fn extract_html(
     mode: ExtractMode,
 ) -> HtmlDocument {
     let (text, encoding, had_decode_errors) = decode_html(body, content_type_charset);
-    let pass = LinkPass::new(&text, mode);
+    let pass = LinkPass::new(&text, mode, DEFAULT_MAX_LINKS);
     run_rewriter(&text, &pass.state, mode);
     pass.finish(page_url, encoding.name(), had_decode_errors)
 }
@@ -147,11 +165,12 @@ pub(crate) struct LinkPass {
 }
 
 impl LinkPass {
-    /// The pass for `text` (the decoded page).
-    pub(crate) fn new(text: &str, mode: ExtractMode) -> LinkPass {
+    /// The pass for `text` (the decoded page), keeping at most `max_links`.
+    pub(crate) fn new(text: &str, mode: ExtractMode, max_links: usize) -> LinkPass {
         LinkPass {
             state: RefCell::new(State {
                 noscript_budget: text.len(),
+                max: max_links,
                 ..State::default()
             }),
             mode,
@@ -225,6 +244,7 @@ impl LinkPass {
             charset,
             had_decode_errors,
             base,
+            cut: state.cut,
         }
     }
 }

@@ -340,3 +340,24 @@ fn navigational_link_elements_are_followed_in_every_mode() {
         assert_eq!(resources, want, "{mode:?}");
     }
 }
+
+#[test]
+fn links_past_the_cap_are_counted_not_kept() {
+    let page = Url::parse(PAGE).unwrap();
+    // Five anchors and an image whose srcset holds three more URLs.
+    let html = "<a href=/1>1</a><a href=/2>2</a><a href=/3>3</a><a href=/4>4</a>\
+                <img srcset='/i1 1x, /i2 2x, /i3 3x'><a href=/5>5</a>";
+    let run = |max| {
+        let text = decode_html(html.as_bytes(), None).0;
+        let pass = LinkPass::new(&text, ExtractMode::Resources, max);
+        run_rewriter(&text, &pass.state, ExtractMode::Resources);
+        pass.finish(&page, "UTF-8", false)
+    };
+    let all = run(usize::MAX);
+    assert_eq!((all.links.len(), all.cut), (8, 0));
+    let capped = run(5);
+    assert_eq!((capped.links.len(), capped.cut), (5, 3));
+    assert_eq!(capped.links[..], all.links[..5], "the first ones are kept");
+    let default = extract_html(html.as_bytes(), None, &page, ExtractMode::Resources);
+    assert_eq!(default.cut, 0);
+}
