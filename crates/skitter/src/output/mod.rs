@@ -55,6 +55,15 @@ pub struct SinkSummary {
     pub bytes: u64,
     /// Records (or files) it wrote.
     pub records: u64,
+    /// Records it left out because their data could not be stored (a value
+    /// the items database refused); the crawl went on without them. Counted in
+    /// the report as `items_refused`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refused: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A sink failed; the crawl stops.
