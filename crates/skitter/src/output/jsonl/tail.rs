@@ -37,7 +37,7 @@ fn lines_backward(
     let mut parts: Vec<Vec<u8>> = Vec::new();
     let mut handled = 0u64;
     let mut give = |offset: u64, head: &[u8], parts: &mut Vec<Vec<u8>>, handled: &mut u64| {
-        let keep_going = if parts.is_empty() {
+        if parts.is_empty() {
             head.is_empty() || f(offset, head)
         } else {
             let mut line = head.to_vec();
@@ -47,8 +47,7 @@ fn lines_backward(
             *handled += line.len() as u64;
             parts.clear();
             line.is_empty() || f(offset, &line)
-        };
-        keep_going
+        }
     };
     // The newline that ends the last line is not part of it.
     let mut pos = end.saturating_sub(1);
