@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use data_encoding::BASE32;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use url::Url;
 
 use crate::fetch::Validators;
@@ -88,7 +88,20 @@ impl FetchIndex {
             path: path.clone(),
             source: e.into(),
         };
-        let conn = Connection::open(&path).map_err(fail)?;
+        // A link planted at the index's name would have SQLite write wherever
+        // it points. Checked first for a clear error; `SQLITE_OPEN_NOFOLLOW`
+        // closes the gap between the check and the open.
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(IndexError {
+                path,
+                source: IndexCause::SymbolicLink,
+            });
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(&path, flags).map_err(fail)?;
         conn.execute_batch(
             "PRAGMA journal_mode = DELETE;
              PRAGMA synchronous = NORMAL;
@@ -264,5 +277,27 @@ mod tests {
             .unwrap();
         }
         assert_eq!(index.lookup(&Url::parse("http://h/x").unwrap()).await, None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_index_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim.db");
+        let link = dir.path().join(INDEX_FILE);
+        // A dangling link: SQLite would create the file where it points.
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let Err(err) = FetchIndex::open(dir.path()) else {
+            panic!("opened through a link");
+        };
+        assert!(matches!(err.source, IndexCause::SymbolicLink), "{err}");
+        assert!(err.to_string().contains(INDEX_FILE), "{err}");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(!victim.exists(), "a file was made through the link");
+        // A link to an existing file: left as it was.
+        std::fs::write(&victim, b"keep").unwrap();
+        assert!(FetchIndex::open(dir.path()).is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     }
 }

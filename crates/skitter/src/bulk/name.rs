@@ -140,8 +140,38 @@ pub enum Naming {
     Template(NameTemplate),
 }
 
-/// The file the body of item `n` at `url` is saved to, always under `dir`.
+/// The file the body of item `n` at `url` is saved to, always under `dir`,
+/// and never the fetch index or one of SQLite's files beside it (see
+/// [`clear_of_index`]).
 pub fn target_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
+    clear_of_index(dir, templated_path(dir, naming, url, n))
+}
+
+/// Names in the output directory that belong to the fetch index: the
+/// database and the files SQLite keeps beside it.
+const INDEX_NAMES: [&str; 4] = ["", "-journal", "-wal", "-shm"];
+
+/// `path`, unless it is the fetch index of `dir` or one of its SQLite files,
+/// which a saved body must never overwrite: then the same name with its
+/// leading dot written `%2E`, as a name made safe writes it (a literal `%`
+/// being `%25`, this cannot be another URL's name).
+fn clear_of_index(dir: &Path, path: PathBuf) -> PathBuf {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return path;
+    };
+    // Compared without case: on a case-insensitive file system
+    // `.SKITTER-FETCH-INDEX` is the index too.
+    let reserved = INDEX_NAMES
+        .iter()
+        .any(|suffix| name.eq_ignore_ascii_case(&format!("{}{suffix}", super::INDEX_FILE)));
+    if reserved && path.parent() == Some(dir) {
+        dir.join(format!("%2E{}", &name[1..]))
+    } else {
+        path
+    }
+}
+
+fn templated_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
     let template = match naming {
         Naming::Mirror => return mirror_path(dir, url, None),
         Naming::Template(t) => t,
@@ -241,6 +271,46 @@ mod tests {
             } else {
                 assert_eq!(got, want, "{template} {url}");
             }
+        }
+    }
+
+    #[test]
+    fn no_file_takes_the_index_name() {
+        let cases = [
+            (
+                ".skitter-fetch-index",
+                "http://h/",
+                "%2Eskitter-fetch-index",
+            ),
+            (
+                "{basename}",
+                "http://h/.skitter-fetch-index",
+                "%2Eskitter-fetch-index",
+            ),
+            (
+                "{query}",
+                "http://h/?.skitter-fetch-index-journal",
+                "%2Eskitter-fetch-index-journal",
+            ),
+            (
+                ".SKITTER-fetch-index-wal",
+                "http://h/",
+                "%2ESKITTER-fetch-index-wal",
+            ),
+            // Below the directory top it is just a name.
+            (
+                "{host}/{basename}",
+                "http://h/.skitter-fetch-index",
+                "h/.skitter-fetch-index",
+            ),
+            (
+                ".skitter-fetch-index.json",
+                "http://h/",
+                ".skitter-fetch-index.json",
+            ),
+        ];
+        for (template, url, want) in cases {
+            assert_eq!(name(template, url, 1), want, "{template} {url}");
         }
     }
 

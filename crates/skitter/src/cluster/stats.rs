@@ -150,6 +150,7 @@ impl Sink for RedisStatsSink {
             files: vec![format!("{}stats", self.frontier.key_prefix())],
             bytes: 0,
             records: self.sent_records,
+            refused: 0,
         })
     }
 }

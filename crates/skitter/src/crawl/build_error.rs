@@ -99,6 +99,10 @@ pub enum IndexCause {
     /// SQLite refused.
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
+    /// The index's name is a symbolic link: refused, since writing through it
+    /// would change a file elsewhere.
+    #[error("it is a symbolic link, which is never opened through (remove it)")]
+    SymbolicLink,
     /// The blocking task that writes the index did not finish (it panicked
     /// or the runtime is shutting down).
     #[error("the index task failed: {0}")]

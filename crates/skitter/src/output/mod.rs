@@ -6,6 +6,7 @@
 //! error (an output that cannot be written is not something to crawl on past).
 
 mod channel;
+mod file;
 pub mod report;
 pub mod report_html;
 
@@ -15,6 +16,7 @@ use serde::Serialize;
 use crate::base::outcome::PageRecord;
 
 pub use channel::ChannelSink;
+pub(crate) use file::{create_output, open_output};
 // The exchange is the fetcher's product; outputs take it as it comes.
 pub use crate::fetch::Exchange;
 
@@ -55,6 +57,15 @@ pub struct SinkSummary {
     pub bytes: u64,
     /// Records (or files) it wrote.
     pub records: u64,
+    /// Records it left out because their data could not be stored (a value
+    /// the items database refused); the crawl went on without them. Counted in
+    /// the report as `items_refused`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refused: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A sink failed; the crawl stops.
@@ -258,32 +269,6 @@ pub trait Sink: Send {
 
     /// Flushes and closes; called once, after the last page.
     async fn finish(&mut self) -> Result<SinkSummary, SinkError>;
-}
-
-/// Creates (or truncates) the output file at `path`. A symbolic link there is
-/// replaced by the file, never written through, so a link planted at an output's
-/// name cannot send its bytes elsewhere.
-pub(crate) fn create_output(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        std::fs::remove_file(path)?;
-    }
-    std::fs::File::create(path)
-}
-
-/// Opens an existing output file to read and write it in place (to continue
-/// it); a symbolic link there is refused rather than followed.
-pub(crate) fn open_output(path: &std::path::Path, create: bool) -> std::io::Result<std::fs::File> {
-    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(std::io::Error::other(
-            "it is a symbolic link, which outputs never follow",
-        ));
-    }
-    std::fs::OpenOptions::new()
-        .create(create)
-        .read(true)
-        .write(true)
-        .truncate(false)
-        .open(path)
 }
 
 pub mod items_db;

@@ -245,6 +245,74 @@ async fn concurrent_writers(db: &Backend) {
     assert_eq!(db.rows(&target, stats).await, ["5000|500|22500"]);
 }
 
+/// A NUL character, which PostgreSQL refuses in `TEXT` and `JSONB`, is stored
+/// as U+FFFD in text and JSON alike, on both databases.
+async fn nul_values(db: &Backend) {
+    let target = db.fresh("nul_values");
+    let mut sink = ItemsDbSink::open(&target, products()).await.unwrap();
+    let p = page(
+        "http://shop.test/nul",
+        "products",
+        vec![vec![
+            ("name", json!("a\u{0}b")),
+            ("link", json!(["\u{0}"])),
+            ("tags", json!({"k\u{0}": ["v\u{0}", 1]})),
+        ]],
+    );
+    sink.record(&p).await.unwrap();
+    sink.flush().await.unwrap();
+    let rows = db.rows(&target, "SELECT name, link FROM products").await;
+    assert_eq!(rows, ["a\u{FFFD}b|[\"\u{FFFD}\"]"]);
+    let tags = db.rows(&target, "SELECT tags FROM products").await;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&tags[0]).unwrap(),
+        json!({"k\u{FFFD}": ["v\u{FFFD}", 1]})
+    );
+    assert_eq!(sink.finish().await.unwrap().refused, 0);
+}
+
+/// A page whose data PostgreSQL refuses (here a URL too long for the primary
+/// key's index) is left out and counted; the other pages of its batch are
+/// written and the sink goes on.
+async fn refused_page(db: &Backend) {
+    let target = db.fresh("refused_page");
+    let mut sink = ItemsDbSink::open(&target, products()).await.unwrap();
+    // Letters that do not repeat, so the index cannot compress the key small.
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let noise: String = (0..20_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from(b'a' + (x % 26) as u8)
+        })
+        .collect();
+    let item = |q: i64| vec![vec![("qty", json!(q))], vec![("qty", json!(q + 1))]];
+    sink.record(&page("http://h/1", "products", item(1)))
+        .await
+        .unwrap();
+    sink.record(&page(&format!("http://h/{noise}"), "products", item(10)))
+        .await
+        .unwrap();
+    sink.record(&page("http://h/3", "products", item(3)))
+        .await
+        .unwrap();
+    sink.flush()
+        .await
+        .expect("a refused page does not fail the flush");
+    assert_eq!((sink.written(), sink.refused()), (4, 2));
+    sink.record(&page("http://h/4", "products", item(4)))
+        .await
+        .unwrap();
+    let summary = sink.finish().await.unwrap();
+    assert_eq!((summary.records, summary.refused), (6, 2));
+    assert_eq!(
+        db.rows(&target, "SELECT qty FROM products ORDER BY qty")
+            .await,
+        ["1", "2", "3", "4", "4", "5"]
+    );
+}
+
 macro_rules! on_sqlite {
     ($($scenario:ident),*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -256,7 +324,13 @@ macro_rules! on_sqlite {
 
 mod sqlite {
     use super::*;
-    on_sqlite!(round_trip, idempotent, schema_growth, concurrent_writers);
+    on_sqlite!(
+        round_trip,
+        idempotent,
+        schema_growth,
+        concurrent_writers,
+        nul_values
+    );
 }
 
 /// Every scenario on one private server (starting one costs seconds), each in
@@ -271,6 +345,8 @@ async fn postgres_scenarios() {
     schema_growth(&db).await;
     concurrent_writers(&db).await;
     unix_socket(&db).await;
+    nul_values(&db).await;
+    refused_page(&db).await;
 }
 
 /// A URL naming a Unix socket directory (`?host=/dir`, the socket being

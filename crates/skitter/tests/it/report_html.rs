@@ -117,6 +117,7 @@ fn synthetic(n: usize) -> (Report, Timeline) {
                 files: vec![format!("out/{HOSTILE}.warc.gz")],
                 bytes: 123_456,
                 records: 7,
+                refused: 0,
             },
             SinkSummary {
                 name: report_html::timeline::SINK_NAME.into(),

@@ -95,7 +95,15 @@ pub(crate) async fn drive_sinks(
     let mut summaries = Vec::new();
     for sink in sinks.iter_mut() {
         match sink.finish().await {
-            Ok(summary) => summaries.push(summary),
+            Ok(summary) => {
+                // Records an output left out for their data are the report's to
+                // show, as the crawl went on without them.
+                tally
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .bump("items_refused", summary.refused);
+                summaries.push(summary);
+            }
             Err(e) => stop_for(&stop_signal, &e),
         }
     }

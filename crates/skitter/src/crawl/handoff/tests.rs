@@ -95,3 +95,38 @@ async fn pages_arriving_together_share_one_flush_and_are_all_acknowledged() {
     drop(tx);
     task.await.unwrap();
 }
+
+/// A sink that says it left out records for their data.
+struct Refusing;
+
+#[async_trait::async_trait]
+impl crate::output::Sink for Refusing {
+    async fn record(&mut self, _: &Page) -> Result<(), crate::output::SinkError> {
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> Result<crate::output::SinkSummary, crate::output::SinkError> {
+        Ok(crate::output::SinkSummary {
+            name: "items".into(),
+            refused: 3,
+            ..Default::default()
+        })
+    }
+}
+
+#[tokio::test]
+async fn records_an_output_refused_are_counted_in_the_report() {
+    let (tx, rx) = mpsc::channel(8);
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let task = tokio::spawn(drive_sinks(
+        rx,
+        vec![Box::new(Refusing)],
+        Arc::new(StopSignal::default()),
+        Arc::clone(&tally),
+    ));
+    drop(tx);
+    assert_eq!(task.await.unwrap()[0].refused, 3);
+    let tally = std::mem::take(&mut *tally.lock().unwrap());
+    let report = tally.finish(Default::default());
+    assert_eq!(report.counters.get("items_refused"), Some(&3));
+}

@@ -202,6 +202,37 @@ impl Layout {
 }
 
 impl Batch {
+    /// The batch as one batch per page, each with the page's URL, in the order
+    /// the pages came: what is written, page by page, when the database refused
+    /// the whole batch for one value, so that only that value's page is lost.
+    pub(crate) fn into_pages(self) -> Vec<(Arc<str>, Batch)> {
+        let width = self.tables.len();
+        let mut pages: Vec<(Arc<str>, Batch)> = Vec::with_capacity(self.pages);
+        let mut index: HashMap<Arc<str>, usize> = HashMap::with_capacity(self.pages);
+        for (t, table) in self.tables.into_iter().enumerate() {
+            for url in table.replace {
+                let at = *index.entry(Arc::clone(&url)).or_insert_with(|| {
+                    let empty = Batch {
+                        tables: (0..width).map(|_| TableBatch::default()).collect(),
+                        pages: 1,
+                        items: 0,
+                    };
+                    pages.push((Arc::clone(&url), empty));
+                    pages.len() - 1
+                });
+                pages[at].1.tables[t].replace.push(url);
+            }
+            for row in table.rows {
+                // Every row's page is among its table's replaced pages.
+                if let Some(&at) = index.get(&row.page_url) {
+                    pages[at].1.items += 1;
+                    pages[at].1.tables[t].rows.push(row);
+                }
+            }
+        }
+        pages
+    }
+
     /// Whether the batch should go to the database now.
     pub(crate) fn is_full(&self) -> bool {
         self.items >= BATCH_ITEMS || self.pages >= BATCH_PAGES
@@ -292,5 +323,46 @@ mod tests {
         assert_eq!(table.rows.len(), 1);
         assert_eq!(batch.items, 1);
         assert_eq!(table.replace.len(), 2);
+    }
+
+    #[test]
+    fn a_batch_splits_into_its_pages() {
+        let mut layout = Layout::new(vec![layout().schemas[0].clone(), {
+            let mut other = layout().schemas[0].clone();
+            other.name = "u".into();
+            other
+        }]);
+        let mut batch = layout.batch();
+        let mut two_sets = items(2, vec![]);
+        two_sets.records[1].rule_set = "u".into();
+        two_sets.rule_sets.push("u".into());
+        layout.add(&mut batch, "http://h/a", &two_sets).unwrap();
+        layout
+            .add(&mut batch, "http://h/b", &items(3, vec![]))
+            .unwrap();
+        layout
+            .add(&mut batch, "http://h/c", &items(0, vec![]))
+            .unwrap();
+        let pages = batch.into_pages();
+        let shape: Vec<(&str, usize, Vec<usize>, Vec<usize>)> = pages
+            .iter()
+            .map(|(url, b)| {
+                (
+                    &**url,
+                    b.items,
+                    b.tables.iter().map(|t| t.replace.len()).collect(),
+                    b.tables.iter().map(|t| t.rows.len()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("http://h/a", 2, vec![1, 1], vec![1, 1]),
+                ("http://h/b", 3, vec![1, 0], vec![3, 0]),
+                ("http://h/c", 0, vec![1, 0], vec![0, 0]),
+            ]
+        );
+        assert!(pages.iter().all(|(_, b)| b.pages == 1));
     }
 }

@@ -25,6 +25,15 @@
 //! `handoff`), so a page either has its items in the database or is fetched
 //! again. Pages without items cost nothing.
 //!
+//! **A refused value costs its page, not the crawl.** When the database refuses
+//! a batch for its data (a value it cannot store: `refuses_data` in `postgres.rs` and
+//! `sqlite.rs`), the batch is written again page by page, each page in its own
+//! transaction; the pages still refused are left out, logged with their URL, and
+//! their items counted as refused ([`ItemsDbSink::refused`], the summary's
+//! `refused`, the report's `items_refused`). Such a page keeps the rows an
+//! earlier fetch gave it. Any other failure (the connection, the disk) stops the
+//! crawl, since every page after it would fail too.
+//!
 //! **Several writers.** SQLite runs in WAL mode with a busy timeout, each batch
 //! in an immediate transaction; PostgreSQL serialises schema changes under an
 //! advisory lock, and retries a batch that lost a race (unique violation,
@@ -55,8 +64,9 @@ pub const QUEUED_BATCHES: usize = 2;
 pub(crate) enum Job {
     /// Write these rows in one transaction.
     Write(Batch),
-    /// Answer once every batch before this one is committed.
-    Flush(oneshot::Sender<()>),
+    /// Answer once every batch before this one is committed, with the items
+    /// the database refused since the last answer.
+    Flush(oneshot::Sender<u64>),
 }
 
 /// The writer: returns when the sink closes the channel, or at its first error.
@@ -71,9 +81,11 @@ pub struct ItemsDbSink {
     batch: Batch,
     jobs: Option<mpsc::Sender<Job>>,
     writer: Option<Writer>,
-    /// Items sent to the writer, and of those, committed (as of the last flush).
+    /// Items sent to the writer, and of those, committed and refused (as of
+    /// the last flush).
     sent: u64,
     written: u64,
+    refused: u64,
 }
 
 impl std::fmt::Debug for ItemsDbSink {
@@ -113,6 +125,7 @@ impl ItemsDbSink {
             writer: Some(writer),
             sent: 0,
             written: 0,
+            refused: 0,
         })
     }
 
@@ -129,6 +142,12 @@ impl ItemsDbSink {
     /// Items committed so far (as of the last flush).
     pub fn written(&self) -> u64 {
         self.written
+    }
+
+    /// Items left out so far (as of the last flush) because the database
+    /// refused a value of their page; see the [module documentation](self).
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     async fn send(&mut self, job: Job) -> Result<(), SinkError> {
@@ -210,16 +229,17 @@ impl Sink for ItemsDbSink {
     }
 
     async fn flush(&mut self) -> Result<(), SinkError> {
-        if self.batch.is_empty() && self.sent == self.written {
+        if self.batch.is_empty() && self.sent == self.written + self.refused {
             return Ok(());
         }
         self.send_batch().await?;
         let (done, committed) = oneshot::channel();
         self.send(Job::Flush(done)).await?;
-        if committed.await.is_err() {
-            return Err(self.writer_failure().await);
+        match committed.await {
+            Ok(refused) => self.refused += refused,
+            Err(_) => return Err(self.writer_failure().await),
         }
-        self.written = self.sent;
+        self.written = self.sent - self.refused;
         Ok(())
     }
 
@@ -245,11 +265,19 @@ impl Sink for ItemsDbSink {
                 "items: values that did not fit their column were stored as NULL"
             );
         }
+        if self.refused > 0 {
+            tracing::warn!(
+                target = %self.target,
+                items = self.refused,
+                "items: the database refused some pages' values; their items were left out"
+            );
+        }
         Ok(SinkSummary {
             name: "items".to_string(),
             files: vec![self.target.clone()],
             bytes: 0,
             records: self.written,
+            refused: self.refused,
         })
     }
 }

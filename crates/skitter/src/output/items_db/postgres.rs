@@ -183,21 +183,62 @@ async fn run(
     statements: &[Statements],
     mut jobs: mpsc::Receiver<Job>,
 ) -> Result<(), ItemsDbError> {
+    let fail = |source| ItemsDbError::Postgres {
+        target: shown.to_string(),
+        doing: "cannot write a batch of items",
+        source,
+    };
+    let mut refused = 0;
     while let Some(job) = jobs.recv().await {
         match job {
-            Job::Write(batch) => write(&mut client, schemas, statements, &batch)
-                .await
-                .map_err(|source| ItemsDbError::Postgres {
-                    target: shown.to_string(),
-                    doing: "cannot write a batch of items",
-                    source,
-                })?,
+            Job::Write(batch) => match write(&mut client, schemas, statements, &batch).await {
+                Ok(()) => {}
+                Err(e) if refuses_data(&e) => {
+                    tracing::debug!("items: a batch was refused ({e}), writing it page by page");
+                    refused += write_pages(&mut client, shown, schemas, statements, batch)
+                        .await
+                        .map_err(fail)?;
+                }
+                Err(e) => return Err(fail(e)),
+            },
             Job::Flush(done) => {
-                let _ = done.send(());
+                let _ = done.send(std::mem::take(&mut refused));
             }
         }
     }
     Ok(())
+}
+
+/// Writes a refused batch one page per transaction, leaving out the pages the
+/// database refuses; answers how many items were left out.
+async fn write_pages(
+    client: &mut Client,
+    shown: &str,
+    schemas: &[TableSchema],
+    statements: &[Statements],
+    batch: Batch,
+) -> Result<u64, tokio_postgres::Error> {
+    let mut refused = 0;
+    for (url, page) in batch.into_pages() {
+        match write(client, schemas, statements, &page).await {
+            Ok(()) => {}
+            Err(e) if refuses_data(&e) => {
+                tracing::warn!(target = %shown, page = %url, "items: the database refused this page's items: {e}");
+                refused += page.items as u64;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(refused)
+}
+
+/// Whether PostgreSQL refused the data rather than failed: a data exception
+/// (class 22: a character it cannot store, a malformed value) or a value
+/// beyond a limit (class 54: a key too long for its index). Another page's
+/// data would go through.
+fn refuses_data(e: &tokio_postgres::Error) -> bool {
+    e.code()
+        .is_some_and(|code| code.code().starts_with("22") || code.code().starts_with("54"))
 }
 
 /// Writes `batch` in one transaction, again when it lost a race.

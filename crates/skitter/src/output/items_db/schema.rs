@@ -19,6 +19,11 @@
 //! column (a string in an integer column, a float or an integer beyond 64 bits
 //! in an integer column) is stored as `NULL` and counted; a text or url column
 //! takes any value, non-strings as their JSON text.
+//!
+//! A NUL character (U+0000) in a text value, or in a string or key of a JSON
+//! value, becomes U+FFFD: PostgreSQL refuses NUL in `TEXT` and `JSONB`, and
+//! SQLite, which would store it, gets the same value so that a query gives the
+//! same answer on either database (many SQLite tools also cut text at a NUL).
 
 use crate::parse::items::{ColumnType, TableSchema};
 
@@ -198,14 +203,43 @@ impl Cell {
         use serde_json::Value;
         Some(match (ty, value) {
             (_, Value::Null) => Cell::Null,
-            (ColumnType::Text | ColumnType::Url, Value::String(s)) => Cell::Text(s.clone()),
-            (ColumnType::Text | ColumnType::Url, other) => Cell::Text(other.to_string()),
+            (ColumnType::Text | ColumnType::Url, Value::String(s)) => Cell::Text(without_nul(s)),
+            (ColumnType::Text | ColumnType::Url, other) => Cell::Text(json_without_nul(other)),
             (ColumnType::Integer, Value::Number(n)) => Cell::Integer(n.as_i64()?),
             (ColumnType::Number, Value::Number(n)) => Cell::Number(n.as_f64()?),
-            (ColumnType::Json, other) => Cell::Json(other.to_string()),
+            (ColumnType::Json, other) => Cell::Json(json_without_nul(other)),
             (ColumnType::Integer | ColumnType::Number, _) => return None,
         })
     }
+}
+
+/// `s` with every NUL replaced by U+FFFD (see the module documentation).
+fn without_nul(s: &str) -> String {
+    s.replace('\0', "\u{FFFD}")
+}
+
+/// `value` as compact JSON text, NUL replaced by U+FFFD in every string and
+/// key. The text of a value without NUL is used as it is: a NUL can only be
+/// in it as the escape `\u0000` (serde_json escapes control characters).
+fn json_without_nul(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    if !text.contains("\\u0000") {
+        return text;
+    }
+    fn clean(value: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => Value::String(without_nul(s)),
+            Value::Array(items) => Value::Array(items.iter().map(clean).collect()),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (without_nul(k), clean(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    clean(value).to_string()
 }
 
 #[cfg(test)]
@@ -244,6 +278,23 @@ mod tests {
             (Json, json!([1, "a"]), Some(Cell::Json("[1,\"a\"]".into()))),
             (Json, json!(null), Some(Cell::Null)),
             (Integer, json!(null), Some(Cell::Null)),
+            (Text, json!("a\0b"), Some(Cell::Text("a\u{FFFD}b".into()))),
+            (
+                Url,
+                json!(["\0"]),
+                Some(Cell::Text("[\"\u{FFFD}\"]".into())),
+            ),
+            (
+                Json,
+                json!({"k\0": ["v\0", 1]}),
+                Some(Cell::Json("{\"k\u{FFFD}\":[\"v\u{FFFD}\",1]}".into())),
+            ),
+            // A backslash before `u0000` is an escaped backslash, not a NUL.
+            (
+                Json,
+                json!("\\u0000"),
+                Some(Cell::Json("\"\\\\u0000\"".into())),
+            ),
         ];
         for (ty, value, want) in cases {
             assert_eq!(Cell::convert(ty, &value), want, "{ty:?} {value}");

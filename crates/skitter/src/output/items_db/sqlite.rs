@@ -126,22 +126,62 @@ fn run(
     schemas: &[TableSchema],
     mut jobs: mpsc::Receiver<Job>,
 ) -> Result<(), ItemsDbError> {
+    let fail = |source| ItemsDbError::Sqlite {
+        target: shown.to_string(),
+        doing: "cannot write a batch of items",
+        source,
+    };
     let statements: Vec<(String, String)> = schemas.iter().map(statements).collect();
+    let mut refused = 0;
     while let Some(job) = jobs.blocking_recv() {
         match job {
-            Job::Write(batch) => {
-                write(&mut conn, &statements, &batch).map_err(|source| ItemsDbError::Sqlite {
-                    target: shown.to_string(),
-                    doing: "cannot write a batch of items",
-                    source,
-                })?
-            }
+            Job::Write(batch) => match write(&mut conn, &statements, &batch) {
+                Ok(()) => {}
+                Err(e) if refuses_data(&e) => {
+                    tracing::debug!("items: a batch was refused ({e}), writing it page by page");
+                    refused += write_pages(&mut conn, shown, &statements, batch).map_err(fail)?;
+                }
+                Err(e) => return Err(fail(e)),
+            },
             Job::Flush(done) => {
-                let _ = done.send(());
+                let _ = done.send(std::mem::take(&mut refused));
             }
         }
     }
     Ok(())
+}
+
+/// Writes a refused batch one page per transaction, leaving out the pages the
+/// database refuses; answers how many items were left out.
+fn write_pages(
+    conn: &mut Connection,
+    shown: &str,
+    statements: &[(String, String)],
+    batch: Batch,
+) -> rusqlite::Result<u64> {
+    let mut refused = 0;
+    for (url, page) in batch.into_pages() {
+        match write(conn, statements, &page) {
+            Ok(()) => {}
+            Err(e) if refuses_data(&e) => {
+                tracing::warn!(target = %shown, page = %url, "items: the database refused this page's items: {e}");
+                refused += page.items as u64;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(refused)
+}
+
+/// Whether SQLite refused the data rather than failed: a value beyond its
+/// length limit, or one a constraint refuses. Another page's data would go
+/// through.
+fn refuses_data(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if matches!(f.code, rusqlite::ErrorCode::TooBig | rusqlite::ErrorCode::ConstraintViolation)
+    )
 }
 
 /// The `DELETE` of a page's rows and the `INSERT` of one row, for `table`.

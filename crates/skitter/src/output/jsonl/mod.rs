@@ -358,6 +358,7 @@ impl Sink for JsonlSink {
             files: vec![self.name.clone()],
             bytes: self.bytes,
             records: self.lines,
+            refused: 0,
         })
     }
 }

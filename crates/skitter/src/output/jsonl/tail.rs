@@ -22,53 +22,61 @@ struct Line {
     items: Option<u64>,
 }
 
-/// Calls `f(offset, line)` for each non-empty line ending before `end`, last
-/// first, until it returns false or the file's start is reached.
+/// Calls `f(offset, line)` for each non-empty line ending before `end` (which
+/// is 0 or just after a newline), last first, until it returns false or the
+/// file's start is reached. Answers the bytes it read and copied, which is at
+/// most twice those of the lines it went through (plus one step): a line
+/// longer than a step is kept as the steps that hold it and joined once when
+/// its start is found, never copied again with each step back.
 fn lines_backward(
     file: &mut File,
     end: u64,
     mut f: impl FnMut(u64, &[u8]) -> bool,
-) -> io::Result<()> {
-    let mut carry: Vec<u8> = Vec::new();
-    let mut pos = end;
+) -> io::Result<u64> {
+    // The later parts of a line that starts in an earlier step, latest first.
+    let mut parts: Vec<Vec<u8>> = Vec::new();
+    let mut handled = 0u64;
+    let mut give = |offset: u64, head: &[u8], parts: &mut Vec<Vec<u8>>, handled: &mut u64| {
+        if parts.is_empty() {
+            head.is_empty() || f(offset, head)
+        } else {
+            let mut line = head.to_vec();
+            for part in parts.iter().rev() {
+                line.extend_from_slice(part);
+            }
+            *handled += line.len() as u64;
+            parts.clear();
+            line.is_empty() || f(offset, &line)
+        }
+    };
+    // The newline that ends the last line is not part of it.
+    let mut pos = end.saturating_sub(1);
     while pos > 0 {
         let start = pos.saturating_sub(STEP);
         let mut chunk = vec![0u8; (pos - start) as usize];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut chunk)?;
-        chunk.extend_from_slice(&carry);
-        // `chunk` ends with a newline (the file's last, or the carried line's).
-        // Its first piece may be the end of a line that starts in an earlier
-        // chunk: that is carried back, unless the file's start is reached.
-        let whole = match (start > 0, chunk.iter().position(|&b| b == b'\n')) {
-            (false, _) => 0,
-            (true, Some(i)) => i + 1,
-            (true, None) => chunk.len(),
-        };
-        if whole >= chunk.len() {
-            carry = chunk;
-            pos = start;
-            continue;
-        }
-        let mut line_end = chunk.len() - 1;
-        for i in (whole..line_end).rev() {
-            if chunk[i] == b'\n' {
-                let line = &chunk[i + 1..line_end];
-                if !line.is_empty() && !f(start + i as u64 + 1, line) {
-                    return Ok(());
-                }
-                line_end = i;
+        handled += chunk.len() as u64;
+        let mut line_end = chunk.len();
+        while let Some(i) = chunk[..line_end].iter().rposition(|&b| b == b'\n') {
+            if !give(
+                start + i as u64 + 1,
+                &chunk[i + 1..line_end],
+                &mut parts,
+                &mut handled,
+            ) {
+                return Ok(handled);
             }
+            line_end = i;
         }
-        let line = &chunk[whole..line_end];
-        if !line.is_empty() && !f(start + whole as u64, line) {
-            return Ok(());
-        }
-        chunk.truncate(whole);
-        carry = chunk;
+        chunk.truncate(line_end);
+        parts.push(chunk);
         pos = start;
     }
-    Ok(())
+    if end > 0 {
+        give(0, &[], &mut parts, &mut handled);
+    }
+    Ok(handled)
 }
 
 /// The length of the file up to and including its last newline.
@@ -138,4 +146,67 @@ pub(super) fn tail_urls(
         true
     })?;
     Ok(urls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn file_of(lines: &[Vec<u8>]) -> (tempfile::NamedTempFile, u64) {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        for line in lines {
+            file.write_all(line).unwrap();
+            file.write_all(b"\n").unwrap();
+        }
+        let len = file.as_file().metadata().unwrap().len();
+        (file, len)
+    }
+
+    #[test]
+    fn lines_come_back_last_first_with_their_offsets() {
+        let step = STEP as usize;
+        let lines: Vec<Vec<u8>> = [3 * step + 7, 5, 0, step - 1, step, 2, step + 1, 1]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| vec![b'a' + i as u8; n])
+            .collect();
+        let (mut file, len) = file_of(&lines);
+        let mut got = Vec::new();
+        lines_backward(file.as_file_mut(), len, |at, line| {
+            got.push((at, line.to_vec()));
+            true
+        })
+        .unwrap();
+        let mut want = Vec::new();
+        let mut at = 0u64;
+        for line in &lines {
+            if !line.is_empty() {
+                want.push((at, line.clone()));
+            }
+            at += line.len() as u64 + 1;
+        }
+        want.reverse();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "lines or offsets differ");
+    }
+
+    /// A line many steps long is read and joined once, not copied again with
+    /// every step back: the work stays proportional to the bytes gone through.
+    #[test]
+    fn a_long_line_is_not_copied_per_step() {
+        let long = vec![b'x'; 64 * STEP as usize];
+        let (mut file, len) = file_of(&[b"first".to_vec(), long, b"last".to_vec()]);
+        let mut seen = 0;
+        let handled = lines_backward(file.as_file_mut(), len, |_, line| {
+            seen += 1;
+            line != b"first"
+        })
+        .unwrap();
+        assert_eq!(seen, 3);
+        assert!(
+            handled <= 2 * len + STEP,
+            "{handled} bytes handled for a {len}-byte file"
+        );
+    }
 }

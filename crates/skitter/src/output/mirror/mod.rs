@@ -198,6 +198,7 @@ impl Sink for MirrorSink {
             files: vec![self.dir.display().to_string()],
             bytes: self.bytes,
             records: self.files,
+            refused: 0,
         })
     }
 }

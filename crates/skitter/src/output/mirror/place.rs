@@ -85,6 +85,11 @@ pub(super) fn write_whole(path: &Path, data: &[u8]) -> io::Result<()> {
 }
 
 /// Makes `path` a directory; a file (or link) in the way moves inside it.
+///
+/// The file in the way is another URL's saved page: a failure after it was
+/// moved aside puts it back (removing the directory this call made), so an
+/// error only ever undoes what this call created. If even that fails, the file
+/// is left in its holding directory, which the error names, never deleted.
 fn ensure_dir(path: &Path) -> io::Result<Option<(PathBuf, PathBuf)>> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => Ok(None),
@@ -95,11 +100,32 @@ fn ensure_dir(path: &Path) -> io::Result<Option<(PathBuf, PathBuf)>> {
                 .suffix(".moving")
                 .tempdir_in(parent)?;
             let held = aside.path().join("file");
+            // Until this succeeds the holding directory is empty: dropping it
+            // on an error removes only what this call made.
             fs::rename(path, &held)?;
-            fs::create_dir(path)?;
             let to = index_in(path);
-            fs::rename(&held, &to)?;
-            Ok(Some((path.to_path_buf(), to)))
+            let moved = fs::create_dir(path).and_then(|()| {
+                fs::rename(&held, &to).inspect_err(|_| {
+                    let _ = fs::remove_dir(path);
+                })
+            });
+            match moved {
+                Ok(()) => Ok(Some((path.to_path_buf(), to))),
+                Err(e) => match fs::rename(&held, path) {
+                    Ok(()) => Err(e),
+                    Err(_) => {
+                        let kept = aside.keep().join("file");
+                        Err(io::Error::new(
+                            e.kind(),
+                            format!(
+                                "cannot move {} into a directory of its name ({e}); it is kept at {}",
+                                path.display(),
+                                kept.display()
+                            ),
+                        ))
+                    }
+                },
+            }
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             fs::create_dir(path)?;
@@ -178,5 +204,35 @@ mod tests {
         save(r, &r.join("h/link/x.html"), b"x").unwrap();
         assert_eq!(fs::read_dir(outside.path()).unwrap().count(), 0);
         assert!(r.join("h/link/x.html").is_file());
+    }
+
+    /// A file that must move into a directory of its name, where the move
+    /// fails (the new name is past the system's path limit): the file stays
+    /// where it was, with its bytes.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_move_keeps_the_file_in_the_way() {
+        const PATH_MAX: usize = 4096;
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        // A file path just short of the limit (4090 bytes): saving it works,
+        // but its `/index.html` inside a directory of its name is past it.
+        let mut wanted = r.to_path_buf();
+        loop {
+            let left = PATH_MAX - 6 - wanted.as_os_str().len() - 1;
+            if left <= 200 {
+                wanted.push("f".repeat(left));
+                break;
+            }
+            wanted.push("d".repeat((left - 101).min(200)));
+        }
+        assert!(wanted.as_os_str().len() < PATH_MAX);
+        assert!(wanted.join("index.html").as_os_str().len() >= PATH_MAX);
+        save(r, &wanted, b"saved").unwrap();
+        assert!(save(r, &wanted.join("x"), b"other").is_err());
+        assert_eq!(fs::read(&wanted).unwrap(), b"saved");
+        let parent = wanted.parent().unwrap();
+        let left: Vec<_> = fs::read_dir(parent).unwrap().collect();
+        assert_eq!(left.len(), 1, "only the saved file is left");
     }
 }

@@ -256,9 +256,13 @@ impl Report {
             writeln!(w, "Throttled: {host} {}", reasons.join(", "))?;
         }
         for sink in &self.sinks {
+            let refused = match sink.refused {
+                0 => String::new(),
+                n => format!(" ({n} refused)"),
+            };
             writeln!(
                 w,
-                "Output: {} {} records, {} bytes, {}",
+                "Output: {} {} records{refused}, {} bytes, {}",
                 sink.name,
                 sink.records,
                 sink.bytes,

@@ -83,12 +83,29 @@ pub(crate) fn sort_file(path: &Path) -> io::Result<u64> {
         }
     }
     lines.sort_unstable();
-    rewrite(path, lines.iter().map(Vec::as_slice))
+    rewrite(path, |out| {
+        let mut bytes = 0u64;
+        for l in &lines {
+            bytes += put_line(out, l)?;
+        }
+        Ok(bytes)
+    })
 }
 
-/// Replaces the file at `path` with `lines` through a temporary file in its
-/// directory and a rename (never writing through a link there); returns the bytes written.
-fn rewrite<'a>(path: &Path, lines: impl Iterator<Item = &'a [u8]>) -> io::Result<u64> {
+/// Writes one line and its newline; answers the bytes written.
+fn put_line(out: &mut impl Write, line: &[u8]) -> io::Result<u64> {
+    out.write_all(line)?;
+    out.write_all(b"\n")?;
+    Ok(line.len() as u64 + 1)
+}
+
+/// Replaces the file at `path` with what `fill` writes (answering its byte
+/// count), through a temporary file in its directory and a rename (never
+/// writing through a link there); returns the bytes written.
+fn rewrite(
+    path: &Path,
+    fill: impl FnOnce(&mut io::BufWriter<tempfile::NamedTempFile>) -> io::Result<u64>,
+) -> io::Result<u64> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -98,12 +115,7 @@ fn rewrite<'a>(path: &Path, lines: impl Iterator<Item = &'a [u8]>) -> io::Result
         .suffix(".cdxj.tmp")
         .tempfile_in(dir)?;
     let mut out = io::BufWriter::new(tmp);
-    let mut bytes = 0u64;
-    for l in lines {
-        out.write_all(l)?;
-        out.write_all(b"\n")?;
-        bytes += l.len() as u64 + 1;
-    }
+    let bytes = fill(&mut out)?;
     let tmp = out.into_inner().map_err(|e| e.into_error())?;
     // A temporary file is private (0600); the index keeps the mode it had.
     if let Ok(meta) = fs::metadata(path) {
@@ -128,10 +140,29 @@ struct Located {
 /// lines that point past that end, and returns the URLs the file's kept lines
 /// index. Its responses whose URLs are not among them were archived by a run
 /// killed before it wrote their lines; the resumed run archives them again.
+///
+/// The index is streamed, line by line, into its replacement: memory holds one
+/// line and the last file's URLs, never the index (which covers every WARC
+/// file of the crawl).
 pub fn resume(path: &Path, last_file: &str, last_len: u64) -> io::Result<HashSet<String>> {
-    let mut indexed = HashSet::new();
-    let mut kept: Vec<Vec<u8>> = Vec::new();
     let data = io::BufReader::new(fs::File::open(path)?);
+    let mut indexed = HashSet::new();
+    rewrite(path, |out| {
+        keep_resumable(data, out, last_file, last_len, &mut indexed)
+    })?;
+    Ok(indexed)
+}
+
+/// Copies the lines of `data` that [`resume`] keeps to `out` as they are read,
+/// noting in `indexed` the URLs of `last_file`'s; answers the bytes written.
+fn keep_resumable(
+    data: impl BufRead,
+    out: &mut impl Write,
+    last_file: &str,
+    last_len: u64,
+    indexed: &mut HashSet<String>,
+) -> io::Result<u64> {
+    let mut bytes = 0;
     for line in data.split(b'\n') {
         let line = line?;
         let Some(located) = line
@@ -154,10 +185,9 @@ pub fn resume(path: &Path, last_file: &str, last_len: u64) -> io::Result<HashSet
                 _ => continue,
             }
         }
-        kept.push(line);
+        bytes += put_line(out, &line)?;
     }
-    rewrite(path, kept.iter().map(Vec::as_slice))?;
-    Ok(indexed)
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -226,5 +256,69 @@ mod tests {
         let mut want: Vec<&str> = lines[..3].iter().map(String::as_str).collect();
         want.sort_unstable();
         assert_eq!(sorted, format!("{}\n", want.join("\n")));
+    }
+
+    /// The index is copied as it is read: the first kept lines reach the
+    /// output while most of the index is still unread, so memory never holds
+    /// the whole index.
+    #[test]
+    fn resume_streams_the_index() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+
+        /// Serves `lines` lines of index, counting the bytes served.
+        struct Index {
+            text: Vec<u8>,
+            at: usize,
+            served: Rc<Cell<usize>>,
+        }
+        impl io::Read for Index {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(self.text.len() - self.at).min(4096);
+                buf[..n].copy_from_slice(&self.text[self.at..self.at + n]);
+                self.at += n;
+                self.served.set(self.at);
+                Ok(n)
+            }
+        }
+        /// Notes how much of the index had been served at its first write.
+        struct Out {
+            served: Rc<Cell<usize>>,
+            first: Option<usize>,
+        }
+        impl Write for Out {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.first.get_or_insert(self.served.get());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let text: String = (0..20_000)
+            .map(|i| entry_line(&format!("http://h/{i}"), i * 10, "a.warc.gz") + "\n")
+            .collect();
+        let total = text.len();
+        let served = Rc::new(Cell::new(0));
+        let data = io::BufReader::new(Index {
+            text: text.into_bytes(),
+            at: 0,
+            served: Rc::clone(&served),
+        });
+        let mut out = io::BufWriter::with_capacity(
+            8192,
+            Out {
+                served: Rc::clone(&served),
+                first: None,
+            },
+        );
+        let mut indexed = HashSet::new();
+        let bytes = keep_resumable(data, &mut out, "b.warc.gz", 0, &mut indexed).unwrap();
+        assert_eq!(bytes as usize, total, "every line of another file is kept");
+        let first = out.get_ref().first.expect("written");
+        assert!(
+            first < total / 100,
+            "first write after {first} of {total} bytes"
+        );
     }
 }

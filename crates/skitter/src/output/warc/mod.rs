@@ -407,6 +407,7 @@ impl Writer {
             files,
             bytes: self.bytes,
             records: self.records,
+            refused: 0,
         })
     }
 }
