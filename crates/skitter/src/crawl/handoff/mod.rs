@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::crawl::stop_signal::StopSignal;
 use crate::host::Throttle;
-use crate::output::report::Tally;
+use crate::output::report::{Counters, Tally};
 use crate::output::{Page, Sink, SinkSummary};
 
 /// Most pages whose writers wait on one flush: bounds their wait when pages keep
@@ -98,10 +98,11 @@ pub(crate) async fn drive_sinks(
             Ok(summary) => {
                 // Records an output left out for their data are the report's to
                 // show, as the crawl went on without them.
-                tally
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .bump("items_refused", summary.refused);
+                let refused = Counters {
+                    items_refused: summary.refused,
+                    ..Counters::default()
+                };
+                (tally.lock().unwrap_or_else(|e| e.into_inner())).add_unrecorded(&refused);
                 summaries.push(summary);
             }
             Err(e) => stop_for(&stop_signal, &e),

@@ -128,5 +128,5 @@ async fn records_an_output_refused_are_counted_in_the_report() {
     assert_eq!(task.await.unwrap()[0].refused, 3);
     let tally = std::mem::take(&mut *tally.lock().unwrap());
     let report = tally.finish(Default::default());
-    assert_eq!(report.counters.get("items_refused"), Some(&3));
+    assert_eq!(report.counters.items_refused, 3);
 }

@@ -108,6 +108,9 @@ counters! {
     links_cut,
     /// Records the extraction rules found (`items`).
     items,
+    /// Pages an items database refused for their data, left out of it
+    /// (`items_refused`).
+    items_refused,
     /// Pages where an extraction rule failed (`extract_errors`).
     extract_errors,
     /// Pages rendered in the browser (`rendered`).
