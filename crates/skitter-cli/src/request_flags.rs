@@ -38,12 +38,14 @@ pub struct RequestFlags {
     /// Longest time for one attempt, body included.
     #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
-    /// Extra request header 'Name: value'; repeatable. Sent only to the hosts in
-    /// scope: a crawl's in-scope URLs, a fetch's own host (not to a redirect to
-    /// another host).
+    /// Extra request header 'Name: value'; repeatable. Sent only to the
+    /// origins you named (scheme, host and port): a crawl's roots, a fetch
+    /// input's own (not to other hosts a crawl spans, nor to a redirect
+    /// elsewhere).
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
-    /// Send -H headers to every host, redirect targets on other hosts included.
+    /// Send -H headers with every request: to every host a crawl spans and to
+    /// redirect targets elsewhere.
     #[arg(long)]
     pub send_headers_everywhere: bool,
     /// Keep Authorization, Proxy-Authorization and Cookie values in WARC request

@@ -48,11 +48,12 @@ pub struct FetchConfig {
     pub proxy_ledger: Option<std::sync::Arc<super::ProxyLedger>>,
     /// Keep a cookie jar for the crawl (default false).
     pub cookies: bool,
-    /// Extra headers, sent only with requests the caller says are in scope
-    /// (see [`Fetcher::get`](super::Fetcher::get) and [`Fetcher::get_from`](super::Fetcher::get_from)).
+    /// Extra headers, sent only with requests to the origins the user named:
+    /// [`FetchConfig::named_origins`] for [`Fetcher::get`](super::Fetcher::get),
+    /// the input's own for [`Fetcher::get_from`](super::Fetcher::get_from).
     pub headers: Vec<(String, String)>,
-    /// Send [`FetchConfig::headers`] with every request, out-of-scope redirect
-    /// targets included (default false).
+    /// Send [`FetchConfig::headers`] with every request, other hosts (a
+    /// crawl spanning hosts, a redirect elsewhere) included (default false).
     pub headers_everywhere: bool,
     /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values in
     /// archived request heads (default false: they read `[redacted]`).
@@ -61,6 +62,12 @@ pub struct FetchConfig {
     /// [`PrivateAccess::Named`]). Link-local and metadata addresses are never
     /// reached (see [`address`](super::address)).
     pub private_access: PrivateAccess,
+    /// The origins the user named (a crawl's roots), as URLs whose scheme,
+    /// host and port count (`https://example.com`, `http://127.0.0.1:8080/`):
+    /// [`Fetcher::get`](super::Fetcher::get) sends [`FetchConfig::headers`]
+    /// to them only (unless [`FetchConfig::headers_everywhere`]). Empty by
+    /// default: no request carries the headers.
+    pub named_origins: Vec<String>,
     /// The hosts the user named (a crawl's root hosts, lowercase): with
     /// [`PrivateAccess::Named`], requests to them may reach private addresses.
     pub named_hosts: Vec<String>,
@@ -140,6 +147,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("private_access", &self.private_access)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
             .field("max_connections", &self.max_connections)
+            .field("named_origins", &self.named_origins)
             .field("named_hosts", &self.named_hosts)
             .field("dns", &self.dns)
             .finish()
@@ -166,6 +174,7 @@ impl Default for FetchConfig {
             headers_everywhere: false,
             keep_credentials: false,
             private_access: PrivateAccess::Named,
+            named_origins: Vec::new(),
             named_hosts: Vec::new(),
             site_credentials: Vec::new(),
             dns: crate::fetch::dns::DnsConfig::default(),

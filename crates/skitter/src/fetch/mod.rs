@@ -13,6 +13,7 @@ pub mod dns;
 mod error;
 pub(crate) mod exchange;
 pub mod head;
+mod origin;
 pub mod proxy_check;
 pub mod proxy_ledger;
 pub mod proxy_pool;
@@ -36,6 +37,8 @@ pub use config::{DEFAULT_POOL_IDLE_TIMEOUT, FetchConfig};
 pub(crate) use error::classify;
 pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};
+pub(crate) use origin::take_credentials;
+use origin::{NamedOrigins, basic_auth, credentials_of};
 pub use proxy_ledger::{ProxyLedger, ProxyTally};
 pub use proxy_pool::{ProxyBench, Rotation};
 pub use proxy_stats::ProxyStats;
@@ -56,6 +59,9 @@ pub enum FetchSetupError {
         /// of this API, so a new client version is no breaking change).
         source: BoxError,
     },
+    /// A named origin is not an absolute `http(s)` URL.
+    #[error("invalid named origin {0:?}: expected an absolute URL such as https://host:port")]
+    Origin(String),
     /// Name resolution could not be set up (no usable name server).
     #[error(transparent)]
     Dns(#[from] crate::fetch::dns::DnsSetupError),
@@ -154,6 +160,8 @@ pub struct Fetcher {
     jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
     /// The user's extra headers, parsed once.
     headers: std::sync::Arc<HeaderMap>,
+    /// [`FetchConfig::named_origins`], parsed once.
+    origins: std::sync::Arc<NamedOrigins>,
     /// `host:port` → its Basic `Authorization` value (see
     /// [`FetchConfig::site_credentials`]).
     site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
@@ -197,6 +205,7 @@ impl Fetcher {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        let origins = NamedOrigins::parse(&config.named_origins)?;
         let mut site_auth = std::collections::HashMap::new();
         for (host, userpass) in &config.site_credentials {
             let value = basic_auth(userpass)
@@ -240,6 +249,7 @@ impl Fetcher {
             pool,
             jar,
             headers: std::sync::Arc::new(headers),
+            origins: std::sync::Arc::new(origins),
             site_auth: std::sync::Arc::new(site_auth),
             config: std::sync::Arc::new(config),
             sockets,
@@ -256,14 +266,22 @@ impl Fetcher {
         self.pool.as_ref().map_or_else(Vec::new, |p| p.stats())
     }
 
-    /// Makes one GET request and reads its body per `keep`. The caller has
-    /// checked that `url` is in scope (a crawl only fetches such URLs), so the
-    /// user's headers go with it; it may reach private addresses per
-    /// [`FetchConfig::private_access`], its host being named when it is one of
-    /// [`FetchConfig::named_hosts`].
+    /// Makes one GET request and reads its body per `keep`. The user's
+    /// headers go with it when its origin is one of
+    /// [`FetchConfig::named_origins`] (or with
+    /// [`FetchConfig::headers_everywhere`]); it may reach private addresses
+    /// per [`FetchConfig::private_access`], its host being named when it is
+    /// one of [`FetchConfig::named_hosts`].
     pub async fn get(&self, url: &Url, keep: Keep) -> Result<Response, FetchFailure> {
-        self.send(url, keep, self.is_named(url), true, None, None)
-            .await
+        self.send(
+            url,
+            keep,
+            self.is_named(url),
+            self.headers_for(url),
+            None,
+            None,
+        )
+        .await
     }
 
     /// [`Fetcher::get`], made conditional on what an earlier fetch returned:
@@ -276,8 +294,22 @@ impl Fetcher {
         keep: Keep,
         validators: &Validators,
     ) -> Result<Response, FetchFailure> {
-        self.send(url, keep, self.is_named(url), true, None, Some(validators))
-            .await
+        let with_headers = self.headers_for(url);
+        self.send(
+            url,
+            keep,
+            self.is_named(url),
+            with_headers,
+            None,
+            Some(validators),
+        )
+        .await
+    }
+
+    /// Whether the user's headers go with a request to `url` made by
+    /// [`Fetcher::get`]: only to the named origins, unless sent everywhere.
+    fn headers_for(&self, url: &Url) -> bool {
+        self.config.headers_everywhere || self.origins.contains(url)
     }
 
     /// Whether `url`'s host is one the user named ([`FetchConfig::named_hosts`]).
@@ -532,47 +564,6 @@ fn conditional_headers(v: &Validators) -> Vec<(header::HeaderName, HeaderValue)>
 }
 
 /// Whether a request may reach loopback and private addresses.
-/// Removes `user:pass@` from `url`: `(host:port, "user:pass")`, decoded, when
-/// it had any. Credentials never stay in a URL that reports, outputs or logs
-/// could print; they travel as an `Authorization` header instead.
-pub(crate) fn take_credentials(url: &mut Url) -> Option<(String, String)> {
-    let found = credentials_of(url)?;
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    Some(found)
-}
-
-/// `url`'s `user:pass@` as `(host:port, "user:pass")`, decoded.
-fn credentials_of(url: &Url) -> Option<(String, String)> {
-    if url.username().is_empty() && url.password().is_none() {
-        return None;
-    }
-    let decode = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    let userpass = format!(
-        "{}:{}",
-        decode(url.username()),
-        decode(url.password().unwrap_or(""))
-    );
-    let host = format!(
-        "{}:{}",
-        url.host_str()?,
-        url.port_or_known_default().unwrap_or(0)
-    );
-    Some((host, userpass))
-}
-
-/// A sensitive (never logged) Basic `Authorization` value.
-fn basic_auth(userpass: &str) -> Result<HeaderValue, header::InvalidHeaderValue> {
-    let encoded = data_encoding::BASE64.encode(userpass.as_bytes());
-    let mut value = HeaderValue::from_str(&format!("Basic {encoded}"))?;
-    value.set_sensitive(true);
-    Ok(value)
-}
-
 pub(super) fn allow_internal(config: &FetchConfig, named: bool) -> bool {
     match config.private_access {
         PrivateAccess::Allow => true,

@@ -288,7 +288,11 @@ async fn archived_request_heads_redact_credentials() {
     };
     let url = url::Url::parse(&format!("{origin}/page")).unwrap();
     for keep in [false, true] {
-        let fetcher = Fetcher::new(config(keep)).unwrap();
+        let fetcher = Fetcher::new(FetchConfig {
+            named_origins: vec![origin.clone()],
+            ..config(keep)
+        })
+        .unwrap();
         let resp = fetcher.get(&url, Keep::Everything).await.unwrap();
         let head = String::from_utf8(resp.exchange.unwrap().request_head.to_vec()).unwrap();
         assert!(head.contains("X-Trace: 42\r\n"), "{head}");
@@ -296,6 +300,52 @@ async fn archived_request_heads_redact_credentials() {
         if !keep {
             assert!(head.contains("Authorization: [redacted]\r\n"), "{head}");
         }
+    }
+}
+
+/// `/` links to `/page` on this server by another name (`localhost`), and
+/// to `/here` under its own.
+fn two_names(path: &str, own: &str) -> String {
+    match path {
+        "/" => ok(&format!(
+            "<a href=\"{}/page\">a</a><a href=\"/here\">b</a>",
+            own.replace("127.0.0.1", "localhost")
+        )),
+        _ => ok("<html>page</html>"),
+    }
+}
+
+/// A crawl spanning hosts sends the user's headers to its roots' origins
+/// only, unless they are sent everywhere.
+#[tokio::test]
+async fn a_crawl_keeps_headers_to_its_roots_origins() {
+    let (origin, heads) = serve("127.0.0.1", two_names).await;
+    let has_token = |h: &str| h.to_ascii_lowercase().contains("x-api-key: s3cret");
+    for everywhere in [false, true] {
+        heads.lock().unwrap().clear();
+        let report = run(crawl(&format!("{origin}/"))
+            .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+            .ignore_robots(true)
+            .fetch_config(FetchConfig {
+                headers: vec![("X-Api-Key".into(), "S3CRET".into())],
+                headers_everywhere: everywhere,
+                ..allow_private()
+            }))
+        .await;
+        assert!(report.completed(), "{}", report.to_text());
+        let here = heads.lock().unwrap().clone();
+        let to = |host: &str, path: &str| {
+            here.iter()
+                .find(|h| {
+                    h.starts_with(&format!("GET {path} "))
+                        && h.to_ascii_lowercase().contains(&format!("host: {host}"))
+                })
+                .unwrap_or_else(|| panic!("no {host}{path} in {here:?}"))
+                .clone()
+        };
+        assert!(has_token(&to("127.0.0.1", "/")), "{here:?}");
+        assert!(has_token(&to("127.0.0.1", "/here")), "{here:?}");
+        assert_eq!(has_token(&to("localhost", "/page")), everywhere, "{here:?}");
     }
 }
 
