@@ -48,10 +48,15 @@ pub struct RequestFlags {
     /// redirect targets elsewhere.
     #[arg(long)]
     pub send_headers_everywhere: bool,
-    /// Keep Authorization, Proxy-Authorization and Cookie values in WARC request
-    /// records (by default they read [redacted]).
+    /// Keep the Authorization, Proxy-Authorization and Cookie values of -H
+    /// headers in WARC request records (by default they read [redacted]).
     #[arg(long)]
     pub keep_credentials: bool,
+    /// Keep the value of the -H header NAME in WARC request records; every
+    /// other -H value reads [redacted] there, as it may be a secret
+    /// (X-Api-Key, PRIVATE-TOKEN). Repeatable; any case.
+    #[arg(long = "archive-header", value_name = "NAME")]
+    pub archive_headers: Vec<String>,
     /// Let every request reach loopback and private addresses (by default only
     /// requests to the hosts you named do: crawl roots, fetch inputs).
     /// Link-local and cloud-metadata addresses are never reached.
@@ -173,6 +178,7 @@ impl RequestFlags {
             headers: flags::headers(&self.headers)?,
             headers_everywhere: self.send_headers_everywhere,
             keep_credentials: self.keep_credentials,
+            archive_headers: self.archive_headers.clone(),
             private_access: match (self.allow_private, self.deny_private) {
                 (true, _) => PrivateAccess::Allow,
                 (_, true) => PrivateAccess::Deny,

@@ -55,9 +55,15 @@ pub struct FetchConfig {
     /// Send [`FetchConfig::headers`] with every request, other hosts (a
     /// crawl spanning hosts, a redirect elsewhere) included (default false).
     pub headers_everywhere: bool,
-    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values in
-    /// archived request heads (default false: they read `[redacted]`).
+    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values of
+    /// [`FetchConfig::headers`] in archived request heads (default false:
+    /// they read `[redacted]`).
     pub keep_credentials: bool,
+    /// Names of [`FetchConfig::headers`] (any case) whose values archived
+    /// request heads keep; every other one reads `[redacted]` there (default
+    /// none). The headers skitter sends itself (`User-Agent`, `Accept`,
+    /// conditional headers) are always archived as sent.
+    pub archive_headers: Vec<String>,
     /// Who may reach loopback and private addresses (default
     /// [`PrivateAccess::Named`]). Link-local and metadata addresses are never
     /// reached (see [`address`](super::address)).
@@ -144,6 +150,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("headers", &headers)
             .field("headers_everywhere", &self.headers_everywhere)
             .field("keep_credentials", &self.keep_credentials)
+            .field("archive_headers", &self.archive_headers)
             .field("private_access", &self.private_access)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
             .field("max_connections", &self.max_connections)
@@ -173,6 +180,7 @@ impl Default for FetchConfig {
             headers: Vec::new(),
             headers_everywhere: false,
             keep_credentials: false,
+            archive_headers: Vec::new(),
             private_access: PrivateAccess::Named,
             named_origins: Vec::new(),
             named_hosts: Vec::new(),
