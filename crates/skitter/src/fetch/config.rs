@@ -77,9 +77,11 @@ pub struct FetchConfig {
     /// The hosts the user named (a crawl's root hosts, lowercase): with
     /// [`PrivateAccess::Named`], requests to them may reach private addresses.
     pub named_hosts: Vec<String>,
-    /// Credentials a root URL carried (`http://user:pass@host/`), as `(host:port,
-    /// "user:pass")`: sent as HTTP Basic `Authorization` with requests to that
-    /// host and port only (unless a `--header` sets `Authorization` itself),
+    /// Credentials a root URL carried (`https://user:pass@host/`), as `(origin,
+    /// "user:pass")` with the origin as `https://host[:port]` (the port left
+    /// out when it is the scheme's default): sent as HTTP Basic
+    /// `Authorization` with requests to that origin only, scheme included
+    /// (unless a `--header` sets `Authorization` itself),
     /// and never kept in a URL, so no report, output or log can print them.
     pub site_credentials: Vec<(String, String)>,
     /// How names are resolved (name servers, fixed answers, lookups in flight).

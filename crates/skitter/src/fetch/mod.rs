@@ -162,7 +162,7 @@ pub struct Fetcher {
     headers: std::sync::Arc<HeaderMap>,
     /// [`FetchConfig::named_origins`], parsed once.
     origins: std::sync::Arc<NamedOrigins>,
-    /// `host:port` → its Basic `Authorization` value (see
+    /// Origin → its Basic `Authorization` value (see
     /// [`FetchConfig::site_credentials`]).
     site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
     config: std::sync::Arc<FetchConfig>,
@@ -320,9 +320,10 @@ impl Fetcher {
 
     /// Makes one GET request on behalf of `origin`, the URL the user named (a
     /// redirect hop of a fetch input): only a request to `origin`'s own host and
-    /// port is named and carries the user's headers (unless
-    /// [`FetchConfig::headers_everywhere`]), as curl drops credentials on a
-    /// redirect to another host.
+    /// port is named, and only one to its origin (scheme too) carries the
+    /// user's headers (unless [`FetchConfig::headers_everywhere`]) and its
+    /// `user:pass@`, as curl drops credentials on a redirect that changes any
+    /// of the three.
     pub async fn get_from(
         &self,
         url: &Url,
@@ -341,10 +342,14 @@ impl Fetcher {
         origin: &Url,
         validators: Option<&Validators>,
     ) -> Result<Response, FetchFailure> {
-        let same = url.host() == origin.host()
+        // Its host and port may reach private addresses (the same service);
+        // only its origin gets the user's secrets: a redirect from `https`
+        // to `http` on the same host and port would send them in clear.
+        let same_socket = url.host() == origin.host()
             && url.port_or_known_default() == origin.port_or_known_default();
-        // An input's own `user:pass@` goes to its host and port only, never
-        // across a redirect, and never in a URL that is printed.
+        let same = url.origin() == origin.origin();
+        // An input's own `user:pass@` goes to its origin only, never across
+        // a redirect elsewhere, and never in a URL that is printed.
         let own_auth = same
             .then(|| credentials_of(origin))
             .flatten()
@@ -363,7 +368,7 @@ impl Fetcher {
         self.send(
             url,
             keep,
-            same,
+            same_socket,
             same || self.config.headers_everywhere,
             own_auth.as_ref(),
             validators,
@@ -426,18 +431,13 @@ impl Fetcher {
         Ok(response)
     }
 
-    /// The Basic credentials a root URL gave for `url`'s host and port (an
-    /// input's own `user:pass@` is `send`'s `own_auth`).
+    /// The Basic credentials a root URL gave for `url`'s origin (an input's
+    /// own `user:pass@` is `send`'s `own_auth`).
     fn site_auth_for(&self, url: &Url) -> Option<&HeaderValue> {
         if self.site_auth.is_empty() {
             return None;
         }
-        let key = format!(
-            "{}:{}",
-            url.host_str()?,
-            url.port_or_known_default().unwrap_or(0)
-        );
-        self.site_auth.get(&key)
+        self.site_auth.get(&origin::origin_key(url))
     }
 
     /// The rest of [`Fetcher::get`], once the response head has arrived.

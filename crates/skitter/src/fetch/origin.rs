@@ -41,8 +41,14 @@ impl NamedOrigins {
     }
 }
 
-/// Removes `user:pass@` from `url`: `(host:port, "user:pass")`, decoded, when
-/// it had any. Credentials never stay in a URL that reports,
+/// `url`'s origin as text (`https://host:8443`, the port left out when it is
+/// the scheme's default): what credentials are bound to.
+pub(super) fn origin_key(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// Removes `user:pass@` from `url`: `(origin, "user:pass")`, decoded, when it
+/// had any (the origin as [`origin_key`] writes it). Credentials never stay in a URL that reports,
 /// outputs or logs could print; they travel as an `Authorization` header
 /// instead.
 pub(crate) fn take_credentials(url: &mut Url) -> Option<(String, String)> {
@@ -52,7 +58,7 @@ pub(crate) fn take_credentials(url: &mut Url) -> Option<(String, String)> {
     Some(found)
 }
 
-/// `url`'s `user:pass@` as `(host:port, "user:pass")`, decoded.
+/// `url`'s `user:pass@` as `(origin, "user:pass")`, decoded.
 pub(super) fn credentials_of(url: &Url) -> Option<(String, String)> {
     if url.username().is_empty() && url.password().is_none() {
         return None;
@@ -67,12 +73,7 @@ pub(super) fn credentials_of(url: &Url) -> Option<(String, String)> {
         decode(url.username()),
         decode(url.password().unwrap_or(""))
     );
-    let host = format!(
-        "{}:{}",
-        url.host_str()?,
-        url.port_or_known_default().unwrap_or(0)
-    );
-    Some((host, userpass))
+    Some((origin_key(url), userpass))
 }
 
 /// A sensitive (never logged) Basic `Authorization` value.
@@ -111,6 +112,19 @@ mod tests {
             let url = Url::parse(url).unwrap();
             assert_eq!(named.contains(&url), same, "{url}");
         }
+    }
+
+    #[test]
+    fn credentials_are_keyed_by_origin() {
+        let mut url = Url::parse("https://u%40x:p%3Aw@Example.COM:443/a").unwrap();
+        let found = take_credentials(&mut url);
+        assert_eq!(
+            found,
+            Some(("https://example.com".into(), "u@x:p:w".into()))
+        );
+        assert_eq!(url.as_str(), "https://example.com/a");
+        let url = Url::parse("http://u:p@127.0.0.1:8443/").unwrap();
+        assert_eq!(credentials_of(&url).unwrap().0, "http://127.0.0.1:8443");
     }
 
     #[test]

@@ -38,6 +38,11 @@ async fn serve(ip: &str, reply: fn(&str, &str) -> String) -> (String, Heads) {
                         Ok(0) | Err(_) => return,
                         Ok(n) => buf.extend_from_slice(&chunk[..n]),
                     }
+                    // A TLS handshake (an `https` URL on this plain server)
+                    // fails at once rather than waiting for a head.
+                    if buf.first() == Some(&0x16) {
+                        return;
+                    }
                 }
                 let head = String::from_utf8_lossy(&buf).into_owned();
                 let path = head.split(' ').nth(1).unwrap_or("/").to_string();
@@ -370,6 +375,29 @@ async fn a_crawl_keeps_headers_to_its_roots_origins() {
         assert!(has_token(&to("127.0.0.1", "/here")), "{here:?}");
         assert_eq!(has_token(&to("localhost", "/page")), everywhere, "{here:?}");
     }
+}
+
+/// An `https` root's `user:pass@` is bound to its origin: an `http` root on
+/// the same host and port does not get it.
+#[tokio::test]
+async fn root_credentials_do_not_cross_schemes() {
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let https = origin.replacen("http://", "https://user:S3CRET@", 1);
+    let report = run(Crawler::builder()
+        .root(format!("{https}/self"))
+        .root(format!("{origin}/page"))
+        .ignore_robots(true)
+        .fetch_config(allow_private()))
+    .await;
+    assert!(report.completed(), "{}", report.to_text());
+    let here = heads.lock().unwrap().clone();
+    assert!(here.iter().any(|h| h.starts_with("GET /page ")), "{here:?}");
+    assert!(
+        !here
+            .iter()
+            .any(|h| h.to_ascii_lowercase().contains("authorization")),
+        "{here:?}"
+    );
 }
 
 fn crawl(root: &str) -> CrawlerBuilder {
