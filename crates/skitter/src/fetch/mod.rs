@@ -8,6 +8,7 @@
 pub mod address;
 pub(crate) mod client;
 mod config;
+mod cookie_jar;
 pub mod decode;
 pub mod dns;
 mod error;
@@ -157,7 +158,7 @@ pub struct Fetcher {
     /// The proxy pool's rotation and health, when there is a pool.
     pool: Option<std::sync::Arc<proxy_pool::ProxyPool>>,
     /// The cookie jar both clients share, if cookies are kept.
-    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+    jar: Option<std::sync::Arc<cookie_jar::CookieJar>>,
     /// The user's extra headers, parsed once.
     headers: std::sync::Arc<HeaderMap>,
     /// [`FetchConfig::named_origins`], parsed once.
@@ -216,7 +217,7 @@ impl Fetcher {
         // client reached it.
         let jar = config
             .cookies
-            .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
+            .then(|| std::sync::Arc::new(cookie_jar::CookieJar::default()));
         let (routes, pool) = if config.proxy_list.is_empty() {
             let route = route::Route::new(
                 &config,

@@ -400,6 +400,55 @@ async fn root_credentials_do_not_cross_schemes() {
     );
 }
 
+/// `/` sets a cookie for all of `co.uk` and links to a page of another
+/// `co.uk` site (on this server, by `--resolve`).
+fn cookie_planter(path: &str, own: &str) -> String {
+    match path {
+        "/" => {
+            let body = format!(
+                "<a href=\"{}/page\">b</a>",
+                own.replace("127.0.0.1", "b.other.co.uk")
+            );
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nSet-Cookie: planted=1; Domain=co.uk; Path=/\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        }
+        _ => ok("<html>page</html>"),
+    }
+}
+
+/// A cookie set for a public suffix is refused: the crawl's next site under
+/// that suffix does not get it.
+#[tokio::test]
+async fn a_cookie_for_a_public_suffix_reaches_no_other_site() {
+    let (origin, heads) = serve("127.0.0.1", cookie_planter).await;
+    let ip = std::net::IpAddr::from([127, 0, 0, 1]);
+    let report = run(crawl(&origin.replace("127.0.0.1", "a.example.co.uk"))
+        .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+        .ignore_robots(true)
+        .fetch_config(FetchConfig {
+            cookies: true,
+            dns: skitter::fetch::dns::DnsConfig {
+                overrides: vec![("a.example.co.uk".into(), ip), ("b.other.co.uk".into(), ip)],
+                ..skitter::fetch::dns::DnsConfig::default()
+            },
+            ..FetchConfig::default()
+        }))
+    .await;
+    assert!(report.completed(), "{}", report.to_text());
+    let here = heads.lock().unwrap().clone();
+    let page = here
+        .iter()
+        .find(|h| h.starts_with("GET /page "))
+        .unwrap_or_else(|| panic!("{here:?}"));
+    assert!(
+        page.to_ascii_lowercase().contains("host: b.other.co.uk"),
+        "{page}"
+    );
+    assert!(!page.contains("planted"), "{page}");
+}
+
 fn crawl(root: &str) -> CrawlerBuilder {
     Crawler::builder().root(root).max_tasks(2)
 }
