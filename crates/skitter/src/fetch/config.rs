@@ -71,11 +71,15 @@ pub struct FetchConfig {
     /// The origins the user named (a crawl's roots), as URLs whose scheme,
     /// host and port count (`https://example.com`, `http://127.0.0.1:8080/`):
     /// [`Fetcher::get`](super::Fetcher::get) sends [`FetchConfig::headers`]
-    /// to them only (unless [`FetchConfig::headers_everywhere`]). Empty by
-    /// default: no request carries the headers.
+    /// to them only (unless [`FetchConfig::headers_everywhere`]), and with
+    /// [`PrivateAccess::Named`] requests to their host and port (any scheme)
+    /// may reach private addresses. Empty by default: no request carries the
+    /// headers.
     pub named_origins: Vec<String>,
-    /// The hosts the user named (a crawl's root hosts, lowercase): with
-    /// [`PrivateAccess::Named`], requests to them may reach private addresses.
+    /// Hosts (lowercase) named for every port: with [`PrivateAccess::Named`],
+    /// requests to any port of them may reach private addresses. `--resolve`
+    /// hosts are added here (the user gave the address); a crawl's roots go
+    /// in [`FetchConfig::named_origins`], which allows only their own ports.
     pub named_hosts: Vec<String>,
     /// Credentials a root URL carried (`https://user:pass@host/`), as `(origin,
     /// "user:pass")` with the origin as `https://host[:port]` (the port left

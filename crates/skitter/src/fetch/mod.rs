@@ -271,8 +271,8 @@ impl Fetcher {
     /// headers go with it when its origin is one of
     /// [`FetchConfig::named_origins`] (or with
     /// [`FetchConfig::headers_everywhere`]); it may reach private addresses
-    /// per [`FetchConfig::private_access`], its host being named when it is
-    /// one of [`FetchConfig::named_hosts`].
+    /// per [`FetchConfig::private_access`] when it is on the host and port of
+    /// a named origin or on one of [`FetchConfig::named_hosts`].
     pub async fn get(&self, url: &Url, keep: Keep) -> Result<Response, FetchFailure> {
         self.send(
             url,
@@ -313,10 +313,14 @@ impl Fetcher {
         self.config.headers_everywhere || self.origins.contains(url)
     }
 
-    /// Whether `url`'s host is one the user named ([`FetchConfig::named_hosts`]).
+    /// Whether `url` is on a host and port the user named (one of
+    /// [`FetchConfig::named_origins`]), or on a host named for every port
+    /// ([`FetchConfig::named_hosts`]).
     fn is_named(&self, url: &Url) -> bool {
-        url.host_str()
-            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h))
+        self.origins.has_socket(url)
+            || url
+                .host_str()
+                .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h))
     }
 
     /// Makes one GET request on behalf of `origin`, the URL the user named (a

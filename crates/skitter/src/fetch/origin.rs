@@ -34,6 +34,18 @@ impl NamedOrigins {
         Ok(NamedOrigins { origins })
     }
 
+    /// Whether `url` is on the host and port of a named origin, whatever its
+    /// scheme: the service the user named, which may be on a private address.
+    pub(super) fn has_socket(&self, url: &Url) -> bool {
+        let port = url.port_or_known_default();
+        self.origins.iter().any(|o| match o {
+            Origin::Tuple(_, host, p) => {
+                url.host().is_some_and(|h| h.to_owned() == *host) && Some(*p) == port
+            }
+            Origin::Opaque(_) => false,
+        })
+    }
+
     /// Whether `url` has one of the named origins (scheme, host and port).
     pub(super) fn contains(&self, url: &Url) -> bool {
         let origin = url.origin();
@@ -111,6 +123,19 @@ mod tests {
         for (url, same) in cases {
             let url = Url::parse(url).unwrap();
             assert_eq!(named.contains(&url), same, "{url}");
+        }
+        // Private access is per host and port, not scheme.
+        let sockets = [
+            ("http://127.0.0.1:8080/x", true),
+            ("https://127.0.0.1:8080/x", true),
+            ("http://127.0.0.1:2375/", false),
+            ("http://a.test:443/", true),
+            ("http://a.test/", false),
+            ("http://localhost:8080/", false),
+        ];
+        for (url, same) in sockets {
+            let url = Url::parse(url).unwrap();
+            assert_eq!(named.has_socket(&url), same, "{url}");
         }
     }
 

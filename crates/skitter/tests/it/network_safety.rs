@@ -449,6 +449,35 @@ async fn a_cookie_for_a_public_suffix_reaches_no_other_site() {
     assert!(!page.contains("planted"), "{page}");
 }
 
+/// `/link=URL` is a page linking to `URL`.
+fn linker(path: &str, _own: &str) -> String {
+    match path.strip_prefix("/link=") {
+        Some(to) => ok(&format!("<a href=\"{to}\">x</a>")),
+        None => ok("<html>page</html>"),
+    }
+}
+
+/// A named root's private address is allowed on its own port only: a page
+/// of `127.0.0.1:P` cannot lead the crawler to another service on
+/// `127.0.0.1:Q`.
+#[tokio::test]
+async fn a_named_host_is_named_on_its_own_port_only() {
+    let (other, other_heads) = serve("127.0.0.1", other_site).await;
+    let (origin, _) = serve("127.0.0.1", linker).await;
+    let report = run(crawl(&format!("{origin}/link={other}/admin"))
+        .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+        .ignore_robots(true))
+    .await;
+    let text = report.to_text();
+    assert!(report.completed(), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("/admin") && l.contains("error blocked")),
+        "{text}"
+    );
+    assert!(other_heads.lock().unwrap().is_empty());
+}
+
 fn crawl(root: &str) -> CrawlerBuilder {
     Crawler::builder().root(root).max_tasks(2)
 }
