@@ -38,18 +38,25 @@ pub struct RequestFlags {
     /// Longest time for one attempt, body included.
     #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
-    /// Extra request header 'Name: value'; repeatable. Sent only to the hosts in
-    /// scope: a crawl's in-scope URLs, a fetch's own host (not to a redirect to
-    /// another host).
+    /// Extra request header 'Name: value'; repeatable. Sent only to the
+    /// origins you named (scheme, host and port): a crawl's roots, a fetch
+    /// input's own (not to other hosts a crawl spans, nor to a redirect
+    /// elsewhere).
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
-    /// Send -H headers to every host, redirect targets on other hosts included.
+    /// Send -H headers with every request: to every host a crawl spans and to
+    /// redirect targets elsewhere.
     #[arg(long)]
     pub send_headers_everywhere: bool,
-    /// Keep Authorization, Proxy-Authorization and Cookie values in WARC request
-    /// records (by default they read [redacted]).
+    /// Keep the Authorization, Proxy-Authorization and Cookie values of -H
+    /// headers in WARC request records (by default they read [redacted]).
     #[arg(long)]
     pub keep_credentials: bool,
+    /// Keep the value of the -H header NAME in WARC request records; every
+    /// other -H value reads [redacted] there, as it may be a secret
+    /// (X-Api-Key, PRIVATE-TOKEN). Repeatable; any case.
+    #[arg(long = "archive-header", value_name = "NAME")]
+    pub archive_headers: Vec<String>,
     /// Let every request reach loopback and private addresses (by default only
     /// requests to the hosts you named do: crawl roots, fetch inputs).
     /// Link-local and cloud-metadata addresses are never reached.
@@ -171,6 +178,7 @@ impl RequestFlags {
             headers: flags::headers(&self.headers)?,
             headers_everywhere: self.send_headers_everywhere,
             keep_credentials: self.keep_credentials,
+            archive_headers: self.archive_headers.clone(),
             private_access: match (self.allow_private, self.deny_private) {
                 (true, _) => PrivateAccess::Allow,
                 (_, true) => PrivateAccess::Deny,

@@ -48,10 +48,13 @@ impl CrawlerBuilder {
             }
         }
         let roots = distinct;
-        // The roots' hosts are the ones the user named (see `PrivateAccess::Named`).
-        for host in roots.iter().filter_map(Url::host_str) {
-            if !fetch.named_hosts.iter().any(|h| h == host) {
-                fetch.named_hosts.push(host.to_owned());
+        // The roots' origins get the user's headers, and their hosts and
+        // ports are the ones the user named (see `PrivateAccess::Named`): not
+        // another port of the same host.
+        for root in &roots {
+            let origin = root.origin().ascii_serialization();
+            if !fetch.named_origins.contains(&origin) {
+                fetch.named_origins.push(origin);
             }
         }
         let extract = match rules {

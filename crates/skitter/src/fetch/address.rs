@@ -23,9 +23,9 @@ use url::{Host, Url};
 /// 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, 0.0.0.0/8, ::1, fc00::/7).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PrivateAccess {
-    /// Only requests to a host the user named (a crawl root's host, a fetch
-    /// input's host) may reach them; links, redirects and robots.txt redirects
-    /// to other hosts may not. The default: a crawl of a site on loopback works,
+    /// Only requests to a host and port the user named (a crawl root's, a
+    /// fetch input's) may reach them; links, redirects and robots.txt
+    /// redirects to other hosts, or to another port of a named host, may not. The default: a crawl of a site on loopback works,
     /// a public site cannot lead the crawler into the local network.
     #[default]
     Named,
@@ -82,6 +82,7 @@ fn class_v4(ip: Ipv4Addr) -> Class {
     let [a, b, ..] = ip.octets();
     if ip.is_link_local()
         || ip == Ipv4Addr::new(100, 100, 100, 200) // Alibaba Cloud metadata
+        || ip == Ipv4Addr::new(168, 63, 129, 16) // Azure's wire server and metadata
         || ip.is_multicast()
         || ip.is_broadcast()
         || a >= 240
@@ -113,8 +114,10 @@ fn class_v6(ip: Ipv6Addr) -> Class {
 }
 
 /// The IPv4 address an IPv6 address carries, if it is one of the forms that
-/// route to it: `::ffff:a.b.c.d`, `64:ff9b::a.b.c.d` (NAT64), `2002:ab:cd::`
-/// (6to4) and the deprecated `::a.b.c.d` (other than `::` and `::1`).
+/// route to it: `::ffff:a.b.c.d`, `64:ff9b::a.b.c.d` (NAT64), the local-use
+/// NAT64 prefix `64:ff9b:1::/48` (RFC 8215, read as its `/96` form, the
+/// address in the last 32 bits), `2002:ab:cd::` (6to4) and the deprecated
+/// `::a.b.c.d` (other than `::` and `::1`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = ip.to_ipv4_mapped() {
         return Some(v4);
@@ -122,7 +125,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let low = || Ipv4Addr::from(((s[6] as u32) << 16) | s[7] as u32);
     match s {
-        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => Some(low()),
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] | [0x64, 0xff9b, 1, ..] => Some(low()),
         [0x2002, hi, lo, ..] => Some(Ipv4Addr::from(((hi as u32) << 16) | lo as u32)),
         [0, 0, 0, 0, 0, 0, _, _] if !ip.is_loopback() && !ip.is_unspecified() => Some(low()),
         _ => None,
@@ -270,6 +273,14 @@ mod tests {
             ("2002:a9fe:a9fe::", Class::Forbidden),
             ("2002:0a00:0001::", Class::Internal),
             ("::a9fe:a9fe", Class::Forbidden),
+            ("168.63.129.16", Class::Forbidden),
+            ("168.63.129.17", Class::Public),
+            ("::ffff:168.63.129.16", Class::Forbidden),
+            ("64:ff9b:1::a9fe:a9fe", Class::Forbidden),
+            ("64:ff9b:1::7f00:1", Class::Internal),
+            ("64:ff9b:1:ffff::a00:1", Class::Internal),
+            ("64:ff9b:1::5db8:d822", Class::Public),
+            ("64:ff9b:2::7f00:1", Class::Public),
         ];
         for (ip, class) in cases {
             let parsed: IpAddr = ip.parse().unwrap();

@@ -13,7 +13,7 @@ use super::{FetchConfig, FetchSetupError, address, decode, head};
 pub(super) fn build(
     config: &FetchConfig,
     allow_internal: bool,
-    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+    jar: Option<std::sync::Arc<super::cookie_jar::CookieJar>>,
     proxy: Option<&str>,
     tls: Option<&SharedTls>,
     dns: &std::sync::Arc<crate::fetch::dns::Dns>,

@@ -48,25 +48,44 @@ pub struct FetchConfig {
     pub proxy_ledger: Option<std::sync::Arc<super::ProxyLedger>>,
     /// Keep a cookie jar for the crawl (default false).
     pub cookies: bool,
-    /// Extra headers, sent only with requests the caller says are in scope
-    /// (see [`Fetcher::get`](super::Fetcher::get) and [`Fetcher::get_from`](super::Fetcher::get_from)).
+    /// Extra headers, sent only with requests to the origins the user named:
+    /// [`FetchConfig::named_origins`] for [`Fetcher::get`](super::Fetcher::get),
+    /// the input's own for [`Fetcher::get_from`](super::Fetcher::get_from).
     pub headers: Vec<(String, String)>,
-    /// Send [`FetchConfig::headers`] with every request, out-of-scope redirect
-    /// targets included (default false).
+    /// Send [`FetchConfig::headers`] with every request, other hosts (a
+    /// crawl spanning hosts, a redirect elsewhere) included (default false).
     pub headers_everywhere: bool,
-    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values in
-    /// archived request heads (default false: they read `[redacted]`).
+    /// Keep `Authorization`, `Proxy-Authorization` and `Cookie` values of
+    /// [`FetchConfig::headers`] in archived request heads (default false:
+    /// they read `[redacted]`).
     pub keep_credentials: bool,
+    /// Names of [`FetchConfig::headers`] (any case) whose values archived
+    /// request heads keep; every other one reads `[redacted]` there (default
+    /// none). The headers skitter sends itself (`User-Agent`, `Accept`,
+    /// conditional headers) are always archived as sent.
+    pub archive_headers: Vec<String>,
     /// Who may reach loopback and private addresses (default
     /// [`PrivateAccess::Named`]). Link-local and metadata addresses are never
     /// reached (see [`address`](super::address)).
     pub private_access: PrivateAccess,
-    /// The hosts the user named (a crawl's root hosts, lowercase): with
-    /// [`PrivateAccess::Named`], requests to them may reach private addresses.
+    /// The origins the user named (a crawl's roots), as URLs whose scheme,
+    /// host and port count (`https://example.com`, `http://127.0.0.1:8080/`):
+    /// [`Fetcher::get`](super::Fetcher::get) sends [`FetchConfig::headers`]
+    /// to them only (unless [`FetchConfig::headers_everywhere`]), and with
+    /// [`PrivateAccess::Named`] requests to their host and port (any scheme)
+    /// may reach private addresses. Empty by default: no request carries the
+    /// headers.
+    pub named_origins: Vec<String>,
+    /// Hosts (lowercase) named for every port: with [`PrivateAccess::Named`],
+    /// requests to any port of them may reach private addresses. `--resolve`
+    /// hosts are added here (the user gave the address); a crawl's roots go
+    /// in [`FetchConfig::named_origins`], which allows only their own ports.
     pub named_hosts: Vec<String>,
-    /// Credentials a root URL carried (`http://user:pass@host/`), as `(host:port,
-    /// "user:pass")`: sent as HTTP Basic `Authorization` with requests to that
-    /// host and port only (unless a `--header` sets `Authorization` itself),
+    /// Credentials a root URL carried (`https://user:pass@host/`), as `(origin,
+    /// "user:pass")` with the origin as `https://host[:port]` (the port left
+    /// out when it is the scheme's default): sent as HTTP Basic
+    /// `Authorization` with requests to that origin only, scheme included
+    /// (unless a `--header` sets `Authorization` itself),
     /// and never kept in a URL, so no report, output or log can print them.
     pub site_credentials: Vec<(String, String)>,
     /// How names are resolved (name servers, fixed answers, lookups in flight).
@@ -137,9 +156,11 @@ impl std::fmt::Debug for FetchConfig {
             .field("headers", &headers)
             .field("headers_everywhere", &self.headers_everywhere)
             .field("keep_credentials", &self.keep_credentials)
+            .field("archive_headers", &self.archive_headers)
             .field("private_access", &self.private_access)
             .field("pool_idle_timeout", &self.pool_idle_timeout)
             .field("max_connections", &self.max_connections)
+            .field("named_origins", &self.named_origins)
             .field("named_hosts", &self.named_hosts)
             .field("dns", &self.dns)
             .finish()
@@ -165,7 +186,9 @@ impl Default for FetchConfig {
             headers: Vec::new(),
             headers_everywhere: false,
             keep_credentials: false,
+            archive_headers: Vec::new(),
             private_access: PrivateAccess::Named,
+            named_origins: Vec::new(),
             named_hosts: Vec::new(),
             site_credentials: Vec::new(),
             dns: crate::fetch::dns::DnsConfig::default(),

@@ -154,6 +154,25 @@ pub(crate) struct Dns {
     inflight: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
+/// A lookup's share of a name's entry in [`Dns::inflight`]: dropped, it
+/// removes the entry when no one else waits on the name, so a cancelled
+/// lookup leaves nothing behind.
+struct InflightEntry<'a> {
+    dns: &'a Dns,
+    key: &'a str,
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Drop for InflightEntry<'_> {
+    fn drop(&mut self) {
+        let mut inflight = self.dns.inflight.lock().unwrap_or_else(|e| e.into_inner());
+        // The map's own clone and ours: no one else waits on this name.
+        if Arc::strong_count(&self.turn) <= 2 {
+            inflight.remove(self.key);
+        }
+    }
+}
+
 /// The resolver could not be set up.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up name resolution: {0}")]
@@ -214,16 +233,15 @@ impl Dns {
             .entry(key.clone())
             .or_default()
             .clone();
-        let answer = {
-            let _turn = turn.lock().await;
-            self.resolve(&key, host).await
+        // Cleans up whether the lookup ends or is dropped half-way (its
+        // request timed out or was stopped).
+        let entry = InflightEntry {
+            dns: self,
+            key: &key,
+            turn,
         };
-        let mut inflight = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
-        // The map's own clone and ours: no one else waits on this name.
-        if Arc::strong_count(&turn) <= 2 {
-            inflight.remove(&key);
-        }
-        answer
+        let _turn = entry.turn.lock().await;
+        self.resolve(&key, host).await
     }
 
     async fn resolve(&self, key: &str, host: &str) -> Result<Vec<IpAddr>, LookupError> {
@@ -275,5 +293,46 @@ impl Dns {
     /// The hosts with fixed answers (the user named them).
     pub(crate) fn overridden(&self) -> impl Iterator<Item = &str> {
         self.overrides.keys().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inflight(dns: &Dns) -> usize {
+        dns.inflight.lock().unwrap().len()
+    }
+
+    /// A lookup dropped while it waits (its request timed out) leaves no
+    /// entry behind, and the name is looked up again as usual.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_lookup_leaves_no_inflight_entry() {
+        let dns = Dns::new(&DnsConfig {
+            servers: Some(Vec::new()),
+            max_lookups: 1,
+            ..DnsConfig::default()
+        })
+        .unwrap();
+        // Every permit taken: the lookups below wait until cancelled.
+        let permit = dns.permits.acquire().await.unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(1), dns.lookup("localhost"));
+        assert!(first.await.is_err(), "the lookup waits for a permit");
+        assert_eq!(inflight(&dns), 0);
+        // One cancelled while another waits for the same name.
+        let waiting = dns.lookup("localhost");
+        let cancelled = dns.lookup("localhost");
+        let both = async {
+            tokio::join!(waiting, async {
+                let _ = tokio::time::timeout(Duration::from_secs(1), cancelled).await;
+            })
+        };
+        let outcome = tokio::time::timeout(Duration::from_secs(2), both).await;
+        assert!(outcome.is_err());
+        assert_eq!(inflight(&dns), 0);
+        drop(permit);
+        // With no name server, only /etc/hosts answers; either way it ends.
+        let _ = dns.lookup("localhost").await;
+        assert_eq!(inflight(&dns), 0);
     }
 }

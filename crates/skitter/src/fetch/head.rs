@@ -1,6 +1,8 @@
 //! The request and response heads written to archives, rebuilt from what was
 //! sent and received (the client does not expose the bytes on the wire), with
-//! credentials redacted unless the user keeps them.
+//! the user's header values redacted unless the user keeps them: any `-H`
+//! header may carry a secret (`X-Api-Key`, `PRIVATE-TOKEN`), and only the
+//! user knows which do not.
 
 use std::io::Write as _;
 
@@ -13,8 +15,8 @@ use super::{FetchConfig, decode};
 /// What a redacted header value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// Headers whose values are credentials: redacted in archives unless
-/// [`FetchConfig::keep_credentials`] is set.
+/// Headers whose values are credentials: kept in archives by
+/// [`FetchConfig::keep_credentials`].
 pub const CREDENTIAL_HEADERS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
 
 /// Whether `name` is one of [`CREDENTIAL_HEADERS`].
@@ -50,10 +52,10 @@ pub(super) fn request_head(
     );
     if with_user_headers {
         for (name, value) in &config.headers {
-            let value = if !config.keep_credentials && is_credential(name) {
-                REDACTED
-            } else {
+            let value = if archived_in_clear(config, name) {
                 value.trim()
+            } else {
+                REDACTED
             };
             head.push_str(&format!("{}: {value}\r\n", name.trim()));
         }
@@ -66,6 +68,18 @@ pub(super) fn request_head(
     }
     head.push_str("\r\n");
     Bytes::from(head)
+}
+
+/// Whether the archived request head shows the value of the user's header
+/// `name`: one named by [`FetchConfig::archive_headers`], or a credential
+/// header under [`FetchConfig::keep_credentials`].
+fn archived_in_clear(config: &FetchConfig, name: &str) -> bool {
+    let name = name.trim();
+    config
+        .archive_headers
+        .iter()
+        .any(|kept| kept.trim().eq_ignore_ascii_case(name))
+        || (config.keep_credentials && is_credential(name))
 }
 
 /// The response head as an HTTP/1.x message.
@@ -160,33 +174,73 @@ mod tests {
     }
 
     #[test]
-    fn credentials_are_redacted_unless_kept() {
+    fn user_header_values_are_redacted_unless_kept() {
         let url = Url::parse("http://h/").unwrap();
-        let mut config = FetchConfig {
-            headers: vec![
-                ("Authorization".into(), "Bearer S".into()),
-                ("cookie".into(), "sid=S".into()),
-                ("X-Trace".into(), "42".into()),
-            ],
+        let headers = vec![
+            ("Authorization".into(), "Bearer S".into()),
+            ("cookie".into(), "sid=S".into()),
+            ("X-Api-Key".into(), "K".into()),
+            ("PRIVATE-TOKEN".into(), "T".into()),
+            ("X-Trace".into(), "42".into()),
+        ];
+        // (keep_credentials, archive_headers) → the lines the head must hold.
+        let cases: &[(bool, &[&str], &[&str])] = &[
+            (
+                false,
+                &[],
+                &[
+                    "Authorization: [redacted]",
+                    "cookie: [redacted]",
+                    "X-Api-Key: [redacted]",
+                    "PRIVATE-TOKEN: [redacted]",
+                    "X-Trace: [redacted]",
+                ],
+            ),
+            (
+                true,
+                &[],
+                &[
+                    "Authorization: Bearer S",
+                    "cookie: sid=S",
+                    "X-Api-Key: [redacted]",
+                    "PRIVATE-TOKEN: [redacted]",
+                    "X-Trace: [redacted]",
+                ],
+            ),
+            (
+                false,
+                &["x-trace", " Authorization "],
+                &[
+                    "Authorization: Bearer S",
+                    "cookie: [redacted]",
+                    "X-Api-Key: [redacted]",
+                    "X-Trace: 42",
+                ],
+            ),
+        ];
+        for (keep, archived, lines) in cases {
+            let config = FetchConfig {
+                headers: headers.clone(),
+                keep_credentials: *keep,
+                archive_headers: archived.iter().map(|s| s.to_string()).collect(),
+                ..FetchConfig::default()
+            };
+            let head = String::from_utf8(request_head(&url, &config, true, &[]).to_vec()).unwrap();
+            for line in *lines {
+                assert!(head.contains(&format!("{line}\r\n")), "{line}: {head}");
+            }
+            // Headers skitter sends itself are never redacted.
+            assert!(head.contains("user-agent: skitter/"), "{head}");
+        }
+        let config = FetchConfig {
+            headers,
             ..FetchConfig::default()
         };
-        let text = |b: Bytes| String::from_utf8(b.to_vec()).unwrap();
-        let head = text(request_head(&url, &config, true, &[]));
-        assert!(
-            !head.contains("Bearer S") && !head.contains("sid=S"),
-            "{head}"
-        );
-        assert!(head.contains("Authorization: [redacted]\r\n"), "{head}");
-        assert!(head.contains("cookie: [redacted]\r\n"), "{head}");
-        assert!(head.contains("X-Trace: 42\r\n"), "{head}");
-        let bare = text(request_head(&url, &config, false, &[]));
+        let bare = String::from_utf8(request_head(&url, &config, false, &[]).to_vec()).unwrap();
         assert!(
             !bare.contains("X-Trace") && !bare.contains("Authorization"),
             "{bare}"
         );
-        config.keep_credentials = true;
-        let kept = text(request_head(&url, &config, true, &[]));
-        assert!(kept.contains("Authorization: Bearer S\r\n"), "{kept}");
     }
 
     #[test]

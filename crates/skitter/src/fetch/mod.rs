@@ -8,11 +8,13 @@
 pub mod address;
 pub(crate) mod client;
 mod config;
+mod cookie_jar;
 pub mod decode;
 pub mod dns;
 mod error;
 pub(crate) mod exchange;
 pub mod head;
+mod origin;
 pub mod proxy_check;
 pub mod proxy_ledger;
 pub mod proxy_pool;
@@ -36,6 +38,8 @@ pub use config::{DEFAULT_POOL_IDLE_TIMEOUT, FetchConfig};
 pub(crate) use error::classify;
 pub use exchange::{Exchange, Revisit, RevisitProfile};
 use head::{request_head, response_head};
+pub(crate) use origin::take_credentials;
+use origin::{NamedOrigins, basic_auth, credentials_of};
 pub use proxy_ledger::{ProxyLedger, ProxyTally};
 pub use proxy_pool::{ProxyBench, Rotation};
 pub use proxy_stats::ProxyStats;
@@ -56,6 +60,9 @@ pub enum FetchSetupError {
         /// of this API, so a new client version is no breaking change).
         source: BoxError,
     },
+    /// A named origin is not an absolute `http(s)` URL.
+    #[error("invalid named origin {0:?}: expected an absolute URL such as https://host:port")]
+    Origin(String),
     /// Name resolution could not be set up (no usable name server).
     #[error(transparent)]
     Dns(#[from] crate::fetch::dns::DnsSetupError),
@@ -151,10 +158,12 @@ pub struct Fetcher {
     /// The proxy pool's rotation and health, when there is a pool.
     pool: Option<std::sync::Arc<proxy_pool::ProxyPool>>,
     /// The cookie jar both clients share, if cookies are kept.
-    jar: Option<std::sync::Arc<reqwest::cookie::Jar>>,
+    jar: Option<std::sync::Arc<cookie_jar::CookieJar>>,
     /// The user's extra headers, parsed once.
     headers: std::sync::Arc<HeaderMap>,
-    /// `host:port` → its Basic `Authorization` value (see
+    /// [`FetchConfig::named_origins`], parsed once.
+    origins: std::sync::Arc<NamedOrigins>,
+    /// Origin → its Basic `Authorization` value (see
     /// [`FetchConfig::site_credentials`]).
     site_auth: std::sync::Arc<std::collections::HashMap<String, HeaderValue>>,
     config: std::sync::Arc<FetchConfig>,
@@ -197,6 +206,7 @@ impl Fetcher {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        let origins = NamedOrigins::parse(&config.named_origins)?;
         let mut site_auth = std::collections::HashMap::new();
         for (host, userpass) in &config.site_credentials {
             let value = basic_auth(userpass)
@@ -207,7 +217,7 @@ impl Fetcher {
         // client reached it.
         let jar = config
             .cookies
-            .then(|| std::sync::Arc::new(reqwest::cookie::Jar::default()));
+            .then(|| std::sync::Arc::new(cookie_jar::CookieJar::default()));
         let (routes, pool) = if config.proxy_list.is_empty() {
             let route = route::Route::new(
                 &config,
@@ -240,6 +250,7 @@ impl Fetcher {
             pool,
             jar,
             headers: std::sync::Arc::new(headers),
+            origins: std::sync::Arc::new(origins),
             site_auth: std::sync::Arc::new(site_auth),
             config: std::sync::Arc::new(config),
             sockets,
@@ -256,14 +267,22 @@ impl Fetcher {
         self.pool.as_ref().map_or_else(Vec::new, |p| p.stats())
     }
 
-    /// Makes one GET request and reads its body per `keep`. The caller has
-    /// checked that `url` is in scope (a crawl only fetches such URLs), so the
-    /// user's headers go with it; it may reach private addresses per
-    /// [`FetchConfig::private_access`], its host being named when it is one of
-    /// [`FetchConfig::named_hosts`].
+    /// Makes one GET request and reads its body per `keep`. The user's
+    /// headers go with it when its origin is one of
+    /// [`FetchConfig::named_origins`] (or with
+    /// [`FetchConfig::headers_everywhere`]); it may reach private addresses
+    /// per [`FetchConfig::private_access`] when it is on the host and port of
+    /// a named origin or on one of [`FetchConfig::named_hosts`].
     pub async fn get(&self, url: &Url, keep: Keep) -> Result<Response, FetchFailure> {
-        self.send(url, keep, self.is_named(url), true, None, None)
-            .await
+        self.send(
+            url,
+            keep,
+            self.is_named(url),
+            self.headers_for(url),
+            None,
+            None,
+        )
+        .await
     }
 
     /// [`Fetcher::get`], made conditional on what an earlier fetch returned:
@@ -276,21 +295,40 @@ impl Fetcher {
         keep: Keep,
         validators: &Validators,
     ) -> Result<Response, FetchFailure> {
-        self.send(url, keep, self.is_named(url), true, None, Some(validators))
-            .await
+        let with_headers = self.headers_for(url);
+        self.send(
+            url,
+            keep,
+            self.is_named(url),
+            with_headers,
+            None,
+            Some(validators),
+        )
+        .await
     }
 
-    /// Whether `url`'s host is one the user named ([`FetchConfig::named_hosts`]).
+    /// Whether the user's headers go with a request to `url` made by
+    /// [`Fetcher::get`]: only to the named origins, unless sent everywhere.
+    fn headers_for(&self, url: &Url) -> bool {
+        self.config.headers_everywhere || self.origins.contains(url)
+    }
+
+    /// Whether `url` is on a host and port the user named (one of
+    /// [`FetchConfig::named_origins`]), or on a host named for every port
+    /// ([`FetchConfig::named_hosts`]).
     fn is_named(&self, url: &Url) -> bool {
-        url.host_str()
-            .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h))
+        self.origins.has_socket(url)
+            || url
+                .host_str()
+                .is_some_and(|h| self.config.named_hosts.iter().any(|n| n == h))
     }
 
     /// Makes one GET request on behalf of `origin`, the URL the user named (a
     /// redirect hop of a fetch input): only a request to `origin`'s own host and
-    /// port is named and carries the user's headers (unless
-    /// [`FetchConfig::headers_everywhere`]), as curl drops credentials on a
-    /// redirect to another host.
+    /// port is named, and only one to its origin (scheme too) carries the
+    /// user's headers (unless [`FetchConfig::headers_everywhere`]) and its
+    /// `user:pass@`, as curl drops credentials on a redirect that changes any
+    /// of the three.
     pub async fn get_from(
         &self,
         url: &Url,
@@ -309,10 +347,14 @@ impl Fetcher {
         origin: &Url,
         validators: Option<&Validators>,
     ) -> Result<Response, FetchFailure> {
-        let same = url.host() == origin.host()
+        // Its host and port may reach private addresses (the same service);
+        // only its origin gets the user's secrets: a redirect from `https`
+        // to `http` on the same host and port would send them in clear.
+        let same_socket = url.host() == origin.host()
             && url.port_or_known_default() == origin.port_or_known_default();
-        // An input's own `user:pass@` goes to its host and port only, never
-        // across a redirect, and never in a URL that is printed.
+        let same = url.origin() == origin.origin();
+        // An input's own `user:pass@` goes to its origin only, never across
+        // a redirect elsewhere, and never in a URL that is printed.
         let own_auth = same
             .then(|| credentials_of(origin))
             .flatten()
@@ -331,7 +373,7 @@ impl Fetcher {
         self.send(
             url,
             keep,
-            same,
+            same_socket,
             same || self.config.headers_everywhere,
             own_auth.as_ref(),
             validators,
@@ -394,18 +436,13 @@ impl Fetcher {
         Ok(response)
     }
 
-    /// The Basic credentials a root URL gave for `url`'s host and port (an
-    /// input's own `user:pass@` is `send`'s `own_auth`).
+    /// The Basic credentials a root URL gave for `url`'s origin (an input's
+    /// own `user:pass@` is `send`'s `own_auth`).
     fn site_auth_for(&self, url: &Url) -> Option<&HeaderValue> {
         if self.site_auth.is_empty() {
             return None;
         }
-        let key = format!(
-            "{}:{}",
-            url.host_str()?,
-            url.port_or_known_default().unwrap_or(0)
-        );
-        self.site_auth.get(&key)
+        self.site_auth.get(&origin::origin_key(url))
     }
 
     /// The rest of [`Fetcher::get`], once the response head has arrived.
@@ -532,47 +569,6 @@ fn conditional_headers(v: &Validators) -> Vec<(header::HeaderName, HeaderValue)>
 }
 
 /// Whether a request may reach loopback and private addresses.
-/// Removes `user:pass@` from `url`: `(host:port, "user:pass")`, decoded, when
-/// it had any. Credentials never stay in a URL that reports, outputs or logs
-/// could print; they travel as an `Authorization` header instead.
-pub(crate) fn take_credentials(url: &mut Url) -> Option<(String, String)> {
-    let found = credentials_of(url)?;
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
-    Some(found)
-}
-
-/// `url`'s `user:pass@` as `(host:port, "user:pass")`, decoded.
-fn credentials_of(url: &Url) -> Option<(String, String)> {
-    if url.username().is_empty() && url.password().is_none() {
-        return None;
-    }
-    let decode = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    let userpass = format!(
-        "{}:{}",
-        decode(url.username()),
-        decode(url.password().unwrap_or(""))
-    );
-    let host = format!(
-        "{}:{}",
-        url.host_str()?,
-        url.port_or_known_default().unwrap_or(0)
-    );
-    Some((host, userpass))
-}
-
-/// A sensitive (never logged) Basic `Authorization` value.
-fn basic_auth(userpass: &str) -> Result<HeaderValue, header::InvalidHeaderValue> {
-    let encoded = data_encoding::BASE64.encode(userpass.as_bytes());
-    let mut value = HeaderValue::from_str(&format!("Basic {encoded}"))?;
-    value.set_sensitive(true);
-    Ok(value)
-}
-
 pub(super) fn allow_internal(config: &FetchConfig, named: bool) -> bool {
     match config.private_access {
         PrivateAccess::Allow => true,

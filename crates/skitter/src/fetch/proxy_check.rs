@@ -50,12 +50,15 @@ pub struct CheckConfig {
 
 impl CheckConfig {
     /// Defaults for checking against `test_url` (whose host counts as named
-    /// by the user, for the address policy).
+    /// by the user, for the address policy and for the user's headers).
     pub fn new(test_url: Url) -> CheckConfig {
         let mut fetch = FetchConfig::default();
         fetch
             .named_hosts
             .extend(test_url.host_str().map(str::to_owned));
+        fetch
+            .named_origins
+            .push(test_url.origin().ascii_serialization());
         CheckConfig {
             test_url,
             concurrency: 100,

@@ -48,7 +48,7 @@ impl Route {
     pub(super) fn new(
         config: &FetchConfig,
         proxy: Option<&str>,
-        jar: Option<Arc<reqwest::cookie::Jar>>,
+        jar: Option<Arc<super::cookie_jar::CookieJar>>,
         tls: Option<SharedTls>,
         dns: Arc<crate::fetch::dns::Dns>,
         sockets: super::sockets::Sockets,
@@ -82,7 +82,7 @@ impl Route {
     pub(super) async fn client(
         &self,
         config: &FetchConfig,
-        jar: Option<Arc<reqwest::cookie::Jar>>,
+        jar: Option<Arc<super::cookie_jar::CookieJar>>,
         named: bool,
     ) -> Result<&reqwest::Client, FetchFailure> {
         if named {

@@ -38,6 +38,11 @@ async fn serve(ip: &str, reply: fn(&str, &str) -> String) -> (String, Heads) {
                         Ok(0) | Err(_) => return,
                         Ok(n) => buf.extend_from_slice(&chunk[..n]),
                     }
+                    // A TLS handshake (an `https` URL on this plain server)
+                    // fails at once rather than waiting for a head.
+                    if buf.first() == Some(&0x16) {
+                        return;
+                    }
                 }
                 let head = String::from_utf8_lossy(&buf).into_owned();
                 let path = head.split(' ').nth(1).unwrap_or("/").to_string();
@@ -274,29 +279,203 @@ async fn input_url_credentials_go_to_their_host_only_and_are_never_printed() {
     assert!(here.iter().all(has_auth), "{here:?}");
 }
 
+/// Every `-H` value is redacted in archived request heads unless kept:
+/// `--keep-credentials` for the credential headers, `--archive-header NAME`
+/// for any one; what went on the wire is unchanged.
 #[tokio::test]
-async fn archived_request_heads_redact_credentials() {
-    let (origin, _) = serve("127.0.0.1", redirector).await;
-    let config = |keep: bool| FetchConfig {
+async fn archived_request_heads_redact_user_headers() {
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let config = |keep: bool, archived: &[&str]| FetchConfig {
         headers: vec![
             ("Authorization".into(), "Bearer S3CRET".into()),
             ("Cookie".into(), "sid=S3CRET".into()),
-            ("X-Trace".into(), "42".into()),
+            ("X-Api-Key".into(), "K3Y".into()),
+            ("PRIVATE-TOKEN".into(), "T0KEN".into()),
         ],
         keep_credentials: keep,
+        archive_headers: archived.iter().map(|s| s.to_string()).collect(),
+        named_origins: vec![origin.clone()],
         ..allow_private()
     };
     let url = url::Url::parse(&format!("{origin}/page")).unwrap();
-    for keep in [false, true] {
-        let fetcher = Fetcher::new(config(keep)).unwrap();
+    // (--keep-credentials, --archive-header, shown, hidden)
+    type Case<'a> = (bool, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+    let cases: &[Case] = &[
+        (false, &[], &[], &["S3CRET", "K3Y", "T0KEN"]),
+        (
+            true,
+            &[],
+            &["Bearer S3CRET", "sid=S3CRET"],
+            &["K3Y", "T0KEN"],
+        ),
+        (
+            false,
+            &["x-api-key"],
+            &["X-Api-Key: K3Y"],
+            &["S3CRET", "T0KEN"],
+        ),
+    ];
+    for (keep, archived, shown, hidden) in cases {
+        let fetcher = Fetcher::new(config(*keep, archived)).unwrap();
         let resp = fetcher.get(&url, Keep::Everything).await.unwrap();
         let head = String::from_utf8(resp.exchange.unwrap().request_head.to_vec()).unwrap();
-        assert!(head.contains("X-Trace: 42\r\n"), "{head}");
-        assert_eq!(head.contains("S3CRET"), keep, "{head}");
-        if !keep {
-            assert!(head.contains("Authorization: [redacted]\r\n"), "{head}");
+        for secret in *hidden {
+            assert!(!head.contains(secret), "{secret}: {head}");
         }
+        for value in *shown {
+            assert!(head.contains(value), "{value}: {head}");
+        }
+        assert!(head.contains("PRIVATE-TOKEN: [redacted]\r\n"), "{head}");
+        let sent = heads.lock().unwrap().pop().unwrap();
+        assert!(sent.contains("K3Y") && sent.contains("T0KEN"), "{sent}");
     }
+}
+
+/// `/` links to `/page` on this server by another name (`localhost`), and
+/// to `/here` under its own.
+fn two_names(path: &str, own: &str) -> String {
+    match path {
+        "/" => ok(&format!(
+            "<a href=\"{}/page\">a</a><a href=\"/here\">b</a>",
+            own.replace("127.0.0.1", "localhost")
+        )),
+        _ => ok("<html>page</html>"),
+    }
+}
+
+/// A crawl spanning hosts sends the user's headers to its roots' origins
+/// only, unless they are sent everywhere.
+#[tokio::test]
+async fn a_crawl_keeps_headers_to_its_roots_origins() {
+    let (origin, heads) = serve("127.0.0.1", two_names).await;
+    let has_token = |h: &str| h.to_ascii_lowercase().contains("x-api-key: s3cret");
+    for everywhere in [false, true] {
+        heads.lock().unwrap().clear();
+        let report = run(crawl(&format!("{origin}/"))
+            .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+            .ignore_robots(true)
+            .fetch_config(FetchConfig {
+                headers: vec![("X-Api-Key".into(), "S3CRET".into())],
+                headers_everywhere: everywhere,
+                ..allow_private()
+            }))
+        .await;
+        assert!(report.completed(), "{}", report.to_text());
+        let here = heads.lock().unwrap().clone();
+        let to = |host: &str, path: &str| {
+            here.iter()
+                .find(|h| {
+                    h.starts_with(&format!("GET {path} "))
+                        && h.to_ascii_lowercase().contains(&format!("host: {host}"))
+                })
+                .unwrap_or_else(|| panic!("no {host}{path} in {here:?}"))
+                .clone()
+        };
+        assert!(has_token(&to("127.0.0.1", "/")), "{here:?}");
+        assert!(has_token(&to("127.0.0.1", "/here")), "{here:?}");
+        assert_eq!(has_token(&to("localhost", "/page")), everywhere, "{here:?}");
+    }
+}
+
+/// An `https` root's `user:pass@` is bound to its origin: an `http` root on
+/// the same host and port does not get it.
+#[tokio::test]
+async fn root_credentials_do_not_cross_schemes() {
+    let (origin, heads) = serve("127.0.0.1", redirector).await;
+    let https = origin.replacen("http://", "https://user:S3CRET@", 1);
+    let report = run(Crawler::builder()
+        .root(format!("{https}/self"))
+        .root(format!("{origin}/page"))
+        .ignore_robots(true)
+        .fetch_config(allow_private()))
+    .await;
+    assert!(report.completed(), "{}", report.to_text());
+    let here = heads.lock().unwrap().clone();
+    assert!(here.iter().any(|h| h.starts_with("GET /page ")), "{here:?}");
+    assert!(
+        !here
+            .iter()
+            .any(|h| h.to_ascii_lowercase().contains("authorization")),
+        "{here:?}"
+    );
+}
+
+/// `/` sets a cookie for all of `co.uk` and links to a page of another
+/// `co.uk` site (on this server, by `--resolve`).
+fn cookie_planter(path: &str, own: &str) -> String {
+    match path {
+        "/" => {
+            let body = format!(
+                "<a href=\"{}/page\">b</a>",
+                own.replace("127.0.0.1", "b.other.co.uk")
+            );
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nSet-Cookie: planted=1; Domain=co.uk; Path=/\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        }
+        _ => ok("<html>page</html>"),
+    }
+}
+
+/// A cookie set for a public suffix is refused: the crawl's next site under
+/// that suffix does not get it.
+#[tokio::test]
+async fn a_cookie_for_a_public_suffix_reaches_no_other_site() {
+    let (origin, heads) = serve("127.0.0.1", cookie_planter).await;
+    let ip = std::net::IpAddr::from([127, 0, 0, 1]);
+    let report = run(crawl(&origin.replace("127.0.0.1", "a.example.co.uk"))
+        .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+        .ignore_robots(true)
+        .fetch_config(FetchConfig {
+            cookies: true,
+            dns: skitter::fetch::dns::DnsConfig {
+                overrides: vec![("a.example.co.uk".into(), ip), ("b.other.co.uk".into(), ip)],
+                ..skitter::fetch::dns::DnsConfig::default()
+            },
+            ..FetchConfig::default()
+        }))
+    .await;
+    assert!(report.completed(), "{}", report.to_text());
+    let here = heads.lock().unwrap().clone();
+    let page = here
+        .iter()
+        .find(|h| h.starts_with("GET /page "))
+        .unwrap_or_else(|| panic!("{here:?}"));
+    assert!(
+        page.to_ascii_lowercase().contains("host: b.other.co.uk"),
+        "{page}"
+    );
+    assert!(!page.contains("planted"), "{page}");
+}
+
+/// `/link=URL` is a page linking to `URL`.
+fn linker(path: &str, _own: &str) -> String {
+    match path.strip_prefix("/link=") {
+        Some(to) => ok(&format!("<a href=\"{to}\">x</a>")),
+        None => ok("<html>page</html>"),
+    }
+}
+
+/// A named root's private address is allowed on its own port only: a page
+/// of `127.0.0.1:P` cannot lead the crawler to another service on
+/// `127.0.0.1:Q`.
+#[tokio::test]
+async fn a_named_host_is_named_on_its_own_port_only() {
+    let (other, other_heads) = serve("127.0.0.1", other_site).await;
+    let (origin, _) = serve("127.0.0.1", linker).await;
+    let report = run(crawl(&format!("{origin}/link={other}/admin"))
+        .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+        .ignore_robots(true))
+    .await;
+    let text = report.to_text();
+    assert!(report.completed(), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("/admin") && l.contains("error blocked")),
+        "{text}"
+    );
+    assert!(other_heads.lock().unwrap().is_empty());
 }
 
 fn crawl(root: &str) -> CrawlerBuilder {
