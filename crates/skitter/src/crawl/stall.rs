@@ -139,9 +139,9 @@ impl RobotsStall {
     }
 }
 
-/// A duration as whole seconds, for messages (`4s`).
+/// A duration as whole seconds, rounded up, for messages (`4s`).
 fn secs(d: Duration) -> String {
-    format!("{}s", d.as_secs())
+    format!("{}s", d.as_secs() + u64::from(d.subsec_nanos() > 0))
 }
 
 fn warn_blocked(waiting: &BTreeMap<String, Waiting>, now: Instant, give_up: Instant) {

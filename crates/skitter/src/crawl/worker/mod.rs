@@ -172,7 +172,11 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 within(deadlines.left(&req.url), deadlines.deadline(), attempt).await
             }
         };
-        let left = deadlines.spend(&req.url, began.elapsed());
+        // An attempt is charged at most its timeout: what it ran over is the
+        // timer's lateness, and would leave a default deadline (two timeouts)
+        // a hair short of its second attempt.
+        let took = began.elapsed().min(ctx.config.fetch.total_timeout);
+        let left = deadlines.spend(&req.url, took);
         let (verdict, mut feedback) = retry::judge(&ctx.config.retry, tries, &result);
         let (verdict, ran_out) = hold_to_deadline(ctx, verdict, &mut result, cut, left);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
