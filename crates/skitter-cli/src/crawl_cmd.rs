@@ -138,6 +138,20 @@ pub struct CrawlArgs {
     /// a page fails, so a server that is down as a whole makes its URLs wait too.
     #[arg(long, value_parser = flags::duration, default_value = "10m", value_name = "DURATION")]
     pub max_outage: Duration,
+    /// How long robots.txt outages may block the whole crawl (nothing in
+    /// flight, every URL left waiting on an origin whose robots.txt is
+    /// unavailable) before those URLs are skipped as robots_unavailable; said
+    /// on stderr at once, even with -q. While other hosts have work,
+    /// --max-outage applies.
+    #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
+    pub max_blocked: Duration,
+    /// How long all of one URL's attempts may take together. Each attempt
+    /// gets what is left, and a timed-out attempt is not retried when what is
+    /// left cannot hold another --timeout; such URLs fail as timeouts saying
+    /// the deadline ran out (url_deadline_exceeded in the report). Waits
+    /// between attempts do not count [default: twice --timeout].
+    #[arg(long, value_parser = flags::duration, value_name = "DURATION")]
+    pub url_deadline: Option<Duration>,
     /// Read at most this much of a body, e.g. 10M; a longer one is cut there
     /// (outcome marked truncated, links taken from the part read). Also caps
     /// decoded (decompressed) bodies.
@@ -253,6 +267,8 @@ impl CrawlArgs {
         };
         s.ignore_robots = self.ignore_robots;
         s.robots.max_outage = self.max_outage;
+        s.robots.max_blocked = self.max_blocked;
+        s.url_deadline = self.url_deadline;
         s.max_crawl_delay = self.max_crawl_delay;
         s.max_links_per_page = self.max_links_per_page;
         s.request.fetch = self.request.fetch_config(self.max_body_size)?;

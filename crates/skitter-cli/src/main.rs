@@ -209,9 +209,12 @@ fn with_causes(e: &anyhow::Error) -> String {
     text
 }
 
-fn init_logging(verbose: u8, quiet: bool, logs: progress::StderrLogs) {
-    let default = match (quiet, verbose) {
-        (true, _) => "error",
+fn init_logging(verbose: u8, quiet_flag: bool, logs: progress::StderrLogs) {
+    // A crawl blocked by robots.txt outages is said even with -q: it is why
+    // a quiet crawl sits still.
+    let quiet = format!("error,{}=warn", skitter::crawl::stall::STALL_TARGET);
+    let default = match (quiet_flag, verbose) {
+        (true, _) => quiet.as_str(),
         (false, 0) => "info",
         (false, 1) => "debug",
         (false, _) => "trace",

@@ -185,3 +185,25 @@ async fn jsonl_to_a_closed_pipe_ends_quietly() {
     assert!(!stderr.contains("error"), "{stderr}");
     assert!(stderr.contains("Stopped: output closed"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_blocked_by_robots_says_so_even_when_quiet() {
+    let site = TestSite::start(SiteConfig {
+        pages: 3,
+        robots_txt: Some((503, String::new())),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let out = skitter()
+        .args(["-q", "crawl", &site.url("/"), "--max-blocked", "1s"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stderr.contains("the crawl is blocked") && stderr.contains("status 503"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("giving their URLs up"), "{stderr}");
+    assert!(stdout.contains("robots_unavailable"), "{stdout}");
+}

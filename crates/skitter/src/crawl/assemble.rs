@@ -75,6 +75,9 @@ impl CrawlerBuilder {
             trap_rules: settings.traps,
             robots: (!settings.ignore_robots).then_some(settings.robots),
             max_crawl_delay: settings.max_crawl_delay,
+            url_deadline: settings
+                .url_deadline
+                .unwrap_or(settings.request.fetch.total_timeout.saturating_mul(2)),
             extract_mode: settings.extract_mode,
             max_links_per_page: settings.max_links_per_page,
             sitemaps: settings.sitemaps,

@@ -61,6 +61,8 @@ pub struct Config {
     pub(crate) robots: Option<RobotsPolicy>,
     /// The longest robots `Crawl-delay` honoured (default 30 s); longer ones are cut.
     pub(crate) max_crawl_delay: Duration,
+    /// How long all of one URL's attempts may take together.
+    pub(crate) url_deadline: Duration,
     /// Which links to follow.
     pub(crate) extract_mode: ExtractMode,
     /// Links read from one page at most.
@@ -270,6 +272,13 @@ impl CrawlerBuilder {
     /// How robots.txt is cached and retried.
     pub fn robots_policy(mut self, policy: RobotsPolicy) -> Self {
         self.settings.robots = policy;
+        self
+    }
+
+    /// How long all of one URL's attempts may take together (default twice
+    /// the fetch's `total_timeout`); see [`CrawlSettings::url_deadline`](crate::settings::CrawlSettings::url_deadline).
+    pub fn url_deadline(mut self, deadline: Duration) -> Self {
+        self.settings.url_deadline = Some(deadline);
         self
     }
 

@@ -3,7 +3,8 @@
 //! the scheduler's global cap, one URL's steps (`worker`, `deliver`), which
 //! discovered links are followed (`admission`), the CPU pool for parsing
 //! (`body`), the crash-safe hand-off to the outputs (`handoff`), the stop
-//! signal (`stop_signal`) and live counters ([`progress`]).
+//! signal (`stop_signal`), live counters ([`progress`]) and the watch for a
+//! crawl held still by robots.txt outages ([`stall`]).
 //!
 //! [`Crawler`]: crawler::Crawler
 
@@ -14,9 +15,11 @@ pub(crate) mod build_error;
 pub mod config;
 pub mod crawler;
 pub(crate) mod ctx;
+pub(crate) mod deadline;
 pub(crate) mod deliver;
 pub(crate) mod handoff;
 pub mod progress;
 pub(crate) mod scheduler;
+pub mod stall;
 pub(crate) mod stop_signal;
 pub(crate) mod worker;

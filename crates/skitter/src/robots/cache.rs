@@ -85,6 +85,13 @@ impl OriginRules {
         )
     }
 
+    /// For an unavailable file: when the origin's outage began, when the file
+    /// is fetched again, and when the outage limit ends.
+    pub fn outage(&self) -> Option<(Instant, Instant, Instant)> {
+        let (since, limit) = self.outage?;
+        Some((since, self.fetched + self.retry_in, since + limit))
+    }
+
     /// Why the origin's robots.txt could not be asked for: its host had no
     /// address (`no_such_host`) or only one the address policy refuses
     /// (`blocked`). The rules then allow everything, since there is no file,
@@ -131,6 +138,12 @@ pub struct RobotsPolicy {
     /// How long an origin's robots.txt may stay unavailable before its URLs are
     /// skipped as `robots_unavailable` (default 10 min). Until then they wait.
     pub max_outage: Duration,
+    /// How long the whole crawl may be blocked by robots.txt outages (nothing
+    /// in flight, and every URL left waiting on an origin whose robots.txt is
+    /// unavailable) before those origins' URLs are skipped as
+    /// `robots_unavailable` (default 60 s). While other hosts still have work,
+    /// `max_outage` applies instead.
+    pub max_blocked: Duration,
     /// Memory for cached files (default 64 MiB), counted as each file's parsed
     /// text plus [`ENTRY_OVERHEAD`] per origin; beyond it the origins fetched
     /// longest ago are forgotten (and fetched again if the crawl comes back to
@@ -148,6 +161,7 @@ impl Default for RobotsPolicy {
             retry_unavailable: Duration::from_secs(1),
             max_retry_unavailable: Duration::from_secs(60),
             max_outage: Duration::from_secs(600),
+            max_blocked: Duration::from_secs(60),
             max_cache_bytes: 64 << 20,
         }
     }

@@ -91,6 +91,13 @@ pub struct CrawlSettings {
     /// The longest `Crawl-delay` obeyed (default
     /// [`DEFAULT_MAX_CRAWL_DELAY`]); a longer one is cut to this.
     pub max_crawl_delay: Duration,
+    /// How long all of one URL's attempts may take together (default: `None`,
+    /// twice `request.fetch.total_timeout`). Each attempt gets at most what
+    /// is left, and a timed-out attempt is not retried when what is left
+    /// cannot hold another full one; such URLs fail as timeouts saying the
+    /// deadline ran out (counted as `url_deadline_exceeded`). Only attempts
+    /// count, not the waits between them.
+    pub url_deadline: Option<Duration>,
     /// Requests, retries, redirects and per-host politeness. The politeness
     /// is the built-in frontier's: with a frontier of the caller's (a shared
     /// crawl's), that frontier enforces its own.
@@ -171,6 +178,7 @@ impl CrawlSettings {
             ignore_robots: false,
             robots: RobotsPolicy::default(),
             max_crawl_delay: DEFAULT_MAX_CRAWL_DELAY,
+            url_deadline: None,
             request: RequestSettings::default(),
             extract: None,
             render: RenderSettings::default(),

@@ -9,6 +9,8 @@ use url::Url;
 use crate::base::trap::TrapGuard;
 use crate::crawl::admission::{Admission, Gate, LinkSkips};
 use crate::crawl::config::Config;
+use crate::crawl::deadline::UrlDeadlines;
+use crate::crawl::stall::RobotsStall;
 use crate::host::quota::{HostQuota, PageBudget};
 use crate::host::slowdown::Slowdowns;
 use crate::output::report::Counters;
@@ -26,6 +28,10 @@ pub(crate) struct Guards {
     pub(crate) quota: HostQuota,
     /// Slow-downs per host and retries, for the report.
     pub(crate) slowdowns: Slowdowns,
+    /// A crawl held still by robots.txt outages.
+    pub(crate) stall: RobotsStall,
+    /// What each URL's attempts have taken of its deadline.
+    pub(crate) deadlines: UrlDeadlines,
 }
 
 impl Guards {
@@ -43,6 +49,11 @@ impl Guards {
             budget: PageBudget::new(config.limits.max_pages),
             quota: HostQuota::new(config.limits.max_per_host),
             slowdowns: Slowdowns::default(),
+            stall: RobotsStall::new(config.robots.as_ref().map_or_else(
+                || crate::robots::RobotsPolicy::default().max_blocked,
+                |r| r.max_blocked,
+            )),
+            deadlines: UrlDeadlines::new(config.url_deadline),
         }
     }
 
@@ -60,6 +71,7 @@ impl Guards {
         let (throttles, retries) = self.slowdowns.counts();
         counts.throttles = throttles;
         counts.retries = retries;
+        counts.url_deadline_exceeded = self.deadlines.exceeded_count();
     }
 
     /// The hosts that slowed the crawl down: host → reason → how often.

@@ -63,6 +63,10 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
             }
             Claim::Wait(wait) => {
                 drop(permit);
+                if ctx.signals.progress.in_flight() == 0 {
+                    // Only robots.txt retries left? Then say so (once).
+                    ctx.guards.stall.idle(Instant::now(), wait);
+                }
                 let sleep = async {
                     match wait {
                         Some(d) => tokio::time::sleep(d).await,

@@ -13,7 +13,8 @@ use url::Url;
 use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::base::request::Validators;
 use crate::crawl::body::{BodyJob, Doc, ItemsJob};
-use crate::crawl::ctx::{Ctx, Pipeline};
+use crate::crawl::ctx::Ctx;
+use crate::crawl::stall::Waiting;
 use crate::fetch::retry::{self, Verdict};
 use crate::fetch::{Keep, Response, redirect};
 use crate::frontier::{Lease, Request};
@@ -21,7 +22,7 @@ use crate::host::{HostFeedback, HostKey, ThrottleReason};
 use crate::output::Page;
 use crate::parse::links;
 use crate::render::RenderMode;
-use crate::robots::RobotsSource;
+use crate::robots::{OriginRules, RobotsSource};
 use crate::state::recrawl::Visit;
 
 mod get;
@@ -61,6 +62,7 @@ pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSe
     };
     match step {
         Step::Done(page, feedback, visit) => {
+            ctx.guards.deadlines.forget(&lease.request.url);
             let failed = matches!(
                 page.record.kind,
                 OutcomeKind::Failed | OutcomeKind::HttpError
@@ -161,11 +163,22 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     // Only the fetch stays inline: it is what a request in flight waits on. The
     // response's scope ends in this block, before the boxed step is awaited.
     let (outcome, feedback) = {
-        let result = match unreachable {
-            Some(failure) => Err(failure),
-            None => fetch(ctx, &req.url, earlier.as_ref()).await,
+        let deadlines = &ctx.guards.deadlines;
+        let began = tokio::time::Instant::now();
+        let (mut result, cut) = match unreachable {
+            Some(failure) => (Err(failure), false),
+            None => {
+                let attempt = fetch(ctx, &req.url, earlier.as_ref());
+                within(deadlines.left(&req.url), deadlines.deadline(), attempt).await
+            }
         };
+        // An attempt is charged at most its timeout: what it ran over is the
+        // timer's lateness, and would leave a default deadline (two timeouts)
+        // a hair short of its second attempt.
+        let took = began.elapsed().min(ctx.config.fetch.total_timeout);
+        let left = deadlines.spend(&req.url, took);
         let (verdict, mut feedback) = retry::judge(&ctx.config.retry, tries, &result);
+        let (verdict, ran_out) = hold_to_deadline(ctx, verdict, &mut result, cut, left);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
             // A URL failing again is that URL's trouble, not news of the server.
             feedback = HostFeedback::FailedAgain;
@@ -178,7 +191,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 Verdict::Retry(_) => HEALTH_CHECK_INTERVAL,
                 Verdict::Done => LAST_TRY_CHECK_INTERVAL,
             };
-            if let Some(defer) = Box::pin(check_health(&ctx.pipeline, &req.url, max_age)).await {
+            if let Some(defer) = Box::pin(check_health(ctx, &req.url, max_age)).await {
                 let pause = HostFeedback::SlowDown(defer, ThrottleReason::RobotsUnavailable);
                 return Step::Again(defer, pause);
             }
@@ -186,6 +199,9 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
         if let Verdict::Retry(wait) = verdict {
             tracing::debug!(url = %req.url, attempt, ?wait, "retrying later");
             return Step::Again(wait, feedback);
+        }
+        if ran_out {
+            deadlines.exceeded();
         }
         let earlier = earlier.as_ref();
         let outcome = Box::pin(outcome(
@@ -200,6 +216,65 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     };
     let (page, visit) = outcome.await;
     Step::Done(Box::new(page), feedback, visit.map(Box::new))
+}
+
+/// Runs one attempt within what is left of its URL's deadline. Cut short,
+/// it is a timeout that says so (and `true`).
+async fn within(
+    left: Duration,
+    deadline: Duration,
+    attempt: impl std::future::Future<Output = Result<Response, FetchFailure>>,
+) -> (Result<Response, FetchFailure>, bool) {
+    match tokio::time::timeout(left, attempt).await {
+        Ok(result) => (result, false),
+        Err(_) => {
+            let failure = FetchFailure {
+                kind: ErrorKind::Timeout,
+                message: format!(
+                    "the URL's deadline ran out ({} for all its attempts)",
+                    secs(deadline)
+                ),
+            };
+            (Err(failure), true)
+        }
+    }
+}
+
+/// Holds the verdict on an attempt to its URL's deadline, with `left` of it
+/// after the attempt: no retry once nothing is left, nor after a timeout when
+/// what is left could not hold another full attempt (it would only be cut
+/// short). `true` with it: the deadline decided (the failure says so).
+fn hold_to_deadline(
+    ctx: &Ctx,
+    verdict: Verdict,
+    result: &mut Result<Response, FetchFailure>,
+    cut: bool,
+    left: Duration,
+) -> (Verdict, bool) {
+    let timeout = ctx.config.fetch.total_timeout;
+    let timed_out = matches!(result, Err(f) if f.kind == ErrorKind::Timeout);
+    let retry = matches!(verdict, Verdict::Retry(_));
+    let short = retry && (left.is_zero() || (timed_out && left < timeout));
+    if !(cut || short) {
+        return (verdict, false);
+    }
+    if let Err(failure) = result
+        && !cut
+    {
+        failure.message = format!(
+            "{}; not retried: {} left of the URL's deadline of {}, less than one attempt's timeout ({})",
+            failure.message,
+            secs(left),
+            secs(ctx.guards.deadlines.deadline()),
+            secs(timeout),
+        );
+    }
+    (Verdict::Done, true)
+}
+
+/// A duration as seconds, for messages (`240s`, `0.5s`).
+fn secs(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
 }
 
 /// The page for a finished fetch: its record, its links offered, its exchange.
@@ -291,7 +366,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
     if let Some(robots) = &ctx.pipeline.robots {
         let rules = robots.rules_for(&req.url).await;
         unreachable = rules.unreachable().cloned();
-        if let Some(wait) = rules.deferral(tokio::time::Instant::now()) {
+        if let Some(wait) = robots_wait(ctx, &req.url, &rules) {
             return Err(PreFetch::Defer(wait));
         }
         let named = rules.robots.sitemaps();
@@ -307,13 +382,15 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
             apply_crawl_delay(ctx, &host, delay.min(ctx.config.max_crawl_delay)).await;
         }
         if rules.source == RobotsSource::Unavailable {
+            let limit = if rules.deferral(tokio::time::Instant::now()).is_some() {
+                "while it blocked the whole crawl for longer than the blocked limit"
+            } else {
+                "for longer than the outage limit"
+            };
             let mut record = skip(SkipReason::RobotsUnavailable);
             record.error = Some(FetchFailure {
                 kind: ErrorKind::Other,
-                message: format!(
-                    "robots.txt unavailable ({}) for longer than the outage limit",
-                    rules.detail
-                ),
+                message: format!("robots.txt unavailable ({}) {limit}", rules.detail),
             });
             return Err(PreFetch::Skip(Box::new(record)));
         }
@@ -324,7 +401,35 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
     if !ctx.guards.quota.try_take(&host) {
         return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
     }
+    ctx.guards
+        .stall
+        .started(&req.url.origin().ascii_serialization());
     Ok(unreachable)
+}
+
+/// How long a URL must wait for its origin's unavailable robots.txt, `None`
+/// once the rules are in force: the file came back, or the outage lasted too
+/// long (`max_outage`), or it blocked the whole crawl too long (see
+/// [`crate::crawl::stall`]). A wait is noted with the stall watch, and cut
+/// so that it ends when a blocked crawl gives the origin up.
+fn robots_wait(ctx: &Ctx, url: &Url, rules: &OriginRules) -> Option<Duration> {
+    let now = tokio::time::Instant::now();
+    let wait = rules.deferral(now)?;
+    let (since, next_try, outage_end) = rules.outage()?;
+    let origin = url.origin().ascii_serialization();
+    let stall = &ctx.guards.stall;
+    if stall.given_up(&origin, now) {
+        return None;
+    }
+    let waiting = Waiting {
+        since,
+        next_try: next_try.max(now + wait),
+        outage_end,
+        detail: rules.detail.clone(),
+    };
+    stall.waits(&origin, waiting);
+    let left = stall.until_give_up(now).map_or(wait, |left| wait.min(left));
+    Some(left.max(Duration::from_millis(1)))
 }
 
 /// Hands a host's robots `Crawl-delay` to the frontier, once per host.
@@ -351,10 +456,10 @@ const LAST_TRY_CHECK_INTERVAL: Duration = Duration::from_millis(50);
 /// robots.txt again if it is older than `max_age`; while that is unavailable
 /// too, the URL waits without using up a try (how long: the answer). Without
 /// robots.txt handling there is no health check, and failures count as usual.
-async fn check_health(pipeline: &Pipeline, url: &Url, max_age: Duration) -> Option<Duration> {
-    let robots = pipeline.robots.as_ref()?;
+async fn check_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duration> {
+    let robots = ctx.pipeline.robots.as_ref()?;
     let rules = robots.recheck(url, max_age).await;
-    rules.deferral(tokio::time::Instant::now())
+    robots_wait(ctx, url, &rules)
 }
 
 /// One attempt at the URL (sitemaps, and pages JSON rules read, keep their

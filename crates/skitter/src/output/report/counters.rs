@@ -122,6 +122,9 @@ counters! {
     internal_errors,
     /// Attempts handed back for another try (`retries`).
     retries,
+    /// URLs whose attempts used up their shared deadline (`--url-deadline`)
+    /// and failed as timeouts (`url_deadline_exceeded`).
+    url_deadline_exceeded,
     /// The recrawl pass, from the second on (`recrawl_pass`).
     recrawl_pass,
     /// URLs of the state a recrawl pass left alone as not due (`recrawl_not_due`).
