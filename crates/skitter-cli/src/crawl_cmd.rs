@@ -97,6 +97,10 @@ pub struct CrawlArgs {
     /// Distinct query strings followed per path (0 = no limit) [default: 1000].
     #[arg(long, value_name = "N")]
     pub max_query_variants: Option<usize>,
+    /// Stop following a numeric chain (`/page/7` → `/page/8`) after this many
+    /// near-duplicate pages in a row: an endless pager (0 = no limit) [default: 50].
+    #[arg(long, value_name = "N")]
+    pub max_similar_chain: Option<usize>,
     /// Turn every crawler-trap rule off (also the implausible-date rule).
     #[arg(long)]
     pub no_trap_rules: bool,
@@ -425,6 +429,7 @@ impl CrawlArgs {
         set(&mut rules.max_path_segments, self.max_path_segments);
         set(&mut rules.max_segment_repeats, self.max_segment_repeats);
         set(&mut rules.max_query_variants, self.max_query_variants);
+        set(&mut rules.max_similar_chain, self.max_similar_chain);
         rules
     }
 

@@ -29,6 +29,7 @@ pub mod dns;
 mod fault;
 mod hostile;
 pub mod items;
+mod listing;
 mod loopback;
 mod number;
 mod page;
@@ -57,6 +58,7 @@ use tokio::task::JoinHandle;
 
 pub use config::{ORIGIN_PLACEHOLDER, SiteConfig, VirtualHosts};
 pub use fault::Faults;
+pub use listing::LISTING_PAGES;
 pub use proxy::{TestProxy, dead_proxy_url};
 pub use proxy_mode::ProxyMode;
 pub use script::PARTS;

@@ -162,6 +162,7 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
             None => crate::script::route(config, path)
                 .or_else(|| special::route(path, count, &site.shutdown))
                 .or_else(|| trap::route(path, query))
+                .or_else(|| crate::listing::route(path))
                 .or_else(|| crate::items::route(path))
                 .or_else(|| {
                     config.versions.as_ref()?;

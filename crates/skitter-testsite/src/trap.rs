@@ -1,4 +1,6 @@
 //! Crawler traps: URL spaces without end, each page linking to a new URL.
+//! `/pager/{n}` is the endless pager: the same page under every number, its
+//! "next" never running out, with no date, repeat or query in its URLs.
 //!
 //! They are served always but linked from `/` only when `traps` is on, so a
 //! crawler's depth and page limits can be tested against them.
@@ -19,6 +21,8 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<Response<SiteBody
         // `/loop/a/`, `/loop/a/a/`, ...: the relative `a/` always goes one deeper.
         let depth = rest.len() / 2;
         (depth > 0 && rest == "a/".repeat(depth)).then(|| vec!["a/".to_string()])?
+    } else if let Some(n) = path.strip_prefix("/pager/") {
+        pager(canonical_u32(n)?)
     } else if path == "/session" {
         let sid = match query {
             None => 0,
@@ -34,6 +38,13 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<Response<SiteBody
     }
     out.push_str("</body></html>\n");
     Some(reply(StatusCode::OK, Some(HTML), out))
+}
+
+/// Page `n` of the endless pager links to the previous and the next page.
+fn pager(n: u32) -> Vec<String> {
+    let previous = n.checked_sub(1).map(|p| format!("/pager/{p}"));
+    let next = n.checked_add(1).map(|p| format!("/pager/{p}"));
+    previous.into_iter().chain(next).collect()
 }
 
 /// `{year}/{month}` links to the previous and the next month.
@@ -76,6 +87,13 @@ mod tests {
     }
 
     #[test]
+    fn pager_table() {
+        assert_eq!(pager(0), vec!["/pager/1"]);
+        assert_eq!(pager(7), vec!["/pager/6", "/pager/8"]);
+        assert_eq!(pager(u32::MAX), vec![format!("/pager/{}", u32::MAX - 1)]);
+    }
+
+    #[test]
     fn trap_paths_table() {
         let cases = [
             ("/loop/a/", None, true),
@@ -87,6 +105,10 @@ mod tests {
             ("/session", Some("sid=41"), true),
             ("/session", Some("sid=x"), false),
             ("/session", Some("sid=4294967295"), false),
+            ("/pager/0", None, true),
+            ("/pager/12345", None, true),
+            ("/pager/012", None, false),
+            ("/pager/", None, false),
             ("/elsewhere", None, false),
         ];
         for (path, query, found) in cases {

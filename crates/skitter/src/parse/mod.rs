@@ -1,8 +1,10 @@
 //! Pure CPU parsing of fetched bodies: link sources ([`links`]: HTML, CSS,
 //! headers), structured extraction rules ([`items`]), sitemaps ([`sitemap`])
-//! and where a crawl looks for them ([`discovery`]). Nothing here does I/O.
+//! and where a crawl looks for them ([`discovery`]), near-duplicate
+//! fingerprints of page text ([`fingerprint`]). Nothing here does I/O.
 
 pub mod discovery;
+pub mod fingerprint;
 pub mod items;
 pub mod links;
 pub mod sitemap;

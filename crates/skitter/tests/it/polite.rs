@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use skitter::base::outcome::{OutcomeKind, SkipReason};
-use skitter::base::trap::TrapKind;
+use skitter::base::trap::{TrapKind, TrapRules};
 use skitter::crawl::config::Limits;
 use skitter::fetch::retry::RetryPolicy;
 use skitter::output::ChannelSink;
@@ -316,6 +316,64 @@ async fn traps_end_on_their_own_with_counters() {
     assert_eq!(report.counters.links_skipped[&SkipReason::Trap], trapped);
     // 7 years of months, 50 session variants, a couple of loop levels, the pages.
     assert!(report.done < 7 * 12 + 50 + 10 + 30, "{} URLs", report.done);
+}
+
+/// Runs a crawl with default settings from `root`; a crawl still running
+/// after five minutes never ends, and fails the test instead of hanging it.
+async fn crawl_ends(site: &RunningSite, root: &str) -> Report {
+    let run = Crawler::builder()
+        .root(site.url(root))
+        .build()
+        .unwrap()
+        .run(CancellationToken::new());
+    tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .expect("the crawl ended by itself")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_endless_pager_ends_with_default_settings() {
+    let site = TestSite::start(SiteConfig {
+        pages: 3,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl_ends(&site, "/pager/0").await;
+    assert!(report.completed());
+    // Pages 0 to 50 (`max_similar_chain` near-duplicates after the first);
+    // then page 50's links along the chain (to 49 and 51) are traps.
+    let pager = site
+        .stats()
+        .paths()
+        .keys()
+        .filter(|p| p.starts_with("/pager/"))
+        .count();
+    let bound = TrapRules::default().max_similar_chain + 1;
+    assert_eq!(pager, bound, "pager pages fetched");
+    let trips = report.counters.traps.get(&TrapKind::EndlessPager).copied();
+    assert_eq!(trips, Some(2), "{:?}", report.counters.traps);
+    assert_eq!(report.counters.links_skipped[&SkipReason::Trap], 2);
+}
+
+#[tokio::test]
+async fn a_long_listing_whose_pages_differ_is_crawled_to_its_end() {
+    let site = TestSite::start(SiteConfig {
+        pages: 3,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let report = crawl_ends(&site, "/listing/0").await;
+    assert!(report.completed());
+    let stats = site.stats();
+    for n in 0..skitter_testsite::LISTING_PAGES {
+        assert_eq!(stats.requests(&format!("/listing/{n}")), 1, "page {n}");
+    }
+    assert!(
+        report.counters.traps.is_empty(),
+        "{:?}",
+        report.counters.traps
+    );
 }
 
 fn sitemap_site(robots: &str) -> RunningSite {

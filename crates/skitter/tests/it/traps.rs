@@ -49,6 +49,7 @@ fn defaults_are_as_documented() {
     assert_eq!(r.max_path_segments, 32);
     assert_eq!(r.max_segment_repeats, 3);
     assert_eq!(r.max_query_variants, 1000);
+    assert_eq!(r.max_similar_chain, 50);
     let years = r.plausible_years.expect("date rule on by default");
     assert_eq!(*years.start(), 1900);
     assert!(*years.end() >= 2035, "ends ten years after now: {years:?}");
@@ -275,6 +276,78 @@ fn odd_urls_never_panic() {
     assert_eq!(guards[2].check(&huge), Err(TrapKind::UrlTooLong));
 }
 
+/// Walks a pager from page 0 as a crawler would: each page `n`, with the
+/// fingerprint `print(n)`, offers its links to `n - 1` and `n + 1`. Returns how
+/// many pages were reached before no further page was admitted (at most `cap`).
+fn walk_pager(guard: &TrapGuard, print: impl Fn(u64) -> Option<u64>, cap: u64) -> u64 {
+    let mut reached = 0;
+    while reached < cap {
+        let page = url(&format!("/pager/{reached}"));
+        let mut chains = guard.page(&page, print(reached));
+        if let Some(prev) = reached.checked_sub(1) {
+            let _ = chains.check(&url(&format!("/pager/{prev}")));
+        }
+        let next = url(&format!("/pager/{}", reached + 1));
+        // A link elsewhere is never a step, trap or not.
+        assert_eq!(chains.check(&url("/about")), Ok(()));
+        if chains.check(&next).is_err() {
+            break;
+        }
+        reached += 1;
+    }
+    reached + 1
+}
+
+#[test]
+fn an_endless_pager_of_like_pages_is_cut_a_differing_listing_is_not() {
+    let guard = TrapGuard::new(rules());
+    // The same page under every number: pages 0..=50, then a trap.
+    assert_eq!(walk_pager(&guard, |_| Some(0xABCD), 100_000), 51);
+    let trips = guard.trips();
+    assert_eq!(
+        trips,
+        vec![(TrapKind::EndlessPager, 2)],
+        "prev and next of page 50"
+    );
+    // The cut chain stays cut, from any of its pages.
+    let seven = url("/pager/7");
+    let mut chains = guard.page(&seven, Some(0xABCD));
+    assert_eq!(chains.check(&url("/pager/8")), Err(TrapKind::EndlessPager));
+    // A listing of 10,000 pages that differ is followed to its end.
+    let listing = TrapGuard::new(rules());
+    let print = |n: u64| Some(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    assert_eq!(walk_pager(&listing, print, 10_000), 10_001);
+    assert!(listing.trips().is_empty());
+    // Pages with no fingerprint (not HTML) never trip the rule.
+    assert_eq!(walk_pager(&TrapGuard::new(rules()), |_| None, 1000), 1001);
+    // Off, with the other rules.
+    let off = TrapGuard::new(TrapRules::off());
+    assert_eq!(walk_pager(&off, |_| Some(0xABCD), 1000), 1001);
+}
+
+#[test]
+fn a_tree_of_like_pages_is_not_a_chain() {
+    // 20,000 identical pages `/p/{i}` linked as a tree of fanout 2 (the test
+    // site's shape): every link is a step of `/p/#` from a near-duplicate
+    // page, but runs grow only as deep as the tree (14 levels).
+    let guard = TrapGuard::new(rules());
+    let pages = 20_000;
+    let mut queue = std::collections::VecDeque::from([0usize]);
+    let mut reached = 0;
+    while let Some(i) = queue.pop_front() {
+        reached += 1;
+        let page = url(&format!("/p/{i}"));
+        let mut chains = guard.page(&page, Some(0xABCD));
+        for child in (2 * i + 1..2 * i + 3).filter(|c| *c < pages) {
+            if chains.check(&url(&format!("/p/{child}"))).is_ok() {
+                queue.push_back(child);
+            }
+        }
+    }
+    assert_eq!(reached, pages);
+    assert!(guard.trips().is_empty());
+}
+
 #[test]
 fn kinds_have_stable_names() {
     let names: Vec<String> = TrapKind::ALL.iter().map(ToString::to_string).collect();
@@ -285,7 +358,8 @@ fn kinds_have_stable_names() {
             "too_many_segments",
             "repeated_segments",
             "implausible_date",
-            "too_many_query_variants"
+            "too_many_query_variants",
+            "endless_pager"
         ]
     );
 }

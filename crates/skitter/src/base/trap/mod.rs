@@ -1,14 +1,33 @@
 //! Crawler-trap defences: rules that stop a crawl from wandering forever through
-//! URL spaces without end (calendars, self-deepening relative links, session ids).
+//! URL spaces without end (calendars, self-deepening relative links, session ids,
+//! pagers whose "next" never runs out).
 //!
 //! The gate asks [`TrapGuard::check`] about every URL that passed scope. Four rules
 //! look only at the URL itself (length, path depth, repeated segments, implausible
-//! dates) and are checked first, cheapest first; the last rule
+//! dates) and are checked first, cheapest first; the next rule
 //! (distinct query strings per path) keeps a memory-bounded tally, so a URL that a
-//! stateless rule rejects never uses up a query-variant slot. Every rule can be
-//! turned off on its own, and each trip is counted by [`TrapKind`] so the report
-//! can say which rule fired how often.
+//! stateless rule rejects never uses up a query-variant slot.
+//!
+//! The last rule needs what no URL shows: the page a link was found on. An
+//! endless pager (`/cal/0` → `/cal/1` → …, no date, no repeat, no query) looks
+//! like any deep listing by its URLs; what gives it away is that its pages are
+//! the same template with another number. So a page's links are also checked
+//! against [`PageChains`] (see `chain`): a link that differs from its page's URL
+//! in one number is a step of a numeric chain, and once `max_similar_chain`
+//! pages one after the other along one chain were each a near-duplicate of the
+//! one that linked to it (a simhash of the visible text, digits masked), further
+//! steps along it are skipped as [`TrapKind::EndlessPager`]. The run is carried
+//! from page to linked page, so many same-template pages linked as a tree are
+//! not a chain: their runs grow only as deep as the tree. A paginated listing whose pages differ is never
+//! cut by this rule, however long; a pager of identical pages costs at most
+//! `max_similar_chain + 1` fetches. Known blind spots: a pager whose pages
+//! differ (a counter, random text) is left to the other limits, and a real
+//! listing whose pages differ only in numbers (digits are masked) is cut.
+//!
+//! Every rule can be turned off on its own, and each trip is counted by
+//! [`TrapKind`] so the report can say which rule fired how often.
 
+mod chain;
 mod path;
 mod variants;
 
@@ -20,6 +39,7 @@ use chrono::Datelike;
 use url::{Position, Url};
 use xxhash_rust::xxh3::xxh3_64;
 
+use self::chain::Chains;
 use self::variants::QueryVariants;
 
 /// The limits a [`TrapGuard`] enforces. For the `usize` limits, `0` turns that
@@ -35,6 +55,7 @@ use self::variants::QueryVariants;
 /// | `max_segment_repeats` | 3 | `/a/b/a/b/a/b/` and `/docs/api/v1/api/v1/api/v1/` are loops; `/2024/01/01/` is not |
 /// | `max_query_variants` | 1000 | a search or listing page with more distinct query strings than that is a session id or a faceted explosion |
 /// | `plausible_years` | 1900 ..= this year + 10 | calendars that page on forever leave this range; archives and event listings stay in it |
+/// | `max_similar_chain` | 50 | a pager serving the same page under 50 numbers in a row is not going to start showing content; a listing whose pages differ never trips it |
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct TrapRules {
@@ -57,6 +78,14 @@ pub struct TrapRules {
     /// dates; ids followed by a small number (`/t/slug/1234/5`) look like one, which
     /// is the rule's known false positive.
     pub plausible_years: Option<RangeInclusive<u16>>,
+    /// Near-duplicate pages in a row along one numeric chain before the chain is
+    /// a trap. A link is a step of a chain when its URL differs from its page's
+    /// only in one number (`/cal/7` → `/cal/8`, `?page=3` → `?page=4`); pages
+    /// are near-duplicates when their visible text, digits masked, is nearly the
+    /// same. After the limit, links stepping along that chain are skipped; a
+    /// page that differs starts the count again. At most 65,536 chains are
+    /// tracked per crawl (the least advanced are forgotten first).
+    pub max_similar_chain: usize,
 }
 
 impl Default for TrapRules {
@@ -68,6 +97,7 @@ impl Default for TrapRules {
             max_segment_repeats: 3,
             max_query_variants: 1000,
             plausible_years: Some(1900..=this_year.saturating_add(10)),
+            max_similar_chain: 50,
         }
     }
 }
@@ -81,6 +111,7 @@ impl TrapRules {
             max_segment_repeats: 0,
             max_query_variants: 0,
             plausible_years: None,
+            max_similar_chain: 0,
         }
     }
 }
@@ -98,16 +129,19 @@ pub enum TrapKind {
     ImplausibleDate,
     /// A new query string on a path that already has `max_query_variants`.
     TooManyQueryVariants,
+    /// A step along a numeric chain of near-duplicate pages (`max_similar_chain`).
+    EndlessPager,
 }
 
 impl TrapKind {
     /// Every kind, in counter order.
-    pub const ALL: [TrapKind; 5] = [
+    pub const ALL: [TrapKind; 6] = [
         TrapKind::UrlTooLong,
         TrapKind::TooManySegments,
         TrapKind::RepeatedSegments,
         TrapKind::ImplausibleDate,
         TrapKind::TooManyQueryVariants,
+        TrapKind::EndlessPager,
     ];
 
     /// The stable snake_case name used in counters and the report.
@@ -118,6 +152,7 @@ impl TrapKind {
             TrapKind::RepeatedSegments => "repeated_segments",
             TrapKind::ImplausibleDate => "implausible_date",
             TrapKind::TooManyQueryVariants => "too_many_query_variants",
+            TrapKind::EndlessPager => "endless_pager",
         }
     }
 
@@ -138,6 +173,7 @@ impl fmt::Display for TrapKind {
 pub struct TrapGuard {
     rules: TrapRules,
     variants: QueryVariants,
+    chains: Chains,
     trips: [AtomicU64; TrapKind::ALL.len()],
 }
 
@@ -160,6 +196,7 @@ impl TrapGuard {
         TrapGuard {
             rules,
             variants: QueryVariants::new(variants::DEFAULT_BUDGET),
+            chains: Chains::default(),
             trips: Default::default(),
         }
     }
@@ -177,6 +214,19 @@ impl TrapGuard {
             self.trips[kind.index()].fetch_add(1, Ordering::Relaxed);
         }
         verdict
+    }
+
+    /// The chain check for the links of one page: `page` is its URL and
+    /// `fingerprint` the near-duplicate fingerprint of its text (`None` when it
+    /// has none, such as a non-HTML body: it then only meets chains already
+    /// found to be traps).
+    pub fn page<'a>(&'a self, page: &'a Url, fingerprint: Option<u64>) -> PageChains<'a> {
+        PageChains {
+            guard: self,
+            page,
+            fingerprint,
+            seen: Vec::new(),
+        }
     }
 
     /// How often each rule has tripped so far, for the kinds that did.
@@ -215,6 +265,56 @@ impl TrapGuard {
             }
         }
         Ok(())
+    }
+}
+
+/// Checks the links of one page against the endless-pager rule (see
+/// [`TrapGuard::page`]); the page counts once per chain, however many of its
+/// links step along it.
+pub struct PageChains<'a> {
+    guard: &'a TrapGuard,
+    page: &'a Url,
+    fingerprint: Option<u64>,
+    /// The chains this page steps along, and its run along each (`None`: a
+    /// trap). A page has few (next, previous, a page bar), so a list beats a map.
+    seen: Vec<(u64, Option<u32>)>,
+}
+
+impl PageChains<'_> {
+    /// `Ok` when `link` (found on the page, normalised, admitted by
+    /// [`TrapGuard::check`]) may be followed; counts the trip if not.
+    pub fn check(&mut self, link: &Url) -> Result<(), TrapKind> {
+        let max = self.guard.rules.max_similar_chain;
+        if max == 0 {
+            return Ok(());
+        }
+        let Some(template) = chain::step(self.page, link) else {
+            return Ok(());
+        };
+        let run = match self.seen.iter().find(|(t, _)| *t == template) {
+            Some(&(_, run)) => run,
+            None => {
+                let page = xxh3_64(self.page.as_str().as_bytes());
+                let run = self.guard.chains.run(page, template, self.fingerprint);
+                let run = run.filter(|run| (*run as usize) < max);
+                if run.is_none() {
+                    self.guard.chains.trip(template);
+                }
+                self.seen.push((template, run));
+                run
+            }
+        };
+        if let Some(run) = run {
+            // The linked page continues this page's run if it is like it.
+            let link = xxh3_64(link.as_str().as_bytes());
+            self.guard
+                .chains
+                .leave(link, template, self.fingerprint, run);
+            return Ok(());
+        }
+        let kind = TrapKind::EndlessPager;
+        self.guard.trips[kind.index()].fetch_add(1, Ordering::Relaxed);
+        Err(kind)
     }
 }
 

@@ -28,6 +28,7 @@ use url::Url;
 use lol_html::{HtmlRewriter, Settings};
 
 use crate::fetch::decode::{self, DecodeError};
+use crate::parse::fingerprint::text_simhash;
 use crate::parse::items::{Css, Items, PageInput, Rules};
 use crate::parse::links::{self, ExtractMode, Link, LinkPass};
 use crate::render::{RenderReason, auto};
@@ -91,10 +92,16 @@ fn html_pass(
     mode: ExtractMode,
     max_links: usize,
     items: Option<(&Rules, PageInput<'_>)>,
-    judge: bool,
-) -> (links::HtmlDocument, Option<Items>, Option<RenderReason>) {
+    (judge, fingerprint): (bool, bool),
+) -> (
+    links::HtmlDocument,
+    Option<Items>,
+    Option<RenderReason>,
+    Option<u64>,
+) {
     let (text, encoding, had_errors) = links::decode_html(body, charset);
     let render = if judge { auto::judge(&text) } else { None };
+    let fingerprint = fingerprint.then(|| text_simhash(&text));
     let links = LinkPass::new(&text, mode, max_links);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
     // With a streaming extraction, its `*` handler hands the link pass its
@@ -128,7 +135,7 @@ fn html_pass(
             .extract_with(&page, Some(&text), css)
             .map(|(items, _)| items)
     });
-    (doc, items, render)
+    (doc, items, render, fingerprint)
 }
 
 /// What kind of document a body is, for extraction.
@@ -156,6 +163,9 @@ pub(crate) struct BodyJob {
     pub(crate) items: Option<ItemsJob>,
     /// Apply the `--render auto` rules to an HTML body.
     pub(crate) judge: bool,
+    /// Compute an HTML body's near-duplicate fingerprint (for the
+    /// endless-pager trap rule).
+    pub(crate) fingerprint: bool,
 }
 
 /// The rules to apply to one page, and when its exchange started.
@@ -179,6 +189,8 @@ pub(crate) struct BodyLinks {
     pub(crate) items: Option<Box<Items>>,
     /// Why the `--render auto` rules want the page rendered, if they ran and do.
     pub(crate) render: Option<RenderReason>,
+    /// The near-duplicate fingerprint of an HTML body's text, if asked for.
+    pub(crate) fingerprint: Option<u64>,
 }
 
 impl BodyJob {
@@ -217,20 +229,21 @@ impl BodyJob {
             fetched_at: job.fetched_at,
         });
         let rules = self.items.as_ref().map(|job| &*job.rules);
-        let mut render = None;
+        let (mut render, mut fingerprint) = (None, None);
         let mut cut = 0;
         let (links, charset, items) = match (self.doc, rules.zip(page)) {
             (Doc::Html, items) => {
-                let (doc, items, hint) = html_pass(
+                let (doc, items, hint, print) = html_pass(
                     body,
                     charset,
                     &self.url,
                     self.mode,
                     self.max_links,
                     items,
-                    self.judge,
+                    (self.judge, self.fingerprint),
                 );
                 render = hint;
+                fingerprint = print;
                 cut = doc.cut;
                 (doc.links, Some(doc.charset), items)
             }
@@ -258,6 +271,7 @@ impl BodyJob {
             truncated,
             items,
             render,
+            fingerprint,
         })
     }
 }

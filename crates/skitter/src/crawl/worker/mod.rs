@@ -521,6 +521,7 @@ async fn handle_response(
         ctx.config.extract_mode,
     );
     let mut handled = Handled::default();
+    let mut fingerprint = None;
     record.kind = OutcomeKind::Other;
     record.truncated = resp.truncated;
     if let Some(raw) = resp.body.clone() {
@@ -553,6 +554,7 @@ async fn handle_response(
             // after it decides on what they said.
             judge: ctx.config.render.mode == RenderMode::Auto,
             max_links: ctx.config.max_links_per_page,
+            fingerprint: ctx.config.trap_rules.max_similar_chain > 0,
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -567,6 +569,7 @@ async fn handle_response(
                 record.truncated = found.truncated;
                 ctx.guards.link_skips.cut(found.cut);
                 handled.items = found.items;
+                fingerprint = found.fingerprint;
                 links.extend(found.links);
                 if doc == Doc::Html {
                     record.kind = OutcomeKind::Html;
@@ -580,7 +583,7 @@ async fn handle_response(
             }
         }
     }
-    let (found, new) = offer_links(ctx, req, links).await;
+    let (found, new) = offer_links(ctx, req, links, fingerprint).await;
     record.num_urls = found;
     record.num_new_urls = new;
     handled

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use url::Url;
 
 use super::YIELD_EVERY;
-use crate::base::outcome::{OutcomeKind, PageRecord};
+use crate::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use crate::crawl::admission::Admission;
 use crate::crawl::ctx::Ctx;
 use crate::fetch::{Response, redirect};
@@ -14,9 +14,16 @@ use crate::frontier::Request;
 use crate::parse::links::Link;
 
 /// Gates the page's links and offers the admitted ones; returns (distinct admitted
-/// links, how many of them were new to the crawl).
-pub(super) async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (usize, usize) {
+/// links, how many of them were new to the crawl). `fingerprint` is the page's
+/// near-duplicate fingerprint, for the endless-pager trap rule.
+pub(super) async fn offer_links(
+    ctx: &Ctx,
+    req: &Request,
+    links: Vec<Link>,
+    fingerprint: Option<u64>,
+) -> (usize, usize) {
     let depth = req.depth + 1;
+    let mut chains = ctx.guards.traps.page(&req.url, fingerprint);
     let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
     let mut distinct: HashSet<Url> = HashSet::with_capacity(links.len());
     for (i, link) in links.into_iter().enumerate() {
@@ -27,7 +34,9 @@ pub(super) async fn offer_links(ctx: &Ctx, req: &Request, links: Vec<Link>) -> (
         }
         match ctx.guards.admit(link.url, depth) {
             Admission::Admit(url) => {
-                if distinct.insert(url.clone()) {
+                if chains.check(&url).is_err() {
+                    ctx.guards.link_skips.count(SkipReason::Trap);
+                } else if distinct.insert(url.clone()) {
                     admitted.push(url);
                 }
             }

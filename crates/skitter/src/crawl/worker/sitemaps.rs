@@ -63,7 +63,9 @@ pub(super) async fn handle_sitemap(
             attr: "loc",
         })
         .collect();
-    offer_links(ctx, req, links).await
+    // A sitemap has no text to compare: only chains already found to be
+    // traps can stop its entries.
+    offer_links(ctx, req, links, None).await
 }
 
 /// Queues the sitemaps an index lists: registered only once the gate admits

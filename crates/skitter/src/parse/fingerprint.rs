@@ -1,0 +1,163 @@
+//! A page's near-duplicate fingerprint: a 64-bit simhash of the words of its
+//! visible text, with every run of digits masked.
+//!
+//! The endless-pager trap rule (`base::trap`) compares the fingerprints of the
+//! pages along a numeric chain: pages that are one template with another number
+//! in it (`Results 41–50 of 0`, `Events on day 7`) fingerprint the same, pages
+//! that list other items do not. Masking digits is what makes the number in the
+//! text invisible; a simhash (rather than an exact hash) lets a page also differ
+//! in a word or two, such as a timestamp's month, and still be a near-duplicate.
+//!
+//! The text is read with a scan that skips markup, comments, scripts and
+//! styles: no second HTML parse, linear in the body, run where the body is
+//! already being parsed (on the CPU pool for large bodies).
+
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The simhash of `html`'s visible words, digits masked; `0` for a page
+/// without words.
+pub fn text_simhash(html: &str) -> u64 {
+    let mut weights = [0i32; 64];
+    let mut word = String::new();
+    for text in VisibleText(html) {
+        for c in text.chars() {
+            if c.is_alphanumeric() {
+                if c.is_ascii_digit() {
+                    // One `0` for the whole run: `9` and `10` are the same word.
+                    if !word.ends_with('0') {
+                        word.push('0');
+                    }
+                } else {
+                    word.extend(c.to_lowercase());
+                }
+            } else if !word.is_empty() {
+                add(&mut weights, &word);
+                word.clear();
+            }
+        }
+        if !word.is_empty() {
+            add(&mut weights, &word);
+            word.clear();
+        }
+    }
+    weights
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w > 0)
+        .fold(0, |hash, (bit, _)| hash | 1 << bit)
+}
+
+fn add(weights: &mut [i32; 64], word: &str) {
+    let h = xxh3_64(word.as_bytes());
+    for (bit, w) in weights.iter_mut().enumerate() {
+        *w += if h >> bit & 1 == 1 { 1 } else { -1 };
+    }
+}
+
+/// The stretches of an HTML text between tags, without comments and the
+/// contents of `script` and `style`.
+struct VisibleText<'a>(&'a str);
+
+impl<'a> Iterator for VisibleText<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        loop {
+            if self.0.is_empty() {
+                return None;
+            }
+            let Some(open) = self.0.find('<') else {
+                return Some(std::mem::take(&mut self.0));
+            };
+            let (text, rest) = self.0.split_at(open);
+            self.0 = skip_markup(rest);
+            if !text.is_empty() {
+                return Some(text);
+            }
+        }
+    }
+}
+
+/// `s` starts with `<`: what follows the tag, comment, script or style there.
+fn skip_markup(s: &str) -> &str {
+    if let Some(comment) = s.strip_prefix("<!--") {
+        return after(comment, "-->");
+    }
+    let rest = after(&s[1..], ">");
+    let name: String = s[1..]
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .take(6)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    match name.as_str() {
+        "script" | "style" => {
+            let close = format!("</{name}");
+            match find_ascii_ci(rest, &close) {
+                Some(i) => after(&rest[i..], ">"),
+                None => "",
+            }
+        }
+        _ => rest,
+    }
+}
+
+/// What follows the first `end` in `s`; nothing if there is none.
+fn after<'a>(s: &'a str, end: &str) -> &'a str {
+    s.find(end).map_or("", |i| &s[i + end.len()..])
+}
+
+/// The first position of `needle` (ASCII, lowercase) in `hay`, ignoring case.
+fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+    hay.as_bytes()
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bits_apart(a: &str, b: &str) -> u32 {
+        (text_simhash(a) ^ text_simhash(b)).count_ones()
+    }
+
+    #[test]
+    fn same_template_other_number_is_the_same() {
+        let page = |n: u32| {
+            format!(
+                "<html><head><title>Results page {n}</title><script>var p={n};</script></head>\
+                 <body><!-- page {n} --><h1>Page {n}</h1><p>No results on this page.</p>\
+                 <a href=\"/pager/{}\">next</a></body></html>",
+                n + 1
+            )
+        };
+        assert_eq!(bits_apart(&page(7), &page(12345)), 0);
+    }
+
+    #[test]
+    fn pages_listing_other_items_differ() {
+        let a = "<ul><li>Blue heron</li><li>Red kite</li><li>Grey wagtail</li></ul><p>Page 1</p>";
+        let b = "<ul><li>Barn owl</li><li>Song thrush</li><li>Great tit</li></ul><p>Page 2</p>";
+        assert!(bits_apart(a, b) > 3, "{}", bits_apart(a, b));
+    }
+
+    #[test]
+    fn markup_and_case_do_not_count() {
+        assert_eq!(
+            text_simhash("<p class=x>Hello <b>World</b></p><STYLE>p{color:red}</style>"),
+            text_simhash("hello world")
+        );
+        assert_eq!(text_simhash("<html><body></body></html>"), 0);
+        // Unclosed markup ends the text without a panic.
+        assert_eq!(
+            text_simhash("words <script>never closed"),
+            text_simhash("words")
+        );
+        assert_eq!(
+            text_simhash("words <!-- never closed"),
+            text_simhash("words")
+        );
+        assert_eq!(text_simhash("words <a href"), text_simhash("words"));
+    }
+}
