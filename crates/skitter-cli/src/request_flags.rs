@@ -58,12 +58,13 @@ pub struct RequestFlags {
     #[arg(long = "archive-header", value_name = "NAME")]
     pub archive_headers: Vec<String>,
     /// Let every request reach loopback and private addresses (by default only
-    /// requests to the hosts you named do: crawl roots, fetch inputs).
+    /// requests to the hosts and ports you named do: crawl roots, fetch
+    /// inputs, --resolve hosts).
     /// Link-local and cloud-metadata addresses are never reached.
     #[arg(long, conflicts_with = "deny_private")]
     pub allow_private: bool,
     /// Let no request reach loopback or private addresses, not even those of
-    /// the hosts you named.
+    /// the hosts and ports you named.
     #[arg(long)]
     pub deny_private: bool,
     /// Send requests through this proxy (http://, https://, socks5://). An HTTP

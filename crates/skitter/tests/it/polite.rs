@@ -175,14 +175,17 @@ async fn per_host_delay_spaces_requests() {
     assert_starts_apart(&site, Duration::from_millis(50));
 }
 
-/// Request arrivals at least `gap` apart (less a little for socket scheduling).
+/// Request arrivals at least `gap` apart, less a quarter of it: arrivals are
+/// taken on the server's thread, and on a loaded machine one request can be
+/// seen late and the next on time (45 ms of a 50 ms gap were seen). A crawl
+/// that ignored the delay would send them back to back, well inside the slack.
 /// robots.txt is fetched inside the first request's slot, so the gap counts from
 /// the second page on.
 fn assert_starts_apart(site: &RunningSite, gap: Duration) {
     let mut starts = site.stats().starts("/");
     starts.sort();
     assert!(starts.len() >= 6);
-    let slack = Duration::from_millis(5);
+    let slack = gap / 4;
     for pair in starts.windows(2).skip(2) {
         assert!(
             pair[1] - pair[0] + slack >= gap,
