@@ -31,7 +31,7 @@ pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
 pub use redis::{RedisFrontier, RedisOptions};
 // A leaf of its own, so that the stores below the frontier can hold requests
 // without depending on the frontier.
-pub use crate::base::request::Request;
+pub use crate::base::request::{Request, RequestKind};
 pub use crate::host::THROTTLED_TRY;
 
 /// A claimed request. It must be handed back through [`Frontier::complete`].

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use skitter::base::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier, Lease, Request};
+use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier, Lease, Request, RequestKind};
 use skitter::host::{HostFeedback, HostPolicy};
 use skitter::state::store::{CrawlMeta, OutcomeStore, StoreError, status};
 use url::Url;
@@ -415,6 +415,7 @@ async fn kill9_child_worker() {
                         depth: lease.request.depth + 1,
                         redirects_left: 10,
                         parent: Some(lease.request.url.clone()),
+                        kind: RequestKind::Page,
                     })
                     .collect();
                 f.offer(links).await.unwrap();
