@@ -192,6 +192,33 @@ fn incompatible_format_is_refused() {
     ));
 }
 
+#[tokio::test]
+async fn a_state_from_before_queue_kinds_resumes_and_is_marked_newer() {
+    let dir = tempfile::tempdir().unwrap();
+    let queued = req("http://a/queued");
+    {
+        let f = open(dir.path(), unlimited());
+        f.offer(vec![queued.clone()]).await.unwrap();
+    }
+    // Format 3 wrote page entries exactly as they are written now.
+    let db = dir.path().join("state.sqlite");
+    let version = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA user_version = 3").unwrap();
+    drop(conn);
+    let f = open(dir.path(), unlimited());
+    let lease = take(&f).await;
+    assert_eq!(lease.request, queued);
+    assert_eq!(lease.request.kind, RequestKind::Page);
+    drop(f);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // An older build, which would misread a queued sitemap, now refuses it.
+    assert!(version(&conn) > 3);
+}
+
 #[test]
 fn a_second_writer_is_refused() {
     let dir = tempfile::tempdir().unwrap();
