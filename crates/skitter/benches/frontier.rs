@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use skitter::frontier::{
-    Claim, DiskFrontier, DiskOptions, Frontier, MemoryFrontier, MemoryOptions, Request,
+    Claim, DiskFrontier, DiskOptions, Frontier, MemoryFrontier, MemoryOptions, Request, RequestKind,
 };
 use skitter::host::{HostFeedback, HostPolicy};
 use skitter::state::store::CrawlMeta;
@@ -46,6 +46,7 @@ fn request(i: u64) -> Request {
         depth: 1,
         redirects_left: 10,
         parent: None,
+        kind: RequestKind::Page,
     }
 }
 
@@ -106,6 +107,7 @@ async fn per_host(n: u64, policy: HostPolicy) -> Result<(), Box<dyn std::error::
         depth: 1,
         redirects_left: 10,
         parent: None,
+        kind: RequestKind::Page,
     };
     // Each batch is built just before it is offered, so the count holds only
     // what the frontier keeps of it.

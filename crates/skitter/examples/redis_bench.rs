@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use futures_util::future::try_join_all;
 use redis_server::RedisServer;
-use skitter::frontier::{Frontier, RedisFrontier, RedisOptions, Request};
+use skitter::frontier::{Frontier, RedisFrontier, RedisOptions, Request, RequestKind};
 use url::Url;
 
 /// URLs generated and sent per step; several steps run at once to keep the
@@ -114,6 +114,7 @@ fn requests(from: usize, to: usize) -> Vec<Request> {
             depth: 3,
             redirects_left: 10,
             parent: Some(url(i / 10)),
+            kind: RequestKind::Page,
         })
         .collect()
 }

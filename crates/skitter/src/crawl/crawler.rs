@@ -20,7 +20,7 @@ use crate::crawl::progress::Progress;
 use crate::crawl::stop_signal::StopSignal;
 use crate::crawl::{handoff, scheduler};
 use crate::fetch::Fetcher;
-use crate::frontier::{Frontier, FrontierError, Request};
+use crate::frontier::{Frontier, FrontierError, Request, RequestKind};
 use crate::output::report::{Counters, Report, ReportOptions, ReportSummary, StopReason, Tally};
 use crate::output::{Sink, SinkSummary};
 use crate::parse::discovery::SitemapRegistry;
@@ -165,14 +165,24 @@ async fn seed(
     frontier: &dyn Frontier,
     progress: &Progress,
 ) -> Result<(), CrawlError> {
-    let request = |url: Url| Request {
-        url,
-        depth: 0,
-        redirects_left: config.max_redirect,
-        parent: None,
+    let request = |kind: RequestKind| {
+        move |url: Url| Request {
+            url,
+            depth: 0,
+            redirects_left: config.max_redirect,
+            parent: None,
+            kind,
+        }
     };
-    let roots = config.roots.iter().cloned().map(request);
-    let guesses = sitemaps.guesses(&config.roots).into_iter().map(request);
+    let roots = config.roots.iter().cloned().map(request(RequestKind::Page));
+    let guess = RequestKind::Sitemap {
+        trusted: false,
+        nesting: 0,
+    };
+    let guesses = sitemaps
+        .guesses(&config.roots)
+        .into_iter()
+        .map(request(guess));
     let seeded = frontier.offer(roots.chain(guesses).collect()).await?;
     progress.discovered(seeded);
     Ok(())

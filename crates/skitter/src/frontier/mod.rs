@@ -31,7 +31,7 @@ pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
 pub use redis::{RedisFrontier, RedisOptions};
 // A leaf of its own, so that the stores below the frontier can hold requests
 // without depending on the frontier.
-pub use crate::base::request::Request;
+pub use crate::base::request::{Request, RequestKind};
 pub use crate::host::THROTTLED_TRY;
 
 /// A claimed request. It must be handed back through [`Frontier::complete`].
@@ -141,7 +141,7 @@ pub enum FrontierError {
 /// the same contract tests as the built-in ones (`tests/memory_frontier.rs`).
 ///
 /// ```
-/// use skitter::frontier::{Claim, Frontier, MemoryFrontier, Request};
+/// use skitter::frontier::{Claim, Frontier, MemoryFrontier, Request, RequestKind};
 /// use skitter::host::{HostFeedback, HostPolicy};
 ///
 /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -151,6 +151,7 @@ pub enum FrontierError {
 ///     depth: 0,
 ///     redirects_left: 10,
 ///     parent: None,
+///     kind: RequestKind::Page,
 /// };
 /// // The second offer of a URL is a duplicate: one is new.
 /// let new = frontier

@@ -1,11 +1,12 @@
 //! The compact form of a queued request, in the frontier's memory and in its
 //! spill files: the URL as text and a parent shared by every link of one page.
+//! Both keep the request's kind (a sitemap stays a sitemap however it is queued).
 
 use std::sync::Arc;
 
 use url::Url;
 
-use super::{FrontierError, Request};
+use super::{FrontierError, Request, RequestKind};
 use crate::base::varint::{get_bytes, get_varint, put_str, put_varint};
 
 /// A queued request as the frontier holds it in memory: the URL as text (parsed
@@ -16,7 +17,11 @@ pub(crate) struct Queued {
     url: Box<str>,
     parent: Option<Arc<Url>>,
     depth: u32,
-    redirects_left: u32,
+    /// Saturated at `u16::MAX` (far beyond any sane redirect limit), so the
+    /// kind fits beside it in the 32 bytes.
+    redirects_left: u16,
+    /// [`RequestKind::to_byte`].
+    kind: u8,
 }
 
 /// What the allocator adds to a heap block, roughly (glibc: 8 bytes, rounded to 16).
@@ -31,7 +36,8 @@ impl Queued {
             url: String::from(request.url).into_boxed_str(),
             parent,
             depth: request.depth,
-            redirects_left: request.redirects_left,
+            redirects_left: u16::try_from(request.redirects_left).unwrap_or(u16::MAX),
+            kind: request.kind.to_byte(),
         }
     }
 
@@ -73,8 +79,10 @@ impl Queued {
         Ok(Request {
             url,
             depth: self.depth,
-            redirects_left: self.redirects_left,
+            redirects_left: u32::from(self.redirects_left),
             parent: self.parent.map(Arc::unwrap_or_clone),
+            // Only `Queued::new` and `decode` fill it, from a valid kind.
+            kind: RequestKind::from_byte(self.kind).unwrap_or_default(),
         })
     }
 }
@@ -100,7 +108,8 @@ fn share(parent: Url, last: &mut Option<Arc<Url>>) -> Arc<Url> {
 /// A run of encoded requests: one host's spilled queue segment. The parent is
 /// written once per run of links from the same page.
 ///
-/// Entry: varint depth, varint redirects left, varint length + URL, then a parent
+/// Entry: the kind's mark (none for a page, see [`RequestKind::put_mark`]); then
+/// varint depth, varint redirects left, varint length + URL, then a parent
 /// tag: 0 none, 1 the previous entry's parent, 2 varint length + URL.
 #[derive(Debug, Default)]
 pub(crate) struct Encoded {
@@ -113,6 +122,7 @@ pub(crate) struct Encoded {
 impl Encoded {
     /// Appends one request.
     pub(crate) fn push(&mut self, request: &Request) {
+        request.kind.put_mark(&mut self.bytes);
         put_varint(&mut self.bytes, u64::from(request.depth));
         put_varint(&mut self.bytes, u64::from(request.redirects_left));
         put_str(&mut self.bytes, request.url.as_str());
@@ -167,7 +177,7 @@ pub(crate) fn decode(mut bytes: &[u8], out: &mut Vec<Queued>) -> Result<(), Fron
     let bad = || FrontierError::Malformed("a spill file holds damaged queue data".into());
     let mut last: Option<Arc<Url>> = None;
     while !bytes.is_empty() {
-        let depth = u32::try_from(get_varint(&mut bytes).ok_or_else(bad)?).map_err(|_| bad())?;
+        let (kind, depth) = RequestKind::get_with_depth(&mut bytes).ok_or_else(bad)?;
         let redirects_left =
             u32::try_from(get_varint(&mut bytes).ok_or_else(bad)?).map_err(|_| bad())?;
         let url = get_str(&mut bytes).ok_or_else(bad)?;
@@ -192,7 +202,8 @@ pub(crate) fn decode(mut bytes: &[u8], out: &mut Vec<Queued>) -> Result<(), Fron
             url: url.into(),
             parent,
             depth,
-            redirects_left,
+            redirects_left: u16::try_from(redirects_left).unwrap_or(u16::MAX),
+            kind: kind.to_byte(),
         });
     }
     Ok(())
@@ -213,6 +224,7 @@ mod tests {
             depth,
             redirects_left: 300,
             parent: parent.map(|p| Url::parse(p).unwrap()),
+            kind: RequestKind::Page,
         }
     }
 
@@ -224,12 +236,19 @@ mod tests {
             req("http://a/3", Some("http://a/1"), 1),
             req("http://a/%C3%A9?q=1", Some("http://a/2"), 200),
             req("http://a/5", None, 2),
+            Request {
+                kind: RequestKind::Sitemap {
+                    trusted: true,
+                    nesting: 2,
+                },
+                ..req("http://a/sitemap.xml", Some("http://a/2"), 2)
+            },
         ];
         let mut enc = Encoded::default();
         for r in &requests {
             enc.push(r);
         }
-        assert_eq!(enc.count(), 5);
+        assert_eq!(enc.count(), 6);
         let bytes = enc.take();
         let mut out = Vec::new();
         decode(&bytes, &mut out).unwrap();

@@ -7,6 +7,15 @@
 //! since a sitemap may add URLs outside its own directory only when robots.txt
 //! vouched for it (sitemaps.org). Their entries then pass the gate like links.
 //!
+//! The registry is one process's memory, so what a queued URL is travels with
+//! it: each sitemap is queued as a [`RequestKind::Sitemap`] carrying its trust
+//! and nesting, and a claimed request of that kind is taken back into the
+//! registry ([`SitemapRegistry::sitemap`]). The kind rather than a set stored
+//! beside the state, because then every frontier (memory, `--state`, Redis)
+//! keeps it in the entry it already writes, with no second store to keep in
+//! step and no extra round trip per claim; an entry without a kind is a page,
+//! as every entry was before.
+//!
 //! What one sitemap index can add is bounded: indexes nest at most
 //! [`MAX_INDEX_DEPTH`] deep (sitemaps.org allows none), one index lists at
 //! most [`MAX_INDEX_ENTRIES`] sitemaps (the protocol's own cap), and a crawl
@@ -17,6 +26,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use url::Url;
+
+use crate::base::request::{Request, RequestKind};
 
 /// How deep sitemap indexes may nest below a sitemap named by robots.txt or
 /// probed (which is depth 0).
@@ -54,6 +65,16 @@ pub(crate) struct SitemapRegistry {
 struct Known {
     trusted: bool,
     depth: u32,
+}
+
+impl Known {
+    /// The kind a sitemap known so is queued as.
+    fn kind(self) -> RequestKind {
+        RequestKind::Sitemap {
+            trusted: self.trusted,
+            nesting: self.depth,
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -111,29 +132,41 @@ impl SitemapRegistry {
     }
 
     /// Remembers `child`, listed by the index `parent`, as a sitemap with the
-    /// parent's trust; false (nothing registered) past a nesting or count limit.
-    pub(crate) fn register_child(&self, parent: &Url, child: Url) -> bool {
+    /// parent's trust, and returns the kind to queue it as; `None` (nothing
+    /// registered) past a nesting or count limit.
+    pub(crate) fn register_child(&self, parent: &Url, child: Url) -> Option<RequestKind> {
         let mut sitemaps = lock(&self.sitemaps);
-        let Some(&Known { trusted, depth }) = sitemaps.get(parent) else {
-            return false;
-        };
-        if sitemaps.contains_key(&child) {
-            return true;
+        let &Known { trusted, depth } = sitemaps.get(parent)?;
+        if let Some(known) = sitemaps.get(&child) {
+            return Some(known.kind());
         }
         if depth >= MAX_INDEX_DEPTH || sitemaps.len() >= MAX_SITEMAPS {
-            return false;
+            return None;
         }
-        let depth = depth + 1;
-        sitemaps.insert(child, Known { trusted, depth });
-        true
+        let known = Known {
+            trusted,
+            depth: depth + 1,
+        };
+        sitemaps.insert(child, known);
+        Some(known.kind())
     }
 
-    /// `Some(trusted)` when `url` is a known sitemap.
-    pub(crate) fn lookup(&self, url: &Url) -> Option<bool> {
+    /// `Some(trusted)` when `req` is a sitemap: queued as one (it is then
+    /// remembered here, as its children's parent, even when another process
+    /// queued it), or known here by its URL.
+    pub(crate) fn sitemap(&self, req: &Request) -> Option<bool> {
         if self.mode == SitemapMode::Off {
             return None;
         }
-        lock(&self.sitemaps).get(url).map(|k| k.trusted)
+        let mut sitemaps = lock(&self.sitemaps);
+        if let RequestKind::Sitemap { trusted, nesting } = req.kind {
+            let known = Known {
+                trusted,
+                depth: nesting,
+            };
+            return Some(sitemaps.entry(req.url.clone()).or_insert(known).trusted);
+        }
+        sitemaps.get(&req.url).map(|k| k.trusted)
     }
 }
 
@@ -145,18 +178,59 @@ mod tests {
         Url::parse(s).unwrap()
     }
 
+    fn page(s: &str) -> Request {
+        Request {
+            url: url(s),
+            depth: 0,
+            redirects_left: 5,
+            parent: None,
+            kind: RequestKind::Page,
+        }
+    }
+
     #[test]
     fn index_chains_stop_at_the_depth_limit() {
         let registry = SitemapRegistry::new(SitemapMode::Robots);
         registry.register(url("http://h/0"), true);
         for i in 0..MAX_INDEX_DEPTH {
             let (parent, child) = (url(&format!("http://h/{i}")), format!("http://h/{}", i + 1));
-            assert!(registry.register_child(&parent, url(&child)), "level {i}");
+            assert!(
+                registry.register_child(&parent, url(&child)).is_some(),
+                "level {i}"
+            );
         }
-        let last = url(&format!("http://h/{MAX_INDEX_DEPTH}"));
-        assert!(!registry.register_child(&last, url("http://h/deeper")));
-        assert_eq!(registry.lookup(&url("http://h/deeper")), None);
-        assert_eq!(registry.lookup(&last), Some(true));
-        assert!(!registry.register_child(&url("http://h/unknown"), url("http://h/x")));
+        let last = format!("http://h/{MAX_INDEX_DEPTH}");
+        assert_eq!(
+            registry.register_child(&url(&last), url("http://h/deeper")),
+            None
+        );
+        assert_eq!(registry.sitemap(&page("http://h/deeper")), None);
+        assert_eq!(registry.sitemap(&page(&last)), Some(true));
+        assert_eq!(
+            registry.register_child(&url("http://h/unknown"), url("http://h/x")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_sitemap_queued_elsewhere_is_known_with_its_trust_and_nesting() {
+        // Another process registered "http://h/index" and queued its child.
+        let registry = SitemapRegistry::new(SitemapMode::Robots);
+        let child = Request {
+            kind: RequestKind::Sitemap {
+                trusted: true,
+                nesting: MAX_INDEX_DEPTH,
+            },
+            ..page("http://h/child")
+        };
+        assert_eq!(registry.sitemap(&page("http://h/child")), None);
+        assert_eq!(registry.sitemap(&child), Some(true));
+        // Its nesting came with it: it may list no deeper index.
+        assert_eq!(
+            registry.register_child(&child.url, url("http://h/grandchild")),
+            None
+        );
+        let off = SitemapRegistry::new(SitemapMode::Off);
+        assert_eq!(off.sitemap(&child), None);
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use skitter::base::outcome::{FetchFailure, OutcomeKind, PageRecord, SkipReason};
-use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier, Lease, Request};
+use skitter::frontier::{Claim, DiskFrontier, DiskOptions, Frontier, Lease, Request, RequestKind};
 use skitter::host::{HostFeedback, HostPolicy};
 use skitter::state::store::{CrawlMeta, OutcomeStore, StoreError, status};
 use url::Url;
@@ -190,6 +190,33 @@ fn incompatible_format_is_refused() {
         status(dir.path()),
         Err(StoreError::Version { .. })
     ));
+}
+
+#[tokio::test]
+async fn a_state_from_before_queue_kinds_resumes_and_is_marked_newer() {
+    let dir = tempfile::tempdir().unwrap();
+    let queued = req("http://a/queued");
+    {
+        let f = open(dir.path(), unlimited());
+        f.offer(vec![queued.clone()]).await.unwrap();
+    }
+    // Format 3 wrote page entries exactly as they are written now.
+    let db = dir.path().join("state.sqlite");
+    let version = |conn: &rusqlite::Connection| -> i64 {
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA user_version = 3").unwrap();
+    drop(conn);
+    let f = open(dir.path(), unlimited());
+    let lease = take(&f).await;
+    assert_eq!(lease.request, queued);
+    assert_eq!(lease.request.kind, RequestKind::Page);
+    drop(f);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // An older build, which would misread a queued sitemap, now refuses it.
+    assert!(version(&conn) > 3);
 }
 
 #[test]
@@ -415,6 +442,7 @@ async fn kill9_child_worker() {
                         depth: lease.request.depth + 1,
                         redirects_left: 10,
                         parent: Some(lease.request.url.clone()),
+                        kind: RequestKind::Page,
                     })
                     .collect();
                 f.offer(links).await.unwrap();

@@ -44,6 +44,7 @@ mod request_options;
 mod robots_corpus;
 mod robots_stall;
 mod sitemap_corpus;
+mod sitemap_resume;
 mod tls_http2;
 mod traps;
 mod url_corpus;

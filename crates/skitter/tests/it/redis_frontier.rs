@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use skitter::frontier::{
-    Claim, Frontier, FrontierError, Lease, RedisFrontier, RedisOptions, Request,
+    Claim, Frontier, FrontierError, Lease, RedisFrontier, RedisOptions, Request, RequestKind,
 };
 use skitter::host::{HostFeedback, HostKey, HostPolicy};
 use url::Url;
@@ -18,6 +18,7 @@ fn req(url: &str) -> Request {
         depth: 1,
         redirects_left: 5,
         parent: Some(Url::parse("http://root.test/").unwrap()),
+        kind: RequestKind::Page,
     }
 }
 

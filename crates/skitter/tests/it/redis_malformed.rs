@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use skitter::frontier::{Claim, Frontier, RedisFrontier, RedisOptions, Request};
+use skitter::frontier::{Claim, Frontier, RedisFrontier, RedisOptions, Request, RequestKind};
 use skitter::host::{HostFeedback, HostKey, HostPolicy};
 use url::Url;
 
@@ -16,6 +16,7 @@ fn req(url: &str) -> Request {
         depth: 1,
         redirects_left: 5,
         parent: None,
+        kind: RequestKind::Page,
     }
 }
 

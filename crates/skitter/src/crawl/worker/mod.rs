@@ -168,7 +168,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
         let (mut result, cut) = match unreachable {
             Some(failure) => (Err(failure), false),
             None => {
-                let attempt = fetch(ctx, &req.url, earlier.as_ref());
+                let attempt = fetch(ctx, req, earlier.as_ref());
                 within(deadlines.left(&req.url), deadlines.deadline(), attempt).await
             }
         };
@@ -464,8 +464,13 @@ async fn check_health(ctx: &Ctx, url: &Url, max_age: Duration) -> Option<Duratio
 
 /// One attempt at the URL (sitemaps, and pages JSON rules read, keep their
 /// body whatever its type), conditional on the earlier visit's validators.
-async fn fetch(ctx: &Ctx, url: &Url, earlier: Option<&Visit>) -> Result<Response, FetchFailure> {
-    let any_body = ctx.pipeline.sitemaps.lookup(url).is_some()
+async fn fetch(
+    ctx: &Ctx,
+    req: &Request,
+    earlier: Option<&Visit>,
+) -> Result<Response, FetchFailure> {
+    let url = &req.url;
+    let any_body = ctx.pipeline.sitemaps.sitemap(req).is_some()
         || ctx
             .config
             .extract
@@ -504,7 +509,7 @@ async fn handle_response(
         record.kind = OutcomeKind::HttpError;
         return Handled::default();
     }
-    if let Some(trusted) = ctx.pipeline.sitemaps.lookup(&req.url) {
+    if let Some(trusted) = ctx.pipeline.sitemaps.sitemap(req) {
         record.kind = OutcomeKind::Other;
         let (found, new) = handle_sitemap(ctx, req, resp, trusted).await;
         record.num_urls = found;
@@ -592,6 +597,7 @@ async fn handle_response(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frontier::RequestKind;
 
     #[tokio::test]
     async fn a_panic_becomes_the_urls_internal_failure() {
@@ -600,6 +606,7 @@ mod tests {
             depth: 2,
             redirects_left: 5,
             parent: None,
+            kind: RequestKind::Page,
         };
         let Step::Done(page, _, _) = catch_panic(&req, async { panic!("boom at {}", 7) }).await
         else {

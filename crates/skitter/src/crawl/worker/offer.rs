@@ -10,7 +10,7 @@ use crate::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use crate::crawl::admission::Admission;
 use crate::crawl::ctx::Ctx;
 use crate::fetch::{Response, redirect};
-use crate::frontier::Request;
+use crate::frontier::{Request, RequestKind};
 use crate::parse::links::Link;
 
 /// Gates the page's links and offers the admitted ones; returns (distinct admitted
@@ -51,6 +51,7 @@ pub(super) async fn offer_links(
             depth,
             redirects_left: ctx.config.max_redirect,
             parent: Some(req.url.clone()),
+            kind: RequestKind::Page,
         })
         .collect();
     (found, ctx.offer(requests).await)
@@ -86,6 +87,8 @@ pub(super) async fn handle_redirect(
                 depth: req.depth,
                 redirects_left: req.redirects_left - 1,
                 parent: Some(req.url.clone()),
+                // A sitemap that moved is still a sitemap.
+                kind: req.kind,
             };
             record.num_new_urls = ctx.offer(vec![next]).await;
         }

@@ -2,6 +2,9 @@
 //! workers) and what it lists is queued — child sitemaps of an index within the
 //! registry's limits, pages within the sitemap's directory unless robots.txt
 //! named it — and the sitemaps robots.txt names are queued at the page's depth.
+//! Every sitemap is queued as a [`RequestKind::Sitemap`] with its trust and
+//! nesting, so that whichever process claims it (a resumed run, another worker
+//! of a shared crawl) reads it as a sitemap.
 
 use url::Url;
 
@@ -10,7 +13,7 @@ use crate::base::outcome::SkipReason;
 use crate::crawl::admission::Admission;
 use crate::crawl::ctx::Ctx;
 use crate::fetch::{self, Response};
-use crate::frontier::Request;
+use crate::frontier::{Request, RequestKind};
 use crate::parse::discovery::MAX_INDEX_ENTRIES;
 use crate::parse::links::{Link, LinkKind};
 use crate::parse::sitemap::{self, SitemapKind};
@@ -74,18 +77,21 @@ async fn offer_child_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> usize
     let mut requests = Vec::new();
     for url in urls {
         let reason = match ctx.guards.admit(Ok(url), req.depth) {
-            Admission::Admit(url)
-                if ctx.pipeline.sitemaps.register_child(&req.url, url.clone()) =>
-            {
-                requests.push(Request {
-                    url,
-                    depth: req.depth,
-                    redirects_left: ctx.config.max_redirect,
-                    parent: Some(req.url.clone()),
-                });
-                continue;
+            Admission::Admit(url) => {
+                match ctx.pipeline.sitemaps.register_child(&req.url, url.clone()) {
+                    Some(kind) => {
+                        requests.push(Request {
+                            url,
+                            depth: req.depth,
+                            redirects_left: ctx.config.max_redirect,
+                            parent: Some(req.url.clone()),
+                            kind,
+                        });
+                        continue;
+                    }
+                    None => SkipReason::Limit,
+                }
             }
-            Admission::Admit(_) => SkipReason::Limit,
             Admission::Skip(reason) => reason,
         };
         ctx.guards.link_skips.count(reason);
@@ -103,6 +109,10 @@ pub(super) async fn offer_sitemaps(ctx: &Ctx, req: &Request, urls: Vec<Url>) -> 
                 depth: req.depth,
                 redirects_left: ctx.config.max_redirect,
                 parent: Some(req.url.clone()),
+                kind: RequestKind::Sitemap {
+                    trusted: true,
+                    nesting: 0,
+                },
             }),
             Admission::Skip(reason) => ctx.guards.link_skips.count(reason),
         }

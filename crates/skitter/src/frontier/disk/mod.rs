@@ -26,7 +26,9 @@ use tokio::time::Instant;
 use async_trait::async_trait;
 
 use crate::base::outcome::PageRecord;
-use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
+use crate::frontier::{
+    Claim, Frontier, FrontierCounts, FrontierError, Lease, Request, RequestKind,
+};
 use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
 use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
 use crate::state::store::batch::Op;
@@ -247,6 +249,7 @@ impl DiskFrontier {
                             depth,
                             redirects_left: max_redirect,
                             parent: None,
+                            kind: RequestKind::Page,
                         })
                     })
                     .collect();

@@ -7,6 +7,8 @@ use crate::host::ThrottleReason;
 use crate::host::ring::{LINGER, SESSION_BUDGET};
 use url::Url;
 
+use crate::frontier::RequestKind;
+
 fn unlimited() -> HostPolicy {
     HostPolicy {
         max_in_flight: 100,
@@ -38,6 +40,15 @@ fn page(h: usize, i: usize) -> Request {
         depth: i as u32,
         redirects_left: 3,
         parent: (i > 0).then(|| Url::parse(&format!("http://host{h}.test/p/{}", i / 10)).unwrap()),
+        // Some sitemaps among them, whose kind must survive the spill.
+        kind: if i % 7 == 3 {
+            RequestKind::Sitemap {
+                trusted: i.is_multiple_of(2),
+                nesting: 1,
+            }
+        } else {
+            RequestKind::Page
+        },
     }
 }
 
@@ -139,6 +150,7 @@ pub(crate) fn at(host: &str, i: usize) -> Request {
         depth: 0,
         redirects_left: 3,
         parent: None,
+        kind: RequestKind::Page,
     }
 }
 

@@ -7,7 +7,7 @@
 
 use url::Url;
 
-use crate::frontier::{FrontierError, Request};
+use crate::frontier::{FrontierError, Request, RequestKind};
 use crate::host::HostKey;
 
 /// Bits of the fingerprint that pick the seen bucket of a one-shard crawl:
@@ -127,22 +127,29 @@ impl SeenSlots {
     }
 }
 
-/// The text stored in a host queue: `depth TAB redirects_left TAB url TAB parent`.
+/// The text stored in a host queue: `depth TAB redirects_left TAB url TAB parent`,
+/// then `TAB kind` ([`RequestKind::to_byte`] in decimal) for a kind other than a
+/// page, so that every worker claiming a sitemap reads it as one; entries
+/// without it (pages, and all entries of older workers) are pages.
 /// A parsed URL never contains a tab (the parser strips them), so the split is
 /// unambiguous; this is about half the size of the JSON form.
 pub(crate) fn encode_request(request: &Request) -> String {
-    format!(
+    let mut entry = format!(
         "{}\t{}\t{}\t{}",
         request.depth,
         request.redirects_left,
         request.url,
         request.parent.as_ref().map_or("", Url::as_str)
-    )
+    );
+    if !request.kind.is_page() {
+        entry.push_str(&format!("\t{}", request.kind.to_byte()));
+    }
+    entry
 }
 
 /// Reads a queue entry back; `None` if it is not one `encode_request` wrote.
 pub(crate) fn decode_request(entry: &str) -> Option<Request> {
-    let mut parts = entry.splitn(4, '\t');
+    let mut parts = entry.splitn(5, '\t');
     let depth = parts.next()?.parse().ok()?;
     let redirects_left = parts.next()?.parse().ok()?;
     let url = Url::parse(parts.next()?).ok()?;
@@ -150,11 +157,16 @@ pub(crate) fn decode_request(entry: &str) -> Option<Request> {
         "" => None,
         p => Some(Url::parse(p).ok()?),
     };
+    let kind = match parts.next() {
+        None => RequestKind::Page,
+        Some(k) => RequestKind::from_byte(k.parse().ok()?)?,
+    };
     Some(Request {
         url,
         depth,
         redirects_left,
         parent,
+        kind,
     })
 }
 
@@ -173,6 +185,7 @@ mod tests {
             depth: 3,
             redirects_left: 7,
             parent: parent.map(|p| Url::parse(p).unwrap()),
+            kind: RequestKind::Page,
         }
     }
 
@@ -183,11 +196,31 @@ mod tests {
             req("https://a.test/x?q=1#f", Some("http://b.test/p")),
             req("http://a.test/%09tab", Some("http://a.test/")),
             req("http://[::1]:8080/ü", None),
+            Request {
+                kind: RequestKind::Sitemap {
+                    trusted: true,
+                    nesting: 1,
+                },
+                ..req(
+                    "http://a.test/sitemap-1.xml",
+                    Some("http://a.test/index.xml"),
+                )
+            },
         ];
         for case in cases {
             let text = encode_request(&case);
             assert_eq!(decode_request(&text).as_ref(), Some(&case), "{text}");
         }
+        // An entry of a worker from before kinds: a page.
+        let old = "3\t7\thttp://a.test/x\thttp://a.test/";
+        assert_eq!(
+            decode_request(old),
+            Some(req("http://a.test/x", Some("http://a.test/")))
+        );
+        assert_eq!(
+            encode_request(&req("http://a.test/x", Some("http://a.test/"))),
+            old
+        );
     }
 
     #[test]
@@ -199,6 +232,8 @@ mod tests {
             "a\t2\thttp://a/\t",
             "1\t2\tnot a url\t",
             "1\t2\thttp://a/\tbad",
+            "1\t2\thttp://a/\t\t2",
+            "1\t2\thttp://a/\t\tx",
         ] {
             assert_eq!(decode_request(bad), None, "{bad:?}");
         }

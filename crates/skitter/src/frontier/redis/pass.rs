@@ -20,7 +20,7 @@ use url::Url;
 use super::RedisFrontier;
 use super::layout::Keys;
 use super::visit::split;
-use crate::frontier::{Frontier, FrontierError, Request};
+use crate::frontier::{Frontier, FrontierError, Request, RequestKind};
 use crate::state::recrawl::{Known, PassInfo, RecrawlOrder, plan};
 
 /// Visit buckets read per SCAN step: bounds what a pass start holds in
@@ -201,6 +201,7 @@ impl RedisFrontier {
                         depth: k.depth,
                         redirects_left: max_redirect,
                         parent: None,
+                        kind: RequestKind::Page,
                     })
                 })
                 .collect();

@@ -5,13 +5,15 @@
 //! in two blobs — their fingerprints (16 bytes each, so the seen set is rebuilt
 //! without decoding requests) and the requests themselves in a compact binary
 //! form — so the database sees one insert and one delete per chunk instead.
+//! A request of a kind other than a page starts with its kind's mark
+//! ([`RequestKind::put_mark`]); chunks written before kinds were hold pages only.
 //! Decoding checks every length: a damaged row is a [`StoreError::Corrupt`], never
 //! a panic.
 
 use url::Url;
 
 use super::StoreError;
-use crate::base::request::Request;
+use crate::base::request::{Request, RequestKind};
 use crate::base::varint::{get_bytes, get_varint, put_str, put_varint};
 
 /// Requests being collected for one host's next chunk.
@@ -25,6 +27,7 @@ impl ChunkBuilder {
     /// Appends a request with its fingerprint.
     pub(crate) fn push(&mut self, fp: u128, r: &Request) {
         self.fps.extend_from_slice(&fp.to_be_bytes());
+        r.kind.put_mark(&mut self.reqs);
         put_varint(&mut self.reqs, u64::from(r.depth));
         put_varint(&mut self.reqs, u64::from(r.redirects_left));
         put_str(&mut self.reqs, r.url.as_str());
@@ -175,7 +178,8 @@ impl<'a> Reader<'a> {
     }
 
     fn request(&mut self) -> Result<Request, StoreError> {
-        let depth = self.small()?;
+        let (kind, depth) = RequestKind::get_with_depth(&mut self.rest)
+            .ok_or_else(|| corrupt("bad kind or depth"))?;
         let redirects_left = self.small()?;
         let len = self.varint()?;
         let url = self.url(len)?;
@@ -188,6 +192,7 @@ impl<'a> Reader<'a> {
             depth,
             redirects_left,
             parent,
+            kind,
         })
     }
 }
@@ -202,6 +207,7 @@ mod tests {
             depth,
             redirects_left: 300,
             parent: parent.map(|p| Url::parse(p).unwrap()),
+            kind: RequestKind::Page,
         }
     }
 
@@ -212,18 +218,29 @@ mod tests {
             (u128::MAX, req("http://a/2?q=é", Some("http://a/"), 200_000)),
             (5, req("http://a/3", Some("http://a/"), 1)),
             (7, req("https://a:8443/x#f", Some("http://b/"), 3)),
+            (
+                8,
+                Request {
+                    kind: RequestKind::Sitemap {
+                        trusted: false,
+                        nesting: 3,
+                    },
+                    ..req("http://a/sitemap-2.xml", Some("http://b/"), 3)
+                },
+            ),
         ];
         let mut b = ChunkBuilder::default();
         for (fp, r) in &items {
             b.push(*fp, r);
         }
-        assert_eq!(b.len(), 4);
+        assert_eq!(b.len(), 5);
         let chunk = b.seal(9, 4);
         assert!(b.is_empty());
-        assert_eq!((chunk.id, chunk.host, chunk.len()), (9, 4, 4));
+        assert_eq!((chunk.id, chunk.host, chunk.len()), (9, 4, 5));
         assert_eq!(chunk.decode().unwrap(), items.to_vec());
         let kept = chunk.retain(|fp| fp != u128::MAX).unwrap();
-        assert_eq!(kept.fingerprints().unwrap(), [1, 5, 7]);
+        assert_eq!(kept.fingerprints().unwrap(), [1, 5, 7, 8]);
+        assert_eq!(kept.decode().unwrap()[3], items[4]);
         assert_eq!(kept.decode().unwrap()[2], items[3]);
     }
 

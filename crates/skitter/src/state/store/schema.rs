@@ -13,11 +13,17 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use super::{CrawlMeta, StoreError};
 
 /// The on-disk format this build reads and writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The oldest format this build still opens: version 2 lacks only the
-/// recrawl tables, which opening adds.
+/// recrawl tables, which opening adds; version 3 only queue entries with a
+/// kind (a queued sitemap, see `chunk`), which its entries (all pages) need
+/// not have. Opening marks either as version 4, which an older build refuses
+/// instead of misreading such an entry.
 const OLDEST_READABLE: i64 = 2;
+
+/// The format before queue entries could carry a kind.
+const WITHOUT_KINDS: i64 = 3;
 
 /// The database file inside a state directory.
 pub(crate) const DB_FILE: &str = "state.sqlite";
@@ -147,7 +153,10 @@ fn init_or_check(conn: &Connection, meta: &CrawlMeta, force: bool) -> Result<(),
              PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         );
         conn.execute_batch(&script)
-            .map_err(StoreError::sql("upgrading the store to format 3"))?;
+            .map_err(StoreError::sql("upgrading the store to format 4"))?;
+    } else if version == WITHOUT_KINDS {
+        conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))
+            .map_err(StoreError::sql("upgrading the store to format 4"))?;
     } else if version != SCHEMA_VERSION {
         return Err(StoreError::Version {
             found: version,

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use skitter::frontier::{Claim, Frontier, Lease, Request};
+use skitter::frontier::{Claim, Frontier, Lease, Request, RequestKind};
 use skitter::host::{HostFeedback, HostPolicy, ThrottleReason};
 use url::Url;
 
@@ -20,6 +20,7 @@ pub fn req(u: &str) -> Request {
         depth: 0,
         redirects_left: 10,
         parent: None,
+        kind: RequestKind::Page,
     }
 }
 
