@@ -25,8 +25,8 @@ use tokio::time::Instant;
 
 use async_trait::async_trait;
 
-use crate::base::outcome::PageRecord;
-use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
+use crate::base::outcome::{OutcomeKind, PageRecord};
+use crate::frontier::{Claim, Fetched, Frontier, FrontierCounts, FrontierError, Lease, Request};
 use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
 use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
 use crate::state::store::batch::Op;
@@ -340,7 +340,8 @@ impl DiskFrontier {
             if let Some(op) = visit {
                 state.put(op);
             }
-            let Some(throttle) = state.complete(lease.id, feedback, now)? else {
+            let fetched = record.kind != OutcomeKind::Skipped;
+            let Some(throttle) = state.complete(lease.id, feedback, fetched, now)? else {
                 return Err(StoreError::Corrupt(format!("unknown lease {}", lease.id)));
             };
             if wait && !state.waiting {
@@ -471,7 +472,9 @@ impl Frontier for DiskFrontier {
     ) -> Result<Option<Throttle>, FrontierError> {
         let now = Instant::now();
         let id = lease.id;
-        self.with(|state| state.complete(id, feedback, now))?
+        // Without a record, whether it fetched is unknown: counted, so a
+        // resumed crawl's limits err on the side of fetching less.
+        self.with(|state| state.complete(id, feedback, true, now))?
             .ok_or(FrontierError::UnknownLease(id))
     }
 
@@ -539,5 +542,16 @@ impl Frontier for DiskFrontier {
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
         Ok(self.with(|state| Ok(state.counts()))?)
+    }
+
+    /// As last committed: asked at the start of a run, when that is all
+    /// the earlier runs did.
+    async fn fetched(&self) -> Result<Fetched, FrontierError> {
+        let (pages, hosts) = lock(&self.shared.db).records.fetched()?;
+        let per_host = hosts
+            .into_iter()
+            .map(|(key, n)| (HostKey::from_stored(key), n))
+            .collect();
+        Ok(Fetched { pages, per_host })
     }
 }
