@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use skitter::crawl::config::Limits;
 use skitter::fetch::retry::RetryPolicy;
-use skitter::frontier::{DiskFrontier, DiskOptions};
+use skitter::frontier::{DiskFrontier, DiskOptions, RecrawlStart};
 use skitter::output::report::{Limit, StopReason};
 use skitter::state::store::CrawlMeta;
 use skitter::{Crawler, Report};
@@ -16,8 +16,12 @@ use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
 
 fn site() -> RunningSite {
+    site_of(60)
+}
+
+fn site_of(pages: usize) -> RunningSite {
     TestSite::start(SiteConfig {
-        pages: 60,
+        pages,
         ..SiteConfig::default()
     })
     .unwrap()
@@ -25,12 +29,23 @@ fn site() -> RunningSite {
 
 /// One run of the crawl kept in `dir`, under `limits`.
 async fn run(site: &RunningSite, dir: &Path, limits: Limits) -> Report {
+    run_pass(site, dir, limits, None).await
+}
+
+/// [`run`], starting a recrawl pass when `recrawl` says so.
+async fn run_pass(
+    site: &RunningSite,
+    dir: &Path,
+    limits: Limits,
+    recrawl: Option<RecrawlStart>,
+) -> Report {
     let meta = CrawlMeta {
         roots: vec![site.url("/")],
         ..CrawlMeta::default()
     };
     let options = DiskOptions {
         durable: false,
+        recrawl,
         ..DiskOptions::default()
     };
     let store = Arc::new(DiskFrontier::open(dir, &meta, options).unwrap());
@@ -117,4 +132,21 @@ async fn a_state_from_before_fetch_counts_resumes_within_its_limits() {
     let resumed = run(&site, dir.path(), max_pages(15)).await;
     assert_eq!(resumed.stopped, Some(StopReason::Limit(Limit::MaxPages)));
     assert_eq!(site.stats().total_requests, 15, "the upgrade counted 10");
+}
+
+#[tokio::test]
+async fn a_recrawl_pass_starts_its_limits_afresh() {
+    let site = site_of(8);
+    let dir = tempfile::tempdir().unwrap();
+    let first = run(&site, dir.path(), max_pages(12)).await;
+    assert!(first.completed(), "{:?}", first.stopped);
+    let pages = site.stats().total_requests;
+    assert!(pages > 6 && pages < 12, "{pages}");
+    let recrawl = RecrawlStart {
+        order: skitter::state::recrawl::RecrawlOrder::Oldest,
+        max_redirect: 10,
+    };
+    let second = run_pass(&site, dir.path(), max_pages(12), Some(recrawl)).await;
+    assert!(second.completed(), "{:?}", second.stopped);
+    assert_eq!(site.stats().total_requests, 2 * pages, "every page again");
 }
