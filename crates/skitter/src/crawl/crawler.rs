@@ -109,6 +109,8 @@ impl Crawler {
         // without having changed a durable frontier.
         let renderer = start_renderer(&config).await?;
         seed(&config, &sitemaps, &*self.frontier, &self.progress).await?;
+        // A resumed crawl's limits count on from what its earlier runs fetched.
+        let fetched = self.frontier.fetched().await?;
         // Before the sinks go to their task: they say which bodies to keep.
         let pipeline = Pipeline::new(
             &config,
@@ -124,7 +126,14 @@ impl Crawler {
             OutputTask::start(self.sinks, &config, &*self.frontier, &stop_signal, rebuilt);
         let (grace, max_tasks, options) = (config.grace, config.max_tasks, config.report.clone());
         let signals = Signals::new(stop_signal.clone(), self.progress);
-        let ctx = Ctx::new(config, self.frontier.clone(), pipeline, signals, outputs);
+        let ctx = Ctx::new(
+            config,
+            self.frontier.clone(),
+            pipeline,
+            signals,
+            outputs,
+            fetched,
+        );
         // Their counts go to the report once the workers are done.
         let guards = ctx.guards.clone();
         let mut stop = schedule(Arc::new(ctx), &stop_signal, cancel).await;

@@ -85,6 +85,18 @@ pub struct FrontierCounts {
     pub seen: u64,
 }
 
+/// What earlier runs of a resumed crawl fetched, as the limits count
+/// fetches: every completed URL except those skipped before fetching
+/// (robots.txt, `max_per_host`). A run's `max_pages` and `max_per_host`
+/// start from it, so they hold for the whole crawl, not each run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fetched {
+    /// URLs fetched in all.
+    pub pages: u64,
+    /// URLs fetched per host; hosts with none are left out.
+    pub per_host: Vec<(HostKey, u64)>,
+}
+
 /// A frontier operation failed; the crawl cannot go on safely. Each kind
 /// carries what caused it ([`std::error::Error::source`]).
 #[derive(Debug, thiserror::Error)]
@@ -253,6 +265,12 @@ pub trait Frontier: Send + Sync {
 
     /// Current counts.
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
+
+    /// What this crawl fetched before this run (see [`Fetched`]); nothing
+    /// for a frontier that does not outlive its run.
+    async fn fetched(&self) -> Result<Fetched, FrontierError> {
+        Ok(Fetched::default())
+    }
 }
 mod disk;
 pub use disk::{DiskFrontier, DiskOptions, RecrawlStart};

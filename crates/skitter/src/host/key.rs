@@ -21,6 +21,11 @@ impl HostKey {
         HostKey(format!("{host}:{port}"))
     }
 
+    /// A key as stored by [`HostKey::as_str`] (in a crawl's state).
+    pub(crate) fn from_stored(key: String) -> HostKey {
+        HostKey(key)
+    }
+
     /// The key as text.
     pub fn as_str(&self) -> &str {
         &self.0

@@ -1,6 +1,7 @@
 //! Crawl limits that need live state: the page budget (`max_pages`) and the
 //! per-host quota (`max_per_host`). Depth is checked by the gate, time by the
-//! scheduler.
+//! scheduler. Both start from what earlier runs of a resumed crawl fetched,
+//! so a limit holds for the whole crawl, however often it is resumed.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,10 +18,11 @@ pub(crate) struct PageBudget {
 }
 
 impl PageBudget {
-    pub(crate) fn new(max: Option<u64>) -> Self {
+    /// A budget of `max` fetches, `used` of them by earlier runs.
+    pub(crate) fn new(max: Option<u64>, used: u64) -> Self {
         PageBudget {
             max,
-            used: AtomicU64::new(0),
+            used: AtomicU64::new(used),
         }
     }
 
@@ -47,10 +49,11 @@ pub(crate) struct HostQuota {
 }
 
 impl HostQuota {
-    pub(crate) fn new(max: Option<u64>) -> Self {
+    /// A quota of `max` fetches per host, `used` of them by earlier runs.
+    pub(crate) fn new(max: Option<u64>, used: impl IntoIterator<Item = (HostKey, u64)>) -> Self {
         HostQuota {
             max,
-            used: Mutex::new(HashMap::new()),
+            used: Mutex::new(used.into_iter().collect()),
         }
     }
 
@@ -75,24 +78,44 @@ mod tests {
 
     #[test]
     fn budget_counts_fetches_not_skips() {
-        let b = PageBudget::new(Some(2));
+        let b = PageBudget::new(Some(2), 0);
         assert!(b.available());
         b.take();
         b.take();
         assert!(!b.available());
         b.give_back();
         assert!(b.available());
-        assert!(PageBudget::new(None).available());
+        assert!(PageBudget::new(None, 0).available());
+    }
+
+    #[test]
+    fn budget_starts_from_earlier_runs() {
+        let b = PageBudget::new(Some(3), 2);
+        assert!(b.available());
+        b.take();
+        assert!(!b.available());
+        assert!(!PageBudget::new(Some(3), 5).available());
     }
 
     #[test]
     fn quota_is_per_host() {
-        let q = HostQuota::new(Some(1));
+        let q = HostQuota::new(Some(1), []);
         let a = HostKey::of(&url::Url::parse("http://a/").unwrap());
         let b = HostKey::of(&url::Url::parse("http://b/").unwrap());
         assert!(q.try_take(&a));
         assert!(!q.try_take(&a));
         assert!(q.try_take(&b));
-        assert!(HostQuota::new(None).try_take(&a));
+        assert!(HostQuota::new(None, []).try_take(&a));
+    }
+
+    #[test]
+    fn quota_starts_from_earlier_runs() {
+        let a = HostKey::of(&url::Url::parse("http://a/").unwrap());
+        let b = HostKey::of(&url::Url::parse("http://b/").unwrap());
+        let q = HostQuota::new(Some(2), [(a.clone(), 1)]);
+        assert!(q.try_take(&a));
+        assert!(!q.try_take(&a));
+        assert!(q.try_take(&b));
+        assert!(q.try_take(&b));
     }
 }

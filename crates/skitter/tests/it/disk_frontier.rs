@@ -200,14 +200,19 @@ async fn a_state_from_before_queue_kinds_resumes_and_is_marked_newer() {
         let f = open(dir.path(), unlimited());
         f.offer(vec![queued.clone()]).await.unwrap();
     }
-    // Format 3 wrote page entries exactly as they are written now.
+    // Format 3 wrote page entries exactly as they are written now, and had
+    // no fetch counts.
     let db = dir.path().join("state.sqlite");
     let version = |conn: &rusqlite::Connection| -> i64 {
         conn.query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap()
     };
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("PRAGMA user_version = 3").unwrap();
+    conn.execute_batch(
+        "ALTER TABLE progress DROP COLUMN fetched; ALTER TABLE host DROP COLUMN fetched;
+         PRAGMA user_version = 3;",
+    )
+    .unwrap();
     drop(conn);
     let f = open(dir.path(), unlimited());
     let lease = take(&f).await;

@@ -41,6 +41,7 @@ mod redis_sharded;
 mod render;
 mod report_html;
 mod request_options;
+mod resumed_limits;
 mod robots_corpus;
 mod robots_stall;
 mod sitemap_corpus;

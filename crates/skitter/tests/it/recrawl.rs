@@ -290,8 +290,11 @@ async fn a_state_from_before_recrawl_opens_but_cannot_be_recrawled() {
     // Make it look like format 2: no visits, no passes.
     {
         let db = rusqlite::Connection::open(dir.path().join("state.sqlite")).unwrap();
-        db.execute_batch("DROP TABLE visit; DROP TABLE pass; PRAGMA user_version = 2;")
-            .unwrap();
+        db.execute_batch(
+            "DROP TABLE visit; DROP TABLE pass; ALTER TABLE progress DROP COLUMN fetched;
+             ALTER TABLE host DROP COLUMN fetched; PRAGMA user_version = 2;",
+        )
+        .unwrap();
     }
     assert!(
         skitter::state::store::status(dir.path())

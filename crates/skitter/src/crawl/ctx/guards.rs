@@ -11,6 +11,7 @@ use crate::crawl::admission::{Admission, Gate, LinkSkips};
 use crate::crawl::config::Config;
 use crate::crawl::deadline::UrlDeadlines;
 use crate::crawl::stall::RobotsStall;
+use crate::frontier::Fetched;
 use crate::host::quota::{HostQuota, PageBudget};
 use crate::host::slowdown::Slowdowns;
 use crate::output::report::Counters;
@@ -35,8 +36,9 @@ pub(crate) struct Guards {
 }
 
 impl Guards {
-    /// The guards of one run, from its settings.
-    pub(crate) fn new(config: &Config) -> Guards {
+    /// The guards of one run, from its settings and what earlier runs of
+    /// the crawl fetched (the limits count on from there).
+    pub(crate) fn new(config: &Config, fetched: Fetched) -> Guards {
         Guards {
             gate: Gate {
                 scope: config.scope.clone(),
@@ -46,8 +48,8 @@ impl Guards {
             },
             traps: TrapGuard::new(config.trap_rules.clone()),
             link_skips: LinkSkips::default(),
-            budget: PageBudget::new(config.limits.max_pages),
-            quota: HostQuota::new(config.limits.max_per_host),
+            budget: PageBudget::new(config.limits.max_pages, fetched.pages),
+            quota: HostQuota::new(config.limits.max_per_host, fetched.per_host),
             slowdowns: Slowdowns::default(),
             stall: RobotsStall::new(config.robots.as_ref().map_or_else(
                 || crate::robots::RobotsPolicy::default().max_blocked,

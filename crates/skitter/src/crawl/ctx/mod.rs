@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::crawl::config::Config;
 use crate::crawl::handoff::ToSinks;
-use crate::frontier::{Frontier, Request};
+use crate::frontier::{Fetched, Frontier, Request};
 use crate::host::{HostKey, Throttle};
 
 mod guards;
@@ -35,7 +35,8 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
-    /// The context of one run: its guards are made from `config`, the other
+    /// The context of one run: its guards are made from `config` and what
+    /// earlier runs `fetched`, the other
     /// groups were made by the crawler, which needed parts of them first (the
     /// sitemaps and the browser to seed the frontier, the outputs' channel to
     /// start their task).
@@ -45,9 +46,10 @@ impl Ctx {
         pipeline: Pipeline,
         signals: Signals,
         outputs: Outputs,
+        fetched: Fetched,
     ) -> Ctx {
         Ctx {
-            guards: Arc::new(Guards::new(&config)),
+            guards: Arc::new(Guards::new(&config, fetched)),
             config,
             frontier,
             pipeline,

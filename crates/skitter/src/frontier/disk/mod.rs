@@ -25,9 +25,9 @@ use tokio::time::Instant;
 
 use async_trait::async_trait;
 
-use crate::base::outcome::PageRecord;
+use crate::base::outcome::{OutcomeKind, PageRecord};
 use crate::frontier::{
-    Claim, Frontier, FrontierCounts, FrontierError, Lease, Request, RequestKind,
+    Claim, Fetched, Frontier, FrontierCounts, FrontierError, Lease, Request, RequestKind,
 };
 use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
 use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
@@ -343,7 +343,8 @@ impl DiskFrontier {
             if let Some(op) = visit {
                 state.put(op);
             }
-            let Some(throttle) = state.complete(lease.id, feedback, now)? else {
+            let fetched = record.kind != OutcomeKind::Skipped;
+            let Some(throttle) = state.complete(lease.id, feedback, fetched, now)? else {
                 return Err(StoreError::Corrupt(format!("unknown lease {}", lease.id)));
             };
             if wait && !state.waiting {
@@ -474,7 +475,9 @@ impl Frontier for DiskFrontier {
     ) -> Result<Option<Throttle>, FrontierError> {
         let now = Instant::now();
         let id = lease.id;
-        self.with(|state| state.complete(id, feedback, now))?
+        // Without a record, whether it fetched is unknown: counted, so a
+        // resumed crawl's limits err on the side of fetching less.
+        self.with(|state| state.complete(id, feedback, true, now))?
             .ok_or(FrontierError::UnknownLease(id))
     }
 
@@ -542,5 +545,16 @@ impl Frontier for DiskFrontier {
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
         Ok(self.with(|state| Ok(state.counts()))?)
+    }
+
+    /// As last committed: asked at the start of a run, when that is all
+    /// the earlier runs did.
+    async fn fetched(&self) -> Result<Fetched, FrontierError> {
+        let (pages, hosts) = lock(&self.shared.db).records.fetched()?;
+        let per_host = hosts
+            .into_iter()
+            .map(|(key, n)| (HostKey::from_stored(key), n))
+            .collect();
+        Ok(Fetched { pages, per_host })
     }
 }

@@ -11,6 +11,10 @@ pub(crate) struct Progress {
     pub(crate) queued: u64,
     pub(crate) leased: u64,
     pub(crate) done: u64,
+    /// Of `done`, the URLs fetched: all but those skipped before fetching
+    /// (robots.txt, `max_per_host`), as the page budget counts them. A
+    /// resumed crawl starts `max_pages` from it.
+    pub(crate) fetched: u64,
     /// The next id for a host row or a queue chunk; increasing ids keep each
     /// host's chunks FIFO.
     pub(crate) next_seq: i64,
@@ -26,6 +30,8 @@ pub(crate) struct HostRow {
     /// Queued requests: waiting or leased.
     pub(crate) pending: u64,
     pub(crate) done: u64,
+    /// Of `done`, the URLs fetched; a resumed crawl starts `max_per_host` from it.
+    pub(crate) fetched: u64,
     /// Maintained by the database side; ignored when written from a snapshot.
     pub(crate) errors: u64,
     pub(crate) delay_floor: Duration,

@@ -172,7 +172,7 @@ pub(crate) fn begin(
         .map_err(sql("starting a pass"))?;
     tx.execute_batch(
         "DELETE FROM queue; DELETE FROM done; DELETE FROM seen; DELETE FROM outcome;
-         UPDATE host SET pending = 0, done = 0, errors = 0;
+         UPDATE host SET pending = 0, done = 0, errors = 0, fetched = 0;
          DROP TABLE IF EXISTS temp.due; DROP TABLE IF EXISTS temp.due_q;
          CREATE TEMP TABLE due (at INTEGER NOT NULL, fp BLOB NOT NULL);",
     )
@@ -180,7 +180,7 @@ pub(crate) fn begin(
     let not_due = sort_due(&tx, order, (now_ms.max(0) / 1000) as u64)?;
     tx.execute(
         "UPDATE progress SET seen = ?1, queued = 0, leased = 0, done = 0, outcomes = 0,
-         errors = 0, spilled = 0 WHERE id = 0",
+         errors = 0, spilled = 0, fetched = 0 WHERE id = 0",
         [not_due as i64],
     )
     .map_err(sql("starting a pass"))?;

@@ -100,13 +100,13 @@ impl Records {
         let mut host = conn
             .prepare_cached(
                 "UPDATE host SET pending = ?2, done = ?3, delay_floor_ms = ?4,
-                 errors = errors + ?5 WHERE id = ?1",
+                 errors = errors + ?5, fetched = ?6 WHERE id = ?1",
             )
             .map_err(sql("committing"))?;
         for h in &snap.hosts {
             let floor = h.delay_floor.as_millis() as i64;
             let errors = host_errors.remove(&h.id).unwrap_or(0);
-            host.execute(params![h.id, h.pending, h.done, floor, errors])
+            host.execute(params![h.id, h.pending, h.done, floor, errors, h.fetched])
                 .map_err(sql("committing"))?;
         }
         let mut errors_only = conn
@@ -121,7 +121,8 @@ impl Records {
         let p = &snap.progress;
         conn.prepare_cached(
             "UPDATE progress SET seen = ?1, queued = ?2, leased = ?3, done = ?4, outcomes = ?5,
-             errors = ?6, next_seq = ?7, spilled = ?8, updated_ms = ?9 WHERE id = 0",
+             errors = ?6, next_seq = ?7, spilled = ?8, updated_ms = ?9, fetched = ?10
+             WHERE id = 0",
         )
         .and_then(|mut s| {
             s.execute(params![
@@ -133,7 +134,8 @@ impl Records {
                 self.counts.errors,
                 p.next_seq,
                 p.spilled,
-                unix_ms(SystemTime::now())
+                unix_ms(SystemTime::now()),
+                p.fetched
             ])
         })
         .map_err(sql("committing"))?;
@@ -252,7 +254,8 @@ impl Records {
     pub(crate) fn load_progress(&self) -> Result<Progress, StoreError> {
         self.conn
             .query_row(
-                "SELECT seen, queued, leased, done, next_seq, spilled FROM progress WHERE id = 0",
+                "SELECT seen, queued, leased, done, next_seq, spilled, fetched
+                 FROM progress WHERE id = 0",
                 [],
                 |r| {
                     Ok(Progress {
@@ -262,6 +265,7 @@ impl Records {
                         done: r.get(3)?,
                         next_seq: r.get(4)?,
                         spilled: r.get(5)?,
+                        fetched: r.get(6)?,
                     })
                 },
             )
@@ -269,14 +273,41 @@ impl Records {
     }
 
     pub(crate) fn load_hosts(&self) -> Result<Vec<HostRow>, StoreError> {
-        load_hosts(&self.conn)
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, key, pending, done, errors, delay_floor_ms, fetched FROM host ORDER BY id")
+            .map_err(sql("reading hosts"))?;
+        let rows = stmt.query_map([], host_row).map_err(sql("reading hosts"))?;
+        rows.collect::<Result<_, _>>().map_err(sql("reading hosts"))
+    }
+
+    /// What the crawl has fetched in its current pass, in all and per host
+    /// (only hosts with fetches), as last committed.
+    pub(crate) fn fetched(&self) -> Result<(u64, Vec<(String, u64)>), StoreError> {
+        let total = self
+            .conn
+            .query_row("SELECT fetched FROM progress WHERE id = 0", [], |r| {
+                r.get(0)
+            })
+            .map_err(sql("reading progress"))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, fetched FROM host WHERE fetched > 0")
+            .map_err(sql("reading hosts"))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql("reading hosts"))?;
+        let hosts = rows
+            .collect::<Result<_, _>>()
+            .map_err(sql("reading hosts"))?;
+        Ok((total, hosts))
     }
 
     /// One host's counters as last committed, if it has a row.
     pub(crate) fn host_row(&self, key: &str) -> Result<Option<HostRow>, StoreError> {
         self.conn
             .prepare_cached(
-                "SELECT id, key, pending, done, errors, delay_floor_ms FROM host WHERE key = ?1",
+                "SELECT id, key, pending, done, errors, delay_floor_ms, fetched FROM host WHERE key = ?1",
             )
             .and_then(|mut s| s.query_row([key], host_row).optional())
             .map_err(sql("reading a host"))
@@ -477,7 +508,8 @@ fn put_chunk(conn: &Connection, c: &Chunk) -> Result<usize, StoreError> {
         .map_err(sql("queueing URLs"))
 }
 
-/// Every host's counters, from any connection.
+/// Every host's counters, from any connection, without `fetched` (left 0):
+/// a status reader may read a state of a format before it was kept.
 pub(crate) fn load_hosts(conn: &Connection) -> Result<Vec<HostRow>, StoreError> {
     let mut stmt = conn
         .prepare("SELECT id, key, pending, done, errors, delay_floor_ms FROM host ORDER BY id")
@@ -494,7 +526,7 @@ pub(crate) fn visit_of(conn: &Connection, fp: u128) -> Result<Option<Vec<u8>>, S
         .map_err(sql("reading a visit"))
 }
 
-/// A row of `SELECT id, key, pending, done, errors, delay_floor_ms FROM host`.
+/// A row of `SELECT id, key, pending, done, errors, delay_floor_ms[, fetched] FROM host`.
 fn host_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HostRow> {
     Ok(HostRow {
         id: r.get(0)?,
@@ -503,5 +535,7 @@ fn host_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<HostRow> {
         done: r.get(3)?,
         errors: r.get(4)?,
         delay_floor: Duration::from_millis(r.get::<_, i64>(5)?.max(0) as u64),
+        // Absent when the caller did not select it (see `load_hosts`).
+        fetched: r.get(6).unwrap_or(0),
     })
 }

@@ -15,15 +15,12 @@ use super::{CrawlMeta, StoreError};
 /// The on-disk format this build reads and writes.
 pub const SCHEMA_VERSION: i64 = 4;
 
-/// The oldest format this build still opens: version 2 lacks only the
-/// recrawl tables, which opening adds; version 3 only queue entries with a
-/// kind (a queued sitemap, see `chunk`), which its entries (all pages) need
-/// not have. Opening marks either as version 4, which an older build refuses
-/// instead of misreading such an entry.
+/// The oldest format this build still opens: version 2 lacks the recrawl
+/// tables, version 3 the fetch counts; opening adds what is missing. Version 3
+/// also had no queue entries with a kind (a queued sitemap, see `chunk`), which
+/// its entries (all pages) need not have; opening marks it as version 4, which
+/// an older build refuses instead of misreading such an entry.
 const OLDEST_READABLE: i64 = 2;
-
-/// The format before queue entries could carry a kind.
-const WITHOUT_KINDS: i64 = 3;
 
 /// The database file inside a state directory.
 pub(crate) const DB_FILE: &str = "state.sqlite";
@@ -35,12 +32,13 @@ CREATE TABLE progress (
     id INTEGER PRIMARY KEY CHECK (id = 0),
     seen INTEGER NOT NULL, queued INTEGER NOT NULL, leased INTEGER NOT NULL,
     done INTEGER NOT NULL, outcomes INTEGER NOT NULL, errors INTEGER NOT NULL,
-    next_seq INTEGER NOT NULL, spilled INTEGER NOT NULL, updated_ms INTEGER NOT NULL);
-INSERT INTO progress VALUES (0, 0, 0, 0, 0, 0, 0, 1, 0, 0);
+    next_seq INTEGER NOT NULL, spilled INTEGER NOT NULL, updated_ms INTEGER NOT NULL,
+    fetched INTEGER NOT NULL DEFAULT 0);
+INSERT INTO progress VALUES (0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0);
 CREATE TABLE host (
     id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,
     pending INTEGER NOT NULL, done INTEGER NOT NULL, errors INTEGER NOT NULL,
-    delay_floor_ms INTEGER NOT NULL);
+    delay_floor_ms INTEGER NOT NULL, fetched INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE queue (
     id INTEGER PRIMARY KEY, host INTEGER NOT NULL, fps BLOB NOT NULL, reqs BLOB NOT NULL);
 CREATE INDEX queue_host ON queue (host, id);
@@ -65,6 +63,20 @@ CREATE TABLE pass (
     changed INTEGER NOT NULL DEFAULT 0, unchanged INTEGER NOT NULL DEFAULT 0,
     gone INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
     not_due INTEGER NOT NULL DEFAULT 0);
+";
+
+/// What version 4 added: the URLs fetched in the current pass, in all and
+/// per host, from which a resumed crawl counts `max_pages` and
+/// `max_per_host` on. An older state has only `done`, which also counts
+/// URLs skipped before fetching; the crawl-wide count is taken from the
+/// records (exact), the per-host one from `done` (never less than the
+/// fetches, so an upgraded crawl may stop a host early but never late).
+const FETCHED_COLUMNS: &str = "
+ALTER TABLE progress ADD COLUMN fetched INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE host ADD COLUMN fetched INTEGER NOT NULL DEFAULT 0;
+UPDATE progress SET fetched =
+    (SELECT count(*) FROM outcome WHERE json_extract(record, '$.kind') <> 'skipped');
+UPDATE host SET fetched = done;
 ";
 
 const FIRST_PASS: &str = "INSERT INTO pass (n, state, started_ms, updated_ms)
@@ -150,12 +162,15 @@ fn init_or_check(conn: &Connection, meta: &CrawlMeta, force: bool) -> Result<(),
             "BEGIN; {RECRAWL_TABLES} {FIRST_PASS}
              UPDATE pass SET started_ms = (SELECT updated_ms FROM progress), \
                urls = (SELECT outcomes FROM progress);
+             {FETCHED_COLUMNS}
              PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
         );
         conn.execute_batch(&script)
             .map_err(StoreError::sql("upgrading the store to format 4"))?;
-    } else if version == WITHOUT_KINDS {
-        conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))
+    } else if version == 3 {
+        let script =
+            format!("BEGIN; {FETCHED_COLUMNS} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;");
+        conn.execute_batch(&script)
             .map_err(StoreError::sql("upgrading the store to format 4"))?;
     } else if version != SCHEMA_VERSION {
         return Err(StoreError::Version {

@@ -318,10 +318,13 @@ impl State {
         self.hosts[idx].queue.load(&chunk)
     }
 
+    /// Completes a lease; `fetched` unless its URL was skipped before
+    /// fetching, which the limits do not count (see `Progress::fetched`).
     pub(super) fn complete(
         &mut self,
         lease: u64,
         feedback: HostFeedback,
+        fetched: bool,
         now: Instant,
     ) -> Result<Option<Option<Throttle>>, StoreError> {
         let Some(leased) = self.leases.remove(&lease) else {
@@ -332,9 +335,11 @@ impl State {
             self.batch.push(Op::DropChunk(leased.chunk));
         }
         self.progress.done += 1;
+        self.progress.fetched += u64::from(fetched);
         let host = &mut self.hosts[leased.host];
         host.row.pending -= 1;
         host.row.done += 1;
+        host.row.fetched += u64::from(fetched);
         let throttle = host.slots.finish(now, feedback);
         if host.place == Place::Full || throttle.is_some() {
             self.replace(leased.host, now);
