@@ -108,8 +108,8 @@ counters! {
     links_cut,
     /// Records the extraction rules found (`items`).
     items,
-    /// Pages an items database refused for their data, left out of it
-    /// (`items_refused`).
+    /// Items an items database refused with the rest of their page's, for
+    /// a value in it, and left out (`items_refused`).
     items_refused,
     /// Pages where an extraction rule failed (`extract_errors`).
     extract_errors,
