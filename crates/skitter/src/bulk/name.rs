@@ -142,7 +142,7 @@ pub enum Naming {
 
 /// The file the body of item `n` at `url` is saved to, always under `dir`,
 /// and never the fetch index or one of SQLite's files beside it (see
-/// [`clear_of_index`]).
+/// `clear_of_index`).
 pub fn target_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
     clear_of_index(dir, templated_path(dir, naming, url, n))
 }

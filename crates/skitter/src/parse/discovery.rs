@@ -10,7 +10,7 @@
 //! The registry is one process's memory, so what a queued URL is travels with
 //! it: each sitemap is queued as a [`RequestKind::Sitemap`] carrying its trust
 //! and nesting, and a claimed request of that kind is taken back into the
-//! registry ([`SitemapRegistry::sitemap`]). The kind rather than a set stored
+//! registry (`SitemapRegistry::sitemap`). The kind rather than a set stored
 //! beside the state, because then every frontier (memory, `--state`, Redis)
 //! keeps it in the entry it already writes, with no second store to keep in
 //! step and no extra round trip per claim; an entry without a kind is a page,
