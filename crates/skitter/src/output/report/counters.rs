@@ -117,8 +117,8 @@ counters! {
     rendered,
     /// Rendered pages whose render failed (`render_failed`).
     render_failed,
-    /// URLs whose handling failed by a bug in skitter (`internal_errors`,
-    /// [`super::INTERNAL_COUNTER`]).
+    /// URLs whose handling failed by a bug in skitter, a panic while handling
+    /// them (`internal_errors`).
     internal_errors,
     /// Attempts handed back for another try (`retries`).
     retries,

@@ -32,9 +32,6 @@ use serde::Serialize;
 use crate::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use crate::fetch::ProxyStats;
 
-/// The counter of URLs that failed by a bug in skitter (a panic while handling
-/// them); non-zero means the crawl did not go as it should.
-pub const INTERNAL_COUNTER: &str = "internal_errors";
 pub use crate::base::stop::{Limit, StopReason};
 use crate::output::SinkSummary;
 
@@ -120,11 +117,6 @@ impl Tally {
     pub fn add_unrecorded(&mut self, counts: &Counters) {
         self.counters.add(counts);
         self.unrecorded.add(counts);
-    }
-
-    /// The counters so far.
-    pub fn counters(&self) -> &Counters {
-        &self.counters
     }
 
     /// Sets the per-host slow-downs: host → reason → how often.
@@ -217,7 +209,9 @@ fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl Report {
-    /// URLs whose handling failed by a bug in skitter (see [`INTERNAL_COUNTER`]).
+    /// URLs whose handling failed by a bug in skitter (a panic while handling them; see
+    /// [`Counters::internal_errors`]): non-zero means the crawl did not go as
+    /// it should.
     pub fn internal_errors(&self) -> u64 {
         self.counters.internal_errors
     }
