@@ -38,6 +38,12 @@ pub struct RequestFlags {
     /// Longest time for one attempt, body included.
     #[arg(long, value_parser = flags::duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
+    /// Slowest body accepted, in bytes per second, judged over each
+    /// --read-timeout of the body: a body bringing less fails the attempt as a
+    /// timeout (a tarpit sending a byte every few seconds is never silent long
+    /// enough for --read-timeout). 0 turns it off.
+    #[arg(long, default_value_t = skitter::fetch::DEFAULT_MIN_TRANSFER_RATE, value_name = "BYTES")]
+    pub min_transfer_rate: u64,
     /// Extra request header 'Name: value'; repeatable. Sent only to the
     /// origins you named (scheme, host and port): a crawl's roots, a fetch
     /// input's own (not to other hosts a crawl spans, nor to a redirect
@@ -165,6 +171,7 @@ impl RequestFlags {
             connect_timeout: self.connect_timeout,
             read_timeout: self.read_timeout,
             total_timeout: self.timeout,
+            min_transfer_rate: self.min_transfer_rate,
             max_body_size,
             insecure: self.insecure,
             proxy: self.proxy.clone(),

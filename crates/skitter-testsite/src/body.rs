@@ -1,5 +1,5 @@
 //! The response body type: whole buffers, repeated chunks, and the
-//! deliberately broken bodies (stalling, truncated).
+//! deliberately broken bodies (stalling, trickling, truncated).
 //!
 //! One enum instead of boxed trait objects keeps the hot path allocation-free,
 //! and every body carries the in-flight guard so a request stays counted
@@ -11,6 +11,10 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use hyper::body::{Body, Frame, SizeHint};
+use std::future::Future as _;
+use std::time::Duration;
+
+use tokio::time::Sleep;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use crate::stats::InFlight;
@@ -36,6 +40,14 @@ enum Kind {
     /// `head`, then nothing until the site shuts down.
     Stall {
         head: Option<Bytes>,
+        until: Pin<Box<WaitForCancellationFutureOwned>>,
+    },
+    /// `head`, then one space every `every`, without end (a tarpit that never
+    /// goes silent long enough for a read timeout); ends when the site shuts down.
+    Trickle {
+        head: Option<Bytes>,
+        every: Duration,
+        next: Pin<Box<Sleep>>,
         until: Pin<Box<WaitForCancellationFutureOwned>>,
     },
     /// `head`, one yield (so hyper flushes it), then an error that drops the
@@ -64,6 +76,19 @@ impl SiteBody {
     pub(crate) fn stall(head: Bytes, until: WaitForCancellationFutureOwned) -> Self {
         Self::of(Kind::Stall {
             head: Some(head),
+            until: Box::pin(until),
+        })
+    }
+
+    pub(crate) fn trickle(
+        head: Bytes,
+        every: Duration,
+        until: WaitForCancellationFutureOwned,
+    ) -> Self {
+        Self::of(Kind::Trickle {
+            head: Some(head),
+            every,
+            next: Box::pin(tokio::time::sleep(every)),
             until: Box::pin(until),
         })
     }
@@ -113,6 +138,27 @@ impl SiteBody {
                     .poll(cx)
                     .map(|()| Some(Err(Aborted("shutdown")))),
             },
+            Kind::Trickle {
+                head,
+                every,
+                next,
+                until,
+            } => {
+                if let Some(head) = head.take() {
+                    return Poll::Ready(Some(Ok(head)));
+                }
+                if until.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Some(Err(Aborted("shutdown"))));
+                }
+                match next.as_mut().poll(cx) {
+                    Poll::Ready(()) => {
+                        let at = next.deadline() + *every;
+                        next.as_mut().reset(at);
+                        Poll::Ready(Some(Ok(Bytes::from_static(b" "))))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
             Kind::Truncate { head, yielded } => match head.take() {
                 Some(head) => Poll::Ready(Some(Ok(head))),
                 None if !*yielded => {
@@ -147,7 +193,7 @@ impl Body for SiteBody {
         match &self.kind {
             Kind::Full(bytes) => bytes.is_none(),
             Kind::Repeat { remaining, .. } => *remaining == 0,
-            Kind::Stall { .. } | Kind::Truncate { .. } => false,
+            Kind::Stall { .. } | Kind::Trickle { .. } | Kind::Truncate { .. } => false,
         }
     }
 
@@ -155,7 +201,9 @@ impl Body for SiteBody {
         match &self.kind {
             Kind::Full(bytes) => SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64)),
             Kind::Repeat { remaining, .. } => SizeHint::with_exact(*remaining),
-            Kind::Stall { .. } | Kind::Truncate { .. } => SizeHint::default(),
+            Kind::Stall { .. } | Kind::Trickle { .. } | Kind::Truncate { .. } => {
+                SizeHint::default()
+            }
         }
     }
 }

@@ -8,12 +8,15 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::time::Duration;
 
 use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use hyper::header::CONTENT_ENCODING;
+use hyper::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
+
+use tokio_util::sync::CancellationToken;
 
 use crate::body::SiteBody;
 use crate::number::canonical_u32;
@@ -23,6 +26,8 @@ use crate::reply::{HTML, reply, with_header};
 const MAX_KIB: u32 = 64 * 1024;
 /// Most links on one `/hostile/links/N` page.
 const MAX_LINKS: u32 = 2_000_000;
+/// Longest gap between two bytes of `/hostile/trickle/S`, in seconds.
+const MAX_TRICKLE_SECS: u32 = 60;
 /// Largest inflated size of `/hostile/gzipbomb/N`, in MiB.
 const MAX_BOMB_MIB: u32 = 4096;
 
@@ -39,7 +44,9 @@ const MAX_BOMB_MIB: u32 = 4096;
 /// - `/hostile/gzipbomb/M`: a gzip body (about 1 KiB per MiB) that inflates to
 ///   M MiB of HTML: a link to leaf 0, then spaces.
 /// - `/hostile/sitemapindex/I`: a sitemap index naming index I+1, without end.
-pub(crate) fn route(path: &str) -> Option<Response<SiteBody>> {
+/// - `/hostile/trickle/S`: an HTML head, then one space every S seconds
+///   (1 to 60) without end: never silent long enough for a read timeout.
+pub(crate) fn route(path: &str, shutdown: &CancellationToken) -> Option<Response<SiteBody>> {
     let rest = path.strip_prefix("/hostile/")?;
     let (kind, arg) = rest.split_once('/')?;
     let n = canonical_u32(arg)?;
@@ -59,6 +66,12 @@ pub(crate) fn route(path: &str) -> Option<Response<SiteBody>> {
             CONTENT_ENCODING,
             "gzip",
         ),
+        "trickle" if (1..=MAX_TRICKLE_SECS).contains(&n) => {
+            let head = Bytes::from_static(b"<!DOCTYPE html>\n<html><body><p>Trickle");
+            let every = Duration::from_secs(u64::from(n));
+            let body = SiteBody::trickle(head, every, shutdown.clone().cancelled_owned());
+            with_header(Response::new(body), CONTENT_TYPE, HTML)
+        }
         "sitemapindex" => reply(StatusCode::OK, Some("application/xml"), sitemap_index(n)),
         _ => return None,
     })

@@ -163,7 +163,7 @@ pub(crate) fn route(
         }
         "/links/malformed" => reply(StatusCode::OK, Some(HTML), MALFORMED_LINKS),
         "/offsite" => reply(StatusCode::OK, Some(HTML), OFFSITE),
-        _ => return crate::hostile::route(path),
+        _ => return crate::hostile::route(path, shutdown),
     };
     Some(resp)
 }

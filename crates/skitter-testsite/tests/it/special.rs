@@ -230,3 +230,33 @@ async fn hostile_pages_have_the_sizes_their_paths_name() {
         StatusCode::NOT_FOUND
     );
 }
+
+/// `/hostile/trickle/1` sends its head, then one space a second and never
+/// ends: the test reads the head and one space after it, then hangs up.
+#[tokio::test]
+async fn the_trickle_sends_a_byte_at_a_time_without_end() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let mut stream = tokio::net::TcpStream::connect(site.addr()).await.unwrap();
+    stream
+        .write_all(b"GET /hostile/trickle/1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let head = b"<p>Trickle";
+    while !got.windows(head.len()).any(|w| w == head) {
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "closed early: {}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.contains("transfer-encoding: chunked"),
+        "no end announced: {text}"
+    );
+    // The next read is one chunk holding a single space.
+    let n = stream.read(&mut buf).await.unwrap();
+    assert_eq!(&buf[..n], b"1\r\n \r\n");
+}

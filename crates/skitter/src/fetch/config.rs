@@ -21,6 +21,14 @@ pub struct FetchConfig {
     pub read_timeout: Duration,
     /// Whole-attempt limit, body included (default 120 s).
     pub total_timeout: Duration,
+    /// Slowest body accepted, in bytes per second, judged over each
+    /// `read_timeout` of the body (default 100; 0 turns it off). A body that
+    /// brings less than `min_transfer_rate × read_timeout` bytes in one such
+    /// window fails the attempt as a timeout: a tarpit that sends a byte every
+    /// few seconds is never silent long enough for `read_timeout`, and would
+    /// otherwise hold its URL for the whole `total_timeout`, attempt after
+    /// attempt.
+    pub min_transfer_rate: u64,
     /// Bodies are read up to this many bytes and the rest cut off (the response
     /// is then marked truncated); decoded bodies are capped at the same size
     /// (default 10 MiB).
@@ -137,6 +145,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("total_timeout", &self.total_timeout)
+            .field("min_transfer_rate", &self.min_transfer_rate)
             .field("max_body_size", &self.max_body_size)
             .field("http1_only", &self.http1_only)
             .field("insecure", &self.insecure)
@@ -167,6 +176,11 @@ impl std::fmt::Debug for FetchConfig {
     }
 }
 
+/// The default [`FetchConfig::min_transfer_rate`], in bytes per second: far
+/// below any real link (a 56k modem brings 7,000), far above a tarpit's byte
+/// every few seconds.
+pub const DEFAULT_MIN_TRANSFER_RATE: u64 = 100;
+
 impl Default for FetchConfig {
     fn default() -> Self {
         FetchConfig {
@@ -174,6 +188,7 @@ impl Default for FetchConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
             total_timeout: Duration::from_secs(120),
+            min_transfer_rate: DEFAULT_MIN_TRANSFER_RATE,
             max_body_size: 10 * 1024 * 1024,
             http1_only: false,
             insecure: false,

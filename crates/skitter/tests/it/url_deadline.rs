@@ -1,7 +1,10 @@
 //! One deadline for all of a URL's attempts: a server that accepts and never
 //! answers, or trickles a byte every few seconds, costs a URL at most its
-//! deadline (twice `--timeout` by default), not `--max-tries` × `--timeout`.
-//! On tokio's paused clock, against a server run on the test's own runtime.
+//! deadline (twice `--timeout` by default), not `--max-tries` × `--timeout`;
+//! a URL that timed out twice is given up; a body slower than the minimum
+//! transfer rate fails its attempt long before `--timeout`, and a slow but
+//! steady one does not. On tokio's paused clock, against a server run on the
+//! test's own runtime.
 
 use std::time::Duration;
 
@@ -14,7 +17,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
 /// A server on 127.0.0.1:0: `/robots.txt` is 404, `/silent` is never
-/// answered, `/trickle` sends its headers and then a byte every 2 s.
+/// answered, `/trickle` sends its headers and then a byte every 2 s,
+/// `/steady` sends 2,000 bytes as 200 every second.
 async fn serve() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!("http://{}", listener.local_addr().unwrap());
@@ -52,28 +56,50 @@ async fn answer(mut stream: TcpStream) {
                 }
             }
         }
-        _ => {
-            let reply = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n";
-            let _ = stream.write_all(reply.as_bytes()).await;
-            // Held open, as a keep-alive connection would be.
+        "/steady" => {
+            let start =
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2000\r\n\r\n";
+            if stream.write_all(start.as_bytes()).await.is_err() {
+                return;
+            }
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                if stream.write_all(&[b'x'; 200]).await.is_err() {
+                    return;
+                }
+            }
             std::future::pending::<()>().await;
+        }
+        _ => {
+            // Closed after the answer: this server reads one request per
+            // connection, so a kept-alive one would leave the next unanswered.
+            let reply = "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+            let _ = stream.write_all(reply.as_bytes()).await;
         }
     }
 }
 
 async fn crawl(roots: Vec<String>) -> Report {
+    crawl_with(
+        roots,
+        FetchConfig {
+            total_timeout: Duration::from_secs(10),
+            // Longer than the timeout: the total timeout is what cuts both.
+            read_timeout: Duration::from_secs(60),
+            ..FetchConfig::default()
+        },
+    )
+    .await
+}
+
+async fn crawl_with(roots: Vec<String>, fetch: FetchConfig) -> Report {
     Crawler::builder()
         .roots(roots)
         .retry_policy(RetryPolicy {
             max_tries: 4,
             ..RetryPolicy::default()
         })
-        .fetch_config(FetchConfig {
-            total_timeout: Duration::from_secs(10),
-            // Longer than the timeout: the total timeout is what cuts both.
-            read_timeout: Duration::from_secs(60),
-            ..FetchConfig::default()
-        })
+        .fetch_config(fetch)
         .build()
         .unwrap()
         .run(CancellationToken::new())
@@ -105,4 +131,59 @@ async fn silent_and_trickling_urls_end_at_their_deadline() {
         assert_eq!(page.attempts, 2, "{}", page.url);
     }
     assert_eq!(report.counters.url_deadline_exceeded, 2);
+}
+
+/// The default timeouts' shape (read timeout a quarter of the total): the
+/// silent URL is cut by the read timeout, the trickling one by the minimum
+/// rate, each twice and then given up, well inside the deadline.
+#[tokio::test(start_paused = true)]
+async fn a_url_that_timed_out_twice_is_given_up_and_a_trickle_is_too_slow() {
+    let origin = serve().await;
+    let report = crawl_with(
+        vec![format!("{origin}/silent"), format!("{origin}/trickle")],
+        FetchConfig {
+            total_timeout: Duration::from_secs(120),
+            read_timeout: Duration::from_secs(5),
+            ..FetchConfig::default()
+        },
+    )
+    .await;
+    let pages = report.pages.to_vec().unwrap();
+    assert_eq!(pages.len(), 2, "{pages:?}");
+    for page in &pages {
+        let error = page.error.as_ref().expect("a failure");
+        assert_eq!(error.kind, ErrorKind::Timeout, "{}", page.url);
+        assert!(
+            error.message.contains("timed out 2 times"),
+            "{}: {}",
+            page.url,
+            error.message
+        );
+        // Not --max-tries (4): a third wait would be as long as the first two.
+        assert_eq!(page.attempts, 2, "{}", page.url);
+    }
+    let trickle = pages.iter().find(|p| p.url.path() == "/trickle").unwrap();
+    let message = &trickle.error.as_ref().unwrap().message;
+    assert!(message.contains("body too slow"), "{message}");
+}
+
+/// 200 bytes a second is slow but steady: above the default minimum rate
+/// (100 bytes/s) in every window, so the page is fetched whole.
+#[tokio::test(start_paused = true)]
+async fn a_slow_but_steady_body_is_not_cut() {
+    let origin = serve().await;
+    let report = crawl_with(
+        vec![format!("{origin}/steady")],
+        FetchConfig {
+            total_timeout: Duration::from_secs(120),
+            read_timeout: Duration::from_secs(2),
+            ..FetchConfig::default()
+        },
+    )
+    .await;
+    let pages = report.pages.to_vec().unwrap();
+    assert_eq!(pages.len(), 1, "{pages:?}");
+    assert_eq!(pages[0].kind, OutcomeKind::Other, "{:?}", pages[0].error);
+    assert_eq!(pages[0].size, 2000);
+    assert_eq!(pages[0].attempts, 1);
 }

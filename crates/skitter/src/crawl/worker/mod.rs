@@ -14,6 +14,7 @@ use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, Ski
 use crate::base::request::Validators;
 use crate::crawl::body::{BodyJob, Doc, ItemsJob};
 use crate::crawl::ctx::Ctx;
+use crate::crawl::deadline::TIMEOUT_TRIES;
 use crate::crawl::stall::Waiting;
 use crate::fetch::retry::{self, Verdict};
 use crate::fetch::{Keep, Response, redirect};
@@ -176,9 +177,10 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
         // timer's lateness, and would leave a default deadline (two timeouts)
         // a hair short of its second attempt.
         let took = began.elapsed().min(ctx.config.fetch.total_timeout);
-        let left = deadlines.spend(&req.url, took);
+        let timed_out = matches!(&result, Err(f) if f.kind == ErrorKind::Timeout);
+        let account = deadlines.spend(&req.url, took, timed_out);
         let (verdict, mut feedback) = retry::judge(&ctx.config.retry, tries, &result);
-        let (verdict, ran_out) = hold_to_deadline(ctx, verdict, &mut result, cut, left);
+        let (verdict, ran_out) = hold_to_deadline(ctx, verdict, &mut result, cut, account);
         if feedback == HostFeedback::Failed && lease.tries > 0 {
             // A URL failing again is that URL's trouble, not news of the server.
             feedback = HostFeedback::FailedAgain;
@@ -241,33 +243,43 @@ async fn within(
 }
 
 /// Holds the verdict on an attempt to its URL's deadline, with `left` of it
-/// after the attempt: no retry once nothing is left, nor after a timeout when
-/// what is left could not hold another full attempt (it would only be cut
-/// short). `true` with it: the deadline decided (the failure says so).
+/// after the attempt and the URL's `timeouts` so far: no retry once nothing is
+/// left, nor after a timeout when what is left could not hold another full
+/// attempt (it would only be cut short) or the URL already timed out
+/// [`TIMEOUT_TRIES`] times. `true` with it: the deadline decided (the failure
+/// says so).
 fn hold_to_deadline(
     ctx: &Ctx,
     verdict: Verdict,
     result: &mut Result<Response, FetchFailure>,
     cut: bool,
-    left: Duration,
+    (left, timeouts): (Duration, u32),
 ) -> (Verdict, bool) {
     let timeout = ctx.config.fetch.total_timeout;
     let timed_out = matches!(result, Err(f) if f.kind == ErrorKind::Timeout);
     let retry = matches!(verdict, Verdict::Retry(_));
-    let short = retry && (left.is_zero() || (timed_out && left < timeout));
-    if !(cut || short) {
+    let out_of_time = left.is_zero() || (timed_out && left < timeout);
+    let out_of_timeouts = timed_out && timeouts >= TIMEOUT_TRIES;
+    if !(cut || (retry && (out_of_time || out_of_timeouts))) {
         return (verdict, false);
     }
     if let Err(failure) = result
         && !cut
     {
-        failure.message = format!(
-            "{}; not retried: {} left of the URL's deadline of {}, less than one attempt's timeout ({})",
-            failure.message,
-            secs(left),
-            secs(ctx.guards.deadlines.deadline()),
-            secs(timeout),
-        );
+        failure.message = if out_of_time {
+            format!(
+                "{}; not retried: {} left of the URL's deadline of {}, less than one attempt's timeout ({})",
+                failure.message,
+                secs(left),
+                secs(ctx.guards.deadlines.deadline()),
+                secs(timeout),
+            )
+        } else {
+            format!(
+                "{}; not retried: the URL timed out {timeouts} times",
+                failure.message
+            )
+        };
     }
     (Verdict::Done, true)
 }
