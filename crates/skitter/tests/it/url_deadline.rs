@@ -187,3 +187,24 @@ async fn a_slow_but_steady_body_is_not_cut() {
     assert_eq!(pages[0].size, 2000);
     assert_eq!(pages[0].attempts, 1);
 }
+
+/// A timed-out URL waits as long as its attempt took before the next one (its
+/// host's slot was held all that time), not the 100 ms back-off: the silent
+/// URL's two 5 s attempts are 5 s apart, on the paused clock.
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_url_waits_as_long_as_its_attempt_took() {
+    let origin = serve().await;
+    let began = tokio::time::Instant::now();
+    let report = crawl_with(
+        vec![format!("{origin}/silent")],
+        FetchConfig {
+            total_timeout: Duration::from_secs(120),
+            read_timeout: Duration::from_secs(5),
+            ..FetchConfig::default()
+        },
+    )
+    .await;
+    assert_eq!(report.pages.to_vec().unwrap()[0].attempts, 2);
+    let took = began.elapsed();
+    assert!(took >= Duration::from_secs(15), "{took:?}");
+}
