@@ -42,6 +42,7 @@ declare -A figures=(
     [bench-redis.sh]='^ratio: +[0-9.]+'
     [bench-cluster.sh]='^ratio: +[0-9.]+ \(target <= 0.30\)'
     [bench-stragglers.sh]='^same host +[0-9.]+ s +[0-9]+ URLs +ratio [0-9.]+'
+    [bench-hostile.sh]='^robots-503 +after +wall +[0-9.]+ s +cpu +[0-9.]+ s +rss +[0-9.]+ MB'
     [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'
     [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'

@@ -26,6 +26,8 @@ use crate::reply::{HTML, reply, with_header};
 const MAX_KIB: u32 = 64 * 1024;
 /// Most links on one `/hostile/links/N` page.
 const MAX_LINKS: u32 = 2_000_000;
+/// Most gzip layers of `/hostile/stacked/N`.
+const MAX_STACKED: u32 = 64;
 /// Longest gap between two bytes of `/hostile/trickle/S`, in seconds.
 const MAX_TRICKLE_SECS: u32 = 60;
 /// Largest inflated size of `/hostile/gzipbomb/N`, in MiB.
@@ -44,6 +46,10 @@ const MAX_BOMB_MIB: u32 = 4096;
 /// - `/hostile/gzipbomb/M`: a gzip body (about 1 KiB per MiB) that inflates to
 ///   M MiB of HTML: a link to leaf 0, then spaces.
 /// - `/hostile/sitemapindex/I`: a sitemap index naming index I+1, without end.
+/// - `/hostile/stacked/N`: a 1 MiB page (a link to leaf 0, then spaces)
+///   gzip-wrapped N times (1 to 64) without compressing (stored blocks), sent
+///   as `Content-Encoding: gzip, gzip, …`: every layer a client decodes is a
+///   full MiB of work.
 /// - `/hostile/trickle/S`: an HTML head, then one space every S seconds
 ///   (1 to 60) without end: never silent long enough for a read timeout.
 pub(crate) fn route(path: &str, shutdown: &CancellationToken) -> Option<Response<SiteBody>> {
@@ -65,6 +71,11 @@ pub(crate) fn route(path: &str, shutdown: &CancellationToken) -> Option<Response
             reply(StatusCode::OK, Some(HTML), gzip_bomb(n)),
             CONTENT_ENCODING,
             "gzip",
+        ),
+        "stacked" if (1..=MAX_STACKED).contains(&n) => with_header(
+            reply(StatusCode::OK, Some(HTML), stacked(n)),
+            CONTENT_ENCODING,
+            &vec!["gzip"; n as usize].join(", "),
         ),
         "trickle" if (1..=MAX_TRICKLE_SECS).contains(&n) => {
             let head = Bytes::from_static(b"<!DOCTYPE html>\n<html><body><p>Trickle");
@@ -137,6 +148,21 @@ fn gzip_bomb(mib: u32) -> Bytes {
         out.extend_from_slice(&rest);
     }
     Bytes::from(out)
+}
+
+/// A 1 MiB page wrapped in `layers` stored (uncompressed) gzip members, one
+/// inside the other.
+fn stacked(layers: u32) -> Bytes {
+    let mut body = vec![b' '; 1 << 20];
+    let link = b"<!DOCTYPE html>\n<a href=\"/hostile/leaf/0\">stacked</a>\n";
+    body[..link.len()].copy_from_slice(link);
+    for _ in 0..layers {
+        let mut e = GzEncoder::new(Vec::with_capacity(body.len() + 1024), Compression::none());
+        // Writing to a Vec cannot fail.
+        let _ = e.write_all(&body);
+        body = e.finish().unwrap_or_default();
+    }
+    Bytes::from(body)
 }
 
 fn sitemap_index(i: u32) -> String {

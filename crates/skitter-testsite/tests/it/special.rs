@@ -217,6 +217,18 @@ async fn hostile_pages_have_the_sizes_their_paths_name() {
         .unwrap();
     assert_eq!(inflated.len(), 4 << 20);
     assert!(bomb.body.len() < 64 * 1024, "{}", bomb.body.len());
+    let stacked = body("/hostile/stacked/3").await;
+    assert_eq!(stacked.header("content-encoding"), Some("gzip, gzip, gzip"));
+    let mut layer = stacked.body.to_vec();
+    for _ in 0..3 {
+        let mut inflated = Vec::new();
+        flate2::read::GzDecoder::new(&layer[..])
+            .read_to_end(&mut inflated)
+            .unwrap();
+        layer = inflated;
+    }
+    assert_eq!(layer.len(), 1 << 20);
+    assert!(stacked.body.len() > 1 << 20, "stored, not compressed");
     let page = body("/hostile/linkpage/2").await;
     let found = hrefs(&page.text());
     assert_eq!(
