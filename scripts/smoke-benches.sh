@@ -38,6 +38,7 @@ declare -A figures=(
     [bench-memory.sh]='^ +2000 +[0-9.]+ +[0-9]+ +[0-9.]+ ok \('
     [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
     [bench-proxies.sh]='^proxies-check [0-9]+ proxies .*elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
+    [bench-power.sh]='^median: before [0-9]+ pages/s [0-9.]+ cpu-s, after [0-9]+ pages/s [0-9.]+ cpu-s, ratio [0-9.]+'
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'
     [bench-redis.sh]='^ratio: +[0-9.]+'
     [bench-cluster.sh]='^ratio: +[0-9.]+ \(target <= 0.30\)'

@@ -250,6 +250,7 @@ impl OutputTask {
             sinks,
             stop_signal.clone(),
             tally.clone(),
+            first && frontier.syncs(),
         ));
         (Outputs { pages: tx, first }, OutputTask { task, tally })
     }

@@ -233,6 +233,13 @@ pub trait Frontier: Send + Sync {
         false
     }
 
+    /// Whether completions also survive a power cut (the store `fsync`s its
+    /// commits). The crawler then syncs what the outputs wrote for a page
+    /// before completing its lease (see [`crate::output::Sink::unsynced`]).
+    fn syncs(&self) -> bool {
+        false
+    }
+
     /// Hands a lease back like [`Frontier::complete_with`], together with
     /// what the crawl remembers of the URL for its next pass (see
     /// [`crate::state::recrawl`]); a frontier that remembers nothing ignores it.

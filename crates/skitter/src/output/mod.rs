@@ -9,6 +9,7 @@ mod channel;
 mod file;
 pub mod report;
 pub mod report_html;
+mod sync;
 
 use async_trait::async_trait;
 use serde::Serialize;
@@ -17,6 +18,7 @@ use crate::base::outcome::PageRecord;
 
 pub use channel::ChannelSink;
 pub(crate) use file::{create_output, open_output};
+pub use sync::{Syncable, SyncedFile, SyncedFilesystem, SyncedPath};
 // The exchange is the fetcher's product; outputs take it as it comes.
 pub use crate::fetch::Exchange;
 
@@ -265,6 +267,19 @@ pub trait Sink: Send {
     /// is durable.
     async fn flush(&mut self) -> Result<(), SinkError> {
         Ok(())
+    }
+
+    /// What this sink has written to, which must reach stable storage for the
+    /// pages flushed so far to survive a power cut (its files; see
+    /// [`Syncable`]). The crawler asks right after each [`Sink::flush`] when
+    /// the frontier's completions survive a power cut (a disk frontier with
+    /// `durable`), and syncs them on a blocking thread, grouped with other
+    /// flushes, before it completes those pages' leases. Answer the same
+    /// [`Syncable`] (an `Arc` clone) for as long as it is the same file:
+    /// the crawler syncs each one once per group. The default is nothing, for a
+    /// sink that writes no files or makes them durable itself in `flush`.
+    fn unsynced(&mut self) -> Vec<std::sync::Arc<dyn Syncable>> {
+        Vec::new()
     }
 
     /// Flushes and closes; called once, after the last page.

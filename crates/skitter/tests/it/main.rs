@@ -32,6 +32,7 @@ mod memory_frontier;
 mod mirror_paths;
 mod network_safety;
 mod polite;
+mod power_cut;
 mod probe;
 mod proxies;
 mod recrawl;

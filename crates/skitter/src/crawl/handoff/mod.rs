@@ -10,6 +10,13 @@
 //! wait costs one sink flush per group of pages, shared by all pages that arrive
 //! together. Without durability or outputs the lease completes first and the page
 //! is handed over without waiting.
+//!
+//! When the frontier's completions also survive a power cut (`Frontier::syncs`),
+//! the flushed bytes are synced too before the page is acknowledged (see
+//! `sync`): then a power cut, like a kill, never leaves a URL done in the state
+//! and missing from an output.
+
+mod sync;
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +26,7 @@ use crate::crawl::stop_signal::StopSignal;
 use crate::host::Throttle;
 use crate::output::report::{Counters, Tally};
 use crate::output::{Page, Sink, SinkSummary};
+use sync::OutputSyncer;
 
 /// Most pages whose writers wait on one flush: bounds their wait when pages keep
 /// arriving faster than the channel empties.
@@ -42,7 +50,8 @@ pub(crate) enum ToSinks {
 }
 
 /// Feeds every finished page to the tally and the sinks, in finishing order, and
-/// acknowledges written pages after each flush. After a sink fails, pages are
+/// acknowledges written pages after each flush (with `sync`, once what the
+/// flush wrote is synced). After a sink fails, pages are
 /// still drained (so workers never block) and tallied, but never acknowledged.
 /// The tally lives outside the task, so the report survives an output that
 /// never returns and is abandoned.
@@ -51,7 +60,9 @@ pub(crate) async fn drive_sinks(
     mut sinks: Vec<Box<dyn Sink>>,
     stop_signal: Arc<StopSignal>,
     tally: Arc<Mutex<Tally>>,
+    sync: bool,
 ) -> Vec<SinkSummary> {
+    let syncer = sync.then(|| OutputSyncer::start(stop_signal.clone()));
     let mut healthy = true;
     let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
     while let Some(message) = rx.recv().await {
@@ -83,14 +94,16 @@ pub(crate) async fn drive_sinks(
         if healthy && !waiting.is_empty() && (rx.is_empty() || waiting.len() >= MAX_UNFLUSHED) {
             healthy = flush(&mut sinks, &stop_signal).await;
             if healthy {
-                waiting.drain(..).for_each(|ack| {
-                    let _ = ack.send(());
-                });
+                let acks = std::mem::take(&mut waiting);
+                healthy = acknowledge(&mut sinks, syncer.as_ref(), acks).await;
             }
         }
         if !healthy {
             waiting.clear();
         }
+    }
+    if let Some(syncer) = syncer {
+        syncer.finish().await;
     }
     let mut summaries = Vec::new();
     for sink in sinks.iter_mut() {
@@ -144,6 +157,23 @@ async fn flush(sinks: &mut [Box<dyn Sink>], stop_signal: &StopSignal) -> bool {
         }
     }
     true
+}
+
+/// Acknowledges flushed pages: at once, or through the syncer once what the
+/// sinks wrote is synced. False when the syncer has stopped (it said why).
+async fn acknowledge(
+    sinks: &mut [Box<dyn Sink>],
+    syncer: Option<&OutputSyncer>,
+    acks: Vec<oneshot::Sender<()>>,
+) -> bool {
+    let Some(syncer) = syncer else {
+        for ack in acks {
+            let _ = ack.send(());
+        }
+        return true;
+    };
+    let targets = sinks.iter_mut().flat_map(|s| s.unsynced()).collect();
+    syncer.sync(targets, acks).await
 }
 
 /// Stops the crawl for a sink's error: quietly when the reader of a pipe went

@@ -39,6 +39,7 @@ fn sink_task(
         Vec::new(),
         Arc::new(StopSignal::default()),
         Arc::new(Mutex::new(Tally::default())),
+        false,
     ))
 }
 
@@ -123,10 +124,73 @@ async fn records_an_output_refused_are_counted_in_the_report() {
         vec![Box::new(Refusing)],
         Arc::new(StopSignal::default()),
         Arc::clone(&tally),
+        false,
     ));
     drop(tx);
     assert_eq!(task.await.unwrap()[0].refused, 3);
     let tally = std::mem::take(&mut *tally.lock().unwrap());
     let report = tally.finish(Default::default());
     assert_eq!(report.counters.items_refused, 3);
+}
+
+/// An output file that counts its syncs.
+#[derive(Default)]
+struct Counted(std::sync::atomic::AtomicUsize);
+
+impl crate::output::Syncable for Counted {
+    fn sync(&self) -> std::io::Result<()> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "counted".into()
+    }
+}
+
+/// A sink that writes to one [`Counted`] file.
+struct Writing(Arc<Counted>);
+
+#[async_trait::async_trait]
+impl crate::output::Sink for Writing {
+    async fn record(&mut self, _: &Page) -> Result<(), crate::output::SinkError> {
+        Ok(())
+    }
+
+    fn unsynced(&mut self) -> Vec<Arc<dyn crate::output::Syncable>> {
+        vec![self.0.clone()]
+    }
+
+    async fn finish(&mut self) -> Result<crate::output::SinkSummary, crate::output::SinkError> {
+        Ok(crate::output::SinkSummary::default())
+    }
+}
+
+/// With a frontier whose completions survive a power cut, a page is
+/// acknowledged (and its lease then completed) only after the file its sink
+/// wrote it to was synced; without, no sync is made.
+#[tokio::test]
+async fn a_page_is_acknowledged_after_its_output_is_synced() {
+    for sync in [true, false] {
+        let file = Arc::new(Counted::default());
+        let (tx, rx) = mpsc::channel(8);
+        let task = tokio::spawn(drive_sinks(
+            rx,
+            vec![Box::new(Writing(file.clone()))],
+            Arc::new(StopSignal::default()),
+            Arc::new(Mutex::new(Tally::default())),
+            sync,
+        ));
+        for i in 0..3 {
+            let (page, written) = handoff(i);
+            tx.send(page).await.unwrap();
+            acknowledged(written).await;
+            let synced = file.0.load(std::sync::atomic::Ordering::SeqCst);
+            // Each page flushed alone, so each had a sync of its own.
+            let want = if sync { i + 1 } else { 0 };
+            assert_eq!(synced, want, "page {i}, sync {sync}");
+        }
+        drop(tx);
+        task.await.unwrap();
+    }
 }

@@ -64,7 +64,10 @@ pub struct DiskOptions {
     /// each), so they also survive power loss, all but the last 50 ms; without
     /// it a commit survives the process being killed, not the machine (default
     /// true). Either way a completion waits for its commit to be written, not
-    /// synced, and [`DiskFrontier::flush`] of a durable store syncs.
+    /// synced, and [`DiskFrontier::flush`] of a durable store syncs. A
+    /// durable store also makes the crawler sync the outputs' bytes before
+    /// completing their pages ([`Frontier::syncs`]), so a power cut never
+    /// keeps a URL done whose output bytes it lost.
     pub durable: bool,
     /// Open even when the directory holds a crawl with a different definition,
     /// recording the new one (default false).
@@ -456,6 +459,11 @@ impl Drop for DiskFrontier {
 impl Frontier for DiskFrontier {
     fn durable(&self) -> bool {
         true
+    }
+
+    /// With [`DiskOptions::durable`], which `fsync`s the commits.
+    fn syncs(&self) -> bool {
+        self.wal.is_some()
     }
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {

@@ -46,11 +46,13 @@ mod schema;
 mod sqlite;
 mod tls;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::{Page, Sink, SinkError, SinkSummary};
+use super::{Page, Sink, SinkError, SinkSummary, Syncable, SyncedPath};
 use crate::parse::items::TableSchema;
 use batch::{Batch, Layout};
 
@@ -86,6 +88,12 @@ pub struct ItemsDbSink {
     sent: u64,
     written: u64,
     refused: u64,
+    /// A SQLite database's write-ahead log, where its commits are until a
+    /// checkpoint, with whether a flush committed to it since it was last
+    /// handed out to be synced (see [`Sink::unsynced`]). PostgreSQL makes a
+    /// commit durable before answering.
+    wal: Option<Arc<SyncedPath>>,
+    unsynced: bool,
 }
 
 impl std::fmt::Debug for ItemsDbSink {
@@ -117,7 +125,11 @@ impl ItemsDbSink {
             sqlite::start(std::path::Path::new(target), &shown, &schemas, rx).await?
         };
         let layout = Layout::new(schemas);
+        let wal =
+            (!is_postgres(target)).then(|| Arc::new(SyncedPath(format!("{target}-wal").into())));
         Ok(ItemsDbSink {
+            wal,
+            unsynced: false,
             target: shown,
             batch: layout.batch(),
             layout,
@@ -240,7 +252,15 @@ impl Sink for ItemsDbSink {
             Err(_) => return Err(self.writer_failure().await),
         }
         self.written = self.sent - self.refused;
+        self.unsynced = true;
         Ok(())
+    }
+
+    fn unsynced(&mut self) -> Vec<Arc<dyn Syncable>> {
+        match (&self.wal, std::mem::take(&mut self.unsynced)) {
+            (Some(wal), true) => vec![wal.clone()],
+            _ => Vec::new(),
+        }
     }
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {

@@ -3,7 +3,10 @@
 //! process on the same file) wait for each other instead of failing.
 //!
 //! `synchronous=NORMAL` in WAL mode makes a commit survive the process being
-//! killed (not a power cut), which is what a flush promises.
+//! killed (not a power cut), which is what a flush promises; when the crawl's
+//! completions survive a power cut, the crawler syncs the write-ahead log
+//! after the flush (`ItemsDbSink::unsynced`), once for a group of flushes,
+//! rather than every commit waiting for its own `fsync`.
 
 use std::path::Path;
 use std::time::Duration;

@@ -5,7 +5,9 @@
 //! `write_all` each, on the blocking pool), at least every [`FLUSH_EVERY`] records,
 //! on every record for stdout, on `flush`, and at `finish`. An interrupted crawl
 //! never leaves a torn line; with a crash-safe frontier the crawler flushes before
-//! it completes a page's lease, so no completed URL is missing either.
+//! it completes a page's lease, so no completed URL is missing either (and,
+//! when the frontier's completions survive a power cut, it also syncs the file
+//! first: see [`Sink::unsynced`]).
 //!
 //! Resuming (`append`): a torn last line is cut, and URLs that the last
 //! [`RESUME_TAIL_LINES`] lines already hold are not written again. Those are the
@@ -65,14 +67,14 @@
 mod tail;
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::Serialize;
 
-use super::{Page, Sink, SinkError, SinkSummary};
+use super::{Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
 use crate::base::outcome::{OutcomeKind, PageRecord};
 
 /// Records between two writes to a file.
@@ -166,14 +168,15 @@ struct SkipLine<'a> {
 
 /// Where the lines go.
 enum Output {
-    File(File, PathBuf),
+    /// Shared with the crawler, which syncs it (see [`Sink::unsynced`]).
+    File(Arc<SyncedFile>),
     Stdout,
 }
 
 impl Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            Output::File(f, _) => f.write_all(buf),
+            Output::File(f) => f.file().write_all(buf),
             Output::Stdout => {
                 let mut out = io::stdout().lock();
                 out.write_all(buf)?;
@@ -184,7 +187,7 @@ impl Output {
 
     fn describe(&self) -> String {
         match self {
-            Output::File(_, path) => path.display().to_string(),
+            Output::File(f) => f.path().display().to_string(),
             Output::Stdout => "stdout".into(),
         }
     }
@@ -218,7 +221,7 @@ impl JsonlSink {
         let file = super::create_output(path)
             .map_err(|e| io_error(format!("cannot create {}", path.display()), e))?;
         Ok(JsonlSink::new(
-            Output::File(file, path.to_path_buf()),
+            Output::File(Arc::new(SyncedFile::new(file, path.to_path_buf()))),
             FLUSH_EVERY,
         ))
     }
@@ -245,7 +248,8 @@ impl JsonlSink {
         let written_before =
             tail::tail_urls(&mut file, (floor, whole), RESUME_TAIL_LINES).map_err(cannot)?;
         io::Seek::seek(&mut file, io::SeekFrom::Start(whole)).map_err(cannot)?;
-        let mut sink = JsonlSink::new(Output::File(file, path.to_path_buf()), FLUSH_EVERY);
+        let output = Output::File(Arc::new(SyncedFile::new(file, path.to_path_buf())));
+        let mut sink = JsonlSink::new(output, FLUSH_EVERY);
         sink.written_before = written_before;
         Ok(sink)
     }
@@ -271,8 +275,8 @@ impl JsonlSink {
         let buf = std::mem::take(&mut self.pending);
         let (output, result) = tokio::task::spawn_blocking(move || {
             let mut result = output.write(&buf);
-            if let (Ok(()), true, Output::File(f, _)) = (&result, sync, &output) {
-                result = f.sync_all();
+            if let (Ok(()), true, Output::File(f)) = (&result, sync, &output) {
+                result = f.file().sync_all();
             }
             (output, result.map(|()| buf.len()))
         })
@@ -349,6 +353,13 @@ impl Sink for JsonlSink {
             return Ok(());
         }
         self.write_pending(false).await
+    }
+
+    fn unsynced(&mut self) -> Vec<Arc<dyn Syncable>> {
+        match &self.output {
+            Some(Output::File(f)) => vec![f.clone()],
+            _ => Vec::new(),
+        }
     }
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {

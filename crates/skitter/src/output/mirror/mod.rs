@@ -19,7 +19,9 @@
 //!
 //! All file work runs on the blocking pool; files are written to a temporary name
 //! and renamed (see `place.rs`). With `convert_links`, `finish` rewrites links in
-//! every saved HTML and CSS file (see `convert.rs`).
+//! every saved HTML and CSS file (see `convert.rs`). When the crawl's
+//! completions survive a power cut, the mirror's file system is synced after
+//! each flush (see [`Sink::unsynced`]).
 
 mod convert;
 mod path;
@@ -27,6 +29,7 @@ mod place;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -34,7 +37,7 @@ use url::Url;
 
 pub use path::mirror_path;
 
-use super::{Exchange, Page, Sink, SinkError, SinkSummary};
+use super::{Exchange, Page, Sink, SinkError, SinkSummary, Syncable, SyncedFilesystem};
 use crate::base::outcome::{OutcomeKind, PageRecord};
 use crate::fetch::decode;
 
@@ -70,6 +73,10 @@ pub struct MirrorSink {
     redirects: HashMap<String, Url>,
     files: u64,
     bytes: u64,
+    /// The mirror's file system, synced whole (see [`Sink::unsynced`]), and
+    /// whether a file was saved since it was last handed out.
+    filesystem: Arc<SyncedFilesystem>,
+    unsynced: bool,
 }
 
 /// A saved file, by URL (without fragment).
@@ -94,7 +101,11 @@ impl MirrorSink {
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir)
             .map_err(|e| io_error(format!("cannot create {}", dir.display()), e))?;
+        let filesystem = SyncedFilesystem::open(&dir)
+            .map_err(|e| io_error(format!("cannot open {}", dir.display()), e))?;
         Ok(MirrorSink {
+            filesystem: Arc::new(filesystem),
+            unsynced: false,
             dir,
             options,
             saved: HashMap::new(),
@@ -176,6 +187,7 @@ impl Sink for MirrorSink {
         .await
         .map_err(|e| SinkError::new("mirror", "writer task failed").with_source(e))??;
         if let Some((placed, len)) = saved {
+            self.unsynced = true;
             self.files += 1;
             self.bytes += len;
             if self.options.convert_links {
@@ -183,6 +195,15 @@ impl Sink for MirrorSink {
             }
         }
         Ok(())
+    }
+
+    /// Its whole file system, in one call: a page is a new file and often
+    /// new directories, each of which would need an `fsync` of its own.
+    fn unsynced(&mut self) -> Vec<Arc<dyn Syncable>> {
+        if !std::mem::take(&mut self.unsynced) {
+            return Vec::new();
+        }
+        vec![self.filesystem.clone()]
     }
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {

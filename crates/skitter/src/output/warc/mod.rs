@@ -28,7 +28,10 @@
 //! written with one `write_all` (one system call for up to [`BATCH`] pages, not
 //! one per page), so an interrupted crawl leaves whole records, except when the
 //! process dies inside that call: then [`repair_warc`] cuts the torn tail off
-//! before a resumed crawl goes on. `finish` fsyncs. All file work runs in
+//! before a resumed crawl goes on. `finish` fsyncs, and so does a rotation
+//! (the file it closes); in between, a crawl whose completions survive a power
+//! cut syncs the current file and the index after each flush (see
+//! [`Sink::unsynced`]). All file work runs in
 //! `spawn_blocking`, off the async workers. The index (`cdx`) is appended to
 //! after each batch's records are written and sorted at `finish` (see `cdx`).
 //! A symbolic link at a WARC or index file's name is replaced, not followed.
@@ -43,11 +46,12 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use url::Url;
 
-use super::{Exchange, Page, Sink, SinkError, SinkSummary};
+use super::{Exchange, Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
 
 pub use cdx::resume as resume_cdx;
 pub use repair::{WarcRepair, repair_warc};
@@ -197,6 +201,17 @@ impl Sink for WarcSink {
         Ok(())
     }
 
+    /// The current file and the index: a file rotated away was synced when
+    /// it was closed.
+    fn unsynced(&mut self) -> Vec<Arc<dyn Syncable>> {
+        let Some(writer) = &self.writer else {
+            return Vec::new();
+        };
+        let mut files: Vec<Arc<dyn Syncable>> = vec![writer.current.file.clone()];
+        files.extend(writer.cdx.iter().map(|f| f.clone() as Arc<dyn Syncable>));
+        files
+    }
+
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
         if !self.pending.is_empty() {
             self.start_batch().await?;
@@ -248,7 +263,8 @@ struct Job {
 
 /// The open file being appended to.
 struct Current {
-    file: File,
+    /// Shared with the crawler, which syncs it (see [`Sink::unsynced`]).
+    file: Arc<SyncedFile>,
     path: PathBuf,
     name: String,
     size: u64,
@@ -273,7 +289,7 @@ struct Writer {
     bytes: u64,
     records: u64,
     /// The index file, appended to after each write of records.
-    cdx: Option<File>,
+    cdx: Option<Arc<SyncedFile>>,
     /// Index lines of records built but not yet written.
     cdx_lines: Vec<u8>,
 }
@@ -284,7 +300,10 @@ impl Writer {
             .gzip
             .unwrap_or_else(|| base.to_string_lossy().ends_with(".gz"));
         let cdx = match &options.cdx {
-            Some(path) => Some(open_cdx(path, options.append_cdx)?),
+            Some(path) => Some(Arc::new(SyncedFile::new(
+                open_cdx(path, options.append_cdx)?,
+                path.clone(),
+            ))),
             None => None,
         };
         let path = match options.max_size {
@@ -355,12 +374,12 @@ impl Writer {
     fn write_out(&mut self) -> Result<(), SinkError> {
         if !self.unwritten.is_empty() {
             let cur = &mut self.current;
-            let result = cur.file.write_all(&self.unwritten);
+            let result = cur.file.file().write_all(&self.unwritten);
             self.unwritten.clear();
             result.map_err(|e| io_error(format!("cannot write {}", cur.path.display()), e))?;
         }
-        if let (Some(file), false) = (&mut self.cdx, self.cdx_lines.is_empty()) {
-            let result = file.write_all(&self.cdx_lines);
+        if let (Some(file), false) = (&self.cdx, self.cdx_lines.is_empty()) {
+            let result = file.file().write_all(&self.cdx_lines);
             self.cdx_lines.clear();
             result
                 .map_err(|e| io_error(format!("cannot write {}", self.cdx_path().display()), e))?;
@@ -414,6 +433,7 @@ impl Writer {
 
 fn sync(cur: &Current) -> Result<(), SinkError> {
     cur.file
+        .file()
         .sync_all()
         .map_err(|e| io_error(format!("cannot sync {}", cur.path.display()), e))
 }
@@ -438,7 +458,7 @@ fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current,
     file.write_all(&info).map_err(fail)?;
     let size = info.len() as u64;
     Ok(Current {
-        file,
+        file: Arc::new(SyncedFile::new(file, path.clone())),
         path,
         name,
         size,
