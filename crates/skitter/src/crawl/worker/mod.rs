@@ -135,6 +135,20 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
 
 async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     let req = &lease.request;
+    if let Some(failure) = quarantine(&ctx.config.retry, lease) {
+        tracing::warn!(url = %req.url, lost = lease.lost, "{}", failure.message);
+        ctx.guards.budget.give_back();
+        let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
+        record.attempts = lease.failed_tries();
+        record.error = Some(failure);
+        let page = Page {
+            record,
+            exchange: None,
+            rendered: None,
+            items: None,
+        };
+        return Step::Done(Box::new(page), HostFeedback::Silent, None);
+    }
     let unreachable = match Box::pin(pre_fetch(ctx, req)).await {
         Ok(unreachable) => unreachable,
         Err(PreFetch::Skip(record)) => {
@@ -216,6 +230,31 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     };
     let (page, visit) = outcome.await;
     Step::Done(Box::new(page), feedback, visit.map(Box::new))
+}
+
+/// Why a claimed URL is not fetched again, if it is not: its lease was lost
+/// `quarantine_after` times (each time the worker holding it died or stalled,
+/// so fetching it again would likely bring down another), or a lost lease
+/// took its last try (a loss counts as a failed try).
+fn quarantine(policy: &retry::RetryPolicy, lease: &Lease) -> Option<FetchFailure> {
+    let lost = lease.lost;
+    let message = if lost >= policy.quarantine_after.max(1) {
+        format!(
+            "quarantined: its lease was lost {lost} times (the worker handling it \
+             died, was killed or stalled); not fetched again"
+        )
+    } else if lost > 0 && lease.failed_tries() >= policy.max_tries {
+        format!(
+            "quarantined: its {} tries are used up, the last lost with its worker",
+            lease.failed_tries()
+        )
+    } else {
+        return None;
+    };
+    Some(FetchFailure {
+        kind: ErrorKind::Quarantined,
+        message,
+    })
 }
 
 /// Runs one attempt within what is left of its URL's deadline. Cut short,

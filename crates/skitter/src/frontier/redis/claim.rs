@@ -12,7 +12,7 @@ use ::redis::Script;
 
 use super::layout::decode_request;
 use super::{
-    Claim, FrontierError, HostFeedback, Lease, RECLAIM_BATCH, RedisFrontier, Request, millis,
+    Claim, FrontierError, Hand, HostFeedback, Lease, RECLAIM_BATCH, RedisFrontier, Request, millis,
     random_up_to,
 };
 
@@ -98,7 +98,7 @@ impl RedisFrontier {
                 .arg(millis(options.poll).max(1))
                 .arg(RECLAIM_BATCH)
                 .arg(script_limit);
-            let (kind, n, entry, tries): (u8, u64, Vec<u8>, u32) =
+            let (kind, n, entry, tries, lost): (u8, u64, Vec<u8>, u32, u32) =
                 self.run_script("claim", &call).await?;
             match kind {
                 1 => {
@@ -110,14 +110,20 @@ impl RedisFrontier {
                             shards.keys(k).key("lease"),
                             String::from_utf8_lossy(&entry)
                         );
-                        self.ack(id, HostFeedback::Silent, None).await?;
+                        self.ack(id, HostFeedback::Silent, Hand::Complete(None))
+                            .await?;
                         continue;
                     };
                     self.own_leases().insert(id);
                     if !self.shared.pass_settled.swap(true, Ordering::Relaxed) {
                         self.set_pass(self.load_pass().await?);
                     }
-                    return Ok(Claim::Ready(Lease { id, request, tries }));
+                    return Ok(Claim::Ready(Lease {
+                        id,
+                        request,
+                        tries,
+                        lost,
+                    }));
                 }
                 2 => return Ok(Claim::Exhausted),
                 // The script dropped malformed data (named in `entry`) and

@@ -81,6 +81,42 @@ local function split_tab(v)
   return string.sub(v, 1, tab - 1), string.sub(v, tab + 1)
 end
 
+-- A lease record is "host<TAB>tries/lost<TAB>entry": the URL's tries and how
+-- often its lease was lost before (see claim.lua), kept so that a lost lease
+-- goes back with them. A record of an older worker, "host<TAB>entry", has
+-- none of either (an entry starts with its depth, digits and a tab, never
+-- "digits/digits"). nil for a value that is neither.
+local function split_lease(v)
+  local host, rest = split_tab(v)
+  if not host then
+    return nil
+  end
+  local tries, lost, entry = string.match(rest, '^(%d+)/(%d+)\t(.+)$')
+  if tries then
+    return host, tonumber(tries), tonumber(lost), entry
+  end
+  return host, 0, 0, rest
+end
+
+-- The lease record of a claim (see split_lease).
+local function lease_record(host, tries, lost, entry)
+  return host .. '\t' .. tries .. '/' .. lost .. '\t' .. entry
+end
+
+-- The count of a retry member "count<TAB>entry": "tries/lost", or "tries"
+-- alone as older workers wrote it. nil when it is neither.
+local function split_count(count)
+  local tries, lost = string.match(count, '^(%d+)/(%d+)$')
+  if tries then
+    return tonumber(tries), tonumber(lost)
+  end
+  local n = tonumber(count)
+  if not n then
+    return nil
+  end
+  return n, 0
+end
+
 -- The crawl's counters (the hash COUNT). A script that adds to them checks
 -- them all first, before any write, and refuses with the key and field named
 -- when one is not an integer (set by something other than skitter): HINCRBY
@@ -189,9 +225,10 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
   return {why, did, limit, math.floor(gap)}
 end
 
--- Takes lease `id` away (lease set and record): its host and queue entry, or
--- nil and the answer to give: 0 when the lease is gone (expired and reclaimed,
--- or acked already), 2 when its record was malformed (dropped).
+-- Takes lease `id` away (lease set and record): its host, queue entry and
+-- times lost before, or nil and the answer to give: 0 when the lease is gone
+-- (expired and reclaimed, or acked already), 2 when its record was malformed
+-- (dropped).
 local function take_lease(id)
   local v = redis.call('HGET', LEASE, id)
   redis.call('ZREM', LEASES, id)
@@ -199,9 +236,9 @@ local function take_lease(id)
     return nil, 0
   end
   redis.call('HDEL', LEASE, id)
-  local host, entry = split_tab(v)
+  local host, _, lost, entry = split_lease(v)
   if not host then
     return nil, 2
   end
-  return host, entry
+  return host, entry, lost
 end
