@@ -275,6 +275,21 @@ pub trait Frontier: Send + Sync {
     /// Current counts.
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
 
+    /// Takes one fetch of `host`'s crawl-wide quota of `max` (`max_per_host`):
+    /// `Some(true)` if taken, `Some(false)` when it is used up. `None` (the
+    /// default) when this frontier keeps no shared count, and the crawler
+    /// counts the run's fetches itself from [`Frontier::fetched`]. A
+    /// frontier shared by several workers (Redis) counts here, atomically,
+    /// so the quota holds for all of them together.
+    async fn take_host_quota(
+        &self,
+        host: &HostKey,
+        max: u64,
+    ) -> Result<Option<bool>, FrontierError> {
+        let _ = (host, max);
+        Ok(None)
+    }
+
     /// What this crawl fetched before this run (see [`Fetched`]); nothing
     /// for a frontier that does not outlive its run.
     async fn fetched(&self) -> Result<Fetched, FrontierError> {

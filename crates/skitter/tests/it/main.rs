@@ -39,6 +39,7 @@ mod recrawl;
 mod redis_frontier;
 mod redis_lost;
 mod redis_malformed;
+mod redis_quota;
 mod redis_sharded;
 mod render;
 mod report_html;

@@ -26,12 +26,14 @@ use crate::robots::{OriginRules, RobotsSource};
 use crate::state::recrawl::Visit;
 
 mod get;
+mod limit;
 mod offer;
 mod render;
 mod revisit;
 mod sitemaps;
 
 use get::get;
+use limit::{quarantine, take_quota};
 use offer::{handle_redirect, offer_links};
 use revisit::{payload_digest, recall};
 use sitemaps::{handle_sitemap, offer_sitemaps};
@@ -149,7 +151,10 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
         };
         return Step::Done(Box::new(page), HostFeedback::Silent, None);
     }
-    let unreachable = match Box::pin(pre_fetch(ctx, req)).await {
+    // A URL's first attempt takes its host's quota; its retries (and its
+    // claims after a lost lease) are the same URL.
+    let first = lease.tries == 0 && lease.lost == 0;
+    let unreachable = match Box::pin(pre_fetch(ctx, req, first)).await {
         Ok(unreachable) => unreachable,
         Err(PreFetch::Skip(record)) => {
             ctx.guards.budget.give_back();
@@ -230,31 +235,6 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     };
     let (page, visit) = outcome.await;
     Step::Done(Box::new(page), feedback, visit.map(Box::new))
-}
-
-/// Why a claimed URL is not fetched again, if it is not: its lease was lost
-/// `quarantine_after` times (each time the worker holding it died or stalled,
-/// so fetching it again would likely bring down another), or a lost lease
-/// took its last try (a loss counts as a failed try).
-fn quarantine(policy: &retry::RetryPolicy, lease: &Lease) -> Option<FetchFailure> {
-    let lost = lease.lost;
-    let message = if lost >= policy.quarantine_after.max(1) {
-        format!(
-            "quarantined: its lease was lost {lost} times (the worker handling it \
-             died, was killed or stalled); not fetched again"
-        )
-    } else if lost > 0 && lease.failed_tries() >= policy.max_tries {
-        format!(
-            "quarantined: its {} tries are used up, the last lost with its worker",
-            lease.failed_tries()
-        )
-    } else {
-        return None;
-    };
-    Some(FetchFailure {
-        kind: ErrorKind::Quarantined,
-        message,
-    })
 }
 
 /// Runs one attempt within what is left of its URL's deadline. Cut short,
@@ -395,10 +375,14 @@ enum PreFetch {
     Defer(Duration),
 }
 
-/// Checks robots.txt and the per-host quota. `Some` failure: robots.txt could
+/// Checks robots.txt and, on a URL's `first` attempt, the per-host quota. `Some` failure: robots.txt could
 /// not be asked for, the host having no (allowed) address, and the page fails
 /// the same way without a request (see `OriginRules::unreachable`).
-async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, PreFetch> {
+async fn pre_fetch(
+    ctx: &Ctx,
+    req: &Request,
+    first: bool,
+) -> Result<Option<FetchFailure>, PreFetch> {
     let host = HostKey::of(&req.url);
     let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
     let mut unreachable = None;
@@ -437,7 +421,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
             return Err(PreFetch::Skip(Box::new(skip(SkipReason::Robots))));
         }
     }
-    if !ctx.guards.quota.try_take(&host) {
+    if first && !take_quota(ctx, &host).await {
         return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
     }
     ctx.guards

@@ -15,6 +15,7 @@ use super::{
     Claim, FrontierError, Hand, HostFeedback, Lease, RECLAIM_BATCH, RedisFrontier, Request, millis,
     random_up_to,
 };
+use crate::host::HostKey;
 
 /// Takes one claim of the crawl-wide limit if any is left (KEYS[1] `claims`,
 /// ARGV[1] the limit): 1 if taken, 0 if the limit is used up.
@@ -22,6 +23,18 @@ pub(super) const RESERVE_LUA: &str = r"
 local n = redis.call('INCR', KEYS[1])
 if n > tonumber(ARGV[1]) then
   redis.call('DECR', KEYS[1])
+  return 0
+end
+return 1
+";
+
+/// Takes one fetch of a host's crawl-wide quota (KEYS[1] the shard's
+/// `fetched` hash, ARGV[1] the host, ARGV[2] the quota): 1 if taken, 0 if
+/// the host has used it up.
+pub(super) const QUOTA_LUA: &str = r"
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+if n > tonumber(ARGV[2]) then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
   return 0
 end
 return 1
@@ -190,6 +203,16 @@ impl RedisFrontier {
         Ok(true)
     }
 
+    /// Takes one fetch of `host`'s quota of `max`, counted for the whole
+    /// crawl in its shard's `fetched` hash; `false` when it is used up.
+    pub(super) async fn take_quota(&self, host: &HostKey, max: u64) -> Result<bool, FrontierError> {
+        let keys = self.shared.shards.keys(self.shared.shards.of_host(host));
+        let mut call = self.shared.scripts.quota.prepare_invoke();
+        call.key(keys.key("fetched")).arg(host.as_str()).arg(max);
+        let taken: u8 = self.run_script("take host quota", &call).await?;
+        Ok(taken == 1)
+    }
+
     /// Takes one claim of the crawl-wide limit; `false` when it is used up.
     async fn reserve_claim(&self) -> Result<bool, FrontierError> {
         let max = self.shared.options.max_claims.unwrap_or(u64::MAX);
@@ -264,4 +287,9 @@ fn decode_entry(entry: &[u8]) -> Option<Request> {
 /// The reservation script, compiled once with the others.
 pub(super) fn reserve_script() -> Script {
     Script::new(RESERVE_LUA)
+}
+
+/// The per-host quota script, compiled once with the others.
+pub(super) fn quota_script() -> Script {
+    Script::new(QUOTA_LUA)
 }

@@ -37,6 +37,7 @@
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
 //! | `lease` | hash | lease id → host, a tab, `tries/lost`, a tab, the queue entry: to requeue it, with its tries, if it expires (a record without `tries/lost`, of an older worker, has none) |
+//! | `fetched` | hash | host:port → URLs of that host fetched in this pass (taken before each URL's first request), for `max_per_host` over all workers |
 //! | `quarantine` | hash | URLs workers quarantined (their leases lost too often, see [`Lease::lost`]) → times lost |
 //! | `count` | hash | the shard's `queued`, `retrying`, `seen`, `claimed`, `lease_seq` (crawl-wide figures are their sums) |
 //! | `v:<b>` | hash | each fetched URL's visit for a recrawl, bucketed like `seen` (see `visit`) |
@@ -145,6 +146,7 @@ struct Scripts {
     retry: Script,
     renew: Script,
     reserve: Script,
+    quota: Script,
 }
 
 impl Scripts {
@@ -174,6 +176,7 @@ impl Scripts {
             retry: with_prelude(include_str!("retry.lua")),
             renew: with_prelude(include_str!("renew.lua")),
             reserve: claim::reserve_script(),
+            quota: claim::quota_script(),
         }
     }
 }
@@ -737,6 +740,14 @@ impl Frontier for RedisFrontier {
             .arg("floor")
             .arg(millis(delay));
         self.shared.link.query("set_host_delay", &set).await
+    }
+
+    async fn take_host_quota(
+        &self,
+        host: &HostKey,
+        max: u64,
+    ) -> Result<Option<bool>, FrontierError> {
+        self.take_quota(host, max).await.map(Some)
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
