@@ -165,3 +165,54 @@ async fn a_url_lost_too_often_is_quarantined() {
     assert_eq!(listed, vec![(killer, 3)]);
     assert_eq!(total, 1);
 }
+
+/// What a worker of before lost leases reads stays as it was: the lease
+/// record is `host TAB entry` (the tries beside it, under `t<id>`), and an
+/// expired lease it wrote (no tries kept) comes back as one loss.
+#[tokio::test]
+async fn lease_records_stay_readable_by_older_workers() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let first = worker(&server, "compat").await;
+    first.offer(vec![req("http://a.test/x")]).await.unwrap();
+    drop(take(&first).await);
+    drop(first);
+    let next = worker(&server, "compat").await;
+    let lease = take(&next).await;
+    assert_eq!(lease.lost, 1);
+    let record: String = redis::cmd("HGET")
+        .arg("skitter:{compat}:lease")
+        .arg(lease.id)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(record, "a.test:80\t0\t5\thttp://a.test/x\t");
+    let tries: String = redis::cmd("HGET")
+        .arg("skitter:{compat}:lease")
+        .arg(format!("t{}", lease.id))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(tries, "1/1");
+    // An older worker's lease: a record alone, already expired.
+    let _: () = redis::cmd("HSET")
+        .arg("skitter:{compat}:lease")
+        .arg(9999)
+        .arg("b.test:80\t0\t5\thttp://b.test/y\t")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("ZADD")
+        .arg("skitter:{compat}:leases")
+        .arg(0)
+        .arg(9999)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let old = take(&next).await;
+    assert_eq!(old.request.url.as_str(), "http://b.test/y");
+    assert_eq!((old.failed_tries(), old.lost), (1, 1));
+}

@@ -24,14 +24,15 @@ local now = now_ms()
 local expired = redis.call('ZRANGEBYSCORE', LEASES, '-inf', fmt(now), 'LIMIT', 0, tonumber(ARGV[7]))
 for _, id in ipairs(expired) do
   local v = redis.call('HGET', LEASE, id)
+  local tries, lost = lease_tries(id)
   redis.call('ZREM', LEASES, id)
-  redis.call('HDEL', LEASE, id)
+  redis.call('HDEL', LEASE, id, 't' .. id)
   if v then
-    local host, tries, lost, entry = split_lease(v)
+    local host, entry = split_tab(v)
     if not host then
       return {4, 0, malformed(LEASE, id, v), 0, 0}
     end
-    redis.call('ZADD', P .. 'r:' .. host, fmt(now), (tries + 1) .. '/' .. (lost + 1) .. '\t' .. entry)
+    redis.call('ZADD', P .. 'r:' .. host, fmt(now), retry_member(tries + 1, lost + 1, entry))
     redis.call('HINCRBY', COUNT, 'retrying', 1)
     release(host)
     schedule(host, now)
@@ -98,7 +99,7 @@ for _ = 1, 16 do
     schedule(host, now)
     local id = redis.call('HINCRBY', COUNT, 'lease_seq', 1)
     redis.call('ZADD', LEASES, fmt(now + lease_ms), id)
-    redis.call('HSET', LEASE, id, lease_record(host, tries, lost, entry))
+    put_lease(id, host, entry, tries, lost)
     redis.call('HINCRBY', COUNT, 'claimed', 1)
     return {1, id, entry, tries, lost}
   end

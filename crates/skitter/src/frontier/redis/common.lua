@@ -81,28 +81,6 @@ local function split_tab(v)
   return string.sub(v, 1, tab - 1), string.sub(v, tab + 1)
 end
 
--- A lease record is "host<TAB>tries/lost<TAB>entry": the URL's tries and how
--- often its lease was lost before (see claim.lua), kept so that a lost lease
--- goes back with them. A record of an older worker, "host<TAB>entry", has
--- none of either (an entry starts with its depth, digits and a tab, never
--- "digits/digits"). nil for a value that is neither.
-local function split_lease(v)
-  local host, rest = split_tab(v)
-  if not host then
-    return nil
-  end
-  local tries, lost, entry = string.match(rest, '^(%d+)/(%d+)\t(.+)$')
-  if tries then
-    return host, tonumber(tries), tonumber(lost), entry
-  end
-  return host, 0, 0, rest
-end
-
--- The lease record of a claim (see split_lease).
-local function lease_record(host, tries, lost, entry)
-  return host .. '\t' .. tries .. '/' .. lost .. '\t' .. entry
-end
-
 -- The count of a retry member "count<TAB>entry": "tries/lost", or "tries"
 -- alone as older workers wrote it. nil when it is neither.
 local function split_count(count)
@@ -115,6 +93,40 @@ local function split_count(count)
     return nil
   end
   return n, 0
+end
+
+-- A lease record is "host<TAB>entry" under its id in LEASE, as older workers
+-- write and read it; the URL's tries and lost leases before (see claim.lua),
+-- "tries/lost", are kept beside it under 't' .. id, and only when not both
+-- 0 (an older worker's lease has none). An older worker taking a lease away
+-- leaves its 't' field behind, a few bytes; nothing reads it again.
+local function lease_tries(id)
+  local t = redis.call('HGET', LEASE, 't' .. id)
+  if t then
+    local tries, lost = split_count(t)
+    if tries then
+      return tries, lost
+    end
+  end
+  return 0, 0
+end
+
+-- Writes the lease record of a claim (see lease_tries).
+local function put_lease(id, host, entry, tries, lost)
+  redis.call('HSET', LEASE, id, host .. '\t' .. entry)
+  if tries ~= 0 or lost ~= 0 then
+    redis.call('HSET', LEASE, 't' .. id, tries .. '/' .. lost)
+  end
+end
+
+-- A member of a retry set r:<host>: "tries<TAB>entry", as older workers
+-- write and read it, or "tries/lost<TAB>entry" once its lease was lost
+-- (an older worker reads that as no tries, the entry intact).
+local function retry_member(tries, lost, entry)
+  if lost == 0 then
+    return tries .. '\t' .. entry
+  end
+  return tries .. '/' .. lost .. '\t' .. entry
 end
 
 -- The crawl's counters (the hash COUNT). A script that adds to them checks
@@ -235,8 +247,9 @@ local function take_lease(id)
   if not v then
     return nil, 0
   end
-  redis.call('HDEL', LEASE, id)
-  local host, _, lost, entry = split_lease(v)
+  local _, lost = lease_tries(id)
+  redis.call('HDEL', LEASE, id, 't' .. id)
+  local host, entry = split_tab(v)
   if not host then
     return nil, 2
   end

@@ -32,11 +32,11 @@
 //! |-----|------|-------|
 //! | `seen:<b>` | hash | seen set of the shard's hosts: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks); with S > 1, 2^18 buckets over all shards (fewer bits per shard, a 15-byte field below 16) |
 //! | `q:<host:port>` | list | that host's queue; entries are tab-separated `depth redirects_left url parent` |
-//! | `r:<host:port>` | zset | that host's retries: `tries/lost<TAB>entry` (older workers: `tries<TAB>entry`) → when it may go again (ms); an expired lease comes back here, due at once, with one failed try and one loss more |
+//! | `r:<host:port>` | zset | that host's retries: `tries<TAB>entry`, or `tries/lost<TAB>entry` once its lease was lost, → when it may go again (ms); an expired lease comes back here, due at once, with one failed try and one loss more |
 //! | `h:<host:port>` | hash | host politeness (the Lua twin of `frontier::politeness`): `inflight`, `limit` (concurrency, cut in distress), `floor` (Crawl-delay ms), `next` (next allowed start, ms), `gap`/`gcut`/`cat` (distress gap now and at the last cut, and when that was, ms), `avg`/`last` (recent pace, last start), `wt`/`wf` (window answers, failures), `sc` (answers since the last cut) |
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
-//! | `lease` | hash | lease id → host, a tab, `tries/lost`, a tab, the queue entry: to requeue it, with its tries, if it expires (a record without `tries/lost`, of an older worker, has none) |
+//! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires; `t<id>` → that URL's `tries/lost` so far, when not both 0, so it goes back with them |
 //! | `fetched` | hash | host:port → URLs of that host fetched in this pass (taken before each URL's first request), for `max_per_host` over all workers |
 //! | `quarantine` | hash | URLs workers quarantined (their leases lost too often, see [`Lease::lost`]) → times lost |
 //! | `count` | hash | the shard's `queued`, `retrying`, `seen`, `claimed`, `lease_seq` (crawl-wide figures are their sums) |
