@@ -70,6 +70,7 @@ mod claim;
 mod layout;
 mod link;
 mod pass;
+mod quarantine;
 mod shard;
 mod visit;
 
@@ -296,36 +297,6 @@ impl RedisFrontier {
             total += n.unwrap_or(0);
         }
         Ok(total)
-    }
-
-    /// The URLs workers quarantined, their leases lost too often (see
-    /// [`Lease::lost`]), with the times each was lost, over all shards in
-    /// URL order; at most `max` of them, and how many there are in all.
-    pub async fn quarantined(
-        &self,
-        max: usize,
-    ) -> Result<(Vec<(String, u32)>, u64), FrontierError> {
-        let mut all = Vec::new();
-        let mut total = 0;
-        for (_, keys) in self.shared.shards.all() {
-            let key = keys.key("quarantine");
-            let len: u64 = self
-                .shared
-                .link
-                .query("quarantined", ::redis::cmd("HLEN").arg(&key))
-                .await?;
-            total += len;
-            if all.len() < max && len > 0 {
-                let mut scan = ::redis::cmd("HSCAN");
-                scan.arg(&key).arg(0).arg("COUNT").arg(max);
-                let (_, found): (u64, Vec<(String, u32)>) =
-                    self.shared.link.query("quarantined", &scan).await?;
-                all.extend(found);
-            }
-        }
-        all.sort();
-        all.truncate(max);
-        Ok((all, total))
     }
 
     /// How many shards the crawl is split into.
