@@ -227,6 +227,12 @@ pub struct CrawlArgs {
     /// heartbeat before another worker may take it over.
     #[arg(long, value_parser = flags::duration, default_value = "60s", value_name = "DURATION")]
     pub lease: Duration,
+    /// With --redis or --state: a URL whose lease was lost N times (the
+    /// worker or run handling it died, was killed or stalled past its lease)
+    /// is not fetched again but fails as `quarantined` (listed by `skitter
+    /// status`). Each loss also counts as a failed try of --max-tries.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub quarantine_after: u32,
     /// With --redis, for a new crawl: how many shards to split it into (1 to
     /// 1024; each host's queue, politeness and seen URLs live in one shard, each
     /// shard under its own Redis Cluster hash tag). Default: 16 with a
@@ -279,6 +285,7 @@ impl CrawlArgs {
         s.request.fetch.http1_only = self.http1_only;
         s.request.fetch.cookies = self.cookies;
         s.request.retry = self.request.retry_policy();
+        s.request.retry.quarantine_after = self.quarantine_after;
         s.request.politeness = self.host_policy();
         s.request.max_redirect = self.max_redirect;
         s.extract = self.extract.source()?;

@@ -9,6 +9,7 @@ use serde_json::json;
 use skitter::Report;
 use skitter::cluster::{RedisStatsSink, take_proxy_stats};
 use skitter::fetch::ProxyStats;
+use skitter::fetch::head::redact_proxy;
 use skitter::fetch::proxy_pool::write_table;
 use skitter::frontier::{Frontier, FrontierCounts, FrontierError, RedisFrontier};
 use skitter::output::report::Counters;
@@ -67,6 +68,24 @@ pub(super) struct CrawlWide {
     max_pages: Option<u64>,
     /// The recrawl pass the totals are of (1 before any `--recrawl`).
     pass: u32,
+    /// URLs quarantined (their leases lost too often), the first
+    /// [`QUARANTINE_SHOWN`] in URL order with the times each was lost, and
+    /// how many there are in all.
+    quarantined: (Vec<(String, u32)>, u64),
+}
+
+/// Quarantined URLs `status` lists by name; the rest are counted.
+const QUARANTINE_SHOWN: usize = 20;
+
+/// The quarantined URLs to show, credentials (`user:pw@`) redacted as the
+/// roots' are.
+async fn quarantined(frontier: &RedisFrontier) -> Result<(Vec<(String, u32)>, u64), FrontierError> {
+    let (shown, total) = frontier.quarantined(QUARANTINE_SHOWN).await?;
+    let shown = shown
+        .into_iter()
+        .map(|(url, lost)| (redact_proxy(&url), lost))
+        .collect();
+    Ok((shown, total))
 }
 
 impl CrawlWide {
@@ -91,6 +110,7 @@ impl CrawlWide {
             proxies,
             max_pages,
             pass: frontier.pass().map_or(1, |p| p.number),
+            quarantined: quarantined(frontier).await?,
         })
     }
 
@@ -128,7 +148,22 @@ impl CrawlWide {
             self.counts.queued,
             self.counts.leased
         )?;
-        writeln!(out, "Done: {}", self.done)
+        writeln!(out, "Done: {}", self.done)?;
+        let (shown, total) = &self.quarantined;
+        if *total > 0 {
+            writeln!(
+                out,
+                "Quarantined: {total} (their workers died holding them; not fetched again)"
+            )?;
+            for (url, lost) in shown {
+                writeln!(out, "  {url} (lease lost {lost} times)")?;
+            }
+            let more = total.saturating_sub(shown.len() as u64);
+            if more > 0 {
+                writeln!(out, "  … and {more} more")?;
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn to_json(&self) -> serde_json::Value {
@@ -143,6 +178,12 @@ impl CrawlWide {
             "done": self.done,
             "counters": self.counters,
             "proxies": self.proxies,
+            "quarantined": {
+                "total": self.quarantined.1,
+                "urls": self.quarantined.0.iter()
+                    .map(|(url, lost)| json!({ "url": url, "lost": lost }))
+                    .collect::<Vec<_>>(),
+            },
         })
     }
 }
@@ -165,6 +206,7 @@ mod tests {
             proxies: Vec::new(),
             max_pages: max,
             pass: 1,
+            quarantined: (vec![("http://a.test/kills".into(), 3)], 2),
         }
     }
 
@@ -196,11 +238,20 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains(" done\n"), "{text}");
+        assert!(
+            text.contains("Quarantined: 2 (")
+                && text.contains("\n  http://a.test/kills (lease lost 3 times)\n  … and 1 more\n"),
+            "{text}"
+        );
         let json = w.to_json();
         assert_eq!(
             (json["done"].as_u64(), json["queued"].as_u64()),
             (Some(4), Some(1))
         );
         assert_eq!(json["counters"], json!({ "html": 3, "html_bytes": 120 }));
+        assert_eq!(
+            json["quarantined"],
+            json!({ "total": 2, "urls": [{ "url": "http://a.test/kills", "lost": 3 }] })
+        );
     }
 }

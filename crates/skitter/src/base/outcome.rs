@@ -68,6 +68,12 @@ pub enum ErrorKind {
     Proxy,
     /// Any other transport error.
     Other,
+    /// Not fetched again: the URL was claimed and its lease lost too often
+    /// (the worker holding it died, was killed or stalled past its lease),
+    /// so it is taken to be what brings workers down
+    /// ([`RetryPolicy::quarantine_after`](crate::fetch::retry::RetryPolicy::quarantine_after)),
+    /// or its last try was lost that way.
+    Quarantined,
 }
 
 impl ErrorKind {
@@ -88,6 +94,7 @@ impl ErrorKind {
             ErrorKind::Blocked => "blocked",
             ErrorKind::Proxy => "proxy",
             ErrorKind::Other => "other",
+            ErrorKind::Quarantined => "quarantined",
         }
     }
 }

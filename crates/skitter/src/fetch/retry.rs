@@ -48,6 +48,12 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// The longest `Retry-After` honoured (default 60 s); a longer one is cut to this.
     pub max_retry_after: Duration,
+    /// A URL whose lease was lost this many times (default 3: its worker
+    /// died, was killed or stalled past the lease while holding it, in a
+    /// Redis crawl or a `--state` crawl that resumed) is not fetched again
+    /// but ends as a failure of kind
+    /// [`ErrorKind::Quarantined`]. Each loss also counts as a failed try.
+    pub quarantine_after: u32,
 }
 
 impl Default for RetryPolicy {
@@ -57,9 +63,13 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(60),
+            quarantine_after: DEFAULT_QUARANTINE_AFTER,
         }
     }
 }
+
+/// The default of [`RetryPolicy::quarantine_after`].
+pub const DEFAULT_QUARANTINE_AFTER: u32 = 3;
 
 /// What one attempt came to, as far as retrying is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,6 +268,7 @@ mod tests {
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(1),
             max_retry_after: Duration::from_secs(5),
+            quarantine_after: DEFAULT_QUARANTINE_AFTER,
         }
     }
 

@@ -47,6 +47,13 @@ pub struct Lease {
     /// ([`THROTTLED_TRY`]). Read them with [`Lease::failed_tries`] and
     /// [`Lease::throttled_tries`].
     pub tries: u32,
+    /// How often this URL was claimed before and its lease lost, the worker
+    /// holding it gone without handing it back (it died, was killed, or
+    /// stalled past its lease): a frontier that outlives a worker (Redis, the
+    /// crash-safe store) counts them, each also as a failed try in
+    /// [`Lease::tries`]. The crawler quarantines a URL lost too often
+    /// ([`RetryPolicy::quarantine_after`](crate::fetch::retry::RetryPolicy::quarantine_after)).
+    pub lost: u32,
 }
 
 impl Lease {
@@ -204,8 +211,10 @@ pub trait Frontier: Send + Sync {
     /// over. Its [`Lease::tries`] go up by one failed try, or one
     /// [`THROTTLED_TRY`] for a `429`, unless its host is in an outage
     /// (a server down as a whole costs its URLs no tries, up to
-    /// [`RobotsPolicy::max_outage`](crate::robots::RobotsPolicy::max_outage)). Not durable: after a crash the URL is simply
-    /// queued again with fresh tries.
+    /// [`RobotsPolicy::max_outage`](crate::robots::RobotsPolicy::max_outage)). A frontier that outlives its process (Redis, the
+    /// crash-safe store) keeps the tries across a crash and a resume, and
+    /// counts a URL held by a worker that died as one [`Lease::lost`] more;
+    /// the memory frontier forgets them with its process.
     async fn retry(
         &self,
         lease: Lease,
@@ -272,6 +281,21 @@ pub trait Frontier: Send + Sync {
 
     /// Current counts.
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
+
+    /// Takes one fetch of `host`'s crawl-wide quota of `max` (`max_per_host`):
+    /// `Some(true)` if taken, `Some(false)` when it is used up. `None` (the
+    /// default) when this frontier keeps no shared count, and the crawler
+    /// counts the run's fetches itself from [`Frontier::fetched`]. A
+    /// frontier shared by several workers (Redis) counts here, atomically,
+    /// so the quota holds for all of them together.
+    async fn take_host_quota(
+        &self,
+        host: &HostKey,
+        max: u64,
+    ) -> Result<Option<bool>, FrontierError> {
+        let _ = (host, max);
+        Ok(None)
+    }
 
     /// What this crawl fetched before this run (see [`Fetched`]); nothing
     /// for a frontier that does not outlive its run.

@@ -1,7 +1,9 @@
 //! Crawl limits that need live state: the page budget (`max_pages`) and the
 //! per-host quota (`max_per_host`). Depth is checked by the gate, time by the
 //! scheduler. Both start from what earlier runs of a resumed crawl fetched,
-//! so a limit holds for the whole crawl, however often it is resumed.
+//! so a limit holds for the whole crawl, however often it is resumed. A
+//! frontier shared by several workers counts the per-host quota itself
+//! (`Frontier::take_host_quota`), for all of them; this one is then unused.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -41,7 +43,8 @@ impl PageBudget {
     }
 }
 
-/// Counts fetches per host against `max_per_host`.
+/// Counts fetches per host against `max_per_host`: one per URL, taken
+/// before its first request (its retries take none).
 #[derive(Debug)]
 pub(crate) struct HostQuota {
     max: Option<u64>,

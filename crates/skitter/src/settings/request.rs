@@ -48,6 +48,9 @@ impl RequestSettings {
         if self.retry.max_tries == 0 {
             return Err("max_tries must be at least 1".into());
         }
+        if self.retry.quarantine_after == 0 {
+            return Err("quarantine_after must be at least 1".into());
+        }
         if self.politeness.max_in_flight == 0 {
             return Err("per_host must be at least 1".into());
         }

@@ -42,6 +42,7 @@ fn quick() -> BulkFetcherBuilder {
             base_delay: Duration::from_millis(5),
             max_delay: Duration::from_millis(20),
             max_retry_after: Duration::from_millis(20),
+            ..RetryPolicy::default()
         })
 }
 

@@ -29,6 +29,7 @@ fn quick(site: &RunningSite) -> CrawlerBuilder {
             base_delay: Duration::from_millis(5),
             max_delay: Duration::from_millis(20),
             max_retry_after: Duration::from_millis(50),
+            ..RetryPolicy::default()
         })
 }
 
@@ -693,6 +694,7 @@ async fn a_broad_crawl_on_faulty_hosts_and_flaky_dns_loses_nothing() {
                     base_delay: Duration::from_millis(5),
                     max_delay: Duration::from_millis(20),
                     max_retry_after: Duration::from_millis(50),
+                    ..RetryPolicy::default()
                 })
                 .scope_mode(ScopeMode::AnyHost)
                 .domains(["sites.test"])

@@ -283,6 +283,36 @@ async fn max_per_host_narrows_the_crawl() {
     assert!(report.completed());
 }
 
+/// A URL takes its unit of the host's quota once, not once per attempt:
+/// every page answers 503 once, and five pages are still fetched (counted per
+/// attempt, as before, the retries used the quota up after two pages).
+#[tokio::test]
+async fn max_per_host_counts_a_retried_url_once() {
+    let site = TestSite::start(SiteConfig {
+        pages: 50,
+        robots_txt: Some((404, String::new())),
+        faults: skitter_testsite::Faults {
+            fail_rate: 1.0,
+            fail_times: 1,
+            ..Default::default()
+        },
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let limits = Limits {
+        max_per_host: Some(5),
+        ..Limits::default()
+    };
+    let retry = RetryPolicy {
+        max_tries: 2,
+        base_delay: Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    let report = crawl(builder(&site).limits(limits).retry_policy(retry)).await;
+    assert_eq!(report.counters.html, 5, "{:?}", report.counters);
+    assert!(report.completed());
+}
+
 #[tokio::test]
 async fn traps_end_on_their_own_with_counters() {
     let site = TestSite::start(SiteConfig {

@@ -232,6 +232,7 @@ async fn leases_are_checked_on_completion() {
         id: 4242,
         request: req("http://a.test/"),
         tries: 0,
+        lost: 0,
     };
     assert!(matches!(
         a.complete(bogus, HostFeedback::default()).await,

@@ -27,12 +27,14 @@ use crate::robots::{OriginRules, RobotsSource};
 use crate::state::recrawl::Visit;
 
 mod get;
+mod limit;
 mod offer;
 mod render;
 mod revisit;
 mod sitemaps;
 
 use get::get;
+use limit::{quarantine, take_quota};
 use offer::{handle_redirect, offer_links};
 use revisit::{payload_digest, recall};
 use sitemaps::{handle_sitemap, offer_sitemaps};
@@ -136,7 +138,24 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
 
 async fn process(ctx: &Ctx, lease: &Lease) -> Step {
     let req = &lease.request;
-    let unreachable = match Box::pin(pre_fetch(ctx, req)).await {
+    if let Some(failure) = quarantine(&ctx.config.retry, lease) {
+        tracing::warn!(url = %req.url, lost = lease.lost, "{}", failure.message);
+        ctx.guards.budget.give_back();
+        let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
+        record.attempts = lease.failed_tries();
+        record.error = Some(failure);
+        let page = Page {
+            record,
+            exchange: None,
+            rendered: None,
+            items: None,
+        };
+        return Step::Done(Box::new(page), HostFeedback::Silent, None);
+    }
+    // A URL's first attempt takes its host's quota; its retries (and its
+    // claims after a lost lease) are the same URL.
+    let first = lease.tries == 0 && lease.lost == 0;
+    let unreachable = match Box::pin(pre_fetch(ctx, req, first)).await {
         Ok(unreachable) => unreachable,
         Err(PreFetch::Skip(record)) => {
             ctx.guards.budget.give_back();
@@ -374,10 +393,14 @@ enum PreFetch {
     Defer(Duration),
 }
 
-/// Checks robots.txt and the per-host quota. `Some` failure: robots.txt could
+/// Checks robots.txt and, on a URL's `first` attempt, the per-host quota. `Some` failure: robots.txt could
 /// not be asked for, the host having no (allowed) address, and the page fails
 /// the same way without a request (see `OriginRules::unreachable`).
-async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, PreFetch> {
+async fn pre_fetch(
+    ctx: &Ctx,
+    req: &Request,
+    first: bool,
+) -> Result<Option<FetchFailure>, PreFetch> {
     let host = HostKey::of(&req.url);
     let skip = |reason| PageRecord::skipped(req.url.clone(), reason, req.depth, req.parent.clone());
     let mut unreachable = None;
@@ -416,7 +439,7 @@ async fn pre_fetch(ctx: &Ctx, req: &Request) -> Result<Option<FetchFailure>, Pre
             return Err(PreFetch::Skip(Box::new(skip(SkipReason::Robots))));
         }
     }
-    if !ctx.guards.quota.try_take(&host) {
+    if first && !take_quota(ctx, &host).await {
         return Err(PreFetch::Skip(Box::new(skip(SkipReason::Limit))));
     }
     ctx.guards

@@ -440,9 +440,14 @@ impl OutcomeStore for DiskFrontier {
 
 impl Drop for DiskFrontier {
     /// Stops the committer and commits what is left; outstanding leases stay
-    /// queued for the next run.
+    /// queued for the next run, handed back (not lost: their tries are kept,
+    /// no lost lease is counted).
     fn drop(&mut self) {
-        self.shared.lock().stop = true;
+        {
+            let mut state = self.shared.lock();
+            state.release_leases();
+            state.stop = true;
+        }
         self.shared.wake.notify_all();
         if let Some(handle) = self.committer.take() {
             let _ = handle.join();

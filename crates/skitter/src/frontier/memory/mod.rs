@@ -303,7 +303,12 @@ impl State {
             let id = self.next_lease;
             self.next_lease += 1;
             self.leases.insert(id, idx);
-            return Ok(Claim::Ready(Lease { id, request, tries }));
+            return Ok(Claim::Ready(Lease {
+                id,
+                request,
+                tries,
+                lost: 0,
+            }));
         }
         if let Some(wait) = self.rota.next_wait(now) {
             return Ok(Claim::Wait(Some(wait)));

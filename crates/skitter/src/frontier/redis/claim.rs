@@ -12,9 +12,10 @@ use ::redis::Script;
 
 use super::layout::decode_request;
 use super::{
-    Claim, FrontierError, HostFeedback, Lease, RECLAIM_BATCH, RedisFrontier, Request, millis,
+    Claim, FrontierError, Hand, HostFeedback, Lease, RECLAIM_BATCH, RedisFrontier, Request, millis,
     random_up_to,
 };
+use crate::host::HostKey;
 
 /// Takes one claim of the crawl-wide limit if any is left (KEYS[1] `claims`,
 /// ARGV[1] the limit): 1 if taken, 0 if the limit is used up.
@@ -22,6 +23,18 @@ pub(super) const RESERVE_LUA: &str = r"
 local n = redis.call('INCR', KEYS[1])
 if n > tonumber(ARGV[1]) then
   redis.call('DECR', KEYS[1])
+  return 0
+end
+return 1
+";
+
+/// Takes one fetch of a host's crawl-wide quota (KEYS[1] the shard's
+/// `fetched` hash, ARGV[1] the host, ARGV[2] the quota): 1 if taken, 0 if
+/// the host has used it up.
+pub(super) const QUOTA_LUA: &str = r"
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+if n > tonumber(ARGV[2]) then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
   return 0
 end
 return 1
@@ -98,7 +111,7 @@ impl RedisFrontier {
                 .arg(millis(options.poll).max(1))
                 .arg(RECLAIM_BATCH)
                 .arg(script_limit);
-            let (kind, n, entry, tries): (u8, u64, Vec<u8>, u32) =
+            let (kind, n, entry, tries, lost): (u8, u64, Vec<u8>, u32, u32) =
                 self.run_script("claim", &call).await?;
             match kind {
                 1 => {
@@ -110,14 +123,20 @@ impl RedisFrontier {
                             shards.keys(k).key("lease"),
                             String::from_utf8_lossy(&entry)
                         );
-                        self.ack(id, HostFeedback::Silent, None).await?;
+                        self.ack(id, HostFeedback::Silent, Hand::Complete(None))
+                            .await?;
                         continue;
                     };
                     self.own_leases().insert(id);
                     if !self.shared.pass_settled.swap(true, Ordering::Relaxed) {
                         self.set_pass(self.load_pass().await?);
                     }
-                    return Ok(Claim::Ready(Lease { id, request, tries }));
+                    return Ok(Claim::Ready(Lease {
+                        id,
+                        request,
+                        tries,
+                        lost,
+                    }));
                 }
                 2 => return Ok(Claim::Exhausted),
                 // The script dropped malformed data (named in `entry`) and
@@ -182,6 +201,16 @@ impl RedisFrontier {
             }
         }
         Ok(true)
+    }
+
+    /// Takes one fetch of `host`'s quota of `max`, counted for the whole
+    /// crawl in its shard's `fetched` hash; `false` when it is used up.
+    pub(super) async fn take_quota(&self, host: &HostKey, max: u64) -> Result<bool, FrontierError> {
+        let keys = self.shared.shards.keys(self.shared.shards.of_host(host));
+        let mut call = self.shared.scripts.quota.prepare_invoke();
+        call.key(keys.key("fetched")).arg(host.as_str()).arg(max);
+        let taken: u8 = self.run_script("take host quota", &call).await?;
+        Ok(taken == 1)
     }
 
     /// Takes one claim of the crawl-wide limit; `false` when it is used up.
@@ -258,4 +287,9 @@ fn decode_entry(entry: &[u8]) -> Option<Request> {
 /// The reservation script, compiled once with the others.
 pub(super) fn reserve_script() -> Script {
     Script::new(RESERVE_LUA)
+}
+
+/// The per-host quota script, compiled once with the others.
+pub(super) fn quota_script() -> Script {
+    Script::new(QUOTA_LUA)
 }

@@ -81,6 +81,54 @@ local function split_tab(v)
   return string.sub(v, 1, tab - 1), string.sub(v, tab + 1)
 end
 
+-- The count of a retry member "count<TAB>entry": "tries/lost", or "tries"
+-- alone as older workers wrote it. nil when it is neither.
+local function split_count(count)
+  local tries, lost = string.match(count, '^(%d+)/(%d+)$')
+  if tries then
+    return tonumber(tries), tonumber(lost)
+  end
+  local n = tonumber(count)
+  if not n then
+    return nil
+  end
+  return n, 0
+end
+
+-- A lease record is "host<TAB>entry" under its id in LEASE, as older workers
+-- write and read it; the URL's tries and lost leases before (see claim.lua),
+-- "tries/lost", are kept beside it under 't' .. id, and only when not both
+-- 0 (an older worker's lease has none). An older worker taking a lease away
+-- leaves its 't' field behind, a few bytes; nothing reads it again.
+local function lease_tries(id)
+  local t = redis.call('HGET', LEASE, 't' .. id)
+  if t then
+    local tries, lost = split_count(t)
+    if tries then
+      return tries, lost
+    end
+  end
+  return 0, 0
+end
+
+-- Writes the lease record of a claim (see lease_tries).
+local function put_lease(id, host, entry, tries, lost)
+  redis.call('HSET', LEASE, id, host .. '\t' .. entry)
+  if tries ~= 0 or lost ~= 0 then
+    redis.call('HSET', LEASE, 't' .. id, tries .. '/' .. lost)
+  end
+end
+
+-- A member of a retry set r:<host>: "tries<TAB>entry", as older workers
+-- write and read it, or "tries/lost<TAB>entry" once its lease was lost
+-- (an older worker reads that as no tries, the entry intact).
+local function retry_member(tries, lost, entry)
+  if lost == 0 then
+    return tries .. '\t' .. entry
+  end
+  return tries .. '/' .. lost .. '\t' .. entry
+end
+
 -- The crawl's counters (the hash COUNT). A script that adds to them checks
 -- them all first, before any write, and refuses with the key and field named
 -- when one is not an integer (set by something other than skitter): HINCRBY
@@ -189,19 +237,21 @@ local function feedback(host, signal, wait, reason, max_in_flight, now)
   return {why, did, limit, math.floor(gap)}
 end
 
--- Takes lease `id` away (lease set and record): its host and queue entry, or
--- nil and the answer to give: 0 when the lease is gone (expired and reclaimed,
--- or acked already), 2 when its record was malformed (dropped).
+-- Takes lease `id` away (lease set and record): its host, queue entry and
+-- times lost before, or nil and the answer to give: 0 when the lease is gone
+-- (expired and reclaimed, or acked already), 2 when its record was malformed
+-- (dropped).
 local function take_lease(id)
   local v = redis.call('HGET', LEASE, id)
   redis.call('ZREM', LEASES, id)
   if not v then
     return nil, 0
   end
-  redis.call('HDEL', LEASE, id)
+  local _, lost = lease_tries(id)
+  redis.call('HDEL', LEASE, id, 't' .. id)
   local host, entry = split_tab(v)
   if not host then
     return nil, 2
   end
-  return host, entry
+  return host, entry, lost
 end

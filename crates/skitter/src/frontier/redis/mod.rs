@@ -9,8 +9,10 @@
 //! workers with skewed clocks still agree on delays and lease deadlines.
 //! A worker that dies leaves leases that expire (60 s by default, renewed every
 //! lease/3 by a heartbeat while the worker lives); the next claim by any worker
-//! puts their URLs back at the front of their host queues. Delivery is
-//! therefore at least once.
+//! puts their URLs back as retries due at once, each with one failed try and
+//! one loss more ([`Lease::lost`]), so a URL that kills its workers is
+//! quarantined after a few losses instead of looping. Delivery is therefore at
+//! least once.
 //!
 //! # Key layout
 //!
@@ -30,11 +32,13 @@
 //! |-----|------|-------|
 //! | `seen:<b>` | hash | seen set of the shard's hosts: field = low 14 bytes of the URL's xxh3-128 fingerprint, `<b>` = top 18 bits in hex (2^18 buckets, compact listpacks); with S > 1, 2^18 buckets over all shards (fewer bits per shard, a 15-byte field below 16) |
 //! | `q:<host:port>` | list | that host's queue; entries are tab-separated `depth redirects_left url parent` |
-//! | `r:<host:port>` | zset | that host's retries: `tries<TAB>entry` → when it may go again (ms) |
+//! | `r:<host:port>` | zset | that host's retries: `tries<TAB>entry`, or `tries/lost<TAB>entry` once its lease was lost, → when it may go again (ms); an expired lease comes back here, due at once, with one failed try and one loss more |
 //! | `h:<host:port>` | hash | host politeness (the Lua twin of `frontier::politeness`): `inflight`, `limit` (concurrency, cut in distress), `floor` (Crawl-delay ms), `next` (next allowed start, ms), `gap`/`gcut`/`cat` (distress gap now and at the last cut, and when that was, ms), `avg`/`last` (recent pace, last start), `wt`/`wf` (window answers, failures), `sc` (answers since the last cut) |
 //! | `ready` | zset | hosts with queued URLs and a free slot → next allowed start (ms) |
 //! | `leases` | zset | lease id → deadline (ms) |
-//! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires |
+//! | `lease` | hash | lease id → host, a tab, the queue entry: to requeue it if it expires; `t<id>` → that URL's `tries/lost` so far, when not both 0, so it goes back with them |
+//! | `fetched` | hash | host:port → URLs of that host fetched in this pass (taken before each URL's first request), for `max_per_host` over all workers |
+//! | `quarantine` | hash | URLs workers quarantined (their leases lost too often, see [`Lease::lost`]) → times lost |
 //! | `count` | hash | the shard's `queued`, `retrying`, `seen`, `claimed`, `lease_seq` (crawl-wide figures are their sums) |
 //! | `v:<b>` | hash | each fetched URL's visit for a recrawl, bucketed like `seen` (see `visit`) |
 //!
@@ -66,6 +70,7 @@ mod claim;
 mod layout;
 mod link;
 mod pass;
+mod quarantine;
 mod shard;
 mod visit;
 
@@ -142,6 +147,7 @@ struct Scripts {
     retry: Script,
     renew: Script,
     reserve: Script,
+    quota: Script,
 }
 
 impl Scripts {
@@ -171,6 +177,7 @@ impl Scripts {
             retry: with_prelude(include_str!("retry.lua")),
             renew: with_prelude(include_str!("renew.lua")),
             reserve: claim::reserve_script(),
+            quota: claim::quota_script(),
         }
     }
 }
@@ -426,13 +433,13 @@ impl RedisFrontier {
         self.shared.link.invoke(what, call).await
     }
 
-    /// Acks lease `id` in Redis, or with `retry` (wait, tries so far) hands it
-    /// back for another attempt; `None` if it was no longer there.
+    /// Acks lease `id` in Redis, or hands it back for another attempt (see
+    /// [`Hand`]); `None` if it was no longer there.
     async fn ack(
         &self,
         id: u64,
         feedback: HostFeedback,
-        retry: Option<(Duration, u32)>,
+        hand: Hand<'_>,
     ) -> Result<Option<Option<Throttle>>, FrontierError> {
         let (signal, wait, reason) = match feedback {
             HostFeedback::Silent => (0, 0, 0),
@@ -441,9 +448,9 @@ impl RedisFrontier {
             HostFeedback::FailedAgain => (5, 0, 0),
             HostFeedback::SlowDown(wait, reason) => (3, millis(wait), reason_code(reason)),
         };
-        let script = match retry {
-            Some(_) => &self.shared.scripts.retry,
-            None => &self.shared.scripts.complete,
+        let script = match hand {
+            Hand::Retry(..) => &self.shared.scripts.retry,
+            Hand::Complete(_) => &self.shared.scripts.complete,
         };
         let (shard, seq) = self.shared.shards.split_lease(id);
         let mut call = self.invocation(shard, script);
@@ -452,8 +459,14 @@ impl RedisFrontier {
             .arg(signal)
             .arg(wait)
             .arg(reason);
-        if let Some((wait, tries)) = retry {
-            call.arg(millis(wait)).arg(tries);
+        match hand {
+            Hand::Retry(wait, tries) => {
+                call.arg(millis(wait)).arg(tries);
+            }
+            Hand::Complete(Some(url)) => {
+                call.arg(url.as_str());
+            }
+            Hand::Complete(None) => {}
         }
         let (found, why, cut, limit, gap): (u8, u8, u8, u64, u64) =
             self.run_script("complete", &call).await?;
@@ -487,14 +500,12 @@ impl RedisFrontier {
         &self,
         lease: Lease,
         feedback: HostFeedback,
-        retry: Option<Duration>,
+        hand: Hand<'_>,
     ) -> Result<Option<Throttle>, FrontierError> {
         if !self.own_leases().contains(&lease.id) {
             return Err(FrontierError::UnknownLease(lease.id));
         }
-        let acked = self
-            .ack(lease.id, feedback, retry.map(|w| (w, lease.tries)))
-            .await?;
+        let acked = self.ack(lease.id, feedback, hand).await?;
         self.own_leases().remove(&lease.id);
         if acked.is_none() {
             tracing::warn!(url = %lease.request.url, "lease expired before completion; the URL was requeued and may be fetched twice");
@@ -505,6 +516,16 @@ impl RedisFrontier {
     fn own_leases(&self) -> std::sync::MutexGuard<'_, HashSet<u64>> {
         lock(&self.shared.mine)
     }
+}
+
+/// How a lease is handed back.
+#[derive(Clone, Copy, Debug)]
+enum Hand<'a> {
+    /// Done with; with the URL when the worker quarantined it (kept in the
+    /// shard's `quarantine` hash).
+    Complete(Option<&'a Url>),
+    /// For another attempt after this wait, with the tries so far.
+    Retry(Duration, u32),
 }
 
 fn lock(mine: &Mutex<HashSet<u64>>) -> std::sync::MutexGuard<'_, HashSet<u64>> {
@@ -628,7 +649,21 @@ impl Frontier for RedisFrontier {
         lease: Lease,
         feedback: HostFeedback,
     ) -> Result<Option<Throttle>, FrontierError> {
-        self.hand_back(lease, feedback, None).await
+        self.hand_back(lease, feedback, Hand::Complete(None)).await
+    }
+
+    async fn complete_with(
+        &self,
+        lease: Lease,
+        feedback: HostFeedback,
+        record: &crate::base::outcome::PageRecord,
+    ) -> Result<Option<Throttle>, FrontierError> {
+        let quarantined = record
+            .error
+            .as_ref()
+            .is_some_and(|e| e.kind == crate::base::outcome::ErrorKind::Quarantined);
+        let hand = Hand::Complete(quarantined.then_some(&record.url));
+        self.hand_back(lease, feedback, hand).await
     }
 
     async fn retry(
@@ -637,7 +672,9 @@ impl Frontier for RedisFrontier {
         wait: Duration,
         feedback: HostFeedback,
     ) -> Result<Option<Throttle>, FrontierError> {
-        self.hand_back(lease, feedback, Some(wait)).await
+        let tries = lease.tries;
+        self.hand_back(lease, feedback, Hand::Retry(wait, tries))
+            .await
     }
 
     async fn complete_visit(
@@ -674,6 +711,14 @@ impl Frontier for RedisFrontier {
             .arg("floor")
             .arg(millis(delay));
         self.shared.link.query("set_host_delay", &set).await
+    }
+
+    async fn take_host_quota(
+        &self,
+        host: &HostKey,
+        max: u64,
+    ) -> Result<Option<bool>, FrontierError> {
+        self.take_quota(host, max).await.map(Some)
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {

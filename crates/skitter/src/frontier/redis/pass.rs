@@ -6,7 +6,7 @@
 //! `pass_seeding` claims the start for one process (HSETNX, so two workers
 //! started with `--recrawl` at once start one pass, not two); `pass` is set
 //! to the new number; the finished pass's seen set is deleted, its totals
-//! moved to `stats:p<N>` and the claim counter reset, then `pass_wiped`
+//! moved to `stats:p<N>`, the claim counter and the per-host quota counts reset, then `pass_wiped`
 //! records that; then every stored visit is
 //! streamed bucket by bucket from the `v:<b>` hashes into the queues (the
 //! seen set dedups, so seeding again after a crash queues nothing twice) and
@@ -127,6 +127,10 @@ impl RedisFrontier {
                 .arg("claimed")
                 .arg(0);
             self.shared.link.query::<()>("wipe_pass", &reset).await?;
+            // A new pass fetches every host's URLs again, within the quota.
+            let mut fetched = ::redis::cmd("DEL");
+            fetched.arg(keys.key("fetched"));
+            self.shared.link.query::<()>("wipe_pass", &fetched).await?;
         }
         let keys = &self.shared.keys;
         let mut exists = ::redis::cmd("EXISTS");

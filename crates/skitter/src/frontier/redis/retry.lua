@@ -1,7 +1,8 @@
 -- Hands a lease back for another attempt: releases its host slot with the
 -- answer's feedback, and puts its entry in the host's retry set r:<host>, due
 -- after the retry wait, with its tries (one more if an attempt failed, 65536
--- more if it was answered 429: the twin of HostSlots::try_cost). ARGV: prefix, max_in_flight, lease id,
+-- more if it was answered 429: the twin of HostSlots::try_cost), and the times
+-- its lease was lost before (kept beside the lease record). ARGV: prefix, max_in_flight, lease id,
 -- signal, wait ms, reason, retry wait ms, tries so far. Returns as complete.lua.
 do
   local garbled = garbled_counter()
@@ -10,7 +11,7 @@ do
   end
 end
 local max_in_flight = tonumber(ARGV[2])
-local host, entry = take_lease(ARGV[3])
+local host, entry, lost = take_lease(ARGV[3])
 if not host then
   return {entry, 0, 0, 0, 0}
 end
@@ -23,7 +24,7 @@ if ARGV[4] == '3' and ARGV[6] == '1' then
 elseif attempted then
   tries = tries + 1
 end
-redis.call('ZADD', P .. 'r:' .. host, fmt(now + tonumber(ARGV[7])), tries .. '\t' .. entry)
+redis.call('ZADD', P .. 'r:' .. host, fmt(now + tonumber(ARGV[7])), retry_member(tries, lost, entry))
 redis.call('HINCRBY', COUNT, 'retrying', 1)
 schedule(host, now)
 return {1, t[1], t[2], t[3], t[4]}

@@ -53,6 +53,13 @@ pub(crate) enum Op {
     },
     /// A small named value.
     Kv { key: String, value: Vec<u8> },
+    /// A URL's tries, when it is claimed (`held`) or handed back for a
+    /// retry (see `attempts`); completing it (`Done`) forgets them.
+    Attempts {
+        fp: u128,
+        attempts: super::attempts::Attempts,
+        held: bool,
+    },
 }
 
 /// Writes not yet handed to the database.

@@ -15,6 +15,7 @@
 //! `records` owns every typed read and write; [`status`] reads a running
 //! crawl's progress from another process.
 
+pub(crate) mod attempts;
 pub(crate) mod batch;
 pub(crate) mod chunk;
 pub(crate) mod counters;

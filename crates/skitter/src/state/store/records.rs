@@ -153,10 +153,16 @@ impl Records {
                 .and_then(|mut s| s.execute(params![id, key]))
                 .map_err(sql("adding a host"))?,
             Op::Chunk(c) => put_chunk(conn, &c)?,
-            Op::Done(fp) => conn
-                .prepare_cached("INSERT INTO done (fp) VALUES (?1)")
-                .and_then(|mut s| s.execute([&fp_bytes(fp)[..]]))
-                .map_err(sql("completing a URL"))?,
+            Op::Done(fp) => {
+                super::attempts::clear(conn, fp)?;
+                conn.prepare_cached("INSERT INTO done (fp) VALUES (?1)")
+                    .and_then(|mut s| s.execute([&fp_bytes(fp)[..]]))
+                    .map_err(sql("completing a URL"))?
+            }
+            Op::Attempts { fp, attempts, held } => {
+                super::attempts::put(conn, fp, attempts, held)?;
+                0
+            }
             Op::DropChunk(id) => conn
                 .prepare_cached("DELETE FROM queue WHERE id = ?1")
                 .and_then(|mut s| s.execute([id]))
@@ -355,6 +361,14 @@ impl Records {
     }
 
     /// Every completed URL's fingerprint since the last spill, ascending.
+    /// Every URL's tries between attempts, a run that died holding one
+    /// charged for it (see `attempts`).
+    pub(crate) fn restore_attempts(
+        &self,
+    ) -> Result<HashMap<u128, super::attempts::Attempts>, StoreError> {
+        super::attempts::restore(&self.conn)
+    }
+
     pub(crate) fn done_fps(&self) -> Result<Vec<u128>, StoreError> {
         let mut stmt = self
             .conn

@@ -154,6 +154,8 @@ fn init_or_check(conn: &Connection, meta: &CrawlMeta, force: bool) -> Result<(),
         );
         conn.execute_batch(&script)
             .map_err(StoreError::sql("creating the store"))?;
+        conn.execute_batch(super::attempts::TABLE)
+            .map_err(StoreError::sql("creating the store"))?;
         return store_meta(conn, &given);
     }
     if version == OLDEST_READABLE {
@@ -178,6 +180,8 @@ fn init_or_check(conn: &Connection, meta: &CrawlMeta, force: bool) -> Result<(),
             supported: SCHEMA_VERSION,
         });
     }
+    conn.execute_batch(super::attempts::TABLE)
+        .map_err(StoreError::sql("creating the store"))?;
     let stored: Option<String> = conn
         .query_row("SELECT value FROM internal WHERE key = 'crawl'", [], |r| {
             r.get(0)

@@ -159,6 +159,7 @@ pub async fn unknown_lease_is_an_error(f: &dyn Frontier) {
         id: 42,
         request: req("http://a/"),
         tries: 0,
+        lost: 0,
     };
     assert!(f.complete(bogus, HostFeedback::default()).await.is_err());
 }

@@ -2,9 +2,11 @@
 //! memory frontier (the shared rota), with each host's queue in chunks (see `queue`) and every change
 //! recorded as an op in the pending [`Batch`] that the next commit writes.
 //!
-//! Claiming writes nothing: a chunk is deleted only when its last request is
+//! Claiming writes only the URL's tries, marked held (see
+//! `state::store::attempts`): a chunk is deleted only when its last request is
 //! completed, and each completion leaves its fingerprint in `done`, so after a
-//! crash every leased-but-unfinished URL is simply still queued. Any failed write
+//! crash every leased-but-unfinished URL is simply still queued, with its tries
+//! and one lost lease more. Any failed write
 //! stops the state (`failed`): memory may then be ahead of the disk, and only
 //! reopening, which reloads the last commit, is safe.
 
@@ -27,6 +29,7 @@ mod restore;
 use super::queue::HostQueue;
 use crate::base::outcome::{OutcomeKind, PageRecord};
 use crate::state::store::StoreError;
+use crate::state::store::attempts::Attempts;
 use crate::state::store::batch::{Batch, Op, Snapshot};
 use crate::state::store::chunk::Chunk;
 use crate::state::store::counters::{HostRow, Progress};
@@ -64,6 +67,9 @@ struct Leased {
     host: usize,
     chunk: i64,
     fp: u128,
+    /// Its tries and lost leases as claimed, which a clean close records
+    /// (the lease not lost: the run handed it back).
+    attempts: Attempts,
 }
 
 /// Sizes derived from the memory budget.
@@ -83,6 +89,9 @@ pub(super) struct State {
     forgotten: hosts::Forgotten,
     rota: Rota,
     leases: HashMap<u64, Leased>,
+    /// Tries of queued URLs from before this run (see `attempts`), taken
+    /// when each is claimed.
+    attempts: HashMap<u128, Attempts>,
     /// Requests waiting in some host's retry queue.
     retrying: u64,
     next_lease: u64,
@@ -249,14 +258,22 @@ impl State {
                 continue;
             }
             // A due retry goes before new work: it has waited already.
-            if let Some((request, leased, tries)) = host.retries.pop_due(now) {
+            if let Some((request, mut leased, tries)) = host.retries.pop_due(now) {
                 host.slots.start_claimed(now, ring);
                 self.retrying -= 1;
                 self.place(idx, now);
                 let id = self.next_lease;
                 self.next_lease += 1;
+                leased.attempts.tries = tries;
+                let lost = leased.attempts.lost;
+                self.hold(&leased);
                 self.leases.insert(id, leased);
-                return Ok(Claim::Ready(Lease { id, request, tries }));
+                return Ok(Claim::Ready(Lease {
+                    id,
+                    request,
+                    tries,
+                    lost,
+                }));
             }
             if self.hosts[idx].queue.window.is_empty() {
                 self.refill(idx, db)?;
@@ -274,16 +291,20 @@ impl State {
             self.place(idx, now);
             let id = self.next_lease;
             self.next_lease += 1;
+            let attempts = self.attempts.remove(&entry.fp).unwrap_or_default();
             let leased = Leased {
                 host: idx,
                 chunk: entry.chunk,
                 fp: entry.fp,
+                attempts,
             };
+            self.hold(&leased);
             self.leases.insert(id, leased);
             return Ok(Claim::Ready(Lease {
                 id,
                 request: entry.request,
-                tries: 0,
+                tries: attempts.tries,
+                lost: attempts.lost,
             }));
         }
         if let Some(wait) = self.rota.next_wait(now) {
@@ -293,6 +314,28 @@ impl State {
             Ok(Claim::Exhausted)
         } else {
             Ok(Claim::Wait(None))
+        }
+    }
+
+    /// Records that this run holds a claimed URL: should it die before
+    /// handing the URL back, the next run counts a lost lease (see `attempts`).
+    fn hold(&mut self, leased: &Leased) {
+        self.batch.push(Op::Attempts {
+            fp: leased.fp,
+            attempts: leased.attempts,
+            held: true,
+        });
+    }
+
+    /// On a clean close: the URLs still claimed were handed back, not lost
+    /// with a dying run; they keep their tries and are not charged.
+    pub(super) fn release_leases(&mut self) {
+        for leased in self.leases.values() {
+            self.batch.push(Op::Attempts {
+                fp: leased.fp,
+                attempts: leased.attempts,
+                held: false,
+            });
         }
     }
 
@@ -368,6 +411,14 @@ impl State {
         let host = &mut self.hosts[idx];
         let throttle = host.slots.finish(now, feedback);
         let tries = lease.tries.saturating_add(HostSlots::try_cost(feedback));
+        self.batch.push(Op::Attempts {
+            fp: leased.fp,
+            attempts: Attempts {
+                tries,
+                lost: leased.attempts.lost,
+            },
+            held: false,
+        });
         host.retries
             .push(now + wait, (lease.request, leased, tries));
         self.retrying += 1;

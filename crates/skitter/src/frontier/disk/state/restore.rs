@@ -15,7 +15,8 @@ use crate::state::store::records::Records;
 
 impl State {
     /// Rebuilds the working state from the last commit: every queued request is
-    /// waiting again, completed ones are cut out of their chunks, and the
+    /// waiting again (with its tries, one lost lease more if the run that
+    /// died held it), completed ones are cut out of their chunks, and the
     /// in-memory seen set is reloaded.
     pub(in crate::frontier::disk) fn load(
         records: &mut Records,
@@ -24,6 +25,7 @@ impl State {
     ) -> Result<State, StoreError> {
         let mut progress = records.load_progress()?;
         let done = records.done_fps()?;
+        let attempts = records.restore_attempts()?;
         let mut state = State {
             policy,
             limits,
@@ -34,6 +36,7 @@ impl State {
             forgotten: super::hosts::Forgotten::default(),
             rota: Rota::default(),
             leases: HashMap::new(),
+            attempts,
             retrying: 0,
             next_lease: 0,
             failed: None,
