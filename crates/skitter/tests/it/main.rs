@@ -39,6 +39,7 @@ mod redis_frontier;
 mod redis_malformed;
 mod redis_sharded;
 mod render;
+mod render_safety;
 mod report_html;
 mod request_options;
 mod resumed_limits;
