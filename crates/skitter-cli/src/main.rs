@@ -151,6 +151,9 @@ fn main() -> ExitCode {
     raise_open_file_limit();
     let logs = progress::StderrLogs::default();
     init_logging(cli.verbose, cli.quiet, logs.clone());
+    if let Command::Crawl(args) = &cli.command {
+        config::warn_if_rendering(args, &expanded.from_file);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,5 +1,5 @@
 //! The rendering options of `crawl` (`--render`, `--chromium`,
-//! `--render-tasks`, `--render-timeout`) and how they become the library's
+//! `--render-tasks`, `--render-timeout`, the render budget) and how they become the library's
 //! [`RenderSettings`].
 
 use std::path::PathBuf;
@@ -49,6 +49,16 @@ pub struct RenderFlags {
     /// renders all time out or crash the browser is recorded as failed.
     #[arg(long, value_parser = flags::duration, default_value = "15s", value_name = "DURATION")]
     pub render_timeout: Duration,
+    /// Requests the browser may have skitter fetch for one render (scripts,
+    /// XHR, images, frames; the page itself aside); later ones fail in the
+    /// browser (render_refused_budget in the report). They do not count
+    /// against --max-pages or --max-per-host, which count pages.
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub render_max_requests: u64,
+    /// Response bodies skitter may hand the browser in one render, e.g. 64M;
+    /// a response past it fails in the browser (render_refused_budget).
+    #[arg(long, value_parser = flags::size, default_value = "64M", value_name = "SIZE")]
+    pub render_max_bytes: u64,
 }
 
 impl RenderFlags {
@@ -63,6 +73,8 @@ impl RenderFlags {
             chromium: self.chromium.clone(),
             tasks: self.render_tasks,
             timeout: self.render_timeout,
+            max_requests: self.render_max_requests,
+            max_bytes: self.render_max_bytes,
             ..RenderSettings::default()
         }
     }

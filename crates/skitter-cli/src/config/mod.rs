@@ -18,9 +18,11 @@
 //! written as TOML numbers and strings, in the syntax the flag takes
 //! (`timeout = "30s"`, `max-body-size = "10M"`).
 
+mod exposed;
 mod file;
 mod print;
 
+pub use exposed::warn_if_rendering;
 pub use file::{Expanded, expand};
 pub use print::print_config;
 

@@ -207,3 +207,38 @@ async fn a_crawl_blocked_by_robots_says_so_even_when_quiet() {
     assert!(stderr.contains("giving their URLs up"), "{stderr}");
     assert!(stdout.contains("robots_unavailable"), "{stdout}");
 }
+
+/// A rendering crawl given a secret on its command line says so once, naming
+/// the flag; the same secret from a `--config` file, or a crawl that does not
+/// render, says nothing. (The crawl then stops at once: its JSONL file cannot
+/// be made.)
+#[test]
+fn a_rendering_crawl_warns_of_a_secret_on_its_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("secret.toml");
+    std::fs::write(&config, "[crawl]\nproxy = \"http://u:pw@127.0.0.1:1\"\n").unwrap();
+    let typed = ["--proxy", "http://u:pw@127.0.0.1:1"];
+    let from_file = ["--config", config.to_str().unwrap()];
+    let jsonl = dir.path().join("missing").join("x.jsonl");
+    for (extra, render, warned) in [
+        (&typed, "always", true),
+        (&from_file, "always", false),
+        (&typed, "never", false),
+    ] {
+        let out = skitter()
+            .args(["crawl", "http://127.0.0.1:1/", "--render", render])
+            .arg("--jsonl")
+            .arg(&jsonl)
+            .args(extra)
+            .env("SKITTER_LOG", "warn")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = stderr
+            .matches("a secret is on skitter's command line (--proxy)")
+            .count();
+        assert_eq!(said, usize::from(warned), "{extra:?} {render}: {stderr}");
+        assert!(!stderr.contains(":pw@"), "{stderr}");
+    }
+}

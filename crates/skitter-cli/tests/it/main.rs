@@ -17,5 +17,6 @@ mod proxies_cli;
 mod redis_cluster;
 mod redis_cluster_sharded;
 mod redis_recrawl;
+mod render_reap;
 mod resume;
 mod safety_files;

@@ -338,6 +338,8 @@ fn report(
         counts.render_refused_address = r.refused_address;
         counts.render_refused_method = r.refused_method;
         counts.render_request_failed = r.request_failed;
+        counts.render_refused_budget = r.refused_budget;
+        counts.render_unsandboxed = r.unsandboxed;
     }
     guards.count_into(&mut counts);
     tally.add_unrecorded(&counts);

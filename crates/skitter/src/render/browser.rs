@@ -11,11 +11,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chromiumoxide::{Browser, BrowserConfig};
+use chromiumoxide::Browser;
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::handler::viewport::Viewport;
 use futures_util::StreamExt as _;
 use tokio::sync::Semaphore;
 
-use super::{RenderError, RenderSettings};
+use super::process::{self, Process, Sandbox};
+use super::{RenderError, RenderSettings, profile};
 
 /// How long a browser has to start and answer on its protocol connection.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -25,10 +28,14 @@ const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
 /// Arguments that keep the browser from reaching the network by itself: every
 /// request goes through interception, and should one slip past, the proxy it
 /// would use is a closed port (loopback included, `<-loopback>`: Chromium
-/// otherwise never proxies loopback).
-const NO_NETWORK: [&str; 4] = [
+/// otherwise never proxies loopback). WebRTC sends UDP around a proxy (STUN,
+/// TURN, peer connections) unless told to send none but through it; Chromium
+/// 156 honours `--webrtc-ip-handling-policy` (`--force-webrtc-…`, seen in
+/// older advice, has no effect there: `render_safety` tests both).
+const NO_NETWORK: [&str; 5] = [
     "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--disable-gpu",
     "--mute-audio",
 ];
@@ -39,6 +46,8 @@ pub(super) struct Live {
     generation: u64,
     /// Drives the protocol connection; ends when the browser goes away.
     handler: tokio::task::JoinHandle<()>,
+    /// The browser's process, killed with it (before its profile goes).
+    _process: Process,
     /// The browser's profile, removed with it.
     _profile: tempfile::TempDir,
 }
@@ -61,6 +70,11 @@ pub(super) struct BrowserHost {
     current: Mutex<Option<Arc<Live>>>,
     starting: Semaphore,
     generations: AtomicU64,
+    /// How the sandbox was kept at the first start that worked; later starts
+    /// go straight to it.
+    sandbox: Mutex<Option<Sandbox>>,
+    /// Starts without the sandbox.
+    unsandboxed: AtomicU64,
 }
 
 impl BrowserHost {
@@ -70,7 +84,16 @@ impl BrowserHost {
             current: Mutex::new(None),
             starting: Semaphore::new(1),
             generations: AtomicU64::new(0),
+            sandbox: Mutex::new(None),
+            unsandboxed: AtomicU64::new(0),
         };
+        let stale = profile::remove_stale(&std::env::temp_dir());
+        if stale > 0 {
+            tracing::info!(
+                stale,
+                "removed browser profiles left by skitter processes that are gone"
+            );
+        }
         host.current(settings).await?;
         Ok(host)
     }
@@ -89,7 +112,7 @@ impl BrowserHost {
             return Ok(live);
         }
         let generation = self.generations.fetch_add(1, Ordering::Relaxed) + 1;
-        let live = Arc::new(launch(settings, generation).await?);
+        let live = Arc::new(self.launch(settings, generation).await?);
         *self.lock() = Some(live.clone());
         Ok(live)
     }
@@ -122,8 +145,41 @@ impl BrowserHost {
         if let Some(live) = live.and_then(|l| Arc::try_unwrap(l).ok()) {
             let mut live = live;
             let _ = tokio::time::timeout(HEALTH_TIMEOUT, live.browser.close()).await;
-            let _ = live.browser.kill().await;
+            // Dropping `live` kills what is left of its process group.
         }
+    }
+
+    /// Browser starts without the sandbox.
+    pub(super) fn unsandboxed(&self) -> u64 {
+        self.unsandboxed.load(Ordering::Relaxed)
+    }
+
+    /// Starts a browser, with the sandbox kept the way that worked before,
+    /// else each way in turn ([`Sandbox::order`]).
+    async fn launch(
+        &self,
+        settings: &RenderSettings,
+        generation: u64,
+    ) -> Result<Live, RenderError> {
+        let known = *self.sandbox.lock().unwrap_or_else(|e| e.into_inner());
+        let ways = known.map_or_else(|| Sandbox::order().to_vec(), |s| vec![s]);
+        let mut failed = Vec::new();
+        for way in ways {
+            match launch(settings, generation, way).await {
+                Ok(live) => {
+                    *self.sandbox.lock().unwrap_or_else(|e| e.into_inner()) = Some(way);
+                    if way == Sandbox::Off {
+                        self.unsandboxed.fetch_add(1, Ordering::Relaxed);
+                        warn_unsandboxed(&failed);
+                    }
+                    return Ok(live);
+                }
+                Err(e) => failed.push((way, e)),
+            }
+        }
+        // The first way's error says most: later ways only weaken the sandbox.
+        let (_, first) = failed.swap_remove(0);
+        Err(first)
     }
 
     fn peek(&self) -> Option<Arc<Live>> {
@@ -138,35 +194,58 @@ impl BrowserHost {
     }
 }
 
+/// Says, once per start, that the browser runs without its sandbox and why.
+fn warn_unsandboxed(failed: &[(Sandbox, RenderError)]) {
+    let why = failed
+        .iter()
+        .map(|(way, e)| format!("{way:?}: {e}"))
+        .collect::<Vec<_>>()
+        .join("; ");
+    tracing::warn!(
+        "Chromium runs WITHOUT its sandbox: a renderer exploit on a crawled page \
+         would run as skitter's user ({}). Sandboxed starts failed: {why}",
+        if process::is_root() {
+            "root"
+        } else {
+            "not root"
+        },
+    );
+}
+
 /// Starts one browser with interception on for every tab.
-async fn launch(settings: &RenderSettings, generation: u64) -> Result<Live, RenderError> {
+async fn launch(
+    settings: &RenderSettings,
+    generation: u64,
+    sandbox: Sandbox,
+) -> Result<Live, RenderError> {
     let fail = |message: String| RenderError::Launch {
         path: settings.chromium.clone(),
         message,
     };
-    let profile = tempfile::Builder::new()
-        .prefix("skitter-chromium-")
-        .tempdir()
-        .map_err(|e| fail(format!("profile directory: {e}")))?;
+    let profile = profile::create().map_err(|e| fail(format!("profile directory: {e}")))?;
     // A bare name (the default `chromium`) is looked up on PATH, as a shell
-    // would: the browser crate only starts a path that exists.
+    // would.
     let executable = which::which(&settings.chromium)
         .map_err(|e| fail(format!("not found on PATH or not executable: {e}")))?;
-    let config = BrowserConfig::builder()
-        .chrome_executable(&executable)
-        // Root in a container has no user namespace for the sandbox; the
-        // browser only ever sees what skitter fetched for it.
-        .no_sandbox()
-        .enable_request_intercept()
-        .user_data_dir(profile.path())
-        .launch_timeout(LAUNCH_TIMEOUT)
-        .request_timeout(settings.timeout)
-        .args(NO_NETWORK)
-        .build()
-        .map_err(fail)?;
-    let (browser, mut handler) = Browser::launch(config)
+    let process = process::spawn(
+        &executable,
+        profile.path(),
+        sandbox,
+        &NO_NETWORK,
+        LAUNCH_TIMEOUT,
+    )
+    .await
+    .map_err(fail)?;
+    let config = HandlerConfig {
+        request_intercept: true,
+        request_timeout: settings.timeout,
+        viewport: Some(Viewport::default()),
+        ..HandlerConfig::default()
+    };
+    let (browser, mut handler) = Browser::connect_with_config(process.ws(), config)
         .await
         .map_err(|e| fail(e.to_string()))?;
+    tracing::debug!(pid = process.pid(), ?sandbox, generation, "browser started");
     let handler = tokio::spawn(async move {
         // Protocol messages this crate version cannot parse are reported as
         // errors by the stream; only its end means the connection is gone.
@@ -176,6 +255,7 @@ async fn launch(settings: &RenderSettings, generation: u64) -> Result<Live, Rend
         browser,
         generation,
         handler,
+        _process: process,
         _profile: profile,
     })
 }

@@ -7,7 +7,10 @@
 //! scripts attempt (recorded as a link and refused: a render stays on its
 //! page), and everything else (scripts, XHR, images, frames), handed to the
 //! pipeline's [`SubFetch`], which applies scope, robots.txt and the address
-//! policy and may refuse.
+//! policy and may refuse. Those are held to the render's `Budget`: a
+//! request past its count, or a response past its bytes, fails in the
+//! browser, so a page's scripts cannot make one render fetch or hold without
+//! end.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,7 +22,7 @@ use chromiumoxide::cdp::browser_protocol::network::{ErrorReason, ResourceType};
 use chromiumoxide::cdp::browser_protocol::page::FrameId;
 use url::Url;
 
-use super::{Prefetched, Refusal, Rendered, SubFetch, SubRequest};
+use super::{Budget, Prefetched, Refusal, Rendered, SubFetch, SubRequest};
 
 /// What a render's requests left behind, filled in as they are answered.
 #[derive(Default)]
@@ -30,12 +33,24 @@ struct Log {
     exchanges: Vec<(Url, crate::fetch::Exchange)>,
     fetched: u64,
     refused: Vec<(String, Refusal)>,
+    /// Requests so far (the page's own aside), and body bytes answered.
+    spent: Spent,
+    /// Requests failed past the budget.
+    over_budget: u64,
+}
+
+/// What a render's requests took of its budget.
+#[derive(Default)]
+struct Spent {
+    requests: u64,
+    bytes: u64,
 }
 
 /// Answers one tab's paused requests.
 pub(super) struct Bridge<'a, F> {
     page: &'a Prefetched,
     via: &'a F,
+    budget: Budget,
     log: Mutex<Log>,
 }
 
@@ -48,13 +63,16 @@ enum Kind {
     Navigation(String),
     Sub(Url),
     Refuse(String, Refusal),
+    /// Past the render's budget: failed, and only counted.
+    OverBudget,
 }
 
 impl<'a, F: SubFetch> Bridge<'a, F> {
-    pub(super) fn new(page: &'a Prefetched, via: &'a F) -> Self {
+    pub(super) fn new(page: &'a Prefetched, via: &'a F, budget: Budget) -> Self {
         Bridge {
             page,
             via,
+            budget,
             log: Mutex::new(Log::default()),
         }
     }
@@ -63,7 +81,14 @@ impl<'a, F: SubFetch> Bridge<'a, F> {
     /// page cancelled the request) only lose that request.
     pub(super) async fn answer(&self, tab: &Page, ev: Arc<EventRequestPaused>) {
         let id = ev.request_id.clone();
-        let reply = match self.classify(&ev) {
+        let kind = match self.classify(&ev) {
+            Kind::Main => Kind::Main,
+            // Every other request, refused or not, takes from the budget, so
+            // that what the render keeps of them is bounded too.
+            _ if !self.admit() => Kind::OverBudget,
+            kind => kind,
+        };
+        let reply = match kind {
             Kind::Main => Ok(fulfil(
                 id,
                 self.page.status,
@@ -78,12 +103,20 @@ impl<'a, F: SubFetch> Bridge<'a, F> {
                 self.lock().refused.push((url, why));
                 Err(FailRequestParams::new(id, ErrorReason::BlockedByClient))
             }
+            Kind::OverBudget => {
+                self.lock().over_budget += 1;
+                Err(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+            }
             Kind::Sub(url) => {
                 let req = SubRequest {
                     url: url.clone(),
                     page: self.page.url.clone(),
                 };
                 match self.via.fetch(req).await {
+                    Ok(resp) if !self.hold(resp.body.len()) => {
+                        self.lock().over_budget += 1;
+                        Err(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+                    }
                     Ok(resp) => {
                         let reply = fulfil(id, resp.status, &resp.headers, &resp.body);
                         let mut log = self.lock();
@@ -119,6 +152,25 @@ impl<'a, F: SubFetch> Bridge<'a, F> {
                 tracing::debug!(url = %ev.request.url, "the browser never took the answer to a request");
             }
         }
+    }
+
+    /// Takes one request of the budget, if the budget has room for it.
+    fn admit(&self) -> bool {
+        let mut log = self.lock();
+        let room = log.spent.requests < self.budget.requests && log.spent.bytes < self.budget.bytes;
+        log.spent.requests += u64::from(room);
+        room
+    }
+
+    /// Takes `len` body bytes of the budget, if they fit in it.
+    fn hold(&self, len: usize) -> bool {
+        let mut log = self.lock();
+        let total = log.spent.bytes.saturating_add(len as u64);
+        let fits = total <= self.budget.bytes;
+        if fits {
+            log.spent.bytes = total;
+        }
+        fits
     }
 
     fn classify(&self, ev: &EventRequestPaused) -> Kind {
@@ -160,6 +212,7 @@ impl<'a, F: SubFetch> Bridge<'a, F> {
         out.exchanges = log.exchanges;
         out.fetched = log.fetched;
         out.refused = log.refused;
+        out.over_budget = log.over_budget;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Log> {

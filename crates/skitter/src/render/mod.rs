@@ -27,6 +27,8 @@ use crate::fetch::Exchange;
 pub mod auto;
 mod browser;
 mod intercept;
+mod process;
+mod profile;
 mod stats;
 pub use stats::RenderCounts;
 mod tab;
@@ -72,6 +74,33 @@ pub struct RenderSettings {
     /// waiting real time, and the clock stands still while a request is in
     /// flight.
     pub settle: Duration,
+    /// Requests the browser may have skitter fetch for one render (default
+    /// 500); later ones fail in the browser and are counted
+    /// (`render_refused_budget`).
+    pub max_requests: u64,
+    /// Bytes of response bodies skitter may hand the browser in one render
+    /// (default 64 MiB), which is also what a render holds for the WARC; a
+    /// response past it fails in the browser and is counted
+    /// (`render_refused_budget`).
+    pub max_bytes: u64,
+}
+
+impl RenderSettings {
+    /// One render's budget for the browser's requests.
+    fn budget(&self) -> Budget {
+        Budget {
+            requests: self.max_requests,
+            bytes: self.max_bytes,
+        }
+    }
+}
+
+/// What the browser's requests may take in one render: the crawl's page
+/// limits (`--max-pages`, `--max-per-host`) count pages, not their parts.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    requests: u64,
+    bytes: u64,
 }
 
 impl Default for RenderSettings {
@@ -84,6 +113,8 @@ impl Default for RenderSettings {
             timeout: Duration::from_secs(15),
             tries: 2,
             settle: Duration::from_secs(1),
+            max_requests: 500,
+            max_bytes: 64 << 20,
         }
     }
 }
@@ -184,8 +215,10 @@ pub struct Rendered {
     pub exchanges: Vec<(Url, Exchange)>,
     /// Requests skitter answered with a response.
     pub fetched: u64,
-    /// Requests refused or failed, and why.
+    /// Requests refused or failed, and why (within the budget).
     pub refused: Vec<(String, Refusal)>,
+    /// Requests failed past the render's budget of requests or bytes.
+    pub over_budget: u64,
 }
 
 /// The browser and the tab pool of one crawl.
@@ -235,7 +268,15 @@ impl Renderer {
                     Some(tab) => tab,
                     None => tab::Tab::open(&live).await?,
                 };
-                let out = tab.render(page, via, self.settings.settle, limit).await;
+                let out = tab
+                    .render(
+                        page,
+                        via,
+                        self.settings.budget(),
+                        self.settings.settle,
+                        limit,
+                    )
+                    .await;
                 Ok::<_, RenderError>((tab, out))
             };
             // The tab enforces the limit itself; this one only catches a
@@ -263,9 +304,12 @@ impl Renderer {
     }
 
     /// Report counters: the browser's requests fetched and refused by reason,
-    /// and browser restarts.
+    /// browser restarts, and starts without the sandbox.
     pub(crate) fn stats(&self) -> RenderCounts {
-        self.stats.snapshot()
+        RenderCounts {
+            unsandboxed: self.browser.unsandboxed(),
+            ..self.stats.snapshot()
+        }
     }
 
     /// Stops the browser.

@@ -1,5 +1,6 @@
 //! The report counters of rendering: what the browser's requests came to and
-//! how often the browser was restarted. Plain atomics, added to once per
+//! how often the browser was restarted (how often it ran without its sandbox
+//! the browser host counts). Plain atomics, added to once per
 //! render, read once at the end.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +16,7 @@ pub(super) struct RenderStats {
     address: AtomicU64,
     method: AtomicU64,
     failed: AtomicU64,
+    budget: AtomicU64,
     restarts: AtomicU64,
 }
 
@@ -22,6 +24,7 @@ impl RenderStats {
     /// Adds one finished render's requests.
     pub(super) fn rendered(&self, r: &Rendered) {
         self.fetched.fetch_add(r.fetched, Ordering::Relaxed);
+        self.budget.fetch_add(r.over_budget, Ordering::Relaxed);
         for (_, why) in &r.refused {
             self.refused(why).fetch_add(1, Ordering::Relaxed);
         }
@@ -53,6 +56,8 @@ impl RenderStats {
             refused_address: get(&self.address),
             refused_method: get(&self.method),
             request_failed: get(&self.failed),
+            refused_budget: get(&self.budget),
+            unsandboxed: 0,
         }
     }
 }
@@ -74,4 +79,8 @@ pub struct RenderCounts {
     pub refused_method: u64,
     /// Requests that failed.
     pub request_failed: u64,
+    /// Requests refused past their render's budget of requests or bytes.
+    pub refused_budget: u64,
+    /// Browser starts without Chromium's sandbox.
+    pub unsandboxed: u64,
 }

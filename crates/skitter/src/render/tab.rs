@@ -28,7 +28,7 @@ use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::browser::Live;
 use super::intercept::Bridge;
-use super::{Prefetched, RenderError, Rendered, SubFetch};
+use super::{Budget, Prefetched, RenderError, Rendered, SubFetch};
 
 /// Whether a tab whose render settled takes the next page. A used tab's clock
 /// is paused (its last page spent its budget), and a page loaded under a
@@ -152,6 +152,7 @@ impl Tab {
         &mut self,
         page: &Prefetched,
         via: &impl SubFetch,
+        budget: Budget,
         settle: Duration,
         limit: Duration,
     ) -> Result<Rendered, RenderError> {
@@ -166,7 +167,7 @@ impl Tab {
                 let advance = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
                 self.page.execute(advance).await.map_err(browser_err)?;
             }
-            self.drive(page, via, settle).await
+            self.drive(page, via, budget, settle).await
         })
         .await;
         out.unwrap_or(Err(RenderError::Timeout(limit)))
@@ -177,6 +178,7 @@ impl Tab {
         &mut self,
         page: &Prefetched,
         via: &impl SubFetch,
+        budget: Budget,
         settle: Duration,
     ) -> Result<Rendered, RenderError> {
         let start = Instant::now();
@@ -186,7 +188,7 @@ impl Tab {
             expired,
             ..
         } = self;
-        let bridge = Bridge::new(page, via);
+        let bridge = Bridge::new(page, via, budget);
         let mut answering = FuturesUnordered::new();
         let load = tab.goto(page.url.as_str());
         tokio::pin!(load);

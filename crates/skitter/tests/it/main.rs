@@ -43,6 +43,7 @@ mod redis_malformed;
 mod redis_quota;
 mod redis_sharded;
 mod render;
+mod render_safety;
 mod report_html;
 mod request_options;
 mod resumed_limits;

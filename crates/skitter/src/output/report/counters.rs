@@ -143,6 +143,11 @@ counters! {
     render_refused_method,
     /// Browser requests that failed (`render_request_failed`).
     render_request_failed,
+    /// Browser requests refused past their render's budget of requests or
+    /// bytes (`render_refused_budget`).
+    render_refused_budget,
+    /// Browser starts without Chromium's sandbox (`render_unsandboxed`).
+    render_unsandboxed,
     ;
     /// Error responses by status (`status_404`).
     status: u16 = "status_",
