@@ -15,6 +15,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::input::{InputError, Location};
+use super::recipe::ValueError;
 use super::save::SaveError;
 use crate::base::outcome::{Change, ErrorKind, FetchFailure};
 use crate::base::stop::StopReason;
@@ -41,6 +42,9 @@ pub enum Outcome {
     Exists,
     /// Not fetched: the input line or pattern was unusable.
     Malformed(InputError),
+    /// A value a later request or the file name needed could not be read
+    /// from a response of the item (missing, not parsable, the wrong type).
+    Value(ValueError),
 }
 
 impl Outcome {
@@ -72,6 +76,33 @@ pub struct ItemReport {
     /// How it compares with the last run, with
     /// [`if_modified`](super::BulkFetcherBuilder::if_modified).
     pub change: Option<Change>,
+    /// Files written (more than one for a chain of pages).
+    pub files: u32,
+    /// Pages of its chain fetched, with a next-page rule (else 0).
+    pub pages: u32,
+    /// Why its chain stopped before a last page, when it did.
+    pub chain_stop: Option<ChainStop>,
+}
+
+/// Why a chain of pages ended although its last page named a next one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainStop {
+    /// The next page was one the chain had fetched already.
+    Loop(Url),
+    /// The chain reached its page limit.
+    MaxPages(u32),
+}
+
+impl fmt::Display for ChainStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChainStop::Loop(url) => write!(
+                f,
+                "the chain loops: its next page {url} was fetched already"
+            ),
+            ChainStop::MaxPages(n) => write!(f, "the chain stopped at its limit of {n} pages"),
+        }
+    }
 }
 
 impl fmt::Display for ItemReport {
@@ -88,7 +119,14 @@ impl fmt::Display for ItemReport {
             Outcome::SaveFailed(e) => write!(f, ": {e}"),
             Outcome::Exists => write!(f, ": skipped, file exists"),
             Outcome::Malformed(e) => write!(f, ": skipped: {e}"),
+            Outcome::Value(e) => write!(f, ": {e}"),
         }?;
+        if self.pages > 0 {
+            write!(f, " ({} pages)", self.pages)?;
+        }
+        if let Some(stop) = &self.chain_stop {
+            write!(f, " ({stop})")?;
+        }
         match self.change {
             Some(change) => write!(f, " ({})", change.as_str()),
             None => Ok(()),
@@ -132,13 +170,27 @@ pub struct Summary {
     /// Items by how they compare with the last run (only with
     /// [`if_modified`](super::BulkFetcherBuilder::if_modified)).
     pub changes: BTreeMap<Change, u64>,
+    /// Items failed because a value could not be read ([`Outcome::Value`]).
+    pub value_errors: u64,
+    /// Pages fetched by chains (with a next-page rule).
+    pub pages: u64,
+    /// Chains stopped because they came back to a page ([`ChainStop::Loop`]).
+    pub loops: u64,
+    /// Chains stopped at their page limit ([`ChainStop::MaxPages`]).
+    pub cut_chains: u64,
 }
 
 impl Summary {
     /// Counts one item.
     pub fn add(&mut self, item: &ItemReport) {
         self.bytes += item.bytes;
-        self.files += u64::from(item.saved.is_some());
+        self.files += u64::from(item.files);
+        self.pages += u64::from(item.pages);
+        match item.chain_stop {
+            Some(ChainStop::Loop(_)) => self.loops += 1,
+            Some(ChainStop::MaxPages(_)) => self.cut_chains += 1,
+            None => {}
+        }
         if let Some(change) = item.change {
             *self.changes.entry(change).or_default() += 1;
         }
@@ -150,6 +202,7 @@ impl Summary {
             Outcome::SaveFailed(_) => self.save_errors += 1,
             Outcome::Exists => self.skipped_existing += 1,
             Outcome::Malformed(_) => self.malformed += 1,
+            Outcome::Value(_) => self.value_errors += 1,
         }
     }
 
@@ -160,6 +213,7 @@ impl Summary {
             + self.network_errors.values().sum::<u64>()
             + self.save_errors
             + self.malformed
+            + self.value_errors
     }
 
     /// Items finished, of every kind.
@@ -193,6 +247,18 @@ impl fmt::Display for Summary {
         }
         if self.save_errors > 0 {
             line("save failed".into(), self.save_errors)?;
+        }
+        if self.value_errors > 0 {
+            line("value not read".into(), self.value_errors)?;
+        }
+        if self.pages > 0 {
+            line("chain pages".into(), self.pages)?;
+        }
+        if self.loops > 0 {
+            line("chains that looped".into(), self.loops)?;
+        }
+        if self.cut_chains > 0 {
+            line("chains at --max-pages".into(), self.cut_chains)?;
         }
         if self.skipped_existing > 0 {
             line("skipped (file exists)".into(), self.skipped_existing)?;
@@ -245,6 +311,9 @@ mod tests {
             bytes: 10,
             requests: 1,
             change: None,
+            files: 0,
+            pages: 0,
+            chain_stop: None,
         }
     }
 
