@@ -99,6 +99,8 @@ async fn pages(
     (n, mut report): (u64, ItemReport),
 ) -> Option<Finished> {
     let mut seen = HashSet::new();
+    // Body bytes of every page, not only the last.
+    let mut bytes = 0;
     let wanted = Wanted {
         picks: &[],
         next: recipe.next.as_ref(),
@@ -123,7 +125,9 @@ async fn pages(
         let request = (url.clone(), origin);
         let ((done, _), read) = follow(ctx, request, (target, None), report, wanted).await?;
         report = done;
-        if recipe.next.is_some() {
+        bytes += report.bytes;
+        report.bytes = bytes;
+        if recipe.next.is_some() && !report.outcome.is_failure() {
             report.pages = page;
         }
         let next = match read {
