@@ -94,3 +94,25 @@ async fn chains_run_side_by_side_and_records_reach_the_outputs() {
         }
     }
 }
+
+#[tokio::test]
+async fn pages_go_through_the_proxy_pool() {
+    use skitter::fetch::{FetchConfig, Rotation};
+    use skitter_testsite::{ProxyMode, TestProxy};
+    let site = site(SiteConfig::default());
+    let proxies: Vec<TestProxy> = (0..2)
+        .map(|_| TestProxy::http(ProxyMode::Good, None).unwrap())
+        .collect();
+    let fetch = FetchConfig {
+        proxy_list: proxies.iter().map(TestProxy::url).collect(),
+        proxy_rotation: Rotation::RoundRobin,
+        ..FetchConfig::default()
+    };
+    let b = BulkFetcher::builder()
+        .fetch_config(fetch)
+        .next_page("link:next");
+    let (summary, lines) = run(b, &[site.url("/paged/link/3/6")]).await;
+    assert_eq!((summary.ok, summary.pages), (1, 6), "{lines:?}");
+    let served: Vec<u64> = proxies.iter().map(TestProxy::served).collect();
+    assert_eq!(served, [3, 3]);
+}

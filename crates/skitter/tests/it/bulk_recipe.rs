@@ -166,3 +166,28 @@ async fn recipes_that_cannot_work_are_refused_by_build() {
         }
     }
 }
+
+#[tokio::test]
+async fn every_step_is_archived() {
+    let site = site();
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("flags.warc");
+    let sink = skitter::output::WarcSink::create(&warc, Default::default()).unwrap();
+    let b = flags_recipe(&dir.path().join("flags")).sink(Box::new(sink));
+    let (summary, _) = run(b, &[site.url("/flags/{br,cn}/metadata.json")]).await;
+    assert_eq!(summary.ok, 2);
+    let text = String::from_utf8_lossy(&std::fs::read(&warc).unwrap()).into_owned();
+    for path in [
+        "br/metadata.json",
+        "br/br.gif",
+        "cn/metadata.json",
+        "cn/cn.gif",
+    ] {
+        let uri = format!("WARC-Target-URI: {}", site.url(&format!("/flags/{path}")));
+        assert_eq!(
+            text.matches(&uri).count(),
+            2,
+            "{path}: a request and a response"
+        );
+    }
+}
