@@ -101,6 +101,12 @@ pub struct FetchArgs {
     /// Pages one chain of --next may have.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = bulk::DEFAULT_MAX_PAGES)]
     pub max_pages: u32,
+    /// With a recipe (--then, --let, --next): record in FILE (SQLite) where
+    /// each item has got to, after each step and page; the same command run
+    /// again skips finished items and resumes the others at their last step
+    /// or page, without fetching again what was finished.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// Do not fetch URLs whose file already exists (resume a download).
     #[arg(long, requires = "output_dir")]
     pub skip_existing: bool,
@@ -158,6 +164,7 @@ impl FetchArgs {
             max_pages: (self.next.is_some() && self.max_pages != bulk::DEFAULT_MAX_PAGES)
                 .then_some(self.max_pages),
         };
+        s.state = self.state.clone();
         // Checked here, for the message that names the rules file.
         if let Some(source) = &s.extract {
             self.extract.parse(source.clone())?;

@@ -85,14 +85,20 @@ pub(crate) fn route(path: &str, query: Option<&str>) -> Option<Response<SiteBody
 
 /// The page a query asks for: `page=K`, or for cursors `after=TOKEN` (the
 /// page after the one that handed the token out); page 1 without either.
+/// Other parameters are ignored.
 fn page_of(style: &str, chain: u32, query: Option<&str>) -> Option<u32> {
-    let Some(query) = query else { return Some(1) };
-    let (key, value) = query.split_once('=')?;
-    match (style, key) {
-        ("cursor", "after") => untoken(chain, value).map(|k| k + 1),
-        (_, "page") => canonical_u32(value).filter(|&k| k >= 1),
-        _ => None,
+    let pairs = query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|p| p.split_once('='));
+    for (key, value) in pairs {
+        match (style, key) {
+            ("cursor", "after") => return untoken(chain, value).map(|k| k + 1),
+            (_, "page") => return canonical_u32(value).filter(|&k| k >= 1),
+            _ => {}
+        }
     }
+    Some(1)
 }
 
 /// The opaque cursor page `page` of `chain` hands out.
@@ -167,6 +173,7 @@ mod tests {
         let t = token(5, 1);
         assert_eq!(page_of("cursor", 5, Some(&format!("after={t}"))), Some(2));
         assert_eq!(page_of("cursor", 6, Some(&format!("after={t}"))), None);
+        assert_eq!(page_of("json", 6, Some("x=1&page=3")), Some(3));
     }
 
     #[test]

@@ -321,3 +321,24 @@ async fn a_paginated_api_is_followed_from_a_config_recipe() {
         show(&out)
     );
 }
+
+#[tokio::test]
+async fn a_state_file_lets_a_second_run_skip_finished_chains() {
+    let site = TestSite::start(SiteConfig::default()).expect("test site starts");
+    let dir = tempfile::tempdir().unwrap();
+    let chains = site.url("/paged/link/[1-2]/3");
+    let args = ["--next", "link:next", "--state", "fetch.state", &chains];
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        stderr(&out).contains("skipped (done before)            2"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(site.stats().requests("/paged/link/1/3?page=3"), 1);
+    // Without a recipe there is nothing for a state file to record.
+    let out = fetch(dir.path(), &["--state", "fetch.state", &chains], "").await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}

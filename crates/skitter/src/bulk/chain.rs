@@ -8,7 +8,9 @@
 //! is polite and archived like any item; its pages are sequential because
 //! each needs the one before, and chains run side by side as items do.
 //! Values are read on the CPU pool, as extraction is. A value that cannot be
-//! read fails its item alone ([`Outcome::Value`]).
+//! read fails its item alone ([`Outcome::Value`]). With a state file
+//! ([`journal`](super::journal)), where the item has got to is recorded after
+//! each step and page, and a run started again resumes each item there.
 
 use std::collections::HashSet;
 
@@ -16,6 +18,7 @@ use url::Url;
 
 use super::context::{Ctx, Finished};
 use super::hop::follow;
+use super::journal::{Journal, Mark};
 use super::name;
 use super::placeholder::Values;
 use super::read::Wanted;
@@ -46,10 +49,26 @@ pub(super) async fn run(
         vars: Vec::new(),
         page: 1,
     };
-    let mut request = (start.url.clone(), start.origin);
+    let key = start.url.clone();
+    let mut request = (start.url, start.origin);
+    let (mut first, mut page) = (0, 1);
+    let journal = ctx.config.journal.as_ref();
+    if let Some(mark) = match journal {
+        Some(j) => j.lookup(&key).await,
+        None => None,
+    } {
+        if mark.done {
+            report.outcome = Outcome::Done;
+            return Some((report, None));
+        }
+        values.vars = mark.values;
+        request = (mark.url.clone(), mark.url);
+        (first, page) = (mark.step, mark.page);
+    }
     let last = recipe.steps.len() - 1;
-    for (k, step) in recipe.steps.iter().enumerate() {
-        if let Some(template) = &step.url {
+    for (k, step) in recipe.steps.iter().enumerate().skip(first) {
+        // A chain resumed past its first page starts at that page itself.
+        if let (Some(template), 1) = (&step.url, page) {
             let base = &request.0;
             match template.render(&values, base) {
                 Ok(url) => request = (url.clone(), url),
@@ -86,18 +105,46 @@ pub(super) async fn run(
         if let Some(end) = report.final_url.take() {
             request.0 = end;
         }
+        let mark = Mark {
+            step: k + 1,
+            url: request.0.clone(),
+            page: 1,
+            values: values.vars.clone(),
+            done: false,
+        };
+        note(journal, &key, &mark).await;
     }
-    pages(ctx, recipe, request, values, (start.n, report)).await
+    let chain = Chain {
+        recipe,
+        journal,
+        key: &key,
+        n: start.n,
+        first_page: page,
+    };
+    pages(ctx, chain, request, values, report).await
+}
+
+/// Where a chain of pages belongs and where it starts.
+struct Chain<'a> {
+    recipe: &'a Recipe,
+    journal: Option<&'a Journal>,
+    /// The item's URL, its key in the state file.
+    key: &'a Url,
+    /// The item's input position.
+    n: u64,
+    /// The page number of the first page fetched (above 1 when resumed).
+    first_page: u32,
 }
 
 /// The last step, and its next pages while the recipe has a rule for them.
 async fn pages(
     ctx: &Ctx,
-    recipe: &Recipe,
+    chain: Chain<'_>,
     (mut url, mut origin): (Url, Url),
     mut values: Values,
-    (n, mut report): (u64, ItemReport),
+    mut report: ItemReport,
 ) -> Option<Finished> {
+    let recipe = chain.recipe;
     let mut seen = HashSet::new();
     // Body bytes of every page, not only the last.
     let mut bytes = 0;
@@ -105,14 +152,14 @@ async fn pages(
         picks: &[],
         next: recipe.next.as_ref(),
     };
-    for page in 1u32.. {
+    for page in chain.first_page.. {
         seen.insert(url.clone());
         values.page = page;
         let target = ctx
             .config
             .output
             .as_ref()
-            .map(|o| name::target_path_with(&o.dir, &o.naming, &url, n, &values));
+            .map(|o| name::target_path_with(&o.dir, &o.naming, &url, chain.n, &values));
         // Without pages to follow, a file already there (named by values
         // the earlier steps read) needs no last request.
         let skip = ctx.config.output.as_ref().is_some_and(|o| o.skip_existing);
@@ -128,7 +175,7 @@ async fn pages(
         bytes += report.bytes;
         report.bytes = bytes;
         if recipe.next.is_some() && !report.outcome.is_failure() {
-            report.pages = page;
+            report.pages = page - chain.first_page + 1;
         }
         let next = match read {
             Some(Ok(found)) => found.next,
@@ -149,8 +196,37 @@ async fn pages(
             report.chain_stop = Some(ChainStop::MaxPages(recipe.max_pages));
             break;
         }
+        let mark = Mark {
+            step: recipe.steps.len() - 1,
+            url: next.clone(),
+            page: page + 1,
+            values: values.vars.clone(),
+            done: false,
+        };
+        note(chain.journal, chain.key, &mark).await;
         url = next.clone();
         origin = next;
     }
+    if !report.outcome.is_failure() {
+        let mark = Mark {
+            step: recipe.steps.len() - 1,
+            url,
+            page: values.page,
+            values: values.vars,
+            done: true,
+        };
+        note(chain.journal, chain.key, &mark).await;
+    }
     Some((report, None))
+}
+
+/// Records `mark` in the state file, if there is one. A write that fails is
+/// logged, not fatal: the run goes on, and a later one resumes from an
+/// earlier point (a request made again, never one skipped).
+async fn note(journal: Option<&Journal>, key: &Url, mark: &Mark) {
+    if let Some(j) = journal
+        && let Err(e) = j.record(key, mark).await
+    {
+        tracing::warn!("state file: {e}");
+    }
 }

@@ -46,6 +46,7 @@ pub mod glob;
 mod hop;
 mod index;
 pub mod input;
+mod journal;
 pub mod name;
 mod placeholder;
 mod read;
@@ -112,6 +113,8 @@ pub(crate) struct Config {
     pub index: Option<index::FetchIndex>,
     /// What each item does beyond one request, when it does.
     pub recipe: Option<Arc<recipe::Recipe>>,
+    /// Where each recipe item has got to, with a state file.
+    pub journal: Option<journal::Journal>,
 }
 
 /// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
@@ -263,6 +266,16 @@ impl BulkFetcherBuilder {
         self
     }
 
+    /// Records in the SQLite file `path` where each item of the recipe has
+    /// got to (after each step and page), so a run started again with the
+    /// same recipe skips finished items ([`Outcome::Done`]) and resumes the
+    /// others at their last step or page, without fetching again what was
+    /// finished. Needs a recipe.
+    pub fn state(mut self, path: impl Into<PathBuf>) -> Self {
+        self.settings.state = Some(path.into());
+        self
+    }
+
     /// Also feed every response (each redirect hop included) to this sink.
     pub fn sink(mut self, sink: Box<dyn Sink>) -> Self {
         self.sinks.push(sink);
@@ -310,6 +323,10 @@ impl BulkFetcherBuilder {
             (Some(o), true) => Some(index::FetchIndex::open(&o.dir)?),
             _ => None,
         };
+        let journal = match &settings.state {
+            Some(path) => Some(journal::Journal::open(path)?),
+            None => None,
+        };
         let keep = if output.is_some() || sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
         } else if extract.is_some() || recipe.is_some() {
@@ -331,6 +348,7 @@ impl BulkFetcherBuilder {
                 extract: extract.map(Arc::new),
                 index,
                 recipe: recipe.map(Arc::new),
+                journal,
             },
             fetcher: Fetcher::new(request.fetch)?,
             sinks,

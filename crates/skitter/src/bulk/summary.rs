@@ -4,8 +4,8 @@
 //! retries it took); [`Summary`] counts them by [`Outcome`]. Failures are split the
 //! way people act on them: not found (404/410, usually "the item does not exist"),
 //! other HTTP statuses, network errors by kind, bodies that could not be saved,
-//! and malformed input. Items skipped because their file already exists are not
-//! failures.
+//! and malformed input. Items skipped because their file already exists (or a
+//! state file says an earlier run finished them) are not failures.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -40,6 +40,8 @@ pub enum Outcome {
     SaveFailed(SaveError),
     /// Not fetched: its file already exists (`skip_existing`).
     Exists,
+    /// Not fetched: the state file says an earlier run finished it.
+    Done,
     /// Not fetched: the input line or pattern was unusable.
     Malformed(InputError),
     /// A value a later request or the file name needed could not be read
@@ -50,7 +52,7 @@ pub enum Outcome {
 impl Outcome {
     /// Whether this counts against the run (everything but `Ok` and `Exists`).
     pub fn is_failure(&self) -> bool {
-        !matches!(self, Outcome::Ok { .. } | Outcome::Exists)
+        !matches!(self, Outcome::Ok { .. } | Outcome::Exists | Outcome::Done)
     }
 }
 
@@ -118,6 +120,7 @@ impl fmt::Display for ItemReport {
             Outcome::Failed(e) => write!(f, ": {}: {}", e.kind, e.message),
             Outcome::SaveFailed(e) => write!(f, ": {e}"),
             Outcome::Exists => write!(f, ": skipped, file exists"),
+            Outcome::Done => write!(f, ": skipped, done in an earlier run"),
             Outcome::Malformed(e) => write!(f, ": skipped: {e}"),
             Outcome::Value(e) => write!(f, ": {e}"),
         }?;
@@ -149,6 +152,9 @@ pub struct Summary {
     pub save_errors: u64,
     /// Items skipped because their file exists.
     pub skipped_existing: u64,
+    /// Items skipped because the state file says an earlier run finished
+    /// them.
+    pub skipped_done: u64,
     /// Input lines or patterns that gave no URL.
     pub malformed: u64,
     /// Body bytes received (final responses).
@@ -201,6 +207,7 @@ impl Summary {
             Outcome::Failed(e) => *self.network_errors.entry(e.kind).or_default() += 1,
             Outcome::SaveFailed(_) => self.save_errors += 1,
             Outcome::Exists => self.skipped_existing += 1,
+            Outcome::Done => self.skipped_done += 1,
             Outcome::Malformed(_) => self.malformed += 1,
             Outcome::Value(_) => self.value_errors += 1,
         }
@@ -218,7 +225,7 @@ impl Summary {
 
     /// Items finished, of every kind.
     pub fn total(&self) -> u64 {
-        self.ok + self.skipped_existing + self.failed()
+        self.ok + self.skipped_existing + self.skipped_done + self.failed()
     }
 }
 
@@ -262,6 +269,9 @@ impl fmt::Display for Summary {
         }
         if self.skipped_existing > 0 {
             line("skipped (file exists)".into(), self.skipped_existing)?;
+        }
+        if self.skipped_done > 0 {
+            line("skipped (done before)".into(), self.skipped_done)?;
         }
         if self.malformed > 0 {
             line("skipped (malformed)".into(), self.malformed)?;

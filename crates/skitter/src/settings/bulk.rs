@@ -45,6 +45,9 @@ pub struct BulkSettings {
     /// response, later steps of each item, pages followed to the end.
     #[serde(skip_serializing_if = "RecipeSettings::is_empty")]
     pub recipe: RecipeSettings,
+    /// A state file recording where each item of a recipe has got to, so a
+    /// run started again resumes there (needs a recipe).
+    pub state: Option<PathBuf>,
 }
 
 /// Pages one chain may have unless set.
@@ -92,6 +95,7 @@ impl Default for BulkSettings {
             if_modified: false,
             extract: None,
             recipe: RecipeSettings::default(),
+            state: None,
         }
     }
 }
@@ -113,6 +117,13 @@ impl BulkSettings {
         }
         if self.recipe.max_pages == Some(0) {
             return Err("max_pages must be at least 1".into());
+        }
+        if self.state.is_some() && self.recipe.is_empty() {
+            return Err(
+                "a state file records the steps of a recipe (--then, --let, --next); \
+                 to resume plain downloads use skip-existing or if-modified"
+                    .into(),
+            );
         }
         if !self.recipe.is_empty() && self.if_modified {
             return Err(

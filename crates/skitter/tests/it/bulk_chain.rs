@@ -116,3 +116,66 @@ async fn pages_go_through_the_proxy_pool() {
     let served: Vec<u64> = proxies.iter().map(TestProxy::served).collect();
     assert_eq!(served, [3, 3]);
 }
+
+/// An output that fails on the page whose URL ends with `at`, stopping the
+/// run there as a kill would.
+struct FailAt(&'static str);
+
+#[async_trait::async_trait]
+impl skitter::output::Sink for FailAt {
+    async fn record(
+        &mut self,
+        page: &skitter::output::Page,
+    ) -> Result<(), skitter::output::SinkError> {
+        if page.record.url.as_str().ends_with(self.0) {
+            return Err(skitter::output::SinkError::new("fail-at", "stopped here"));
+        }
+        Ok(())
+    }
+
+    async fn finish(&mut self) -> Result<skitter::output::SinkSummary, skitter::output::SinkError> {
+        Ok(skitter::output::SinkSummary::default())
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_run_continues_a_chain_from_its_last_page() {
+    let site = site(SiteConfig::default());
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("fetch.state");
+    // Two steps: a value from the metadata, then a chain of 8 pages.
+    let recipe = || {
+        BulkFetcher::builder()
+            .value("code=json:/code")
+            .then("/paged/json/5/8?page=1&c={code}")
+            .next_page("json:/next")
+            .state(&state)
+    };
+    let items = [
+        site.url("/flags/br/metadata.json"),
+        site.url("/flags/cn/metadata.json"),
+    ];
+    let b = recipe().sink(Box::new(FailAt("/paged/json/5/8?page=3")));
+    let (first, _) = run(b, &items[..1]).await;
+    assert!(first.stopped.is_some(), "{first}");
+    assert_eq!(first.ok, 0);
+    let (second, lines) = run(recipe(), &items).await;
+    assert_eq!((second.ok, second.failed()), (2, 0), "{lines:?}");
+    // The metadata of the resumed item is not fetched again, and no page twice.
+    assert_eq!(site.stats().requests("/flags/br/metadata.json"), 1);
+    assert_eq!(site.stats().requests("/paged/json/5/8?page=1&c=br"), 1);
+    for page in 2..=8 {
+        let path = format!("/paged/json/5/8?page={page}");
+        // Each page once for br and once for cn.
+        assert_eq!(site.stats().requests(&path), 2, "{path}");
+    }
+    assert!(
+        second.pages < 16,
+        "the first item resumed: {}",
+        second.pages
+    );
+    // A third run finds both done.
+    let (third, _) = run(recipe(), &items).await;
+    assert_eq!(third.skipped_done, 2);
+    assert_eq!(site.stats().requests("/flags/cn/metadata.json"), 1);
+}
