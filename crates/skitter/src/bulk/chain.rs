@@ -50,7 +50,12 @@ pub(super) async fn run(
         page: 1,
     };
     let key = start.url.clone();
-    let mut request = (start.url, start.origin);
+    // Every request of the item is made on behalf of its input: only those
+    // to the input's own origin carry the user's headers and credentials, and
+    // only its host and port may be private, so a response cannot lead the
+    // user's secrets, or the fetcher, elsewhere.
+    let origin = start.origin;
+    let mut request = (start.url, origin.clone());
     let (mut first, mut page) = (0, 1);
     let journal = ctx.config.journal.as_ref();
     if let Some(mark) = match journal {
@@ -62,7 +67,7 @@ pub(super) async fn run(
             return Some((report, None));
         }
         values.vars = mark.values;
-        request = (mark.url.clone(), mark.url);
+        request = (mark.url, origin.clone());
         (first, page) = (mark.step, mark.page);
     }
     let last = recipe.steps.len() - 1;
@@ -71,7 +76,7 @@ pub(super) async fn run(
         if let (Some(template), 1) = (&step.url, page) {
             let base = &request.0;
             match template.render(&values, base) {
-                Ok(url) => request = (url.clone(), url),
+                Ok(url) => request = (url, origin.clone()),
                 Err(why) => {
                     report.outcome = Outcome::Value(ValueError {
                         what: format!("the URL of step {}", k + 1),
@@ -140,7 +145,7 @@ struct Chain<'a> {
 async fn pages(
     ctx: &Ctx,
     chain: Chain<'_>,
-    (mut url, mut origin): (Url, Url),
+    (mut url, origin): (Url, Url),
     mut values: Values,
     mut report: ItemReport,
 ) -> Option<Finished> {
@@ -169,7 +174,7 @@ async fn pages(
             report.outcome = Outcome::Exists;
             break;
         }
-        let request = (url.clone(), origin);
+        let request = (url.clone(), origin.clone());
         let ((done, _), read) = follow(ctx, request, (target, None), report, wanted).await?;
         report = done;
         bytes += report.bytes;
@@ -204,8 +209,7 @@ async fn pages(
             done: false,
         };
         note(chain.journal, chain.key, &mark).await;
-        url = next.clone();
-        origin = next;
+        url = next;
     }
     if !report.outcome.is_failure() {
         let mark = Mark {

@@ -191,3 +191,20 @@ async fn every_step_is_archived() {
         );
     }
 }
+
+#[tokio::test]
+async fn later_steps_are_made_on_behalf_of_the_input() {
+    // The second step is on another service of the same machine: like a
+    // redirect there, it is refused (only the input's host and port may be
+    // private), so no response can lead the fetcher to it either.
+    let site = site();
+    let other = TestSite::start(SiteConfig::default()).unwrap();
+    let b = BulkFetcher::builder()
+        .value("code=json:/code")
+        .then(other.url("/flags/{code}/{code}.gif"));
+    let (summary, lines) = run(b, &[site.url("/flags/br/metadata.json")]).await;
+    assert_eq!(summary.failed(), 1, "{lines:?}");
+    let line = lines.values().next().unwrap();
+    assert!(line.contains("blocked"), "{line}");
+    assert_eq!(other.stats().total_requests, 0);
+}
