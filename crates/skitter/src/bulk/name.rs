@@ -5,7 +5,7 @@
 //! `--skip-existing` can check it without fetching. With a [`NameTemplate`]
 //! (`{host}`, `{path}`, `{basename}`, `{query}`, `{n}`, and for recipes the
 //! pattern's ranges `{1}`…, `{page}` and values read from responses, see
-//! [`placeholder`]), the rendered text is split
+//! [`NameTemplate::parse_with`]), the rendered text is split
 //! on `/` and every component made safe by the mirror's rules: percent-decoded
 //! once, then controls (NUL included), `\ : * ? " < > |` and `%` written as
 //! `%XX`; names made only of dots encoded (so never `.` or `..`); Windows device
