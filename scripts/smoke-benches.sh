@@ -42,6 +42,7 @@ declare -A figures=(
     [bench-outputs.sh]='^median: plain [0-9]+ pages/s, with WARC \+ JSONL [0-9]+ pages/s, ratio [0-9.]+'
     [bench-redis.sh]='^ratio: +[0-9.]+'
     [bench-cluster.sh]='^ratio: +[0-9.]+ \(target <= 0.30\)'
+    [bench-dependent.sh]='^chains [0-9]+ x [0-9]+ pages -c [0-9]+: elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
     [bench-stragglers.sh]='^same host +[0-9.]+ s +[0-9]+ URLs +ratio [0-9.]+'
     [bench-hostile.sh]='^robots-503 +after +wall +[0-9.]+ s +cpu +[0-9.]+ s +rss +[0-9.]+ MB'
     [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'

@@ -18,8 +18,8 @@ use clap::Args;
 use futures_util::stream::{self, Stream, StreamExt};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use skitter::bulk::{
-    self, BulkFetcher, BulkFetcherBuilder, BulkSettings, InputItem, ItemReport, Outcome,
-    StopReason, Summary,
+    self, BulkFetcher, BulkFetcherBuilder, BulkSettings, ChainStop, InputItem, ItemReport, Outcome,
+    RecipeSettings, StopReason, Summary,
 };
 use skitter::host::HostPolicy;
 use skitter::output::{WarcOptions, WarcSink};
@@ -71,10 +71,42 @@ pub struct FetchArgs {
     pub output_dir: Option<PathBuf>,
     /// File names under --output-dir: {host}, {path}, {basename}, {query}, and
     /// {num} for the 1-based input position (also spelled as n in braces), e.g.
-    /// 'pages/{num}.json'. (The help cannot print the short form: clap reads it as
-    /// a line break.)
+    /// 'pages/{num}.json'; with a recipe also {1}, {2}… (the input pattern's
+    /// ranges), {page} (a page's place in its chain) and --let values by
+    /// name. (The help cannot print the short form: clap reads it as a line
+    /// break.)
     #[arg(long, value_name = "TEMPLATE", requires = "output_dir")]
     pub name_template: Option<String>,
+    /// Read a value from each item's response for later steps and file
+    /// names: NAME=SPEC from the item's URL, STEP:NAME=SPEC from step STEP
+    /// (1 is the item's URL, 2 the first --then). SPEC is a --field rule
+    /// (json:/country, css:SEL@attr, regex:RE) or header:NAME or link:REL. A
+    /// missing value, or one that is not a single string or number, fails
+    /// the item.
+    #[arg(long = "let", value_name = "[STEP:]NAME=SPEC")]
+    pub lets: Vec<String>,
+    /// A further step of each item: fetch this URL template after the step
+    /// before, resolved against its URL ({NAME} a --let value, {1}, {2}…
+    /// the values of the input pattern's ranges, percent-encoded). Repeat
+    /// for more steps; the last step's body is the one saved.
+    #[arg(long, value_name = "URL_TEMPLATE")]
+    pub then: Vec<String>,
+    /// Follow the last step's next pages until none: link:next (the Link
+    /// header), json:/next, css:a[rel=next]@href, header:NAME, or
+    /// PARAM=SPEC for a cursor put into query parameter PARAM (e.g.
+    /// after=json:/cursor). A page already fetched ends the chain with a
+    /// note. Pages of one item come in order, items side by side.
+    #[arg(long, value_name = "RULE")]
+    pub next: Option<String>,
+    /// Pages one chain of --next may have.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), default_value_t = bulk::DEFAULT_MAX_PAGES)]
+    pub max_pages: u32,
+    /// With a recipe (--then, --let, --next): record in FILE (SQLite) where
+    /// each item has got to, after each step and page; the same command run
+    /// again skips finished items and resumes the others at their last step
+    /// or page, without fetching again what was finished.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// Do not fetch URLs whose file already exists (resume a download).
     #[arg(long, requires = "output_dir")]
     pub skip_existing: bool,
@@ -125,6 +157,14 @@ impl FetchArgs {
         s.skip_existing = self.skip_existing;
         s.if_modified = self.if_modified;
         s.extract = self.extract.source()?;
+        s.recipe = RecipeSettings {
+            lets: self.lets.clone(),
+            then: self.then.clone(),
+            next: self.next.clone(),
+            max_pages: (self.next.is_some() && self.max_pages != bulk::DEFAULT_MAX_PAGES)
+                .then_some(self.max_pages),
+        };
+        s.state = self.state.clone();
         // Checked here, for the message that names the rules file.
         if let Some(source) = &s.extract {
             self.extract.parse(source.clone())?;
@@ -288,17 +328,21 @@ fn progress_bar(show: bool, total: Option<u64>) -> ProgressBar {
     bar
 }
 
-/// Advances the bar; prints malformed input always and other failures with -v.
+/// Advances the bar; prints malformed input, values that could not be read
+/// and chains that looped always, other failures with -v.
 fn observer(bar: ProgressBar, verbose: bool) -> impl Fn(&ItemReport) + Send + Sync + 'static {
     let errors = Arc::new(AtomicU64::new(0));
     move |report: &ItemReport| {
         bar.inc(1);
         if !report.outcome.is_failure() {
+            if matches!(report.chain_stop, Some(ChainStop::Loop(_))) {
+                bar.suspend(|| eprintln!("skitter: note: {report}"));
+            }
             return;
         }
         let n = errors.fetch_add(1, Ordering::Relaxed) + 1;
         bar.set_message(format!("errors: {n}"));
-        if verbose || matches!(report.outcome, Outcome::Malformed(_)) {
+        if verbose || matches!(report.outcome, Outcome::Malformed(_) | Outcome::Value(_)) {
             bar.suspend(|| eprintln!("skitter: {report}"));
         }
     }

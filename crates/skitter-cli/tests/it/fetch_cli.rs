@@ -246,3 +246,99 @@ async fn if_modified_reruns_count_changes() {
     let out = fetch(dir.path(), &["--if-modified", &pages], "").await;
     assert_eq!(out.status.code(), Some(2), "needs -o: {}", show(&out));
 }
+
+/// Every file under `dir`, sorted, relative.
+fn names(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn the_flags_downloader_is_one_command() {
+    let site = TestSite::start(SiteConfig::default()).expect("test site starts");
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = site.url("/flags/{br,cn,jp,xd}/metadata.json");
+    let args = [
+        &pattern,
+        "--let",
+        "country=json:/country",
+        "--then",
+        "{1}.gif",
+        "-o",
+        "flags",
+        "--name-template",
+        "{country}.gif",
+    ];
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert_eq!(
+        names(&dir.path().join("flags")),
+        ["Brazil.gif", "China.gif", "Japan.gif"]
+    );
+    let err = stderr(&out);
+    // The failed value is printed without -v, naming the value and the URL.
+    assert!(
+        err.contains("value country (json:/country) of http://"),
+        "{err}"
+    );
+    assert!(err.contains("/flags/xd/metadata.json: missing"), "{err}");
+    assert!(err.contains("value not read                   1"), "{err}");
+}
+
+#[tokio::test]
+async fn a_paginated_api_is_followed_from_a_config_recipe() {
+    let site = TestSite::start(SiteConfig::default()).expect("test site starts");
+    let dir = tempfile::tempdir().unwrap();
+    let recipe = "[fetch]\n\
+        next = \"after=json:/cursor\"\n\
+        max-pages = 3\n\
+        field = [\"id=json:/items/0/id\"]\n\
+        jsonl = \"pages.jsonl\"\n";
+    std::fs::write(dir.path().join("api.toml"), recipe).unwrap();
+    let chains = site.url("/paged/cursor/[1-2]/5");
+    let loops = site.url("/paged/loop/9/2?page=1");
+    let args = ["--config", "api.toml", &chains, &loops];
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let err = stderr(&out);
+    assert!(err.contains("chain pages                      7"), "{err}");
+    assert!(err.contains("chains at --max-pages            2"), "{err}");
+    let jsonl = std::fs::read_to_string(dir.path().join("pages.jsonl")).unwrap();
+    assert!(
+        jsonl.contains("\"2-3-1\"") && !jsonl.contains("\"2-4-1\""),
+        "{jsonl}"
+    );
+    // The loop's chain ends at no cursor: json:/cursor is null on its pages.
+    let out = fetch(dir.path(), &["--next", "json:/next", &loops], "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        stderr(&out).contains("note:") && stderr(&out).contains("the chain loops"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[tokio::test]
+async fn a_state_file_lets_a_second_run_skip_finished_chains() {
+    let site = TestSite::start(SiteConfig::default()).expect("test site starts");
+    let dir = tempfile::tempdir().unwrap();
+    let chains = site.url("/paged/link/[1-2]/3");
+    let args = ["--next", "link:next", "--state", "fetch.state", &chains];
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(
+        stderr(&out).contains("skipped (done before)            2"),
+        "{}",
+        show(&out)
+    );
+    assert_eq!(site.stats().requests("/paged/link/1/3?page=3"), 1);
+    // Without a recipe there is nothing for a state file to record.
+    let out = fetch(dir.path(), &["--state", "fetch.state", &chains], "").await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+}

@@ -143,7 +143,13 @@ impl Glob {
     }
 
     /// URL number `k` (0-based), if `k < len()`.
-    pub fn get(&self, mut k: u64) -> Option<String> {
+    pub fn get(&self, k: u64) -> Option<String> {
+        self.get_with_ranges(k).map(|(url, _)| url)
+    }
+
+    /// URL number `k` and the value each range (`[…]`, `{…}`) took in it,
+    /// in order: what `{1}`, `{2}`… stand for in templates.
+    pub fn get_with_ranges(&self, mut k: u64) -> Option<(String, Vec<String>)> {
         if k >= self.len {
             return None;
         }
@@ -154,10 +160,18 @@ impl Glob {
             k /= n;
         }
         let mut out = String::new();
+        let mut ranges = Vec::new();
         for (part, pick) in self.parts.iter().zip(picks) {
-            part.push_value(pick, &mut out);
+            if matches!(part, Part::Literal(_)) {
+                part.push_value(pick, &mut out);
+            } else {
+                let mut value = String::new();
+                part.push_value(pick, &mut value);
+                out.push_str(&value);
+                ranges.push(value);
+            }
         }
-        Some(out)
+        Some((out, ranges))
     }
 }
 
@@ -180,13 +194,21 @@ pub struct Expansion {
     next: u64,
 }
 
+impl Expansion {
+    /// The next URL with the values its ranges took (see
+    /// [`Glob::get_with_ranges`]).
+    pub fn next_with_ranges(&mut self) -> Option<(String, Vec<String>)> {
+        let got = self.glob.get_with_ranges(self.next)?;
+        self.next += 1;
+        Some(got)
+    }
+}
+
 impl Iterator for Expansion {
     type Item = String;
 
     fn next(&mut self) -> Option<String> {
-        let url = self.glob.get(self.next)?;
-        self.next += 1;
-        Some(url)
+        self.next_with_ranges().map(|(url, _)| url)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -395,6 +417,15 @@ mod tests {
 
     fn expand(p: &str) -> Vec<String> {
         Glob::parse(p).unwrap().into_iter().collect()
+    }
+
+    #[test]
+    fn each_url_knows_the_values_of_its_ranges() {
+        let g = Glob::parse("http://[::1]/{br,cn}/[1-2].gif").unwrap();
+        let got = g.get_with_ranges(3).unwrap();
+        assert_eq!(got.0, "http://[::1]/cn/2.gif");
+        assert_eq!(got.1, ["cn", "2"]);
+        assert_eq!(Glob::literal("h/a").get_with_ranges(0).unwrap().1.len(), 0);
     }
 
     #[test]

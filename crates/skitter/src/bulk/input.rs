@@ -74,6 +74,9 @@ pub struct InputItem {
     pub location: Location,
     /// The normalised URL (`http://` assumed when no scheme is given).
     pub url: Result<Url, InputError>,
+    /// The values the pattern's ranges took for this URL, in order (`{1}`,
+    /// `{2}`… in templates); empty for a plain URL.
+    pub ranges: Vec<String>,
 }
 
 /// The items named by command-line arguments, in order.
@@ -252,7 +255,11 @@ enum Items {
 
 impl Items {
     fn one(location: Location, url: Result<Url, InputError>) -> Items {
-        Items::One(Some(InputItem { location, url }))
+        Items::One(Some(InputItem {
+            location,
+            url,
+            ranges: Vec::new(),
+        }))
     }
 }
 
@@ -263,10 +270,11 @@ impl Iterator for Items {
         match self {
             Items::One(item) => item.take(),
             Items::Many { location, urls } => {
-                let text = urls.next()?;
+                let (text, ranges) = urls.next_with_ranges()?;
                 Some(InputItem {
                     location: location.clone(),
                     url: urlnorm::parse_root(&text).map_err(InputError::from),
+                    ranges,
                 })
             }
         }

@@ -6,7 +6,10 @@
 //! → dispatcher (a window of pending items) → per-item task (per-host slot, global
 //! slot, `attempt::fetch_with_retries`, redirects followed, body saved by
 //! [`save`](SaveError) on the blocking pool) → one collector task (sinks, the
-//! [`Summary`], the observer).
+//! [`Summary`], the observer). With a recipe ([`BulkFetcherBuilder::then`],
+//! [`value`](BulkFetcherBuilder::value),
+//! [`next_page`](BulkFetcherBuilder::next_page)), an item is several such
+//! requests in order, each built from values read from the ones before.
 //!
 //! Memory stays flat whatever the input size: the input is read as it is needed,
 //! at most `4 × concurrency` items are pending, and a body lives only while its
@@ -36,11 +39,18 @@
 //! ```
 
 mod attempt;
+mod chain;
 mod collector;
+mod context;
 pub mod glob;
+mod hop;
 mod index;
 pub mod input;
+mod journal;
 pub mod name;
+mod placeholder;
+mod read;
+mod recipe;
 mod revalidate;
 mod runner;
 mod save;
@@ -64,11 +74,16 @@ pub use glob::{Glob, GlobError};
 pub use index::{INDEX_FILE, IndexCause, IndexError};
 pub use input::{InputError, InputItem, Location, count_args, from_args, from_reader};
 pub use name::{NameTemplate, Naming, TemplateError};
+pub use placeholder::Values;
+pub use recipe::ValueError;
 pub use save::SaveError;
-pub use summary::{ItemReport, Outcome, Summary};
+pub use summary::{ChainStop, ItemReport, Outcome, Summary};
 
+pub use crate::crawl::build_error::RecipeError;
 pub use crate::host::DEFAULT_PER_HOST;
-pub use crate::settings::{BulkSettings, DEFAULT_CONCURRENCY, DEFAULT_MAX_REDIRECT};
+pub use crate::settings::{
+    BulkSettings, DEFAULT_CONCURRENCY, DEFAULT_MAX_PAGES, DEFAULT_MAX_REDIRECT, RecipeSettings,
+};
 
 /// Called once per finished item, in finishing order, from one task.
 pub type Observer = Arc<dyn Fn(&ItemReport) + Send + Sync>;
@@ -96,6 +111,10 @@ pub(crate) struct Config {
     pub extract: Option<Arc<Rules>>,
     /// The output directory's fetch index, with `if_modified`.
     pub index: Option<index::FetchIndex>,
+    /// What each item does beyond one request, when it does.
+    pub recipe: Option<Arc<recipe::Recipe>>,
+    /// Where each recipe item has got to, with a state file.
+    pub journal: Option<journal::Journal>,
 }
 
 /// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
@@ -209,6 +228,54 @@ impl BulkFetcherBuilder {
         self
     }
 
+    /// Reads a value from each item's responses, `NAME=SPEC` from its first
+    /// response or `STEP:NAME=SPEC` from step STEP (from 1), for the URLs of
+    /// later steps ([`then`](Self::then)) and the file-name template
+    /// (`{NAME}`). SPEC is an extraction field (`json:/country`,
+    /// `css:a.next@href`, `regex:…`) or `header:NAME` or `link:REL`. A value
+    /// that is missing or not a single scalar fails its item
+    /// ([`Outcome::Value`]).
+    pub fn value(mut self, spec: impl Into<String>) -> Self {
+        self.settings.recipe.lets.push(spec.into());
+        self
+    }
+
+    /// Adds a step to each item: after the steps before it, fetch this URL
+    /// template (`{NAME}` values, `{1}`, `{2}`… the input pattern's ranges,
+    /// percent-encoded), resolved against the URL of the step before. The
+    /// last step's body is the one saved.
+    pub fn then(mut self, url_template: impl Into<String>) -> Self {
+        self.settings.recipe.then.push(url_template.into());
+        self
+    }
+
+    /// Follows the last step's pages: `rule` names the next page
+    /// (`link:next`, `json:/next`, `css:a[rel=next]@href`, or `PARAM=SPEC`
+    /// for a cursor put into query parameter PARAM) until a page names none,
+    /// names one its chain has fetched ([`ChainStop::Loop`]) or the chain has
+    /// [`max_pages`](Self::max_pages) pages. Pages of one item are fetched
+    /// in order; items run side by side.
+    pub fn next_page(mut self, rule: impl Into<String>) -> Self {
+        self.settings.recipe.next = Some(rule.into());
+        self
+    }
+
+    /// Pages one chain may have (default [`DEFAULT_MAX_PAGES`]).
+    pub fn max_pages(mut self, n: u32) -> Self {
+        self.settings.recipe.max_pages = Some(n);
+        self
+    }
+
+    /// Records in the SQLite file `path` where each item of the recipe has
+    /// got to (after each step and page), so a run started again with the
+    /// same recipe skips finished items ([`Outcome::Done`]) and resumes the
+    /// others at their last step or page, without fetching again what was
+    /// finished. Needs a recipe.
+    pub fn state(mut self, path: impl Into<PathBuf>) -> Self {
+        self.settings.state = Some(path.into());
+        self
+    }
+
     /// Also feed every response (each redirect hop included) to this sink.
     pub fn sink(mut self, sink: Box<dyn Sink>) -> Self {
         self.sinks.push(sink);
@@ -230,10 +297,15 @@ impl BulkFetcherBuilder {
             observer,
         } = self;
         settings.check().map_err(BuildError::Value)?;
+        let recipe = recipe::Recipe::compile(&settings.recipe)?;
+        let names = recipe.as_ref().map(|r| r.names()).unwrap_or_default();
         let naming = match &settings.name_template {
-            Some(t) => Naming::Template(NameTemplate::parse(t)?),
+            Some(t) => Naming::Template(NameTemplate::parse_with(t, &names)?),
             None => Naming::Mirror,
         };
+        if let Some(recipe) = &recipe {
+            recipe.check_naming(&naming)?;
+        }
         let extract = match (rules, settings.extract) {
             (Some(rules), _) => Some(rules),
             (None, Some(source)) => Some(Rules::from_source(source).map_err(BuildError::Rules)?),
@@ -251,10 +323,14 @@ impl BulkFetcherBuilder {
             (Some(o), true) => Some(index::FetchIndex::open(&o.dir)?),
             _ => None,
         };
+        let journal = match &settings.state {
+            Some(path) => Some(journal::Journal::open(path)?),
+            None => None,
+        };
         let keep = if output.is_some() || sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
-        } else if extract.is_some() {
-            // Extraction reads JSON and other bodies too, not only HTML.
+        } else if extract.is_some() || recipe.is_some() {
+            // Extraction and recipes read JSON and other bodies too, not only HTML.
             Keep::Body
         } else {
             Keep::Html
@@ -271,6 +347,8 @@ impl BulkFetcherBuilder {
                 output,
                 extract: extract.map(Arc::new),
                 index,
+                recipe: recipe.map(Arc::new),
+                journal,
             },
             fetcher: Fetcher::new(request.fetch)?,
             sinks,

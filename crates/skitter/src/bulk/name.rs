@@ -3,7 +3,9 @@
 //! By default the mirror's layout ([`mirror_path`]: `DIR/host/path`), computed
 //! from the URL alone (no media type), so the name is known before the request and
 //! `--skip-existing` can check it without fetching. With a [`NameTemplate`]
-//! (`{host}`, `{path}`, `{basename}`, `{query}`, `{n}`), the rendered text is split
+//! (`{host}`, `{path}`, `{basename}`, `{query}`, `{n}`, and for recipes the
+//! pattern's ranges `{1}`…, `{page}` and values read from responses, see
+//! [`NameTemplate::parse_with`]), the rendered text is split
 //! on `/` and every component made safe by the mirror's rules: percent-decoded
 //! once, then controls (NUL included), `\ : * ? " < > |` and `%` written as
 //! `%XX`; names made only of dots encoded (so never `.` or `..`); Windows device
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
+use super::placeholder::{self, Piece, Values};
 use crate::base::fsname::{cap, encode_name, hex_sha1, is_plainly_under, windows_safe};
 use crate::output::mirror_path;
 
@@ -24,16 +27,6 @@ use crate::output::mirror_path;
 pub use crate::base::fsname::MAX_COMPONENT;
 
 pub use crate::crawl::build_error::TemplateError;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Piece {
-    Text(String),
-    Host,
-    Path,
-    Basename,
-    Query,
-    N,
-}
 
 /// A file-name template such as `{host}/{n}-{basename}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,57 +41,36 @@ impl NameTemplate {
     /// `{query}` (the query, empty when none), `{n}` or `{num}` (the item's 1-based
     /// input position). `{{` and `}}` are literal braces.
     pub fn parse(template: &str) -> Result<NameTemplate, TemplateError> {
-        let bad = |why: String| TemplateError {
+        NameTemplate::parse_with(template, &[])
+    }
+
+    /// [`NameTemplate::parse`] that also accepts `{page}`, `{1}`, `{2}`… (the
+    /// input pattern's ranges) and the value names of a recipe.
+    pub fn parse_with(template: &str, names: &[&str]) -> Result<NameTemplate, TemplateError> {
+        let known = |n: &str| names.contains(&n);
+        let pieces = placeholder::parse(template, true, &known).map_err(|why| TemplateError {
             template: template.to_string(),
             why,
-        };
-        let mut pieces = Vec::new();
-        let mut text = String::new();
-        let mut rest = template;
-        while let Some(i) = rest.find(['{', '}']) {
-            text.push_str(&rest[..i]);
-            let tail = &rest[i..];
-            if tail.starts_with("{{") || tail.starts_with("}}") {
-                text.push_str(&tail[..1]);
-                rest = &tail[2..];
-                continue;
-            }
-            let end = match tail.find('}') {
-                Some(end) if tail.starts_with('{') => end,
-                _ => {
-                    return Err(bad(format!(
-                        "unmatched brace at byte {}",
-                        template.len() - tail.len()
-                    )));
-                }
-            };
-            let piece = match &tail[1..end] {
-                "host" => Piece::Host,
-                "path" => Piece::Path,
-                "basename" => Piece::Basename,
-                "query" => Piece::Query,
-                "n" | "num" => Piece::N,
-                other => {
-                    return Err(bad(format!(
-                        "unknown placeholder {{{other}}} (use host, path, basename, query, n or num)"
-                    )));
-                }
-            };
-            if !text.is_empty() {
-                pieces.push(Piece::Text(std::mem::take(&mut text)));
-            }
-            pieces.push(piece);
-            rest = &tail[end + 1..];
-        }
-        text.push_str(rest);
-        if !text.is_empty() {
-            pieces.push(Piece::Text(text));
-        }
+        })?;
         Ok(NameTemplate { pieces })
     }
 
+    /// Whether the template names `{page}` (so pages of a chain get files of
+    /// their own).
+    pub fn has_page(&self) -> bool {
+        self.pieces.contains(&Piece::Page)
+    }
+
+    /// The value names the template uses.
+    pub fn vars(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Var(name) => Some(name.as_str()),
+            _ => None,
+        })
+    }
+
     /// The template filled in for one URL, before sanitising.
-    fn render(&self, url: &Url, n: u64) -> String {
+    fn render(&self, url: &Url, n: u64, values: &Values) -> String {
         let mut out = String::new();
         for piece in &self.pieces {
             match piece {
@@ -124,6 +96,12 @@ impl NameTemplate {
                 Piece::N => {
                     let _ = write!(out, "{n}");
                 }
+                // Slashes in a value are not directories: each component is
+                // made safe on its own below, so they are encoded first.
+                other => {
+                    let value = values.get(other).unwrap_or_default();
+                    out.push_str(&value.replace('%', "%25").replace(['/', '\\'], "%2F"));
+                }
             }
         }
         out
@@ -144,7 +122,18 @@ pub enum Naming {
 /// and never the fetch index or one of SQLite's files beside it (see
 /// `clear_of_index`).
 pub fn target_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
-    clear_of_index(dir, templated_path(dir, naming, url, n))
+    target_path_with(dir, naming, url, n, &Values::default())
+}
+
+/// [`target_path`] for a template that names captures, values or `{page}`.
+pub fn target_path_with(
+    dir: &Path,
+    naming: &Naming,
+    url: &Url,
+    n: u64,
+    values: &Values,
+) -> PathBuf {
+    clear_of_index(dir, templated_path(dir, naming, url, n, values))
 }
 
 /// Names in the output directory that belong to the fetch index: the
@@ -171,13 +160,13 @@ fn clear_of_index(dir: &Path, path: PathBuf) -> PathBuf {
     }
 }
 
-fn templated_path(dir: &Path, naming: &Naming, url: &Url, n: u64) -> PathBuf {
+fn templated_path(dir: &Path, naming: &Naming, url: &Url, n: u64, values: &Values) -> PathBuf {
     let template = match naming {
         Naming::Mirror => return mirror_path(dir, url, None),
         Naming::Template(t) => t,
     };
     let mut out = dir.to_path_buf();
-    for component in template.render(url, n).split(['/', '\\']) {
+    for component in template.render(url, n, values).split(['/', '\\']) {
         if !component.is_empty() {
             out.push(safe_component(component));
         }

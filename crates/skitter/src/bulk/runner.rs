@@ -2,58 +2,40 @@
 //!
 //! The dispatcher pulls one item at a time from the input, but only when one of
 //! `4 × concurrency` window slots is free, and spawns a task for it. The task
-//! takes a per-host slot, then a global slot, makes the request (with retries),
-//! follows redirects one hop at a time, saves the body, and sends each hop's
-//! [`Page`] (with its global slot) and finally its [`ItemReport`] to the
-//! [`collector`](super::collector), which alone touches the sinks, the fetch
-//! index, the summary and the observer. With `if_modified`, the item's row in
-//! the fetch index decides the request and [`revalidate`] judges the answer.
+//! runs its request ([`hop`](super::hop): a per-host slot, then a global slot,
+//! retries, redirects one hop at a time, the body saved), or a recipe's steps
+//! and pages ([`chain`](super::chain)), sends each hop's
+//! [`Page`](crate::output::Page) (with its global slot) and finally its
+//! [`ItemReport`] to the [`collector`](super::collector), which alone touches
+//! the sinks, the fetch index, the summary and the observer. With
+//! `if_modified`, the item's row in the fetch index decides the request and
+//! [`revalidate`](super::revalidate) judges the answer.
 //!
 //! Stopping (cancellation, or a sink failure): no new item is read, tasks that have
 //! not started a request give up, and requests in flight get `grace` to finish
 //! before they are dropped. Items that never finished are not counted.
 
-use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use url::Url;
 
-use super::attempt::{Gates, fetch_with_retries};
+use super::chain;
 use super::collector::{Event, collect};
-use super::index::{Known, Update};
+use super::context::{Ctx, Finished};
+use super::hop::follow;
 use super::input::InputItem;
+use super::read::Wanted;
 use super::summary::{ItemReport, Outcome, Summary};
-use super::{BulkFetcher, Config, name, revalidate, save};
-use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
+use super::{BulkFetcher, name};
 use crate::base::stop::StopReason;
-use crate::base::urlnorm;
 use crate::crawl::body::CpuPool;
-use crate::fetch::{Fetcher, decode, redirect};
 use crate::host::slots::HostLimits;
-use crate::output::{Page, SinkError};
-use crate::parse::items::{ExtractFailure, Items, PageInput};
-
-/// What every item task shares.
-struct Ctx {
-    config: Config,
-    fetcher: Fetcher,
-    global: Arc<Semaphore>,
-    hosts: Arc<HostLimits>,
-    events: mpsc::Sender<Event>,
-    /// Where extraction runs, off the async workers.
-    cpu: CpuPool,
-    /// Stop starting requests.
-    stop: CancellationToken,
-    /// Drop requests in flight (the grace period is over).
-    abort: CancellationToken,
-}
+use crate::output::SinkError;
 
 pub(super) async fn run(
     fetcher: BulkFetcher,
@@ -159,9 +141,6 @@ async fn dispatch(
     }
 }
 
-/// An item's report and its fetch index row.
-type Finished = (ItemReport, Option<Update>);
-
 /// Runs one item to its report; `None` when a stop came before it finished.
 async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<Finished> {
     let mut report = ItemReport {
@@ -174,6 +153,9 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<Finished> {
         bytes: 0,
         requests: 0,
         change: None,
+        files: 0,
+        pages: 0,
+        chain_stop: None,
     };
     // The input as given (with any `user:pass@`) is the origin the fetcher
     // takes credentials from; everything printed or saved sees it without them.
@@ -187,6 +169,15 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<Finished> {
     let mut url = origin.clone();
     let _ = crate::fetch::take_credentials(&mut url);
     report.url = Some(url.clone());
+    if let Some(recipe) = ctx.config.recipe.clone() {
+        let start = chain::Start {
+            url,
+            origin,
+            ranges: item.ranges,
+            n,
+        };
+        return chain::run(ctx, &recipe, start, report).await;
+    }
     let target = ctx
         .config
         .output
@@ -208,281 +199,7 @@ async fn process(ctx: &Ctx, n: u64, item: InputItem) -> Option<Finished> {
     if skip && exists && known.is_none() {
         return Some((report, None));
     }
-    follow(ctx, (url, origin), (target, known), report).await
-}
-
-/// Fetches `url` (the input `origin` without credentials) and the redirects it
-/// leads to, saving the final body to `target`; conditionally, when the fetch
-/// index `known` the item.
-async fn follow(
-    ctx: &Ctx,
-    (url, origin): (Url, Url),
-    (target, known): (Option<PathBuf>, Option<Known>),
-    mut report: ItemReport,
-) -> Option<Finished> {
-    let mut current = url.clone();
-    let mut parent = None;
-    let mut redirects_left = ctx.config.max_redirect;
-    loop {
-        let validators = revalidate::validators_for(known.as_ref(), &current);
-        let request = (&current, &origin, validators);
-        let (mut hop, end) = fetch_hop(ctx, request, parent, redirects_left).await?;
-        report.requests += hop.page.record.attempts;
-        report.bytes = hop.page.record.size;
-        let next = match end {
-            HopEnd::Redirect(next) => next,
-            HopEnd::Final(outcome) => {
-                report.outcome = outcome;
-                let judged = ctx.config.index.is_some().then(|| {
-                    let validators = std::mem::take(&mut hop.validators);
-                    let item = (&url, known.as_ref());
-                    revalidate::judge(item, &mut hop.page, &report.outcome, validators)
-                });
-                let mut update = None;
-                // A 304 has no body to extract from.
-                if matches!(report.outcome, Outcome::Ok { status } if status != 304) {
-                    hop.page.items = extract(ctx, &hop, &current).await;
-                    if let Some(found) = &hop.page.items {
-                        found.count_on(&mut hop.page.record);
-                    }
-                }
-                let save = judged.as_ref().is_none_or(|j| j.save);
-                if let (Outcome::Ok { .. }, Some(path), true) = (&report.outcome, &target, save) {
-                    match save_body(ctx, &mut hop, path.clone()).await {
-                        Ok(()) => report.saved = Some(path.clone()),
-                        Err(outcome) => report.outcome = outcome,
-                    }
-                }
-                if let Some(judged) = judged {
-                    // A file that could not be saved is not indexed.
-                    let change = match report.outcome {
-                        Outcome::SaveFailed(_) | Outcome::Failed(_) if judged.save => {
-                            crate::base::outcome::Change::Failed
-                        }
-                        _ => {
-                            update = judged.update;
-                            judged.change
-                        }
-                    };
-                    report.change = Some(change);
-                    hop.page.record.change = Some(change);
-                }
-                if report.url.as_ref() != Some(&current) {
-                    report.final_url = Some(current);
-                }
-                let _ = ctx
-                    .events
-                    .send(Event::Hop(Box::new(hop.page), hop.slot))
-                    .await;
-                return Some((report, update));
-            }
-        };
-        let _ = ctx
-            .events
-            .send(Event::Hop(Box::new(hop.page), hop.slot))
-            .await;
-        parent = Some(std::mem::replace(&mut current, next));
-        redirects_left -= 1;
-    }
-}
-
-/// The items the extraction rules find in a final 2xx body (decoded first),
-/// on the CPU pool.
-async fn extract(ctx: &Ctx, hop: &Hop, url: &Url) -> Option<Box<Items>> {
-    let rules = ctx
-        .config
-        .extract
-        .as_ref()
-        .filter(|r| r.matches(url))?
-        .clone();
-    let raw = hop.body.clone()?;
-    let encoding = hop.content_encoding.clone();
-    let max = ctx.fetcher.config().max_body_size;
-    let charset = hop.page.record.encoding.clone();
-    let url = url.clone();
-    let fetched_at = hop.fetched_at;
-    ctx.cpu
-        .run(move || {
-            let failed = |message: String| Items {
-                fetched_at,
-                errors: vec![ExtractFailure {
-                    rule_set: String::new(),
-                    field: None,
-                    message,
-                }],
-                ..Items::default()
-            };
-            let body = match decode::decode(encoding.as_deref(), &raw, max) {
-                Ok(body) => body,
-                Err(e) => return Some(Box::new(failed(format!("cannot decode the body: {e}")))),
-            };
-            let page = PageInput {
-                url: &url,
-                body: &body,
-                charset: charset.as_deref(),
-                fetched_at,
-            };
-            rules.extract(&page).map(Box::new)
-        })
+    follow(ctx, (url, origin), (target, known), report, Wanted::NOTHING)
         .await
-}
-
-/// One request's result, holding the global slot its body counts against.
-struct Hop {
-    page: Page,
-    /// When its exchange started.
-    fetched_at: chrono::DateTime<chrono::Utc>,
-    body: Option<Bytes>,
-    content_encoding: Option<String>,
-    /// The response's `ETag` and `Last-Modified`.
-    validators: crate::fetch::Validators,
-    slot: Option<OwnedSemaphorePermit>,
-}
-
-enum HopEnd {
-    Redirect(Url),
-    Final(Outcome),
-}
-
-/// Makes one request (with retries) under the host and global caps and says what
-/// it means for the item; `None` when a stop came before it could start.
-async fn fetch_hop(
-    ctx: &Ctx,
-    (url, origin, validators): (&Url, &Url, Option<&crate::fetch::Validators>),
-    parent: Option<Url>,
-    redirects_left: u32,
-) -> Option<(Hop, HopEnd)> {
-    let gates = Gates {
-        hosts: &ctx.hosts,
-        global: &ctx.global,
-    };
-    let attempted = fetch_with_retries(
-        &ctx.fetcher,
-        &ctx.config.retry,
-        gates,
-        (url, origin, validators),
-        ctx.config.keep,
-        &ctx.stop,
-    )
-    .await?;
-    let (started, started_at) = attempted.started;
-    let mut record = PageRecord::new(url.clone(), 0, parent);
-    record.attempts = attempted.attempts;
-    record.elapsed = started.elapsed();
-    let mut hop = Hop {
-        page: Page {
-            record,
-            exchange: None,
-            rendered: None,
-            items: None,
-        },
-        fetched_at: started_at,
-        body: None,
-        content_encoding: None,
-        validators: Default::default(),
-        slot: attempted.global,
-    };
-    let end = match attempted.result {
-        Err(failure) => HopEnd::Final(fail(&mut hop.page.record, failure)),
-        Ok(mut resp) => {
-            let record = &mut hop.page.record;
-            record.status = Some(resp.status);
-            record.proxy = resp.proxy.take();
-            record.size = resp.size;
-            record.content_type = resp.media_type.clone();
-            record.encoding = resp.charset.clone();
-            hop.page.exchange = resp.exchange.take();
-            if let Some(x) = &hop.page.exchange {
-                hop.fetched_at = x.started;
-            }
-            hop.content_encoding = resp.header("content-encoding").map(str::to_string);
-            hop.body = resp.body.take();
-            hop.validators = resp.validators();
-            let conditional = validators.is_some();
-            classify(ctx, record, &resp, (redirects_left, conditional))
-        }
-    };
-    Some((hop, end))
-}
-
-/// Fills in the record's kind and decides what a response means for the item
-/// (a `304` to a `conditional` request is a success: the saved file is current).
-fn classify(
-    ctx: &Ctx,
-    record: &mut PageRecord,
-    resp: &crate::fetch::Response,
-    (redirects_left, conditional): (u32, bool),
-) -> HopEnd {
-    let status = resp.status;
-    if (200..300).contains(&status) || (status == 304 && conditional) {
-        record.kind = OutcomeKind::Other;
-        return HopEnd::Final(Outcome::Ok { status });
-    }
-    if !redirect::is_redirect(status) {
-        record.kind = OutcomeKind::HttpError;
-        return HopEnd::Final(Outcome::HttpError { status });
-    }
-    let target = redirect::target(resp, &record.url).and_then(|t| {
-        if urlnorm::is_crawlable_scheme(&t) {
-            Ok(t)
-        } else {
-            Err(FetchFailure {
-                kind: ErrorKind::BadRedirect,
-                message: format!("redirect to unsupported scheme: {t}"),
-            })
-        }
-    });
-    match target {
-        Err(failure) => {
-            let outcome = fail(record, failure);
-            record.kind = OutcomeKind::HttpError;
-            HopEnd::Final(outcome)
-        }
-        Ok(target) => {
-            record.kind = OutcomeKind::Redirect;
-            record.next_url = Some(target.clone());
-            if redirects_left == 0 {
-                let failure = redirect::too_many(ctx.config.max_redirect);
-                record.error = Some(failure.clone());
-                return HopEnd::Final(Outcome::Failed(failure));
-            }
-            record.num_urls = 1;
-            HopEnd::Redirect(target)
-        }
-    }
-}
-
-fn fail(record: &mut PageRecord, failure: FetchFailure) -> Outcome {
-    record.kind = OutcomeKind::Failed;
-    record.error = Some(failure.clone());
-    Outcome::Failed(failure)
-}
-
-/// Decodes the body and writes it on the blocking pool; the outcome on failure.
-async fn save_body(ctx: &Ctx, hop: &mut Hop, path: PathBuf) -> Result<(), Outcome> {
-    let raw = hop.body.take().unwrap_or_default();
-    let encoding = hop.content_encoding.take();
-    let max = ctx.fetcher.config().max_body_size;
-    let root = ctx.config.output.as_ref().map(|o| o.dir.clone());
-    let written = tokio::task::spawn_blocking(move || {
-        let root = root.unwrap_or_else(|| path.parent().unwrap_or(Path::new(".")).to_path_buf());
-        let body = decode::decode(encoding.as_deref(), &raw, max).map_err(|e| FetchFailure {
-            kind: ErrorKind::Decode,
-            message: e.to_string(),
-        })?;
-        Ok(save::save(&root, &path, &body))
-    })
-    .await;
-    match written {
-        Ok(Err(failure)) => Err(fail(&mut hop.page.record, failure)),
-        Ok(Ok(Err(e))) => Err(Outcome::SaveFailed(e)),
-        Ok(Ok(Ok(()))) => Ok(()),
-        Err(e) => Err(fail(
-            &mut hop.page.record,
-            FetchFailure {
-                kind: ErrorKind::Other,
-                message: format!("the save task failed: {e}"),
-            },
-        )),
-    }
+        .map(|(finished, _)| finished)
 }

@@ -4,8 +4,8 @@
 //! retries it took); [`Summary`] counts them by [`Outcome`]. Failures are split the
 //! way people act on them: not found (404/410, usually "the item does not exist"),
 //! other HTTP statuses, network errors by kind, bodies that could not be saved,
-//! and malformed input. Items skipped because their file already exists are not
-//! failures.
+//! and malformed input. Items skipped because their file already exists (or a
+//! state file says an earlier run finished them) are not failures.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,6 +15,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::input::{InputError, Location};
+use super::recipe::ValueError;
 use super::save::SaveError;
 use crate::base::outcome::{Change, ErrorKind, FetchFailure};
 use crate::base::stop::StopReason;
@@ -39,14 +40,19 @@ pub enum Outcome {
     SaveFailed(SaveError),
     /// Not fetched: its file already exists (`skip_existing`).
     Exists,
+    /// Not fetched: the state file says an earlier run finished it.
+    Done,
     /// Not fetched: the input line or pattern was unusable.
     Malformed(InputError),
+    /// A value a later request or the file name needed could not be read
+    /// from a response of the item (missing, not parsable, the wrong type).
+    Value(ValueError),
 }
 
 impl Outcome {
     /// Whether this counts against the run (everything but `Ok` and `Exists`).
     pub fn is_failure(&self) -> bool {
-        !matches!(self, Outcome::Ok { .. } | Outcome::Exists)
+        !matches!(self, Outcome::Ok { .. } | Outcome::Exists | Outcome::Done)
     }
 }
 
@@ -72,6 +78,33 @@ pub struct ItemReport {
     /// How it compares with the last run, with
     /// [`if_modified`](super::BulkFetcherBuilder::if_modified).
     pub change: Option<Change>,
+    /// Files written (more than one for a chain of pages).
+    pub files: u32,
+    /// Pages of its chain fetched, with a next-page rule (else 0).
+    pub pages: u32,
+    /// Why its chain stopped before a last page, when it did.
+    pub chain_stop: Option<ChainStop>,
+}
+
+/// Why a chain of pages ended although its last page named a next one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainStop {
+    /// The next page was one the chain had fetched already.
+    Loop(Url),
+    /// The chain reached its page limit.
+    MaxPages(u32),
+}
+
+impl fmt::Display for ChainStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChainStop::Loop(url) => write!(
+                f,
+                "the chain loops: its next page {url} was fetched already"
+            ),
+            ChainStop::MaxPages(n) => write!(f, "the chain stopped at its limit of {n} pages"),
+        }
+    }
 }
 
 impl fmt::Display for ItemReport {
@@ -87,8 +120,16 @@ impl fmt::Display for ItemReport {
             Outcome::Failed(e) => write!(f, ": {}: {}", e.kind, e.message),
             Outcome::SaveFailed(e) => write!(f, ": {e}"),
             Outcome::Exists => write!(f, ": skipped, file exists"),
+            Outcome::Done => write!(f, ": skipped, done in an earlier run"),
             Outcome::Malformed(e) => write!(f, ": skipped: {e}"),
+            Outcome::Value(e) => write!(f, ": {e}"),
         }?;
+        if self.pages > 0 {
+            write!(f, " ({} pages)", self.pages)?;
+        }
+        if let Some(stop) = &self.chain_stop {
+            write!(f, " ({stop})")?;
+        }
         match self.change {
             Some(change) => write!(f, " ({})", change.as_str()),
             None => Ok(()),
@@ -111,6 +152,9 @@ pub struct Summary {
     pub save_errors: u64,
     /// Items skipped because their file exists.
     pub skipped_existing: u64,
+    /// Items skipped because the state file says an earlier run finished
+    /// them.
+    pub skipped_done: u64,
     /// Input lines or patterns that gave no URL.
     pub malformed: u64,
     /// Body bytes received (final responses).
@@ -132,13 +176,27 @@ pub struct Summary {
     /// Items by how they compare with the last run (only with
     /// [`if_modified`](super::BulkFetcherBuilder::if_modified)).
     pub changes: BTreeMap<Change, u64>,
+    /// Items failed because a value could not be read ([`Outcome::Value`]).
+    pub value_errors: u64,
+    /// Pages fetched by chains (with a next-page rule).
+    pub pages: u64,
+    /// Chains stopped because they came back to a page ([`ChainStop::Loop`]).
+    pub loops: u64,
+    /// Chains stopped at their page limit ([`ChainStop::MaxPages`]).
+    pub cut_chains: u64,
 }
 
 impl Summary {
     /// Counts one item.
     pub fn add(&mut self, item: &ItemReport) {
         self.bytes += item.bytes;
-        self.files += u64::from(item.saved.is_some());
+        self.files += u64::from(item.files);
+        self.pages += u64::from(item.pages);
+        match item.chain_stop {
+            Some(ChainStop::Loop(_)) => self.loops += 1,
+            Some(ChainStop::MaxPages(_)) => self.cut_chains += 1,
+            None => {}
+        }
         if let Some(change) = item.change {
             *self.changes.entry(change).or_default() += 1;
         }
@@ -149,7 +207,9 @@ impl Summary {
             Outcome::Failed(e) => *self.network_errors.entry(e.kind).or_default() += 1,
             Outcome::SaveFailed(_) => self.save_errors += 1,
             Outcome::Exists => self.skipped_existing += 1,
+            Outcome::Done => self.skipped_done += 1,
             Outcome::Malformed(_) => self.malformed += 1,
+            Outcome::Value(_) => self.value_errors += 1,
         }
     }
 
@@ -160,11 +220,12 @@ impl Summary {
             + self.network_errors.values().sum::<u64>()
             + self.save_errors
             + self.malformed
+            + self.value_errors
     }
 
     /// Items finished, of every kind.
     pub fn total(&self) -> u64 {
-        self.ok + self.skipped_existing + self.failed()
+        self.ok + self.skipped_existing + self.skipped_done + self.failed()
     }
 }
 
@@ -194,8 +255,23 @@ impl fmt::Display for Summary {
         if self.save_errors > 0 {
             line("save failed".into(), self.save_errors)?;
         }
+        if self.value_errors > 0 {
+            line("value not read".into(), self.value_errors)?;
+        }
+        if self.pages > 0 {
+            line("chain pages".into(), self.pages)?;
+        }
+        if self.loops > 0 {
+            line("chains that looped".into(), self.loops)?;
+        }
+        if self.cut_chains > 0 {
+            line("chains at --max-pages".into(), self.cut_chains)?;
+        }
         if self.skipped_existing > 0 {
             line("skipped (file exists)".into(), self.skipped_existing)?;
+        }
+        if self.skipped_done > 0 {
+            line("skipped (done before)".into(), self.skipped_done)?;
         }
         if self.malformed > 0 {
             line("skipped (malformed)".into(), self.malformed)?;
@@ -245,6 +321,9 @@ mod tests {
             bytes: 10,
             requests: 1,
             change: None,
+            files: 0,
+            pages: 0,
+            chain_stop: None,
         }
     }
 

@@ -69,6 +69,37 @@ pub enum BuildError {
     /// opened (`if_modified`).
     #[error(transparent)]
     Index(#[from] IndexError),
+    /// The bulk fetcher's recipe (values, later steps, pagination) cannot
+    /// work.
+    #[error(transparent)]
+    Recipe(#[from] RecipeError),
+}
+
+/// A recipe of dependent requests that cannot work, found before anything
+/// runs.
+#[derive(Debug, thiserror::Error)]
+pub enum RecipeError {
+    /// A value (`NAME=SPEC`) or the next-page rule does not parse.
+    #[error("bad value {spec:?}")]
+    Pick {
+        /// The value as given.
+        spec: String,
+        /// Why the selector was refused.
+        #[source]
+        source: RulesError,
+    },
+    /// A later step's URL template does not parse.
+    #[error("bad step URL template {template:?}: {why}")]
+    Step {
+        /// The template as given.
+        template: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The parts do not fit together (a value read too late to be used, a
+    /// chain whose pages would share one file…).
+    #[error("{0}")]
+    Shape(String),
 }
 
 /// A template placeholder is unknown or unclosed.

@@ -41,6 +41,46 @@ pub struct BulkSettings {
     /// Extraction rules, as text (parsed by `build`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extract: Option<RulesSource>,
+    /// Requests that depend on other responses: values read from one
+    /// response, later steps of each item, pages followed to the end.
+    #[serde(skip_serializing_if = "RecipeSettings::is_empty")]
+    pub recipe: RecipeSettings,
+    /// A state file recording where each item of a recipe has got to, so a
+    /// run started again resumes there (needs a recipe).
+    pub state: Option<PathBuf>,
+}
+
+/// Pages one chain may have unless set.
+pub const DEFAULT_MAX_PAGES: u32 = 10_000;
+
+/// What each item of a bulk fetch does beyond fetching its URL: the steps
+/// after it, the values read on the way, the pages followed (see
+/// [`BulkFetcherBuilder::then`](crate::bulk::BulkFetcherBuilder::then)).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecipeSettings {
+    /// Values read from responses, `NAME=SPEC` from the item's first
+    /// response or `STEP:NAME=SPEC` from step `STEP` (counted from 1), SPEC
+    /// in the language of extraction fields plus `header:NAME` and
+    /// `link:REL`.
+    #[serde(rename = "let")]
+    pub lets: Vec<String>,
+    /// URL templates of the steps after the item's URL, in order, each
+    /// resolved against the URL of the step before.
+    pub then: Vec<String>,
+    /// Where the next page of the last step is (`link:next`,
+    /// `json:/next`, `css:a[rel=next]@href`…, or `PARAM=SPEC` for a cursor
+    /// put into the query parameter PARAM); none: no pagination.
+    pub next: Option<String>,
+    /// Pages one chain may have (default [`DEFAULT_MAX_PAGES`]).
+    pub max_pages: Option<u32>,
+}
+
+impl RecipeSettings {
+    /// Whether it asks for nothing beyond one request per item.
+    pub fn is_empty(&self) -> bool {
+        self == &RecipeSettings::default()
+    }
 }
 
 impl Default for BulkSettings {
@@ -54,6 +94,8 @@ impl Default for BulkSettings {
             skip_existing: false,
             if_modified: false,
             extract: None,
+            recipe: RecipeSettings::default(),
+            state: None,
         }
     }
 }
@@ -71,6 +113,22 @@ impl BulkSettings {
         {
             return Err(
                 "skip-existing, if-modified and name templates need an output directory".into(),
+            );
+        }
+        if self.recipe.max_pages == Some(0) {
+            return Err("max_pages must be at least 1".into());
+        }
+        if self.state.is_some() && self.recipe.is_empty() {
+            return Err(
+                "a state file records the steps of a recipe (--then, --let, --next); \
+                 to resume plain downloads use skip-existing or if-modified"
+                    .into(),
+            );
+        }
+        if !self.recipe.is_empty() && self.if_modified {
+            return Err(
+                "if-modified cannot revalidate the steps of a recipe (--then, --let, --next)"
+                    .into(),
             );
         }
         Ok(())

@@ -15,7 +15,7 @@ mod bulk;
 mod crawl;
 mod request;
 
-pub use bulk::{BulkSettings, DEFAULT_CONCURRENCY};
+pub use bulk::{BulkSettings, DEFAULT_CONCURRENCY, DEFAULT_MAX_PAGES, RecipeSettings};
 pub use crawl::{
     CrawlSettings, DEFAULT_GRACE, DEFAULT_MAX_CRAWL_DELAY, DEFAULT_MAX_TASKS, Limits, RunSettings,
 };

@@ -10,8 +10,10 @@
 mod support;
 
 mod bounded_memory;
+mod bulk_chain;
 mod bulk_fetch;
 mod bulk_if_modified;
+mod bulk_recipe;
 mod cdx_pywb;
 mod crawl;
 mod crawl_outputs;

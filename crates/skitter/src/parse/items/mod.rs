@@ -15,6 +15,7 @@ mod html;
 pub mod limits;
 pub mod nesting;
 mod parse;
+mod pick;
 mod rule_set;
 mod rules;
 mod select;
@@ -30,6 +31,7 @@ pub(crate) use engine::Css;
 pub use engine::PageInput;
 pub use error::RulesError;
 pub use parse::MAX_NAME_LEN;
+pub use pick::Pick;
 pub use rule_set::INLINE_SET;
 pub use rules::{Rules, RulesSource};
 

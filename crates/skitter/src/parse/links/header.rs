@@ -69,6 +69,28 @@ pub fn link_header_targets(value: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first target of a `Link` header value whose `rel` has the token `rel`
+/// (any case), as written: `link_with_rel(v, "next")` is the next page of a
+/// paginated API.
+pub fn link_with_rel(value: &str, rel: &str) -> Option<String> {
+    let mut rest = value;
+    while let Some(open) = rest.find('<') {
+        let after_open = &rest[open + 1..];
+        let close = after_open.find('>')?;
+        let target = after_open[..close].trim_matches(is_space);
+        let (params, next) = split_params(&after_open[close + 1..]);
+        let rels = rel_param(params);
+        if rels
+            .split_ascii_whitespace()
+            .any(|r| r.eq_ignore_ascii_case(rel))
+        {
+            return Some(target.to_owned());
+        }
+        rest = next;
+    }
+    None
+}
+
 /// Every link of a `Link` header value with what its `rel` names.
 pub(crate) fn link_header_entries(value: &str) -> Vec<(String, Rel)> {
     let mut entries = Vec::new();
@@ -163,6 +185,14 @@ pub fn header_links<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_is_picked_by_its_relation() {
+        let v = r#"</a?page=1>; rel="first", </a?x=1,2>; rel="prev next"; title="a, b""#;
+        assert_eq!(link_with_rel(v, "next").as_deref(), Some("/a?x=1,2"));
+        assert_eq!(link_with_rel(v, "FIRST").as_deref(), Some("/a?page=1"));
+        assert_eq!(link_with_rel(v, "last"), None);
+    }
 
     #[test]
     fn refresh_targets() {

@@ -44,7 +44,7 @@ use std::borrow::Cow;
 
 pub use charset::decode_html;
 pub use css::extract_css;
-pub use header::{header_links, link_header_targets, refresh_target};
+pub use header::{header_links, link_header_targets, link_with_rel, refresh_target};
 pub(crate) use html::LinkPass;
 pub use html::{DEFAULT_MAX_LINKS, HtmlDocument, extract_html};
 pub use srcset::parse_srcset;
