@@ -30,3 +30,29 @@ pub fn cannot_run(test: &str, check: &str, why: &str) {
         }
     }
 }
+
+/// Where Chromium is: `$SKITTER_CHROMIUM`, else `chromium` or
+/// `chromium-browser` on `PATH`.
+pub fn find_chromium() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("SKITTER_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// [`find_chromium`], saying loudly through [`cannot_run`] that `check` of
+/// `test` cannot run when there is none.
+pub fn chromium(test: &str, check: &str) -> Option<std::path::PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
+        cannot_run(
+            test,
+            check,
+            "chromium is not installed (apt-get install chromium, or set SKITTER_CHROMIUM)",
+        );
+    }
+    found
+}

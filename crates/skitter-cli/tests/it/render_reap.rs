@@ -12,24 +12,12 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-fn chromium(test: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("SKITTER_CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let path = std::env::var_os("PATH")?;
-            std::env::split_paths(&path)
-                .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-                .find(|p| p.is_file())
-        });
-    if found.is_none() || !Path::new("/proc/self/stat").exists() {
-        skitter_testsite::skip::cannot_run(
-            "render_reap",
-            test,
-            "needs chromium (apt-get install chromium, or set SKITTER_CHROMIUM) and Linux's /proc",
-        );
+fn chromium(check: &str) -> Option<PathBuf> {
+    if !Path::new("/proc/self/stat").exists() {
+        skitter_testsite::skip::cannot_run("render_reap", check, "needs Linux's /proc");
         return None;
     }
-    found
+    skitter_testsite::skip::chromium("render_reap", check)
 }
 
 /// A server whose `/` page asks for `/hang`, which never answers (the render

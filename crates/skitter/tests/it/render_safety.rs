@@ -16,23 +16,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UdpSocket};
 use tokio_util::sync::CancellationToken;
 
-fn chromium(test: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("SKITTER_CHROMIUM")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let path = std::env::var_os("PATH")?;
-            std::env::split_paths(&path)
-                .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-                .find(|p| p.is_file())
-        });
-    if found.is_none() {
-        skitter_testsite::skip::cannot_run(
-            "render_safety",
-            test,
-            "chromium is not installed (apt-get install chromium, or set SKITTER_CHROMIUM)",
-        );
-    }
-    found
+fn chromium(check: &str) -> Option<PathBuf> {
+    skitter_testsite::skip::chromium("render_safety", check)
 }
 
 type Paths = Arc<Mutex<Vec<String>>>;

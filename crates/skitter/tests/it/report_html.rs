@@ -234,16 +234,6 @@ fn write_creates_the_file() {
     assert!(report_html::write(&dir.path().join("no/such/dir.html"), &report, &timeline).is_err());
 }
 
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SKITTER_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
-        .find(|p| p.is_file())
-}
-
 /// Runs headless Chromium on `page` and returns (dumped DOM, stderr).
 fn dump_dom(browser: &Path, page: &Path) -> (String, String) {
     run_chromium(browser, page, "--dump-dom")
@@ -302,7 +292,7 @@ fn run_chromium(browser: &Path, page: &Path, mode: &str) -> (String, String) {
 
 #[test]
 fn draws_in_headless_chromium_without_script_errors() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = skitter_testsite::skip::find_chromium() else {
         skitter_testsite::skip::cannot_run(
             "report_html",
             "the browser test",
@@ -383,7 +373,7 @@ fn chart_rates(html: &str) -> Vec<f64> {
 
 #[test]
 fn time_chart_reads_right_at_any_crawl_length() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = skitter_testsite::skip::find_chromium() else {
         skitter_testsite::skip::cannot_run(
             "report_html",
             "the time chart's browser test",
