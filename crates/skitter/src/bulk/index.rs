@@ -80,28 +80,36 @@ pub(crate) struct FetchIndex {
     conn: Arc<Mutex<Connection>>,
 }
 
+/// Opens (or creates) the SQLite file at `path` for one thread's use, never
+/// through a symbolic link: a link planted at its name would have SQLite write
+/// wherever it points. Checked first for a clear error; `SQLITE_OPEN_NOFOLLOW`
+/// closes the gap between the check and the open.
+pub(super) fn open_nofollow(path: &Path) -> Result<Connection, IndexError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(IndexError {
+            path: path.to_path_buf(),
+            source: IndexCause::SymbolicLink,
+        });
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    Connection::open_with_flags(path, flags).map_err(|e| IndexError {
+        path: path.to_path_buf(),
+        source: e.into(),
+    })
+}
+
 impl FetchIndex {
     /// Opens (or creates) the index of output directory `dir`.
     pub(crate) fn open(dir: &Path) -> Result<FetchIndex, IndexError> {
         let path = dir.join(INDEX_FILE);
+        let conn = open_nofollow(&path)?;
         let fail = |e: rusqlite::Error| IndexError {
             path: path.clone(),
             source: e.into(),
         };
-        // A link planted at the index's name would have SQLite write wherever
-        // it points. Checked first for a clear error; `SQLITE_OPEN_NOFOLLOW`
-        // closes the gap between the check and the open.
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(IndexError {
-                path,
-                source: IndexCause::SymbolicLink,
-            });
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(&path, flags).map_err(fail)?;
         conn.execute_batch(
             "PRAGMA journal_mode = DELETE;
              PRAGMA synchronous = NORMAL;

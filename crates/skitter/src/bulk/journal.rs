@@ -15,10 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use url::Url;
 
-use super::index::{IndexCause, IndexError};
+use super::index::{IndexCause, IndexError, open_nofollow};
 
 /// Where one item has got to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,21 +47,11 @@ impl Journal {
     /// Opens (or creates) the state file at `path`.
     pub(crate) fn open(path: &Path) -> Result<Journal, IndexError> {
         let path = path.to_path_buf();
+        let conn = open_nofollow(&path)?;
         let fail = |e: rusqlite::Error| IndexError {
             path: path.clone(),
             source: e.into(),
         };
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(IndexError {
-                path,
-                source: IndexCause::SymbolicLink,
-            });
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let conn = Connection::open_with_flags(&path, flags).map_err(fail)?;
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              PRAGMA synchronous = NORMAL;

@@ -15,6 +15,7 @@ mod error;
 pub(crate) mod exchange;
 pub mod head;
 mod origin;
+mod pace;
 pub mod proxy_check;
 pub mod proxy_ledger;
 pub mod proxy_pool;
@@ -517,7 +518,7 @@ impl Fetcher {
             truncated: false,
         };
         let mut buf = keep.then(|| BytesMut::with_capacity(capacity as usize));
-        let mut pace = Pace::new(self.config.min_transfer_rate, self.config.read_timeout);
+        let mut pace = pace::Pace::new(self.config.min_transfer_rate, self.config.read_timeout);
         while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
             pace.arrived(chunk.len())?;
             let room = max - body.size;
@@ -537,65 +538,6 @@ impl Fetcher {
         }
         body.bytes = buf.map(BytesMut::freeze);
         Ok(body)
-    }
-}
-
-/// The minimum-rate rule of a body ([`FetchConfig::min_transfer_rate`]):
-/// bytes are counted per window of `read_timeout`, and a window that closes
-/// with fewer than the rate asks for fails the attempt. Windows are judged when
-/// a chunk arrives: a body that sends nothing at all is `read_timeout`'s case.
-struct Pace {
-    /// Bytes a window must bring; 0 when the rule is off.
-    floor: u64,
-    window: std::time::Duration,
-    started: tokio::time::Instant,
-    bytes: u64,
-    rate: u64,
-}
-
-impl Pace {
-    fn new(rate: u64, window: std::time::Duration) -> Pace {
-        let floor = if window.is_zero() {
-            0
-        } else {
-            // Whole seconds round up, so a window under a second still asks
-            // for something; a huge product saturates (and then always cuts,
-            // as such a rate asks).
-            rate.saturating_mul(window.as_millis().div_ceil(1000).min(u64::MAX as u128) as u64)
-        };
-        Pace {
-            floor,
-            window,
-            started: tokio::time::Instant::now(),
-            bytes: 0,
-            rate,
-        }
-    }
-
-    /// Counts a chunk; fails the attempt when it closed a window that fell short.
-    fn arrived(&mut self, len: usize) -> Result<(), FetchFailure> {
-        if self.floor == 0 {
-            return Ok(());
-        }
-        self.bytes = self.bytes.saturating_add(len as u64);
-        let now = tokio::time::Instant::now();
-        if now.duration_since(self.started) < self.window {
-            return Ok(());
-        }
-        if self.bytes < self.floor {
-            return Err(FetchFailure {
-                kind: crate::base::outcome::ErrorKind::Timeout,
-                message: format!(
-                    "body too slow: {} bytes in {:.1}s, under the minimum of {} bytes/s (min_transfer_rate)",
-                    self.bytes,
-                    now.duration_since(self.started).as_secs_f64(),
-                    self.rate,
-                ),
-            });
-        }
-        self.started = now;
-        self.bytes = 0;
-        Ok(())
     }
 }
 
