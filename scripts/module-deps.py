@@ -26,15 +26,17 @@ import sys
 ALLOWED = {
     "base": set(),
     "parse": {"base"},
+    # Pages as Markdown and text: pure CPU work on one page.
+    "content": {"base", "parse"},
     "host": {"base"},
     "fetch": {"base", "host"},
     "state": {"base", "fetch"},
     "robots": {"base", "fetch"},
-    "render": {"base", "parse", "fetch"},
-    "output": {"base", "parse", "host", "fetch", "state"},
+    "render": {"base", "parse", "content", "fetch"},
+    "output": {"base", "parse", "content", "host", "fetch", "state"},
     "frontier": {"base", "host", "fetch", "state", "robots"},
     # One serialisable value per job, made of the types of the layers it sets.
-    "settings": {"base", "parse", "host", "fetch", "robots", "render", "output"},
+    "settings": {"base", "parse", "content", "host", "fetch", "robots", "render", "output"},
 }
 BELOW_CRAWL = set(ALLOWED)
 ALLOWED["crawl"] = BELOW_CRAWL

@@ -36,6 +36,7 @@
 pub mod base;
 pub mod bulk;
 pub mod cluster;
+pub mod content;
 pub mod crawl;
 pub mod fetch;
 pub mod frontier;

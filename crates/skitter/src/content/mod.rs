@@ -1,0 +1,244 @@
+//! Pages as clean Markdown and text: the `content` layer.
+//!
+//! It owns turning one HTML page (already decoded to text) and its URL into a
+//! [`Document`]: the page's metadata (title, description, language, author,
+//! published date, canonical URL) and its content as a list of [`Block`]s —
+//! headings, paragraphs, lists, tables, code, quotes, images — each carrying
+//! its Markdown, its plain text and where its links sit in the Markdown. By
+//! default only the page's main content is kept (navigation, headers, footers,
+//! banners and the like dropped: [`ContentScope::Main`]); `include`/`exclude`
+//! CSS selectors narrow it further.
+//!
+//! It is pure CPU work on one page, knowing nothing of crawls: the crawler
+//! runs it on its CPU pool and the outputs (the Markdown tree, JSONL fields,
+//! llms.txt, chunks) take the [`Document`]. What needs more than one page —
+//! dropping blocks that repeat across a host — is the outputs' concern.
+//!
+//! ```
+//! use skitter::content::extract;
+//! use url::Url;
+//!
+//! let url = Url::parse("https://example.org/post").unwrap();
+//! let doc = extract(
+//!     "<html><head><title>Post</title></head><body>\
+//!      <nav><a href='/'>Home</a></nav>\
+//!      <article><h1>Post</h1><p>Some words worth keeping, in a paragraph.</p></article>\
+//!      </body></html>",
+//!     &url,
+//! );
+//! assert_eq!(doc.title.as_deref(), Some("Post"));
+//! assert!(doc.markdown().contains("Some words worth keeping"));
+//! ```
+
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+/// How much of a page to keep.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContentScope {
+    /// The main content only: navigation, headers, footers, banners, share
+    /// bars and ads dropped.
+    #[default]
+    Main,
+    /// Everything visible in the page's body.
+    Full,
+}
+
+/// What to keep of each page.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ContentOptions {
+    /// Main content or the whole body.
+    pub scope: ContentScope,
+    /// CSS selectors: when any is given, only the elements they match (and
+    /// what is inside them) are kept.
+    pub include: Vec<String>,
+    /// CSS selectors of elements to drop, whatever the scope.
+    pub exclude: Vec<String>,
+}
+
+/// The options could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    /// A CSS selector of `include` or `exclude` does not parse.
+    #[error("content selector {selector:?} does not parse: {reason}")]
+    Selector {
+        /// The selector as given.
+        selector: String,
+        /// What the selector parser said.
+        reason: String,
+    },
+}
+
+/// Turns pages into [`Document`]s under one set of checked options; cheap to
+/// clone and shared between threads.
+#[derive(Clone, Debug)]
+pub struct Extractor {
+    options: ContentOptions,
+}
+
+impl Extractor {
+    /// Checks `options` (its selectors parse) once, for many pages.
+    pub fn new(options: &ContentOptions) -> Result<Extractor, ContentError> {
+        for selector in options.include.iter().chain(&options.exclude) {
+            scraper::Selector::parse(selector).map_err(|e| ContentError::Selector {
+                selector: selector.clone(),
+                reason: e.to_string(),
+            })?;
+        }
+        Ok(Extractor {
+            options: options.clone(),
+        })
+    }
+
+    /// The options it was built with.
+    pub fn options(&self) -> &ContentOptions {
+        &self.options
+    }
+
+    /// The page `html`, found at `url` (links are made absolute against it,
+    /// or against its `<base href>`), as a [`Document`].
+    pub fn extract(&self, html: &str, url: &Url) -> Document {
+        // Interim: the page's visible text as one paragraph, until the
+        // extractor proper lands.
+        let page = scraper::Html::parse_document(html);
+        let title = scraper::Selector::parse("title")
+            .ok()
+            .and_then(|s| page.select(&s).next())
+            .map(|t| t.text().collect::<String>().trim().to_string())
+            .filter(|t| !t.is_empty());
+        let body = scraper::Selector::parse("body").ok();
+        let text = body
+            .and_then(|s| page.select(&s).next())
+            .map(|b| b.text().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let _ = url;
+        Document {
+            title,
+            blocks: vec![Block {
+                kind: BlockKind::Paragraph,
+                markdown: text.clone(),
+                text,
+                links: Vec::new(),
+            }],
+            ..Document::default()
+        }
+    }
+}
+
+/// [`Extractor::extract`] with the default options (main content, no
+/// selectors).
+pub fn extract(html: &str, url: &Url) -> Document {
+    Extractor {
+        options: ContentOptions::default(),
+    }
+    .extract(html, url)
+}
+
+/// One page's metadata and content.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Document {
+    /// The page's title (`<title>`, else `og:title`, else its first heading).
+    pub title: Option<String>,
+    /// Its description (`<meta name=description>` or `og:description`).
+    pub description: Option<String>,
+    /// Its language (`<html lang>` or `content-language`), as written.
+    pub lang: Option<String>,
+    /// Its author, where the page names one.
+    pub author: Option<String>,
+    /// When it was published, where the page says (as written there).
+    pub published: Option<String>,
+    /// Its canonical URL (`<link rel=canonical>`), absolute.
+    pub canonical: Option<Url>,
+    /// The content kept, in page order.
+    pub blocks: Vec<Block>,
+    /// Whether a limit on the work (nesting depth, blocks, bytes) cut the
+    /// content short.
+    pub truncated: bool,
+}
+
+/// One block of content: a heading, a paragraph, a list, a table…
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Block {
+    /// What kind of block it is.
+    pub kind: BlockKind,
+    /// Its Markdown (GitHub-flavoured), with absolute link targets.
+    pub markdown: String,
+    /// Its plain text, whitespace collapsed.
+    pub text: String,
+    /// Where each link target sits in `markdown`, in order.
+    pub links: Vec<LinkSpan>,
+}
+
+/// The kinds of [`Block`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlockKind {
+    /// A heading of level 1–6.
+    Heading(u8),
+    /// A paragraph of text.
+    Paragraph,
+    /// A list, ordered or not, with its nesting.
+    List,
+    /// A table (a GFM table).
+    Table,
+    /// A code block.
+    Code,
+    /// A block quote.
+    Quote,
+    /// An image standing alone.
+    Image,
+    /// A thematic break.
+    Rule,
+    /// Any other block of text.
+    Other,
+}
+
+/// A link target inside a [`Block`]'s Markdown.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkSpan {
+    /// The bytes of the target in the block's `markdown`.
+    pub range: Range<usize>,
+    /// The target, absolute.
+    pub url: Url,
+}
+
+impl Document {
+    /// The content as one Markdown text: blocks separated by a blank line.
+    pub fn markdown(&self) -> String {
+        self.markdown_with(|_| None)
+    }
+
+    /// The content as Markdown with link targets rewritten: `map` gets each
+    /// link's absolute URL and returns the target to write instead, or
+    /// `None` to keep the URL (a Markdown tree points its internal links at
+    /// its own files this way).
+    pub fn markdown_with(&self, mut map: impl FnMut(&Url) -> Option<String>) -> String {
+        let mut out = String::new();
+        for block in &self.blocks {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            let mut at = 0;
+            for link in &block.links {
+                if let Some(target) = map(&link.url) {
+                    out.push_str(&block.markdown[at..link.range.start]);
+                    out.push_str(&target);
+                    at = link.range.end;
+                }
+            }
+            out.push_str(&block.markdown[at..]);
+        }
+        out
+    }
+
+    /// The content as plain text: blocks separated by a blank line.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self.blocks.iter().map(|b| b.text.as_str()).collect();
+        texts.join("\n\n")
+    }
+}
