@@ -59,6 +59,7 @@ fn page(p: u64) -> Page {
         record: PageRecord::new(url::Url::parse(&url).unwrap(), 1, None),
         exchange: None,
         rendered: None,
+        content: None,
         items: Some(Box::new(Items {
             fetched_at: Utc::now(),
             records,

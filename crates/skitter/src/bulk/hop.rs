@@ -207,6 +207,7 @@ async fn fetch_hop(
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         },
         fetched_at: started_at,
         body: None,

@@ -87,6 +87,7 @@ impl CrawlerBuilder {
             extract,
             report: run.report,
             render: settings.render,
+            content: Arc::new(crate::content::Extractor::new(&settings.content)?),
         };
         if let (true, Some(dir)) = (config.report.records, &config.report.spill_dir) {
             // Fails now rather than when the report first outgrows its memory.

@@ -39,6 +39,9 @@ pub enum BuildError {
     /// The extraction rules given as text do not parse.
     #[error("bad extraction rules")]
     Rules(#[source] RulesError),
+    /// The content options (`include`/`exclude` selectors) cannot be used.
+    #[error(transparent)]
+    Content(#[from] crate::content::ContentError),
     /// The HTTP client could not be set up.
     #[error(transparent)]
     Fetch(#[from] FetchSetupError),

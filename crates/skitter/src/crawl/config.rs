@@ -18,6 +18,7 @@ pub use crate::crawl::build_error::BuildError;
 
 use crate::base::scope::{Scope, ScopeMode};
 use crate::base::trap::TrapRules;
+use crate::content::Extractor;
 use crate::fetch::FetchConfig;
 use crate::fetch::retry::RetryPolicy;
 use crate::frontier::Frontier;
@@ -81,6 +82,8 @@ pub struct Config {
     pub(crate) report: ReportOptions,
     /// Which pages are rendered in a browser, and how (see [`crate::render`]).
     pub(crate) render: RenderSettings,
+    /// How pages become Markdown and text, for the sinks that want it.
+    pub(crate) content: Arc<Extractor>,
 }
 
 impl Config {
@@ -420,6 +423,16 @@ impl CrawlerBuilder {
     /// fails with [`CrawlError::Render`](crate::CrawlError::Render) if it cannot.
     pub fn render(mut self, settings: RenderSettings) -> Self {
         self.settings.render = settings;
+        self
+    }
+
+    /// What of each HTML page its Markdown and text keep (default: the main
+    /// content; see [`crate::content`]), for the sinks that ask for them
+    /// ([`Sink::wants_content`](crate::output::Sink::wants_content)).
+    /// `build` fails with [`BuildError::Content`] on a selector that does
+    /// not parse.
+    pub fn content(mut self, options: crate::content::ContentOptions) -> Self {
+        self.settings.content = options;
         self
     }
 }

@@ -36,6 +36,11 @@ pub struct Page {
     /// The structured records extracted from the page, when extraction rules
     /// matched its URL (see [`crate::parse::items`]).
     pub items: Option<Box<crate::parse::items::Items>>,
+    /// The page as Markdown and text (see [`crate::content`]), when it is
+    /// an HTML page and a sink asked for it ([`Sink::wants_content`]);
+    /// shared by the sinks that read it. Taken from the rendered DOM when
+    /// the page was rendered.
+    pub content: Option<std::sync::Arc<crate::content::Document>>,
 }
 
 /// A page as the browser rendered it.
@@ -243,6 +248,13 @@ pub trait Sink: Send {
     /// decoded copy of a compressed page (it decodes every HTML page to find links)
     /// only if some sink says so; the others would just hold on to it.
     fn wants_decoded_bodies(&self) -> bool {
+        false
+    }
+
+    /// Whether this sink reads [`Page::content`]. The crawler turns HTML
+    /// pages into Markdown and text (CPU work of the order of the parse
+    /// itself) only if some sink says so.
+    fn wants_content(&self) -> bool {
         false
     }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::RequestSettings;
 use crate::base::scope::ScopeMode;
 use crate::base::trap::TrapRules;
+use crate::content::ContentOptions;
 use crate::output::report::ReportOptions;
 use crate::parse::discovery::SitemapMode;
 use crate::parse::items::RulesSource;
@@ -107,6 +108,10 @@ pub struct CrawlSettings {
     pub extract: Option<RulesSource>,
     /// Which pages are rendered in a browser, and how.
     pub render: RenderSettings,
+    /// What of each HTML page its Markdown and text keep (main content or
+    /// the whole body, selectors), for the outputs that ask for them
+    /// (`--markdown`, `--content`, `--llms-txt`, `--chunks`).
+    pub content: ContentOptions,
     /// What this process chooses for itself; never part of a shared crawl's
     /// spec. Left out of the serialised text while at its default.
     #[serde(skip_serializing_if = "RunSettings::is_default")]
@@ -182,6 +187,7 @@ impl CrawlSettings {
             request: RequestSettings::default(),
             extract: None,
             render: RenderSettings::default(),
+            content: ContentOptions::default(),
             run: RunSettings::default(),
         }
     }

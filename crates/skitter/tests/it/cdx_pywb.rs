@@ -77,6 +77,7 @@ fn page(url: &str) -> Page {
             revisit: None,
         }),
         items: None,
+        content: None,
     }
 }
 

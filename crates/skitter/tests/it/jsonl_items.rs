@@ -26,6 +26,7 @@ fn page(path: &str, n: u32) -> Page {
         record,
         exchange: None,
         rendered: None,
+        content: None,
         items: Some(Box::new(Items {
             fetched_at: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
             records,

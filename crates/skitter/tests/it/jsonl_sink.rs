@@ -77,24 +77,28 @@ fn pages() -> Vec<Page> {
             exchange: Some(exchange),
             rendered: None,
             items: None,
+            content: None,
         },
         Page {
             record: redirect,
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         },
         Page {
             record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)),
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         },
         Page {
             record: failed,
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         },
         Page {
             rendered: None,
@@ -106,6 +110,7 @@ fn pages() -> Vec<Page> {
             ),
             exchange: None,
             items: None,
+            content: None,
         },
     ]
 }

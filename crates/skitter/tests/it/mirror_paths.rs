@@ -203,6 +203,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
             revisit: None,
         }),
         items: None,
+        content: None,
     }
 }
 
@@ -295,6 +296,7 @@ async fn mirror(convert_links: bool) -> tempfile::TempDir {
             ),
             exchange: None,
             items: None,
+            content: None,
         },
     ];
     for p in &pages {

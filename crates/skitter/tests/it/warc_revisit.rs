@@ -55,6 +55,7 @@ fn page(status: u16, head: &str, body: &[u8], started: &str, revisit: Option<Rev
             revisit,
         }),
         items: None,
+        content: None,
     }
 }
 

@@ -72,6 +72,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
             revisit: None,
         }),
         items: None,
+        content: None,
     }
 }
 
@@ -133,6 +134,7 @@ fn pages() -> Vec<Page> {
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         },
         Page {
             rendered: None,
@@ -144,6 +146,7 @@ fn pages() -> Vec<Page> {
             ),
             exchange: None,
             items: None,
+            content: None,
         },
     ]
 }

@@ -27,6 +27,7 @@ use url::Url;
 
 use lol_html::{HtmlRewriter, Settings};
 
+use crate::content::{Document, Extractor};
 use crate::fetch::decode::{self, DecodeError};
 use crate::parse::fingerprint::text_simhash;
 use crate::parse::items::{Css, Items, PageInput, Rules};
@@ -92,14 +93,16 @@ fn html_pass(
     mode: ExtractMode,
     max_links: usize,
     items: Option<(&Rules, PageInput<'_>)>,
-    (judge, fingerprint): (bool, bool),
+    (judge, fingerprint, content): (bool, bool, Option<&Extractor>),
 ) -> (
     links::HtmlDocument,
     Option<Items>,
     Option<RenderReason>,
     Option<u64>,
+    Option<Document>,
 ) {
     let (text, encoding, had_errors) = links::decode_html(body, charset);
+    let content = content.map(|extractor| extractor.extract(&text, url));
     let render = if judge { auto::judge(&text) } else { None };
     let fingerprint = fingerprint.then(|| text_simhash(&text));
     let links = LinkPass::new(&text, mode, max_links);
@@ -135,7 +138,7 @@ fn html_pass(
             .extract_with(&page, Some(&text), css)
             .map(|(items, _)| items)
     });
-    (doc, items, render, fingerprint)
+    (doc, items, render, fingerprint, content)
 }
 
 /// What kind of document a body is, for extraction.
@@ -166,6 +169,8 @@ pub(crate) struct BodyJob {
     /// Compute an HTML body's near-duplicate fingerprint (for the
     /// endless-pager trap rule).
     pub(crate) fingerprint: bool,
+    /// Turn an HTML body into Markdown and text, for the sinks that read it.
+    pub(crate) content: Option<Arc<Extractor>>,
 }
 
 /// The rules to apply to one page, and when its exchange started.
@@ -191,6 +196,8 @@ pub(crate) struct BodyLinks {
     pub(crate) render: Option<RenderReason>,
     /// The near-duplicate fingerprint of an HTML body's text, if asked for.
     pub(crate) fingerprint: Option<u64>,
+    /// An HTML body as Markdown and text, if asked for.
+    pub(crate) content: Option<Document>,
 }
 
 impl BodyJob {
@@ -199,7 +206,9 @@ impl BodyJob {
     /// small page can still make costly (nesting up to the cut).
     pub(crate) async fn run(self, pool: &CpuPool) -> Result<BodyLinks, DecodeError> {
         let small = self.content_encoding.is_none() && self.raw.len() <= INLINE_MAX && !self.judge;
-        if small && self.items.is_none() {
+        // Like extraction rules, the content builds a DOM: it waits its turn
+        // for a core, and a small page runs where it is.
+        if small && self.items.is_none() && self.content.is_none() {
             self.work()
         } else if small {
             pool.run_inline(move || self.work()).await
@@ -229,19 +238,20 @@ impl BodyJob {
             fetched_at: job.fetched_at,
         });
         let rules = self.items.as_ref().map(|job| &*job.rules);
-        let (mut render, mut fingerprint) = (None, None);
+        let (mut render, mut fingerprint, mut content) = (None, None, None);
         let mut cut = 0;
         let (links, charset, items) = match (self.doc, rules.zip(page)) {
             (Doc::Html, items) => {
-                let (doc, items, hint, print) = html_pass(
+                let (doc, items, hint, print, text) = html_pass(
                     body,
                     charset,
                     &self.url,
                     self.mode,
                     self.max_links,
                     items,
-                    (self.judge, self.fingerprint),
+                    (self.judge, self.fingerprint, self.content.as_deref()),
                 );
+                content = text;
                 render = hint;
                 fingerprint = print;
                 cut = doc.cut;
@@ -272,6 +282,7 @@ impl BodyJob {
             items,
             render,
             fingerprint,
+            content,
         })
     }
 }

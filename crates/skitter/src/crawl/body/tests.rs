@@ -97,14 +97,14 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
     let shared = std::cell::Cell::new(0u32);
     let mut runner = TestRunner::new(config);
     let result = runner.run(&page(), |html| {
-        let (alone, _, _, _) = html_pass(
+        let (alone, _, _, _, _) = html_pass(
             html.as_bytes(),
             None,
             &url,
             ExtractMode::Pages,
             DEFAULT_MAX_LINKS,
             None,
-            (false, false),
+            (false, false, None),
         );
         let input = PageInput {
             url: &url,
@@ -113,14 +113,14 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             fetched_at: chrono::DateTime::UNIX_EPOCH,
         };
         let streams = rules.stream_pass(&url, &html).is_some_and(|p| p.is_ok());
-        let (with, _, _, _) = html_pass(
+        let (with, _, _, _, _) = html_pass(
             html.as_bytes(),
             None,
             &url,
             ExtractMode::Pages,
             DEFAULT_MAX_LINKS,
             Some((&rules, input)),
-            (false, false),
+            (false, false, None),
         );
         shared.set(shared.get() + u32::from(streams));
         prop_assert_eq!(&alone.links, &with.links, "page {:?}", html);

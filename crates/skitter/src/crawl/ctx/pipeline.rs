@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use crate::content::Extractor;
 use crate::crawl::body::CpuPool;
 use crate::crawl::config::Config;
 use crate::fetch::{Fetcher, Keep};
@@ -25,6 +26,8 @@ pub(crate) struct Pipeline {
     pub(crate) keep: Keep,
     /// Whether a sink wants the decoded copy of compressed HTML pages.
     pub(crate) keep_decoded: bool,
+    /// How HTML pages become Markdown and text, when a sink reads them.
+    pub(crate) content: Option<Arc<Extractor>>,
     /// Runs the decoding and link extraction of large bodies off the async threads.
     pub(crate) cpu: CpuPool,
     pub(crate) robots: Option<RobotsCache>,
@@ -68,6 +71,10 @@ impl Pipeline {
             fetcher,
             keep,
             keep_decoded: sinks.iter().any(|s| s.wants_decoded_bodies()),
+            content: sinks
+                .iter()
+                .any(|s| s.wants_content())
+                .then(|| config.content.clone()),
             cpu: CpuPool::new(),
             robots,
             delays_applied: Mutex::new(HashSet::new()),

@@ -22,6 +22,7 @@ fn handoff(i: usize) -> (ToSinks, oneshot::Receiver<()>) {
         exchange: None,
         rendered: None,
         items: None,
+        content: None,
     };
     let message = ToSinks::Page(Handoff {
         page,

@@ -5,6 +5,7 @@
 //! Links are offered before the lease is completed, so a crash in between can only
 //! cause a refetch, never a lost link.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::OwnedSemaphorePermit;
@@ -133,6 +134,7 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
         exchange: None,
         rendered: None,
         items: None,
+        content: None,
     }
 }
 
@@ -149,6 +151,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         };
         return Step::Done(Box::new(page), HostFeedback::Silent, None);
     }
@@ -164,6 +167,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 exchange: None,
                 rendered: None,
                 items: None,
+                content: None,
             };
             return Step::Done(Box::new(page), HostFeedback::Silent, None);
         }
@@ -323,7 +327,7 @@ async fn outcome(
     earlier: Option<&Visit>,
     (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
 ) -> (Page, Option<Visit>) {
-    let (mut items, mut rendered) = (None, None);
+    let (mut items, mut rendered, mut content) = (None, None, None);
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
     let (mut sha1, mut validators, mut fetched_at) = (None, Validators::default(), started_at);
@@ -351,6 +355,7 @@ async fn outcome(
                 found.count_on(&mut record);
             }
             rendered = handled.rendered;
+            content = handled.content;
             exchange.map(|mut x| {
                 x.decoded_body = handled.decoded;
                 x
@@ -370,6 +375,7 @@ async fn outcome(
         exchange,
         rendered,
         items,
+        content,
     };
     (page, visit)
 }
@@ -383,6 +389,8 @@ struct Handled {
     items: Option<Box<crate::parse::items::Items>>,
     /// The page as the browser rendered it, when it was.
     rendered: Option<Box<crate::output::RenderedPage>>,
+    /// The page as Markdown and text, when a sink reads it.
+    content: Option<Arc<crate::content::Document>>,
 }
 
 /// Why a URL is not fetched on this claim.
@@ -601,6 +609,7 @@ async fn handle_response(
             judge: ctx.config.render.mode == RenderMode::Auto,
             max_links: ctx.config.max_links_per_page,
             fingerprint: ctx.config.trap_rules.max_similar_chain > 0,
+            content: ctx.pipeline.content.clone().filter(|_| doc == Doc::Html),
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -624,6 +633,20 @@ async fn handle_response(
                     handled.rendered =
                         render::page(ctx, &req.url, resp, body, found.render, record, &mut links)
                             .await;
+                    handled.content = match (&handled.rendered, &ctx.pipeline.content) {
+                        // What the reader sees is the rendered DOM.
+                        (Some(rendered), Some(extractor)) => {
+                            let (html, extractor) = (rendered.html.clone(), extractor.clone());
+                            let url = req.url.clone();
+                            let doc = ctx
+                                .pipeline
+                                .cpu
+                                .run(move || extractor.extract(&html, &url))
+                                .await;
+                            Some(Arc::new(doc))
+                        }
+                        _ => found.content.map(Arc::new),
+                    };
                     handled.decoded = found.decoded.filter(|_| ctx.pipeline.keep_decoded);
                 }
             }

@@ -256,6 +256,7 @@ mod tests {
             exchange: None,
             rendered: None,
             items: None,
+            content: None,
         };
         sink.record(&page(OutcomeKind::Html)).await.unwrap();
         tokio::time::advance(Duration::from_millis(3)).await;

@@ -132,6 +132,7 @@ pub fn page(url: &str, rule_set: &str, items: Vec<Vec<(&str, serde_json::Value)>
         record: PageRecord::new(url::Url::parse(url).unwrap(), 0, None),
         exchange: None,
         rendered: None,
+        content: None,
         items: Some(Box::new(Items {
             fetched_at: Utc.with_ymd_and_hms(2026, 5, 1, 12, 30, 0).unwrap(),
             records,
