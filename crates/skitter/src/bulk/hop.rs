@@ -5,6 +5,7 @@
 //! global slot its body counts against.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use reqwest::header::HeaderMap;
@@ -20,6 +21,7 @@ use super::summary::{ItemReport, Outcome};
 use super::{revalidate, save};
 use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord};
 use crate::base::urlnorm;
+use crate::content::Document;
 use crate::fetch::{decode, redirect};
 use crate::output::Page;
 use crate::parse::items::{ExtractFailure, Items, PageInput};
@@ -58,6 +60,7 @@ pub(super) async fn follow(
                 // A 304 has no body to extract from.
                 if matches!(report.outcome, Outcome::Ok { status } if status != 304) {
                     hop.page.items = extract(ctx, &hop, &current).await;
+                    hop.page.content = content(ctx, &hop, &current).await;
                     if let Some(found) = &hop.page.items {
                         found.count_on(&mut hop.page.record);
                     }
@@ -153,6 +156,29 @@ async fn extract(ctx: &Ctx, hop: &Hop, url: &Url) -> Option<Box<Items>> {
                 fetched_at,
             };
             rules.extract(&page).map(Box::new)
+        })
+        .await
+}
+
+/// A final 2xx HTML page as Markdown and text (decoded first), on the CPU
+/// pool, when a sink reads it.
+async fn content(ctx: &Ctx, hop: &Hop, url: &Url) -> Option<Arc<Document>> {
+    let extractor = ctx.config.content.clone()?;
+    let html = hop.page.record.content_type.as_deref();
+    if !matches!(html, Some("text/html" | "application/xhtml+xml")) {
+        return None;
+    }
+    let raw = hop.body.clone()?;
+    let encoding = hop.content_encoding.clone();
+    let max = ctx.fetcher.config().max_body_size;
+    let charset = hop.page.record.encoding.clone();
+    let url = url.clone();
+    ctx.cpu
+        .run(move || {
+            // A body that cannot be decoded has no text to give.
+            let body = decode::decode(encoding.as_deref(), &raw, max).ok()?;
+            let (text, _, _) = crate::parse::links::decode_html(&body, charset.as_deref());
+            Some(Arc::new(extractor.extract(&text, &url)))
         })
         .await
 }

@@ -115,6 +115,8 @@ pub(crate) struct Config {
     pub recipe: Option<Arc<recipe::Recipe>>,
     /// Where each recipe item has got to, with a state file.
     pub journal: Option<journal::Journal>,
+    /// How final HTML pages become Markdown and text, when a sink reads them.
+    pub content: Option<Arc<crate::content::Extractor>>,
 }
 
 /// Builds a [`BulkFetcher`]: `BulkFetcher::builder().concurrency(100).build()?`.
@@ -144,6 +146,14 @@ impl BulkFetcherBuilder {
     pub fn extract(mut self, rules: Rules) -> Self {
         self.settings.extract = None;
         self.rules = Some(rules);
+        self
+    }
+
+    /// What of each final HTML page its Markdown and text keep (default:
+    /// the main content; see [`crate::content`]), for the sinks that read
+    /// them ([`Sink::wants_content`](crate::output::Sink::wants_content)).
+    pub fn content(mut self, options: crate::content::ContentOptions) -> Self {
+        self.settings.content = options;
         self
     }
 
@@ -335,6 +345,11 @@ impl BulkFetcherBuilder {
         } else {
             Keep::Html
         };
+        let content = crate::content::Extractor::new(&settings.content)?;
+        let content = sinks
+            .iter()
+            .any(|s| s.wants_content())
+            .then(|| Arc::new(content));
         let request = settings.request;
         Ok(BulkFetcher {
             config: Config {
@@ -349,6 +364,7 @@ impl BulkFetcherBuilder {
                 index,
                 recipe: recipe.map(Arc::new),
                 journal,
+                content,
             },
             fetcher: Fetcher::new(request.fetch)?,
             sinks,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::RequestSettings;
 use super::crawl::DEFAULT_GRACE;
+use crate::content::ContentOptions;
 use crate::parse::items::RulesSource;
 
 /// Requests in flight over all hosts of a bulk fetch unless set.
@@ -48,6 +49,9 @@ pub struct BulkSettings {
     /// A state file recording where each item of a recipe has got to, so a
     /// run started again resumes there (needs a recipe).
     pub state: Option<PathBuf>,
+    /// What of each final HTML page its Markdown and text keep, for the
+    /// sinks that read them (see [`crate::content`]).
+    pub content: ContentOptions,
 }
 
 /// Pages one chain may have unless set.
@@ -96,6 +100,7 @@ impl Default for BulkSettings {
             extract: None,
             recipe: RecipeSettings::default(),
             state: None,
+            content: ContentOptions::default(),
         }
     }
 }
