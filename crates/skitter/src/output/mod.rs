@@ -19,6 +19,7 @@ use crate::base::outcome::PageRecord;
 pub use channel::ChannelSink;
 pub(crate) use file::{create_output, open_output};
 pub use sync::{Syncable, SyncedFile, SyncedFilesystem, SyncedPath};
+pub(crate) use sync::{parent, sync_dir};
 // The exchange is the fetcher's product; outputs take it as it comes.
 pub use crate::fetch::Exchange;
 
@@ -300,11 +301,16 @@ pub trait Sink: Send {
 
 pub mod items_db;
 mod jsonl;
+mod llms;
 mod mirror;
 mod warc;
 
 pub use items_db::{ItemsDbError, ItemsDbSink};
 pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
+pub use llms::{
+    Chunk, ChunksSink, DEFAULT_CHUNK_TOKENS, LlmsTxtSink, MAX_LISTED, MIN_CHUNK_TOKENS,
+    chunk_document, count_tokens, full_path,
+};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 
