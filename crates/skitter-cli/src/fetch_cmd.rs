@@ -133,6 +133,8 @@ pub struct FetchArgs {
     pub no_progress: bool,
     #[command(flatten)]
     pub extract: ExtractFlags,
+    #[command(flatten)]
+    pub llms: crate::llms_flags::LlmsFlags,
 }
 
 type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
@@ -188,6 +190,9 @@ impl FetchArgs {
                 ..WarcOptions::default()
             };
             b = b.sink(Box::new(WarcSink::create(path, options)?));
+        }
+        for sink in self.llms.sinks()? {
+            b = b.sink(sink);
         }
         Ok(b)
     }

@@ -25,7 +25,6 @@ use tokio::task::JoinHandle;
 
 use super::chunk::{Chunk, chunk_document};
 use super::entry::title;
-use crate::base::outcome::OutcomeKind;
 use crate::output::{Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
 
 /// Tokens per chunk unless set.
@@ -114,12 +113,9 @@ impl Sink for ChunksSink {
     }
 
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
-        let Some(doc) = page.content.clone() else {
+        let Some(doc) = super::document(page).cloned() else {
             return Ok(());
         };
-        if page.record.kind != OutcomeKind::Html {
-            return Ok(());
-        }
         self.settle().await?;
         let url = page.record.url.clone();
         let (file, max) = (self.file.clone(), self.max_tokens);

@@ -4,7 +4,7 @@
 
 use url::Url;
 
-use crate::content::{BlockKind, Document};
+use crate::content::{Block, BlockKind, Document};
 
 /// The longest title kept, in characters.
 const TITLE_CHARS: usize = 120;
@@ -50,13 +50,15 @@ pub(super) fn title(url: &Url, doc: &Document) -> String {
     title.unwrap_or_else(|| url.path().to_string())
 }
 
-/// The description meta; else the first sentence of the first paragraph.
+/// The description meta; else the first sentence of the first paragraph
+/// that is more than a row of links.
 fn description(doc: &Document) -> Option<String> {
     let first_sentence = || {
         let text = doc
             .blocks
             .iter()
-            .find(|b| matches!(b.kind, BlockKind::Paragraph | BlockKind::Other))
+            .filter(|b| matches!(b.kind, BlockKind::Paragraph | BlockKind::Other))
+            .find(|b| !mostly_links(b))
             .map(|b| b.text.as_str())?;
         Some(sentence(text).to_string())
     };
@@ -66,6 +68,30 @@ fn description(doc: &Document) -> Option<String> {
         .or_else(first_sentence)
         .map(|d| one_line(&d, DESCRIPTION_CHARS))
         .filter(|d| !d.is_empty())
+}
+
+/// Whether most of a block's text is the text of its links (a menu, a row of
+/// "related" links), judged on its Markdown: each `[text](target)` cut out.
+fn mostly_links(block: &Block) -> bool {
+    let md = block.markdown.as_str();
+    let mut outside = 0;
+    let mut at = 0;
+    for link in &block.links {
+        let (start, end) = (link.range.start, link.range.end);
+        let Some(open) = md.get(..start).and_then(|before| before.rfind('[')) else {
+            continue;
+        };
+        if open < at || end > md.len() {
+            continue;
+        }
+        outside += md[at..open].split_whitespace().count();
+        at = (end + 1).min(md.len());
+    }
+    if at == 0 {
+        return false;
+    }
+    outside += md[at..].split_whitespace().count();
+    outside * 2 < block.text.split_whitespace().count()
 }
 
 /// `text` up to the end of its first sentence (a `.`, `!` or `?` before
@@ -105,7 +131,7 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::Block;
+    use crate::content::LinkSpan;
 
     fn para(text: &str) -> Block {
         Block {
@@ -132,6 +158,34 @@ mod tests {
         assert_eq!(e.title, "A title");
         assert_eq!(e.description.as_deref(), Some("The meta."));
         assert_eq!(sentence("v1.2 is out! Yes"), "v1.2 is out!");
+    }
+
+    #[test]
+    fn a_row_of_links_describes_nothing() {
+        let md = "[Home](http://h/) [Docs](http://h/docs) and";
+        let links = ["http://h/", "http://h/docs"]
+            .iter()
+            .map(|u| {
+                let start = md.find(u).unwrap();
+                LinkSpan {
+                    range: start..start + u.len(),
+                    url: Url::parse(u).unwrap(),
+                }
+            })
+            .collect();
+        let menu = Block {
+            kind: BlockKind::Paragraph,
+            markdown: md.into(),
+            text: "Home Docs and".into(),
+            links,
+        };
+        assert!(mostly_links(&menu));
+        assert!(!mostly_links(&para("Plain words here.")));
+        let doc = Document {
+            blocks: vec![menu, para("The real text. More.")],
+            ..Document::default()
+        };
+        assert_eq!(description(&doc).as_deref(), Some("The real text."));
     }
 
     #[test]

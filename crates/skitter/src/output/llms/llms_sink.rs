@@ -30,7 +30,6 @@ use async_trait::async_trait;
 
 use super::entry::Entry;
 use super::index;
-use crate::base::outcome::OutcomeKind;
 use crate::output::{Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
 
 /// Pages listed in llms.txt at most; past them pages go to the full file only.
@@ -137,12 +136,9 @@ impl Sink for LlmsTxtSink {
     }
 
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
-        let Some(doc) = page.content.as_deref() else {
+        let Some(doc) = super::document(page) else {
             return Ok(());
         };
-        if page.record.kind != OutcomeKind::Html {
-            return Ok(());
-        }
         let url = &page.record.url;
         let entry = Entry::new(url, page.record.depth, doc);
         let _ = write!(self.pending, "# {}\nSource: {url}\n\n", entry.title);

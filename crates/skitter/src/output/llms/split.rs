@@ -1,6 +1,7 @@
 //! Splitting one text that is over a token budget into pieces within it: at
-//! line ends first, then after sentences, then between words, and only as a
-//! last resort between characters (a long URL, a run of base64). Each piece
+//! line ends first, then after sentences, then after clauses (a `,`, `;`,
+//! `:` or a link's closing `)`), then between words, and only as a last
+//! resort between characters (a long URL, a run of base64). Each piece
 //! is non-empty (blank lines and trailing space cut, a first line's
 //! indentation kept), and its count is checked, not estimated.
 
@@ -11,6 +12,7 @@ use super::token;
 enum Cut {
     Lines,
     Sentences,
+    Clauses,
     Words,
     Chars,
 }
@@ -19,7 +21,8 @@ impl Cut {
     fn finer(self) -> Cut {
         match self {
             Cut::Lines => Cut::Sentences,
-            Cut::Sentences => Cut::Words,
+            Cut::Sentences => Cut::Clauses,
+            Cut::Clauses => Cut::Words,
             Cut::Words | Cut::Chars => Cut::Chars,
         }
     }
@@ -32,6 +35,11 @@ impl Cut {
             // segment starts where its text does.
             Cut::Sentences => cut_before(text, |before, prev, c| {
                 matches!(before, '.' | '!' | '?' | '。' | '！' | '？')
+                    && prev.is_whitespace()
+                    && !c.is_whitespace()
+            }),
+            Cut::Clauses => cut_before(text, |before, prev, c| {
+                matches!(before, ',' | ';' | ':' | ')' | '，' | '；')
                     && prev.is_whitespace()
                     && !c.is_whitespace()
             }),

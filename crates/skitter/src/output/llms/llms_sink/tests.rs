@@ -3,7 +3,7 @@ use std::sync::Arc;
 use url::Url;
 
 use super::*;
-use crate::base::outcome::{PageRecord, SkipReason};
+use crate::base::outcome::{OutcomeKind, PageRecord, SkipReason};
 use crate::content::{Block, BlockKind, Document};
 
 fn block(kind: BlockKind, markdown: &str) -> Block {
@@ -62,6 +62,7 @@ async fn lists_every_page_once_and_writes_all_their_markdown() {
     assert!(sink.wants_content());
     let mut failed = page("http://h/gone", 1, "Gone", "x");
     failed.record.kind = OutcomeKind::HttpError;
+    failed.record.status = Some(404);
     for p in [
         page("http://h/docs/b", 1, "B", "Bee text. More."),
         page("http://h/", 0, "Home", "Welcome to the site. Read on."),
