@@ -5,14 +5,15 @@
 //! under them stay with the section that follows, `# Guide` then `## Start`).
 //! A section over N is cut between blocks; a block over N at line ends,
 //! then sentences, then words (see [`super::split`]); a fenced code block's
-//! pieces are each fenced again. Every chunk carries its heading path, and
+//! pieces are each fenced again, a table's each headed by its header row
+//! (see [`super::frame`]). Every chunk carries its heading path, and
 //! starts with its heading line where it has one: a section's later chunks
 //! repeat it, when it takes at most a quarter of N. The token count of each
 //! chunk is counted on its final text, so none is over N; none is empty.
 
 use serde::Serialize;
 
-use super::{split, token};
+use super::{frame, split, token};
 use crate::content::{BlockKind, Document};
 
 /// The smallest chunk size accepted: room for a heading and some text.
@@ -138,11 +139,7 @@ impl Packer {
         if tokens <= budget {
             return self.add_body(markdown.to_string(), tokens);
         }
-        let pieces = match kind {
-            BlockKind::Code => split_code(markdown, budget),
-            _ => split::split(markdown, budget),
-        };
-        for piece in pieces {
+        for piece in frame::split_block(kind, markdown, budget) {
             let tokens = token::count(&piece);
             self.add_body(piece, tokens);
         }
@@ -224,32 +221,6 @@ impl Packer {
             markdown,
         });
     }
-}
-
-/// A code block over `budget` cut at its lines, each piece in the block's
-/// fences again, so every chunk holds valid Markdown code. A block without
-/// fences (or whose fences leave too little room) is cut as text.
-fn split_code(markdown: &str, budget: usize) -> Vec<String> {
-    let fenced = |line: &str| line.starts_with("```") || line.starts_with("~~~");
-    let (open, rest) = markdown.split_once('\n').unwrap_or((markdown, ""));
-    let (inner, close) = rest.rsplit_once('\n').unwrap_or(("", rest));
-    if !fenced(open) || !fenced(close.trim_start()) {
-        return split::split(markdown, budget);
-    }
-    let overhead = token::count(open) + token::count(close) + 2;
-    let Some(inner_budget) = budget.checked_sub(overhead).filter(|b| *b >= budget / 2) else {
-        return split::split(markdown, budget);
-    };
-    let mut out = Vec::new();
-    for piece in split::split(inner, inner_budget) {
-        let wrapped = format!("{open}\n{piece}\n{close}");
-        if token::count(&wrapped) <= budget {
-            out.push(wrapped);
-        } else {
-            out.extend(split::split(&wrapped, budget));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 mod chunk;
 mod chunks_sink;
 mod entry;
+mod frame;
 mod index;
 mod llms_sink;
 mod split;

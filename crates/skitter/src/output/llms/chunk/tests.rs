@@ -107,7 +107,7 @@ fn headings_alone_join_the_next_section_and_blank_blocks_vanish() {
 }
 
 /// Random documents: headings, paragraphs of words (some long, some not
-/// ASCII), code, long unbroken strings.
+/// ASCII), lists, code, tables, long unbroken strings.
 fn documents() -> impl Strategy<Value = Document> {
     let word = prop_oneof![
         "[a-z]{1,10}",
@@ -133,7 +133,10 @@ fn documents() -> impl Strategy<Value = Document> {
         heading,
         text.prop_map(|t| block(BlockKind::Paragraph, &t)),
         lines.clone().prop_map(|t| block(BlockKind::List, &t)),
-        lines.prop_map(|t| block(BlockKind::Code, &format!("```\n{t}\n```"))),
+        lines
+            .clone()
+            .prop_map(|t| block(BlockKind::Code, &format!("```\n{t}\n```"))),
+        lines.prop_map(|t| block(BlockKind::Table, &format!("| Name |\n| --- |\n{t}"))),
     ];
     prop::collection::vec(b, 0..12).prop_map(doc)
 }
