@@ -133,3 +133,49 @@ async fn a_crawl_writes_llms_txt_its_full_file_and_chunks() {
     let sinks: Vec<&str> = report.sinks.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(sinks, ["llms-txt", "chunks"]);
 }
+
+#[test]
+fn a_documentation_page_is_chunked_by_its_headings() {
+    let html = r#"<!DOCTYPE html><html><head><title>Install</title>
+<meta name="description" content="How to install Example."></head><body>
+<nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
+<main><h1>Install</h1><p>Example runs on Linux and macOS, from a package.</p>
+<h2>Linux</h2><p>Use the package manager of your distribution.</p>
+<pre><code class="language-sh">apt install example</code></pre>
+<h2>macOS</h2><p>Use Homebrew, which most Macs of developers have.</p>
+<table><tr><th>OS</th><th>Command</th></tr><tr><td>Linux</td><td>apt</td></tr></table>
+</main><footer>Copyright Example</footer></body></html>"#;
+    let url = url::Url::parse("https://docs.example.org/install").unwrap();
+    let doc = skitter::content::extract(html, &url);
+    let chunks = skitter::output::chunk_document(&doc, 512);
+    let paths: Vec<Vec<&str>> = chunks
+        .iter()
+        .map(|c| c.headings.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            vec!["Install"],
+            vec!["Install", "Linux"],
+            vec!["Install", "macOS"]
+        ],
+        "{chunks:#?}"
+    );
+    assert!(
+        chunks[0].markdown.starts_with("# Install\n\n"),
+        "{chunks:#?}"
+    );
+    assert!(
+        chunks[1].markdown.starts_with("## Linux\n\n"),
+        "{chunks:#?}"
+    );
+    assert!(
+        chunks[1].markdown.contains("apt install example"),
+        "{chunks:#?}"
+    );
+    assert!(chunks[2].markdown.contains("| OS |"), "{chunks:#?}");
+    assert!(
+        chunks.iter().all(|c| !c.markdown.contains("Docs")),
+        "no navigation"
+    );
+}
