@@ -112,12 +112,12 @@ impl LlmsTxtSink {
 }
 
 /// Runs `work` on the blocking pool; its error becomes the sink's, doing `what`.
-async fn blocking(
-    work: impl FnOnce() -> io::Result<()> + Send + 'static,
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> io::Result<T> + Send + 'static,
     what: impl FnOnce() -> String,
-) -> Result<(), SinkError> {
+) -> Result<T, SinkError> {
     match tokio::task::spawn_blocking(work).await {
-        Ok(Ok(())) => Ok(()),
+        Ok(Ok(done)) => Ok(done),
         Ok(Err(e)) => Err(SinkError::io(NAME, what(), e)),
         Err(e) => Err(SinkError::new(NAME, "writer task failed").with_source(e)),
     }
@@ -170,17 +170,21 @@ impl Sink for LlmsTxtSink {
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
         self.write_pending().await?;
-        let full_name = self.full.file_name().unwrap_or_default().to_string_lossy();
-        let text = index::render(&mut self.entries, self.left_out, &full_name);
+        let full_name = self.full.file_name().unwrap_or_default();
+        let full_name = full_name.to_string_lossy().into_owned();
         let (partial, full, path) = (self.partial.clone(), self.full.clone(), self.path.clone());
+        let (mut entries, left_out) = (std::mem::take(&mut self.entries), self.left_out);
         let what = format!(
             "cannot write {} and {}",
             self.path.display(),
             self.full.display()
         );
-        let len = text.len() as u64;
-        blocking(move || publish(&partial, &full, &path, &text), || what).await?;
-        self.bytes += len;
+        // Sorting up to MAX_LISTED entries is work for the blocking pool too.
+        let publish = move || {
+            let text = index::render(&mut entries, left_out, &full_name);
+            publish(&partial, &full, &path, &text).map(|()| text.len() as u64)
+        };
+        self.bytes += blocking(publish, || what).await?;
         Ok(SinkSummary {
             name: NAME.into(),
             files: vec![
