@@ -84,13 +84,31 @@ async fn crawl_writes_llms_txt_beside_its_full_file_and_chunks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fetch_writes_chunks_for_each_html_page() {
+async fn fetch_writes_chunks_and_llms_txt_for_each_html_page() {
     let site = TestSite::start(SiteConfig::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let chunks = dir.path().join("chunks.jsonl");
+    let llms = dir.path().join("llms.txt");
     let (a, b) = (site.url("/p/1"), site.url("/p/2"));
-    let args = ["fetch", "--chunks", chunks.to_str().unwrap(), &a, &b];
+    let args = [
+        "fetch",
+        "--chunks",
+        chunks.to_str().unwrap(),
+        "--llms-txt",
+        llms.to_str().unwrap(),
+        &a,
+        &b,
+    ];
     run(&args).await.assert_ok("fetch");
+    let index = std::fs::read_to_string(&llms).unwrap();
+    assert!(index.starts_with("# Page 1\n"), "{index}");
+    assert!(
+        index.contains(&format!("\n## p\n\n- [Page 1]({a})")),
+        "{index}"
+    );
+    assert!(index.contains(&format!("\n- [Page 2]({b})")), "{index}");
+    let full = std::fs::read_to_string(dir.path().join("llms-full.txt")).unwrap();
+    assert_eq!(full.matches("\nSource: ").count(), 2);
     let lines = chunk_lines(&chunks, 512);
     let mut urls: Vec<&str> = lines.iter().map(|l| l["url"].as_str().unwrap()).collect();
     urls.dedup();
