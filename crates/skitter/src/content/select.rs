@@ -28,9 +28,7 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
         .filter(|&i| keep[i] && is_marked_main(tree, i))
         .filter(|&i| stats.text[i] as f64 >= MAIN_SHARE * total)
         .min_by_key(|&i| stats.text[i]);
-    if let Some(main) = marked {
-        return vec![main];
-    }
+    let top = marked.unwrap_or(top);
     scored(tree, keep, stats, top).unwrap_or_else(|| vec![top])
 }
 
@@ -59,7 +57,7 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         }
         let points = 1.0 + stats.commas[i] as f64 + (stats.text[i] as f64 / 100.0).floor().min(3.0);
         let mut at = tree.parent(i);
-        for level in 0..3 {
+        for level in 0..5 {
             let Some(a) = at else { break };
             if a < top || tree.tag(a) == Tag::Document {
                 break;
@@ -67,7 +65,12 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
             if score[a].is_nan() {
                 score[a] = base_score(tree, a);
             }
-            score[a] += points / [1.0, 2.0, 6.0][level];
+            let divider = match level {
+                0 => 1.0,
+                1 => 2.0,
+                l => l as f64 * 3.0,
+            };
+            score[a] += points / divider;
             at = tree.parent(a);
         }
     }
@@ -81,10 +84,56 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
             best = Some((i, *s));
         }
     }
-    let (mut main, main_score) = best?;
+    let (mut main, mut main_score) = best?;
+    let known = |i: usize| (!score[i].is_nan()).then_some(score[i]);
+    // Several of the best candidates close in score under one ancestor: the
+    // content is split across them, take the ancestor.
+    let mut ranked: Vec<(usize, f64)> = score
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_nan())
+        .map(|(i, s)| (i, *s))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let close: Vec<usize> = ranked
+        .iter()
+        .skip(1)
+        .take(4)
+        .filter(|(_, s)| *s >= main_score * 0.75)
+        .map(|(i, _)| *i)
+        .collect();
+    if close.len() >= 3 {
+        let mut at = tree.parent(main);
+        while let Some(a) = at.filter(|&a| a >= top) {
+            let holds = close.iter().filter(|&&c| c > a && c < tree.end(a)).count();
+            if holds >= 3 {
+                main = a;
+                break;
+            }
+            at = tree.parent(a);
+        }
+    }
+    // A parent scoring higher than the best holds it and more of the same.
+    let mut last = known(main).unwrap_or(main_score);
+    let floor = last / 3.0;
+    let mut at = tree.parent(main);
+    while let Some(a) = at.filter(|&a| a >= top && tree.tag(a) != Tag::Body) {
+        if let Some(s) = known(a) {
+            if s < floor {
+                break;
+            }
+            if s > last {
+                main = a;
+                break;
+            }
+            last = s;
+        }
+        at = tree.parent(a);
+    }
+    main_score = known(main).unwrap_or(main_score);
     // An only child says nothing its parent does not: climb.
     while let Some(p) = tree.parent(main) {
-        if p < top
+        if p <= top
             || tree
                 .children(p)
                 .filter(|&c| keep[c] && tree.tag(c) != Tag::Text)
