@@ -52,6 +52,7 @@ use url::Url;
 
 use self::stats::Stats;
 use self::tree::{Tag, Tree};
+use crate::parse::items::nesting;
 
 /// How much of a page to keep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +129,12 @@ impl Extractor {
     /// The page `html`, found at `url` (links are made absolute against it,
     /// or against its `<base href>`), as a [`Document`].
     pub fn extract(&self, html: &str, url: &Url) -> Document {
+        // html5ever's tree builder searches its stack of open elements on many
+        // tags, so N nested elements cost N²: read the page only up to the
+        // first tag nesting deeper than the items engine's (and Chromium's)
+        // cut, and say the content was cut short.
+        let cut = nesting::too_deep_at(html);
+        let html = cut.map_or(html, |at| &html[..at]);
         let page = Html::parse_document(html);
         let tree = Tree::new(&page);
         let base = links::base_url(&tree, url);
@@ -155,7 +162,7 @@ impl Extractor {
             published: meta.published,
             canonical: meta.canonical,
             blocks,
-            truncated,
+            truncated: truncated || cut.is_some(),
         }
     }
 }

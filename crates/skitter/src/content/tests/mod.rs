@@ -2,3 +2,5 @@
 //! metadata, and hostile input.
 
 mod convert;
+mod hostile;
+mod prop;
