@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scores main-content extraction against labelled gold text.
+"""Scores main-content extraction against labelled pages.
 
     eval.py PAGES_DIR SKITTER.jsonl [--trafilatura] [--passes N]
 
@@ -12,6 +12,12 @@ the whitespace-split, lowercased words of the text; precision and recall are
 the multiset overlap over the extracted and the gold tokens. Figures are
 computed per page and averaged over the pages (macro), with the micro figure
 (overlaps summed over the corpus) beside them.
+
+A page folder with snippets.json instead (trafilatura's evaluation set) is
+scored trafilatura's way: each "with" snippet found in the text (whitespace
+collapsed) is a true positive, each missing a false negative; each "without"
+snippet found is a false positive; precision, recall and F1 over all snippets
+of the corpus.
 
 With --trafilatura, trafilatura.extract runs on the same pages (same URL) and
 is scored the same way; its speed is pages per CPU second of the extract calls
@@ -52,6 +58,29 @@ def score(got, gold):
     return p, r, f, overlap, n_got, n_gold
 
 
+def collapse(text):
+    return " ".join(text.split())
+
+
+def snippet_counts(text, snippets):
+    text = collapse(text)
+    tp = sum(1 for s in snippets["with"] if collapse(s) in text)
+    fn = len(snippets["with"]) - tp
+    fp = sum(1 for s in snippets["without"] if collapse(s) in text)
+    return tp, fn, fp
+
+
+def snippet_summary(name, counts, speed):
+    tp = sum(c[0] for c in counts)
+    fn = sum(c[1] for c in counts)
+    fp = sum(c[2] for c in counts)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    print(f"{name:<12} pages {len(counts):>4}  snippets P {p:.3f} R {r:.3f} F1 {f:.3f}  {speed}")
+    return f
+
+
 def summary(name, scores, speed):
     n = len(scores)
     p = sum(s[0] for s in scores) / n
@@ -83,19 +112,41 @@ def main():
             rec = json.loads(line)
             skitter[rec["name"]] = rec["text"]
     names = sorted(skitter)
-    gold, sources = {}, {}
+    gold, sources, snippets, urls = {}, {}, {}, {}
     for name in names:
-        with gzip.open(os.path.join(pages_dir, name, "expected.html.gz"), "rt", encoding="utf-8") as f:
-            gold[name] = tokens(gold_text(f.read()))
-        with gzip.open(os.path.join(pages_dir, name, "source.html.gz"), "rt", encoding="utf-8") as f:
+        folder = os.path.join(pages_dir, name)
+        with gzip.open(os.path.join(folder, "source.html.gz"), "rt", encoding="utf-8") as f:
             sources[name] = f.read()
-    sk_scores = [score(tokens(skitter[n]), gold[n]) for n in names]
+        if os.path.exists(os.path.join(folder, "snippets.json")):
+            with open(os.path.join(folder, "snippets.json"), encoding="utf-8") as f:
+                snippets[name] = json.load(f)
+            urls[name] = snippets[name]["url"]
+        else:
+            with gzip.open(os.path.join(folder, "expected.html.gz"), "rt", encoding="utf-8") as f:
+                gold[name] = tokens(gold_text(f.read()))
+            urls[name] = URL
     if os.environ.get("SKITTER_CONTENT_SPEED"):
         speed_line = os.environ["SKITTER_CONTENT_SPEED"]
-    sk_f1 = summary("skitter", sk_scores, speed_line)
-    if worst:
-        for n, s in sorted(zip(names, sk_scores), key=lambda x: x[1][2])[:25]:
-            print(f"  {n:<40} P {s[0]:.3f} R {s[1]:.3f} F1 {s[2]:.3f}")
+
+    def report(tool, texts, speed):
+        f1 = None
+        if gold:
+            scores = [score(tokens(texts[n]), gold[n]) for n in names if n in gold]
+            f1 = summary(tool, scores, speed)
+            if worst and tool == "skitter":
+                ranked = sorted(zip([n for n in names if n in gold], scores), key=lambda x: x[1][2])
+                for n, s in ranked[:25]:
+                    print(f"  {n:<40} P {s[0]:.3f} R {s[1]:.3f} F1 {s[2]:.3f}")
+        if snippets:
+            counts = [snippet_counts(texts[n], snippets[n]) for n in names if n in snippets]
+            f1 = snippet_summary(tool, counts, speed)
+            if worst and tool == "skitter":
+                for n, c in zip([n for n in names if n in snippets], counts):
+                    if c[1] or c[2]:
+                        print(f"  {n} missing {c[1]} unwanted {c[2]}")
+        return f1
+
+    sk_f1 = report("skitter", skitter, speed_line)
     if not run_trafilatura:
         return
     import trafilatura
@@ -104,13 +155,12 @@ def main():
     start = time.process_time()
     for p in range(passes):
         for n in names:
-            out = trafilatura.extract(sources[n], url=URL, include_tables=True, include_comments=False)
+            out = trafilatura.extract(sources[n], url=urls[n], include_tables=True, include_comments=False)
             if p == 0:
                 texts[n] = out or ""
     cpu = time.process_time() - start
     rate = len(names) * passes / cpu
-    tr_scores = [score(tokens(texts[n]), gold[n]) for n in names]
-    tr_f1 = summary("trafilatura", tr_scores, f"{cpu:.3f} cpu-s, {rate:.0f} pages/cpu-s")
+    tr_f1 = report("trafilatura", texts, f"{cpu:.3f} cpu-s, {rate:.0f} pages/cpu-s")
     print(f"trafilatura-rate {rate:.1f}")
     print(f"f1 skitter {sk_f1:.3f} trafilatura {tr_f1:.3f}")
 

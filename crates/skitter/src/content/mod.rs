@@ -142,13 +142,22 @@ impl Extractor {
         let body = tree.find(Tag::Body).unwrap_or(0);
         if self.options.scope == ContentScope::Main {
             let stats = Stats::new(&tree, &keep);
-            prune::furniture(&tree, &mut keep, &stats, body);
+            let mut pruned = keep.clone();
+            prune::furniture(&tree, &mut pruned, &stats, body);
+            // Furniture rules that leave next to nothing misfired (a page
+            // builder naming every wrapper alike): the scoring alone decides.
+            let left = Stats::new(&tree, &pruned).text[body] as f64;
+            if left >= prune::LEAST * stats.text[body] as f64 {
+                keep = pruned;
+            }
         }
         let roots = if !self.include.is_empty() {
             included(&tree, &keep, &self.include)
         } else if self.options.scope == ContentScope::Main {
             let stats = Stats::new(&tree, &keep);
-            select::main_roots(&tree, &keep, &stats, body)
+            let roots = select::main_roots(&tree, &keep, &stats, body);
+            select::clean(&tree, &mut keep, &stats, &roots);
+            roots
         } else {
             vec![body]
         };

@@ -31,6 +31,10 @@ pub(crate) fn invisible(tree: &Tree<'_>, exclude: &[Selector]) -> Vec<bool> {
 /// wrapper whose class merely mentions "sidebar" or "header".
 const MOST: f64 = 0.85;
 
+/// The share of the page's text the furniture rules must leave, or they are
+/// taken to have misfired and are not applied.
+pub(crate) const LEAST: f64 = 0.05;
+
 /// Marks the page's furniture as dropped, unless dropping it would take most
 /// of the page's text.
 pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body: usize) {
@@ -167,8 +171,6 @@ const FURNITURE: &[&str] = &[
     "share",
     "sharing",
     "social",
-    "ad",
-    "ads",
     "advert",
     "advertisement",
     "adsense",
@@ -191,15 +193,22 @@ const FURNITURE: &[&str] = &[
     "banner",
     "outbrain",
     "taboola",
-    "widget",
-    "widgets",
-    "byline-share",
     "tags",
     "signup",
     "login",
     "sr",
     "visually",
     "screen",
+    "legends",
+    "community",
+    "remark",
+    "replies",
+    "rss",
+    "supplemental",
+    "agegate",
+    "shoutbox",
+    "skyscraper",
+    "combx",
 ];
 
 /// Words that say the element holds content, which outweigh the above

@@ -187,6 +187,64 @@ fn is_paragraph(tree: &Tree<'_>, i: usize) -> bool {
     }
 }
 
+/// Drops, inside the chosen `roots`, the boxes that read as furniture once
+/// the content is known (as Readability's conditional cleaning does): blocks
+/// with few commas whose class words say furniture, that are mostly links,
+/// or that hold a few words and nothing else; and short paragraphs that are
+/// mostly a link ("Read more: …").
+pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[usize]) {
+    let before: u64 = roots.iter().map(|&r| stats.text[r] as u64).sum();
+    let mut cleaned = keep.to_vec();
+    let mut dropped = 0u64;
+    for &root in roots {
+        let mut i = root + 1;
+        while i < tree.end(root) {
+            if cleaned[i] && drops_in_content(tree, stats, i) {
+                dropped += stats.text[i] as u64;
+                let end = tree.end(i);
+                cleaned[i..end].fill(false);
+                i = end;
+            } else if tree.tag(i) == Tag::Pre {
+                i = tree.end(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    // Cleaning that would leave next to nothing misread the content.
+    if (dropped as f64) < 0.9 * before as f64 {
+        keep.copy_from_slice(&cleaned);
+    }
+}
+
+fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
+    let tag = tree.tag(i);
+    let text = stats.text[i];
+    let density = stats.link_density(i);
+    match tag {
+        Tag::Div
+        | Tag::Section
+        | Tag::Ul
+        | Tag::Ol
+        | Tag::Dl
+        | Tag::Form
+        | Tag::Aside
+        | Tag::Footer => {
+            if stats.commas[i] >= 10 || stats.media[i] > 0 && text < 25 {
+                return false;
+            }
+            let weight = class_weight(tree, i);
+            let list = matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl);
+            weight < 0.0
+                || (!list && density > 0.5 && stats.paras[i] < 2)
+                || (list && density > 0.7)
+                || (text < 25 && stats.media[i] == 0 && stats.paras[i] == 0)
+        }
+        Tag::P => density > 0.5 && text < 200 && stats.commas[i] < 2,
+        _ => false,
+    }
+}
+
 /// A container's score before its paragraphs' points: by tag and by the
 /// words of its class and id.
 fn base_score(tree: &Tree<'_>, i: usize) -> f64 {

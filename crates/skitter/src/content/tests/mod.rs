@@ -4,3 +4,4 @@
 mod convert;
 mod hostile;
 mod prop;
+mod select;
