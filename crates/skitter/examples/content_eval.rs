@@ -163,12 +163,19 @@ fn main() {
     }
     let n = scored.max(1) as f64;
     let runs = (pages.len() * passes) as f64;
+    let quality = if scored > 0 {
+        format!(
+            "macro P {:.3} R {:.3} F1 {:.3} ({scored} with gold text)",
+            p / n,
+            r / n,
+            f / n
+        )
+    } else {
+        "no gold text (snippets: see eval.py)".to_string()
+    };
     println!(
-        "skitter: {} pages, macro P {:.3} R {:.3} F1 {:.3} ({scored} with gold text); {passes} passes, {:.1} MB, {cpu:.3} cpu-s, {:.0} pages/cpu-s",
+        "skitter: {} pages, {quality}; {passes} passes, {:.1} MB, {cpu:.3} cpu-s, {:.0} pages/cpu-s",
         pages.len(),
-        p / n,
-        r / n,
-        f / n,
         bytes as f64 / 1e6,
         runs / cpu.max(1e-9)
     );

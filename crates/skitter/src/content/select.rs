@@ -9,7 +9,8 @@
 //! the level above; containers start from a weight for their tag and for the
 //! words of their class and id; a container's score is scaled by the share
 //! of its text outside links. The best container is kept with those of its
-//! siblings that score close to it or are prose paragraphs.
+//! siblings that score close to it or are prose paragraphs. Then the boxes
+//! inside it that read as furniture are cleaned out ([`clean`]).
 
 use super::stats::Stats;
 use super::tree::{Tag, Tree};
