@@ -13,7 +13,7 @@
 # release build). A bench script or target without a figure pattern below fails
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
-# items_db bench PostgreSQL, bench-render.sh chromium.
+# items_db bench PostgreSQL, bench-render.sh chromium, bench-content.sh python3 (and pip for trafilatura).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -31,6 +31,7 @@ declare -A figures=(
     [bench-broad.sh]='^median: one host [0-9]+ pages/s, [0-9]+ hosts [0-9]+ pages/s, ratio [0-9.]+.* per host, [0-9]+ B per URL'
     [bench-broad.sh-delay]='^delay [0-9.]+s: [0-9]+ hosts, [0-9]+ pages/s against [0-9]+ ready hosts/s, ratio [0-9.]+'
     [bench-faults.sh]='^broad-429 +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
+    [bench-content.sh]='^skitter: [0-9]+ pages, macro P [0-9.]+ R [0-9.]+ F1 [0-9.]+ .*; .* [0-9]+ pages/cpu-s'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
     [bench-if-modified.sh]='^-- run 2: WARC [0-9]+ bytes'

@@ -52,6 +52,7 @@ use url::Url;
 
 use self::stats::Stats;
 use self::tree::{Tag, Tree};
+use crate::parse::items::nesting;
 
 /// How much of a page to keep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +129,12 @@ impl Extractor {
     /// The page `html`, found at `url` (links are made absolute against it,
     /// or against its `<base href>`), as a [`Document`].
     pub fn extract(&self, html: &str, url: &Url) -> Document {
+        // html5ever's tree builder searches its stack of open elements on many
+        // tags, so N nested elements cost N²: read the page only up to the
+        // first tag nesting deeper than the items engine's (and Chromium's)
+        // cut, and say the content was cut short.
+        let cut = nesting::too_deep_at(html);
+        let html = cut.map_or(html, |at| &html[..at]);
         let page = Html::parse_document(html);
         let tree = Tree::new(&page);
         let base = links::base_url(&tree, url);
@@ -135,13 +142,22 @@ impl Extractor {
         let body = tree.find(Tag::Body).unwrap_or(0);
         if self.options.scope == ContentScope::Main {
             let stats = Stats::new(&tree, &keep);
-            prune::furniture(&tree, &mut keep, &stats, body);
+            let mut pruned = keep.clone();
+            prune::furniture(&tree, &mut pruned, &stats, body);
+            // Furniture rules that leave next to nothing misfired (a page
+            // builder naming every wrapper alike): the scoring alone decides.
+            let left = Stats::new(&tree, &pruned).text[body] as f64;
+            if left >= prune::LEAST * stats.text[body] as f64 {
+                keep = pruned;
+            }
         }
         let roots = if !self.include.is_empty() {
             included(&tree, &keep, &self.include)
         } else if self.options.scope == ContentScope::Main {
             let stats = Stats::new(&tree, &keep);
-            select::main_roots(&tree, &keep, &stats, body)
+            let roots = select::main_roots(&tree, &keep, &stats, body);
+            select::clean(&tree, &mut keep, &stats, &roots);
+            roots
         } else {
             vec![body]
         };
@@ -155,7 +171,7 @@ impl Extractor {
             published: meta.published,
             canonical: meta.canonical,
             blocks,
-            truncated,
+            truncated: truncated || cut.is_some(),
         }
     }
 }

@@ -27,13 +27,21 @@ pub(crate) fn invisible(tree: &Tree<'_>, exclude: &[Selector]) -> Vec<bool> {
     keep
 }
 
+/// The share of the page's text above which furniture is kept after all: a
+/// wrapper whose class merely mentions "sidebar" or "header".
+const MOST: f64 = 0.85;
+
+/// The share of the page's text the furniture rules must leave, or they are
+/// taken to have misfired and are not applied.
+pub(crate) const LEAST: f64 = 0.05;
+
 /// Marks the page's furniture as dropped, unless dropping it would take most
-/// of the page's text (a wrapper whose class merely mentions "header").
+/// of the page's text.
 pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body: usize) {
     let total = stats.text[body].max(1);
     let mut i = 0;
     while i < tree.len() {
-        if keep[i] && is_furniture(tree, i) && (stats.text[i] as u64) * 2 < total as u64 {
+        if keep[i] && is_furniture(tree, i) && (stats.text[i] as f64) < MOST * total as f64 {
             let end = tree.end(i);
             keep[i..end].fill(false);
             i = end;
@@ -59,7 +67,6 @@ fn drops_invisible(tree: &Tree<'_>, i: usize) -> bool {
         | Tag::Noscript
         | Tag::Template
         | Tag::Svg
-        | Tag::Math
         | Tag::Iframe
         | Tag::Object
         | Tag::Embed
@@ -164,8 +171,6 @@ const FURNITURE: &[&str] = &[
     "share",
     "sharing",
     "social",
-    "ad",
-    "ads",
     "advert",
     "advertisement",
     "adsense",
@@ -188,15 +193,22 @@ const FURNITURE: &[&str] = &[
     "banner",
     "outbrain",
     "taboola",
-    "widget",
-    "widgets",
-    "byline-share",
     "tags",
     "signup",
     "login",
     "sr",
     "visually",
     "screen",
+    "legends",
+    "community",
+    "remark",
+    "replies",
+    "rss",
+    "supplemental",
+    "agegate",
+    "shoutbox",
+    "skyscraper",
+    "combx",
 ];
 
 /// Words that say the element holds content, which outweigh the above
@@ -205,14 +217,24 @@ const CONTENT: &[&str] = &[
     "article", "content", "main", "post", "entry", "story", "body", "text", "blog",
 ];
 
-fn furniture_words(class: &str, id: &str) -> bool {
-    let mut furniture = false;
-    for word in class
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .chain(id.split(|c: char| !c.is_ascii_alphanumeric()))
+fn words(s: &str) -> Vec<&str> {
+    s.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
         .take(64)
-    {
+        .collect()
+}
+
+fn furniture_words(class: &str, id: &str) -> bool {
+    // An id of many words is a slug of a heading ("sharing-with-a-team"),
+    // saying nothing of its role.
+    let id_words = words(id);
+    let id_words = if id_words.len() <= 3 {
+        id_words
+    } else {
+        Vec::new()
+    };
+    let mut furniture = false;
+    for word in words(class).into_iter().chain(id_words) {
         let lower = word.to_ascii_lowercase();
         if CONTENT.contains(&lower.as_str()) {
             return false;

@@ -9,7 +9,8 @@
 //! the level above; containers start from a weight for their tag and for the
 //! words of their class and id; a container's score is scaled by the share
 //! of its text outside links. The best container is kept with those of its
-//! siblings that score close to it or are prose paragraphs.
+//! siblings that score close to it or are prose paragraphs. Then the boxes
+//! inside it that read as furniture are cleaned out ([`clean`]).
 
 use super::stats::Stats;
 use super::tree::{Tag, Tree};
@@ -28,9 +29,7 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
         .filter(|&i| keep[i] && is_marked_main(tree, i))
         .filter(|&i| stats.text[i] as f64 >= MAIN_SHARE * total)
         .min_by_key(|&i| stats.text[i]);
-    if let Some(main) = marked {
-        return vec![main];
-    }
+    let top = marked.unwrap_or(top);
     scored(tree, keep, stats, top).unwrap_or_else(|| vec![top])
 }
 
@@ -59,7 +58,7 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         }
         let points = 1.0 + stats.commas[i] as f64 + (stats.text[i] as f64 / 100.0).floor().min(3.0);
         let mut at = tree.parent(i);
-        for level in 0..3 {
+        for level in 0..5 {
             let Some(a) = at else { break };
             if a < top || tree.tag(a) == Tag::Document {
                 break;
@@ -67,7 +66,12 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
             if score[a].is_nan() {
                 score[a] = base_score(tree, a);
             }
-            score[a] += points / [1.0, 2.0, 6.0][level];
+            let divider = match level {
+                0 => 1.0,
+                1 => 2.0,
+                l => l as f64 * 3.0,
+            };
+            score[a] += points / divider;
             at = tree.parent(a);
         }
     }
@@ -81,10 +85,56 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
             best = Some((i, *s));
         }
     }
-    let (mut main, main_score) = best?;
+    let (mut main, mut main_score) = best?;
+    let known = |i: usize| (!score[i].is_nan()).then_some(score[i]);
+    // Several of the best candidates close in score under one ancestor: the
+    // content is split across them, take the ancestor.
+    let mut ranked: Vec<(usize, f64)> = score
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_nan())
+        .map(|(i, s)| (i, *s))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let close: Vec<usize> = ranked
+        .iter()
+        .skip(1)
+        .take(4)
+        .filter(|(_, s)| *s >= main_score * 0.75)
+        .map(|(i, _)| *i)
+        .collect();
+    if close.len() >= 3 {
+        let mut at = tree.parent(main);
+        while let Some(a) = at.filter(|&a| a >= top) {
+            let holds = close.iter().filter(|&&c| c > a && c < tree.end(a)).count();
+            if holds >= 3 {
+                main = a;
+                break;
+            }
+            at = tree.parent(a);
+        }
+    }
+    // A parent scoring higher than the best holds it and more of the same.
+    let mut last = known(main).unwrap_or(main_score);
+    let floor = last / 3.0;
+    let mut at = tree.parent(main);
+    while let Some(a) = at.filter(|&a| a >= top && tree.tag(a) != Tag::Body) {
+        if let Some(s) = known(a) {
+            if s < floor {
+                break;
+            }
+            if s > last {
+                main = a;
+                break;
+            }
+            last = s;
+        }
+        at = tree.parent(a);
+    }
+    main_score = known(main).unwrap_or(main_score);
     // An only child says nothing its parent does not: climb.
     while let Some(p) = tree.parent(main) {
-        if p < top
+        if p <= top
             || tree
                 .children(p)
                 .filter(|&c| keep[c] && tree.tag(c) != Tag::Text)
@@ -134,6 +184,64 @@ fn is_paragraph(tree: &Tree<'_>, i: usize) -> bool {
     match tree.tag(i) {
         Tag::P | Tag::Pre | Tag::Td | Tag::Section | Tag::H(2..=6) => true,
         Tag::Div => !tree.children(i).any(|c| tree.tag(c).is_block()),
+        _ => false,
+    }
+}
+
+/// Drops, inside the chosen `roots`, the boxes that read as furniture once
+/// the content is known (as Readability's conditional cleaning does): blocks
+/// with few commas whose class words say furniture, that are mostly links,
+/// or that hold a few words and nothing else; and short paragraphs that are
+/// mostly a link ("Read more: …").
+pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[usize]) {
+    let before: u64 = roots.iter().map(|&r| stats.text[r] as u64).sum();
+    let mut cleaned = keep.to_vec();
+    let mut dropped = 0u64;
+    for &root in roots {
+        let mut i = root + 1;
+        while i < tree.end(root) {
+            if cleaned[i] && drops_in_content(tree, stats, i) {
+                dropped += stats.text[i] as u64;
+                let end = tree.end(i);
+                cleaned[i..end].fill(false);
+                i = end;
+            } else if tree.tag(i) == Tag::Pre {
+                i = tree.end(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+    // Cleaning that would leave next to nothing misread the content.
+    if (dropped as f64) < 0.9 * before as f64 {
+        keep.copy_from_slice(&cleaned);
+    }
+}
+
+fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
+    let tag = tree.tag(i);
+    let text = stats.text[i];
+    let density = stats.link_density(i);
+    match tag {
+        Tag::Div
+        | Tag::Section
+        | Tag::Ul
+        | Tag::Ol
+        | Tag::Dl
+        | Tag::Form
+        | Tag::Aside
+        | Tag::Footer => {
+            if stats.commas[i] >= 10 || stats.media[i] > 0 && text < 25 {
+                return false;
+            }
+            let weight = class_weight(tree, i);
+            let list = matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl);
+            weight < 0.0
+                || (!list && density > 0.5 && stats.paras[i] < 2)
+                || (list && density > 0.7)
+                || (text < 25 && stats.media[i] == 0 && stats.paras[i] == 0)
+        }
+        Tag::P => density > 0.5 && text < 200 && stats.commas[i] < 2,
         _ => false,
     }
 }

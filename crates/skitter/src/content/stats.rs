@@ -12,8 +12,10 @@ pub(crate) struct Stats {
     pub link: Vec<u32>,
     /// Commas in the text (a sign of prose).
     pub commas: Vec<u32>,
-    /// Paragraph-like elements (`p`, `pre`, `blockquote`, `li`, `td`).
+    /// Paragraph-like elements (`p`, `pre`, `blockquote`).
     pub paras: Vec<u32>,
+    /// Images and code blocks: content that has little text.
+    pub media: Vec<u32>,
 }
 
 impl Stats {
@@ -25,6 +27,7 @@ impl Stats {
             link: vec![0; n],
             commas: vec![0; n],
             paras: vec![0; n],
+            media: vec![0; n],
         };
         for i in (0..n).rev() {
             if !keep[i] {
@@ -37,7 +40,12 @@ impl Stats {
                     s.commas[i] = t.bytes().filter(|&b| b == b',').count() as u32;
                 }
                 Tag::A => s.link[i] = s.text[i],
-                Tag::P | Tag::Pre | Tag::Blockquote => s.paras[i] += 1,
+                Tag::P | Tag::Blockquote => s.paras[i] += 1,
+                Tag::Pre => {
+                    s.paras[i] += 1;
+                    s.media[i] += 1;
+                }
+                Tag::Img | Tag::Picture | Tag::Table | Tag::Math => s.media[i] += 1,
                 _ => {}
             }
             if let Some(p) = tree.parent(i) {
@@ -45,6 +53,7 @@ impl Stats {
                 s.link[p] = s.link[p].saturating_add(s.link[i]);
                 s.commas[p] = s.commas[p].saturating_add(s.commas[i]);
                 s.paras[p] = s.paras[p].saturating_add(s.paras[i]);
+                s.media[p] = s.media[p].saturating_add(s.media[i]);
             }
         }
         s

@@ -196,6 +196,10 @@ impl Writer {
         self.pending_nl = 0;
         self.pending_space = false;
         for m in self.marks.iter_mut().filter(|m| !m.written) {
+            // A `!` of the text before a link would make it an image.
+            if m.open == "[" && self.md.ends_with('!') {
+                self.md.insert(self.md.len() - 1, '\\');
+            }
             self.md.push_str(m.open);
             m.written = true;
         }
@@ -453,6 +457,10 @@ fn escape_word(word: &str, at_line_start: bool, in_cell: bool, out: &mut String)
         match c {
             '\\' | '`' | '*' | '[' | ']' | '<' | '~' => out.push('\\'),
             '|' if in_cell => out.push('\\'),
+            // An entity or character reference would be decoded.
+            '&' if word[k + 1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '#') => {
+                out.push('\\')
+            }
             '_' => {
                 let before = word[..k].chars().next_back();
                 let after = word[k + 1..].chars().next();

@@ -92,6 +92,10 @@ fn special_characters_are_escaped() {
         "1\\. not a \\*list\\* # x"
     );
     assert_eq!(md("<p># not a heading</p>"), "\\# not a heading");
+    assert_eq!(
+        md("<p>&amp;copy; wow!<a href='/x'>x</a></p>"),
+        "\\&copy; wow\\![x](https://example.org/x)"
+    );
 }
 
 #[test]

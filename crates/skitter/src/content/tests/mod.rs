@@ -2,3 +2,6 @@
 //! metadata, and hostile input.
 
 mod convert;
+mod hostile;
+mod prop;
+mod select;
