@@ -30,6 +30,8 @@
 //! assert!(doc.markdown().contains("Some words worth keeping"));
 //! ```
 
+pub mod site;
+
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
