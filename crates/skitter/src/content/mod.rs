@@ -30,12 +30,29 @@
 //! assert!(doc.markdown().contains("Some words worth keeping"));
 //! ```
 
+mod code;
+mod convert;
+mod links;
+mod meta;
+mod prune;
+mod select;
 pub mod site;
+mod stats;
+mod table;
+mod tree;
+mod writer;
+
+#[cfg(test)]
+mod tests;
 
 use std::ops::Range;
 
+use scraper::{Html, Selector};
 use serde::{Deserialize, Serialize};
 use url::Url;
+
+use self::stats::Stats;
+use self::tree::{Tag, Tree};
 
 /// How much of a page to keep.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,18 +97,26 @@ pub enum ContentError {
 #[derive(Clone, Debug)]
 pub struct Extractor {
     options: ContentOptions,
+    include: Vec<Selector>,
+    exclude: Vec<Selector>,
 }
 
 impl Extractor {
     /// Checks `options` (its selectors parse) once, for many pages.
     pub fn new(options: &ContentOptions) -> Result<Extractor, ContentError> {
-        for selector in options.include.iter().chain(&options.exclude) {
-            scraper::Selector::parse(selector).map_err(|e| ContentError::Selector {
-                selector: selector.clone(),
-                reason: e.to_string(),
-            })?;
-        }
+        let parse = |list: &[String]| -> Result<Vec<Selector>, ContentError> {
+            list.iter()
+                .map(|selector| {
+                    Selector::parse(selector).map_err(|e| ContentError::Selector {
+                        selector: selector.clone(),
+                        reason: e.to_string(),
+                    })
+                })
+                .collect()
+        };
         Ok(Extractor {
+            include: parse(&options.include)?,
+            exclude: parse(&options.exclude)?,
             options: options.clone(),
         })
     }
@@ -104,32 +129,55 @@ impl Extractor {
     /// The page `html`, found at `url` (links are made absolute against it,
     /// or against its `<base href>`), as a [`Document`].
     pub fn extract(&self, html: &str, url: &Url) -> Document {
-        // Interim: the page's visible text as one paragraph, until the
-        // extractor proper lands.
-        let page = scraper::Html::parse_document(html);
-        let title = scraper::Selector::parse("title")
-            .ok()
-            .and_then(|s| page.select(&s).next())
-            .map(|t| t.text().collect::<String>().trim().to_string())
-            .filter(|t| !t.is_empty());
-        let body = scraper::Selector::parse("body").ok();
-        let text = body
-            .and_then(|s| page.select(&s).next())
-            .map(|b| b.text().collect::<Vec<_>>().join(" "))
-            .unwrap_or_default();
-        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        let _ = url;
+        let page = Html::parse_document(html);
+        let tree = Tree::new(&page);
+        let base = links::base_url(&tree, url);
+        let mut keep = prune::invisible(&tree, &self.exclude);
+        let body = tree.find(Tag::Body).unwrap_or(0);
+        if self.options.scope == ContentScope::Main {
+            let stats = Stats::new(&tree, &keep);
+            prune::furniture(&tree, &mut keep, &stats, body);
+        }
+        let roots = if !self.include.is_empty() {
+            included(&tree, &keep, &self.include)
+        } else if self.options.scope == ContentScope::Main {
+            let stats = Stats::new(&tree, &keep);
+            select::main_roots(&tree, &keep, &stats, body)
+        } else {
+            vec![body]
+        };
+        let (blocks, truncated) = convert::convert(&tree, &keep, &roots, &base);
+        let meta = meta::read(&tree, &base, &keep, &roots);
         Document {
-            title,
-            blocks: vec![Block {
-                kind: BlockKind::Paragraph,
-                markdown: text.clone(),
-                text,
-                links: Vec::new(),
-            }],
-            ..Document::default()
+            title: meta.title,
+            description: meta.description,
+            lang: meta.lang,
+            author: meta.author,
+            published: meta.published,
+            canonical: meta.canonical,
+            blocks,
+            truncated,
         }
     }
+}
+
+/// The outermost kept elements that an `include` selector matches.
+fn included(tree: &Tree<'_>, keep: &[bool], include: &[Selector]) -> Vec<usize> {
+    let mut roots = Vec::new();
+    let mut i = 0;
+    while i < tree.len() {
+        let matched = keep[i]
+            && tree
+                .element(i)
+                .is_some_and(|e| include.iter().any(|s| s.matches(&e)));
+        if matched {
+            roots.push(i);
+            i = tree.end(i);
+        } else {
+            i += 1;
+        }
+    }
+    roots
 }
 
 /// [`Extractor::extract`] with the default options (main content, no
@@ -137,6 +185,8 @@ impl Extractor {
 pub fn extract(html: &str, url: &Url) -> Document {
     Extractor {
         options: ContentOptions::default(),
+        include: Vec::new(),
+        exclude: Vec::new(),
     }
     .extract(html, url)
 }

@@ -1,0 +1,116 @@
+//! The HTML to Markdown conversion, one construct at a time.
+
+use url::Url;
+
+use crate::content::{ContentOptions, ContentScope, Document, Extractor};
+
+fn full(html: &str) -> Document {
+    let options = ContentOptions {
+        scope: ContentScope::Full,
+        ..ContentOptions::default()
+    };
+    let url = Url::parse("https://example.org/dir/page.html").unwrap();
+    Extractor::new(&options).unwrap().extract(html, &url)
+}
+
+fn md(html: &str) -> String {
+    full(html).markdown()
+}
+
+#[test]
+fn headings_paragraphs_and_emphasis() {
+    assert_eq!(
+        md("<h2>Title  here</h2><p>Some <em>soft</em> and <strong>strong</strong>\n text.</p>"),
+        "## Title here\n\nSome *soft* and **strong** text."
+    );
+}
+
+#[test]
+fn links_are_absolute_and_their_ranges_exact() {
+    let doc =
+        full("<p>See <a href='../x?a=1'>the x</a> and <a href='javascript:go()'>this</a>.</p>");
+    assert_eq!(
+        doc.markdown(),
+        "See [the x](https://example.org/x?a=1) and this."
+    );
+    let block = &doc.blocks[0];
+    assert_eq!(block.links.len(), 1);
+    assert_eq!(
+        &block.markdown[block.links[0].range.clone()],
+        "https://example.org/x?a=1"
+    );
+    assert_eq!(
+        doc.markdown_with(|_| Some("x.md".into())),
+        "See [the x](x.md) and this."
+    );
+}
+
+#[test]
+fn nested_lists() {
+    assert_eq!(
+        md(
+            "<ul><li>one<ul><li>inner</li></ul></li><li>two</li></ul><ol start=3><li>c</li><li>d</li></ol>"
+        ),
+        "- one\n  - inner\n- two\n\n3. c\n4. d"
+    );
+}
+
+#[test]
+fn code_block_with_language_and_long_fence() {
+    let doc =
+        full("<pre><code class='language-rust'>fn main() {\n    let s = \"```\";\n}</code></pre>");
+    assert_eq!(
+        doc.markdown(),
+        "````rust\nfn main() {\n    let s = \"```\";\n}\n````"
+    );
+}
+
+#[test]
+fn table_as_gfm() {
+    assert_eq!(
+        md(
+            "<table><tr><th>a</th><th>b|c</th></tr><tr><td colspan=2>wide</td></tr><tr><td>1</td><td><a href='/z'>z</a></td></tr></table>"
+        ),
+        "| a | b\\|c |\n| --- | --- |\n| wide |  |\n| 1 | [z](https://example.org/z) |"
+    );
+}
+
+#[test]
+fn quote_image_and_rule() {
+    assert_eq!(
+        md(
+            "<blockquote><p>one</p><p>two</p></blockquote><hr><img src='data:,' data-src='/i.png' alt='An [image]'>"
+        ),
+        "> one\n>\n> two\n\n---\n\n![An \\[image\\]](https://example.org/i.png)"
+    );
+}
+
+#[test]
+fn special_characters_are_escaped() {
+    assert_eq!(
+        md("<p>1. not a *list* # x</p>"),
+        "1\\. not a \\*list\\* # x"
+    );
+    assert_eq!(md("<p># not a heading</p>"), "\\# not a heading");
+}
+
+#[test]
+fn main_content_drops_furniture() {
+    let url = Url::parse("https://example.org/").unwrap();
+    let html = "<html lang=en><head><title>Post | Site</title><meta property='og:site_name' content='Site'>\
+        <link rel=canonical href='/post'></head><body><nav><a href='/'>Home</a></nav>\
+        <div class='cookie-banner'>We use cookies</div>\
+        <article><h1>Post</h1><p>Words worth keeping, in a long enough paragraph of text.</p></article>\
+        <footer>Copyright</footer></body></html>";
+    let doc = crate::content::extract(html, &url);
+    assert_eq!(doc.title.as_deref(), Some("Post"));
+    assert_eq!(doc.lang.as_deref(), Some("en"));
+    assert_eq!(
+        doc.canonical.as_ref().map(Url::as_str),
+        Some("https://example.org/post")
+    );
+    assert_eq!(
+        doc.markdown(),
+        "# Post\n\nWords worth keeping, in a long enough paragraph of text."
+    );
+}

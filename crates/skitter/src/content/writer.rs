@@ -1,0 +1,469 @@
+//! The Markdown sink: text and markup go in, [`Block`]s come out.
+//!
+//! It owns the rules that make the output well-formed whatever order the
+//! converter feeds it: whitespace collapsed (one space between words, none
+//! at line starts), line prefixes of enclosing quotes and list items written
+//! on every line, inline markers (emphasis, links) opened lazily so an empty
+//! one leaves nothing and closed before every line break (then reopened), so
+//! no marker ever spans a blank line; Markdown-special characters in text
+//! escaped; and the caps on blocks and bytes.
+
+use url::Url;
+
+use super::links::destination;
+use super::{Block, BlockKind, LinkSpan};
+
+/// The most blocks one page yields.
+pub(crate) const MAX_BLOCKS: usize = 20_000;
+/// The most Markdown bytes one page yields.
+pub(crate) const MAX_BYTES: usize = 4 << 20;
+/// The most inline markers (emphasis, links) open at once; deeper ones are
+/// left out, so closing and reopening them at line breaks stays cheap.
+const MAX_MARKS: usize = 8;
+
+/// A line prefix of an enclosing quote or list item.
+struct Prefix {
+    /// Written on its first line (a list marker, `> `).
+    first: String,
+    /// Written on the lines after (the marker's indent, `> `).
+    rest: String,
+    started: bool,
+}
+
+/// An inline marker: emphasis or a link.
+struct Mark {
+    open: &'static str,
+    close: &'static str,
+    url: Option<Url>,
+    written: bool,
+}
+
+/// Where the writer is: in flowing text, or inside something that must stay
+/// on one line (a table cell, a heading).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mode {
+    Flow,
+    Line,
+    Cell,
+}
+
+/// Builds the blocks of one page.
+pub(crate) struct Writer {
+    pub(crate) md: String,
+    pub(crate) text: String,
+    pub(crate) links: Vec<LinkSpan>,
+    prefixes: Vec<Prefix>,
+    marks: Vec<Mark>,
+    /// Written at the next content after the prefixes (a heading's `## `).
+    lead: String,
+    pending_nl: u8,
+    pending_space: bool,
+    line_start: bool,
+    pub(crate) mode: Mode,
+    kind: Option<BlockKind>,
+    pub(crate) blocks: Vec<Block>,
+    bytes: usize,
+    pub(crate) truncated: bool,
+}
+
+impl Writer {
+    pub(crate) fn new() -> Writer {
+        Writer {
+            md: String::new(),
+            text: String::new(),
+            links: Vec::new(),
+            prefixes: Vec::new(),
+            marks: Vec::new(),
+            lead: String::new(),
+            pending_nl: 0,
+            pending_space: false,
+            line_start: true,
+            mode: Mode::Flow,
+            kind: None,
+            blocks: Vec::new(),
+            bytes: 0,
+            truncated: false,
+        }
+    }
+
+    /// Whether a cap has been reached: the converter stops.
+    pub(crate) fn full(&self) -> bool {
+        self.truncated
+    }
+
+    /// How many quote and list prefixes enclose the current line.
+    pub(crate) fn nesting(&self) -> usize {
+        self.prefixes.len()
+    }
+
+    /// Whether the current block is at the top: no quote or list around it.
+    pub(crate) fn at_top(&self) -> bool {
+        self.prefixes.is_empty() && self.mode == Mode::Flow
+    }
+
+    /// Ends the current block, if it has content, and starts one of `kind`.
+    pub(crate) fn flush(&mut self, kind: Option<BlockKind>) {
+        self.close_marks();
+        let md_len = self.md.trim_end().len();
+        if md_len > 0 {
+            self.md.truncate(md_len);
+            let text = self.text.trim().to_string();
+            let mut kind = self.kind.unwrap_or(BlockKind::Paragraph);
+            if matches!(kind, BlockKind::Paragraph | BlockKind::Other)
+                && text.is_empty()
+                && self.md.starts_with("![")
+            {
+                kind = BlockKind::Image;
+            }
+            self.bytes += self.md.len();
+            let links = std::mem::take(&mut self.links)
+                .into_iter()
+                .filter(|l| l.range.end <= md_len)
+                .collect();
+            self.blocks.push(Block {
+                kind,
+                markdown: std::mem::take(&mut self.md),
+                text,
+                links,
+            });
+            if self.blocks.len() >= MAX_BLOCKS || self.bytes >= MAX_BYTES {
+                self.truncated = true;
+            }
+        }
+        self.md.clear();
+        self.text.clear();
+        self.links.clear();
+        self.pending_nl = 0;
+        self.pending_space = false;
+        self.line_start = true;
+        self.lead.clear();
+        for p in &mut self.prefixes {
+            p.started = false;
+        }
+        self.kind = kind;
+    }
+
+    /// Asks for `n` line breaks (1: a new line, 2: a blank line) before the
+    /// next content; inside a cell or a heading, a space.
+    pub(crate) fn brk(&mut self, n: u8) {
+        if self.mode != Mode::Flow {
+            self.pending_space = true;
+            return;
+        }
+        if self.md.is_empty() && self.lead.is_empty() {
+            return;
+        }
+        self.pending_nl = self.pending_nl.max(n);
+    }
+
+    /// Asks for a space before the next content.
+    pub(crate) fn space(&mut self) {
+        self.pending_space = true;
+    }
+
+    /// Writes what is owed (line breaks, prefixes, a space, open markers)
+    /// before new content.
+    fn before(&mut self) {
+        if self.pending_nl > 0 && !self.md.is_empty() {
+            self.close_marks();
+            self.md.push('\n');
+            if self.pending_nl >= 2 {
+                for p in self.prefixes.iter().filter(|p| p.started) {
+                    self.md.push_str(&p.rest);
+                }
+                let trimmed = self.md.trim_end_matches(' ').len();
+                self.md.truncate(trimmed);
+                self.md.push('\n');
+            }
+            self.text.push('\n');
+            self.line_start = true;
+        }
+        if self.line_start {
+            for p in &mut self.prefixes {
+                if p.started {
+                    self.md.push_str(&p.rest);
+                } else {
+                    self.md.push_str(&p.first);
+                    p.started = true;
+                }
+            }
+            self.md.push_str(&self.lead);
+            self.lead.clear();
+        } else if self.pending_space {
+            self.md.push(' ');
+            self.text.push(' ');
+        }
+        self.pending_nl = 0;
+        self.pending_space = false;
+        for m in self.marks.iter_mut().filter(|m| !m.written) {
+            self.md.push_str(m.open);
+            m.written = true;
+        }
+    }
+
+    /// Closes every written marker (before a line break), to reopen them at
+    /// the next content.
+    fn close_marks(&mut self) {
+        for k in (0..self.marks.len()).rev() {
+            if self.marks[k].written {
+                self.write_close(k);
+                self.marks[k].written = false;
+            }
+        }
+    }
+
+    fn write_close(&mut self, k: usize) {
+        let m = &self.marks[k];
+        self.md.push_str(m.close);
+        if let Some(url) = &m.url {
+            let target = destination(url);
+            let start = self.md.len();
+            self.md.push_str(&target);
+            self.links.push(LinkSpan {
+                range: start..self.md.len(),
+                url: url.clone(),
+            });
+            self.md.push(')');
+        }
+    }
+
+    /// Opens an inline marker (`*`, `**`, `~~`); returns its handle, or
+    /// `None` when the same marker is already open or too many are.
+    pub(crate) fn open_mark(&mut self, open: &'static str, close: &'static str) -> Option<usize> {
+        if self.marks.len() >= MAX_MARKS || self.marks.iter().any(|m| m.open == open) {
+            return None;
+        }
+        self.marks.push(Mark {
+            open,
+            close,
+            url: None,
+            written: false,
+        });
+        Some(self.marks.len() - 1)
+    }
+
+    /// Opens a link to `url`; returns its handle, or `None` inside another
+    /// link (links do not nest) or too many markers.
+    pub(crate) fn open_link(&mut self, url: Url) -> Option<usize> {
+        if self.marks.len() >= MAX_MARKS || self.in_link() {
+            return None;
+        }
+        self.marks.push(Mark {
+            open: "[",
+            close: "](",
+            url: Some(url),
+            written: false,
+        });
+        Some(self.marks.len() - 1)
+    }
+
+    /// Closes the marker `handle` (and any left open inside it).
+    pub(crate) fn close_mark(&mut self, handle: usize) {
+        while self.marks.len() > handle {
+            let k = self.marks.len() - 1;
+            if self.marks[k].written {
+                self.write_close(k);
+            }
+            self.marks.pop();
+        }
+    }
+
+    /// Whether a link is open (links do not nest).
+    pub(crate) fn in_link(&self) -> bool {
+        self.marks.iter().any(|m| m.url.is_some())
+    }
+
+    /// Pushes a quote or list-item prefix.
+    pub(crate) fn push_prefix(&mut self, first: String, rest: String) {
+        self.prefixes.push(Prefix {
+            first,
+            rest,
+            started: false,
+        });
+    }
+
+    /// Pops the innermost prefix.
+    pub(crate) fn pop_prefix(&mut self) {
+        self.prefixes.pop();
+    }
+
+    /// Sets what the next content's line starts with (a heading's `## `).
+    pub(crate) fn set_lead(&mut self, lead: String) {
+        self.lead = lead;
+    }
+
+    /// Drops a lead that no content followed (an empty heading).
+    pub(crate) fn clear_lead(&mut self) {
+        self.lead.clear();
+    }
+
+    /// Writes page text: whitespace collapsed, Markdown-special characters
+    /// escaped.
+    pub(crate) fn text(&mut self, s: &str) {
+        if s.starts_with(is_space) {
+            self.pending_space = true;
+        }
+        let mut words = s.split(is_space).filter(|w| !w.is_empty()).peekable();
+        while let Some(word) = words.next() {
+            let at_line_start = (self.line_start || self.pending_nl > 0 || self.md.is_empty())
+                && self.lead.is_empty()
+                && self.mode != Mode::Line;
+            self.before();
+            escape_word(word, at_line_start, self.mode == Mode::Cell, &mut self.md);
+            self.text.push_str(word);
+            self.line_start = false;
+            if words.peek().is_some() {
+                self.pending_space = true;
+            }
+        }
+        if s.ends_with(is_space) {
+            self.pending_space = true;
+        }
+    }
+
+    /// Writes markup (a code span, a rule) as one unit of content, with its
+    /// plain text.
+    pub(crate) fn inline(&mut self, md: &str, text: &str) {
+        if md.is_empty() {
+            return;
+        }
+        self.before();
+        self.md.push_str(md);
+        self.text.push_str(text);
+        self.line_start = false;
+    }
+
+    /// Writes a line of markup with links in it (a table row), the links'
+    /// ranges relative to `md`.
+    pub(crate) fn line_with_links(&mut self, md: &str, text: &str, links: Vec<LinkSpan>) {
+        self.before();
+        let at = self.md.len();
+        self.md.push_str(md);
+        self.text.push_str(text);
+        self.links.extend(links.into_iter().map(|l| LinkSpan {
+            range: l.range.start + at..l.range.end + at,
+            url: l.url,
+        }));
+        self.line_start = false;
+    }
+
+    /// Writes markup with a link target inside it, at `target` of `s`.
+    pub(crate) fn raw_with_link(&mut self, s: &str, target: std::ops::Range<usize>, url: Url) {
+        self.before();
+        let at = self.md.len();
+        self.md.push_str(s);
+        self.links.push(LinkSpan {
+            range: at + target.start..at + target.end,
+            url,
+        });
+        self.line_start = false;
+    }
+
+    /// Writes plain text to the block's text only (code, which Markdown
+    /// holds verbatim).
+    pub(crate) fn plain(&mut self, s: &str) {
+        if !self.text.is_empty() && !self.text.ends_with([' ', '\n']) {
+            self.text.push(' ');
+        }
+        self.text.push_str(s);
+    }
+
+    /// Writes lines verbatim (a fenced code block), each behind the
+    /// prefixes.
+    pub(crate) fn lines(&mut self, s: &str) {
+        for line in s.split('\n') {
+            self.brk(1);
+            self.before();
+            self.md.push_str(line);
+            self.line_start = false;
+            self.pending_nl = 1;
+        }
+    }
+
+    /// A hard line break (`<br>`).
+    pub(crate) fn hard_break(&mut self) {
+        match self.mode {
+            Mode::Flow if !self.line_start => {
+                self.md.push_str("  ");
+                self.brk(1);
+            }
+            Mode::Cell if !self.line_start => self.inline("<br>", " "),
+            _ => self.space(),
+        }
+    }
+
+    /// Takes what was written since `md_at`/`text_at`/`links_at` (a table
+    /// cell's content), links re-based to the taken text.
+    pub(crate) fn take_since(
+        &mut self,
+        md_at: usize,
+        text_at: usize,
+        links_at: usize,
+    ) -> (String, String, Vec<LinkSpan>) {
+        self.close_marks();
+        let md_at = md_at.min(self.md.len());
+        let md = self.md.split_off(md_at);
+        let text = self.text.split_off(text_at.min(self.text.len()));
+        let links = self
+            .links
+            .split_off(links_at.min(self.links.len()))
+            .into_iter()
+            .map(|l| LinkSpan {
+                range: l.range.start - md_at..l.range.end - md_at,
+                url: l.url,
+            })
+            .collect();
+        self.pending_space = false;
+        self.line_start = self.md.is_empty() || self.md.ends_with('\n');
+        (md, text, links)
+    }
+
+    /// Where the block's Markdown, text and links end now.
+    pub(crate) fn marks_at(&self) -> (usize, usize, usize) {
+        (self.md.len(), self.text.len(), self.links.len())
+    }
+}
+
+fn is_space(c: char) -> bool {
+    c.is_whitespace()
+}
+
+/// Writes `word` to `out`, escaping what Markdown would read as markup.
+fn escape_word(word: &str, at_line_start: bool, in_cell: bool, out: &mut String) {
+    let bytes = word.as_bytes();
+    let mut start = 0;
+    if at_line_start {
+        match bytes[0] {
+            b'#' | b'>' | b'+' | b'-' | b'=' | b'~' => {
+                out.push('\\');
+            }
+            b'0'..=b'9' => {
+                let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+                if digits < bytes.len() && matches!(bytes[digits], b'.' | b')') && digits <= 9 {
+                    out.push_str(&word[..digits]);
+                    out.push('\\');
+                    start = digits;
+                }
+            }
+            _ => {}
+        }
+    }
+    for (k, c) in word[start..].char_indices() {
+        let k = k + start;
+        match c {
+            '\\' | '`' | '*' | '[' | ']' | '<' | '~' => out.push('\\'),
+            '|' if in_cell => out.push('\\'),
+            '_' => {
+                let before = word[..k].chars().next_back();
+                let after = word[k + 1..].chars().next();
+                let inside = before.is_some_and(char::is_alphanumeric)
+                    && after.is_some_and(char::is_alphanumeric);
+                if !inside {
+                    out.push('\\');
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+}
