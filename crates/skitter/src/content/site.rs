@@ -338,10 +338,12 @@ mod tests {
             site.observe(&format!("h{i}"), &page("t", "w"));
         }
         assert_eq!(site.hosts(), MAX_HOSTS);
-        let mut many = Document::default();
-        many.blocks = (0..MAX_BLOCKS_PER_HOST * 2)
-            .map(|i| block(BlockKind::Paragraph, &format!("block {i}")))
-            .collect();
+        let many = Document {
+            blocks: (0..MAX_BLOCKS_PER_HOST * 2)
+                .map(|i| block(BlockKind::Paragraph, &format!("block {i}")))
+                .collect(),
+            ..Document::default()
+        };
         site.observe("h0", &many);
         site.observe("h0", &many);
         assert!(site.hosts["h0"].seen.len() <= MAX_BLOCKS_PER_HOST);

@@ -325,8 +325,8 @@ mod mirror;
 mod warc;
 
 pub use items_db::{ItemsDbError, ItemsDbSink};
-pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
-pub use markdown::{MarkdownSink, markdown_path};
+pub use jsonl::{ContentField, JsonlSink, RESUME_TAIL_LINES, UnknownField};
+pub use markdown::{LOG_NAME as MARKDOWN_LINK_LOG, MarkdownSink, markdown_path};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 
