@@ -31,6 +31,7 @@ declare -A figures=(
     [bench-broad.sh]='^median: one host [0-9]+ pages/s, [0-9]+ hosts [0-9]+ pages/s, ratio [0-9.]+.* per host, [0-9]+ B per URL'
     [bench-broad.sh-delay]='^delay [0-9.]+s: [0-9]+ hosts, [0-9]+ pages/s against [0-9]+ ready hosts/s, ratio [0-9.]+'
     [bench-faults.sh]='^broad-429 +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
+    [bench-markdown.sh]='^median: plain [0-9]+ pages/s, with Markdown [0-9]+ pages/s, ratio [0-9.]+'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
     [bench-if-modified.sh]='^-- run 2: WARC [0-9]+ bytes'

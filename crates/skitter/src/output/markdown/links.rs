@@ -16,7 +16,7 @@
 //! for a redirect.
 
 use std::collections::HashSet;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -43,12 +43,10 @@ pub struct LinkLog {
 
 impl LinkLog {
     /// Opens the log of the tree at `dir`, continuing one left by an
-    /// earlier run.
+    /// earlier run (a symbolic link at its name is refused, never followed).
     pub fn open(dir: &Path) -> io::Result<LinkLog> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(LOG_NAME))?;
+        let mut file = crate::output::open_output(&dir.join(LOG_NAME), true)?;
+        io::Seek::seek(&mut file, io::SeekFrom::End(0))?;
         Ok(LinkLog {
             file: BufWriter::new(file),
         })
@@ -288,5 +286,18 @@ mod tests {
         let mut links = PageLinks::new(d, &from);
         assert_eq!(links.target(&later).unwrap(), "../later.md#s");
         assert!(links.pending.is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_logs_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "keep").unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir(&tree).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, tree.join(LOG_NAME)).unwrap();
+        assert!(LinkLog::open(&tree).is_err());
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "keep");
     }
 }
