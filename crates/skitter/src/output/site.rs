@@ -136,3 +136,111 @@ impl SiteContent {
         Ok(counts)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::base::outcome::PageRecord;
+    use crate::content::{Block, BlockKind};
+    use crate::output::SinkSummary;
+
+    type Seen = Arc<std::sync::Mutex<Vec<(String, Vec<String>)>>>;
+
+    /// Keeps the path and block texts of each revision.
+    struct Revisions(bool, Seen);
+
+    #[async_trait]
+    impl Sink for Revisions {
+        fn wants_revisions(&self) -> bool {
+            self.0
+        }
+        async fn record(&mut self, _: &Page) -> Result<(), SinkError> {
+            Ok(())
+        }
+        async fn revise(&mut self, page: &Page) -> Result<(), SinkError> {
+            let doc = page.content.as_ref().unwrap();
+            let texts = doc.blocks.iter().map(|b| b.text.clone()).collect();
+            self.1
+                .lock()
+                .unwrap()
+                .push((page.record.url.path().to_string(), texts));
+            Ok(())
+        }
+        async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+            Ok(SinkSummary::default())
+        }
+    }
+
+    fn page(host: &str, i: u32) -> Page {
+        let block = |text: &str| Block {
+            kind: BlockKind::Paragraph,
+            markdown: text.to_string(),
+            text: text.to_string(),
+            links: Vec::new(),
+        };
+        let url = url::Url::parse(&format!("http://{host}/p/{i}")).unwrap();
+        Page {
+            record: PageRecord::new(url, 0, None),
+            exchange: None,
+            rendered: None,
+            items: None,
+            content: Some(Arc::new(Document {
+                blocks: vec![block(&format!("own {i}")), block("the footer")],
+                ..Document::default()
+            })),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_first_pages_are_revised_and_counted_once() {
+        let seen = Seen::default();
+        let mut sinks: Vec<Box<dyn Sink>> = vec![Box::new(Revisions(true, seen.clone()))];
+        let mut site = SiteContent::new(&sinks);
+        let mut dropped = 0;
+        for i in 0..20 {
+            let mut p = page("h", i);
+            let counts = site.apply(&mut p);
+            assert_eq!(counts.content_pages, 1);
+            dropped += counts.content_boilerplate_blocks;
+            let kept = p.content.unwrap().blocks.len();
+            // From the fifth page on, the footer is known and goes.
+            assert_eq!(kept, if i + 1 < MIN_PAGES { 2 } else { 1 }, "page {i}");
+        }
+        assert_eq!(dropped, u64::from(20 - (MIN_PAGES - 1)));
+        let counts = site.revise(&mut sinks).await.unwrap();
+        // Only the held pages that lose more now: the first four.
+        assert_eq!(counts.content_boilerplate_blocks, u64::from(MIN_PAGES - 1));
+        assert_eq!(
+            counts.content_boilerplate_bytes,
+            4 * "the footer".len() as u64
+        );
+        let want: Vec<(String, Vec<String>)> = (0..MIN_PAGES - 1)
+            .map(|i| (format!("/p/{i}"), vec![format!("own {i}")]))
+            .collect();
+        assert_eq!(*seen.lock().unwrap(), want);
+    }
+
+    #[tokio::test]
+    async fn nothing_is_held_without_a_sink_that_revises() {
+        let mut sinks: Vec<Box<dyn Sink>> = vec![Box::new(Revisions(false, Seen::default()))];
+        let mut site = SiteContent::new(&sinks);
+        for i in 0..20 {
+            site.apply(&mut page("h", i));
+        }
+        assert!(site.held.is_empty());
+        assert_eq!(site.revise(&mut sinks).await.unwrap(), Counters::default());
+    }
+
+    #[tokio::test]
+    async fn at_most_revise_pages_per_host_are_held() {
+        let sinks: Vec<Box<dyn Sink>> = vec![Box::new(Revisions(true, Seen::default()))];
+        let mut site = SiteContent::new(&sinks);
+        for i in 0..50 {
+            site.apply(&mut page("a", i));
+            site.apply(&mut page("b", i));
+        }
+        assert_eq!(site.held.len(), 2 * REVISE_PAGES as usize);
+    }
+}

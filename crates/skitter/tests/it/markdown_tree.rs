@@ -276,3 +276,38 @@ mod property {
         }
     }
 }
+
+/// Huge, deeply nested and tag-bomb pages (the test site's `/hostile/`)
+/// each still make one file, under the crawl's caps, and the crawl ends.
+/// (The nesting is kept modest: parsing nested `<div>`s into a DOM takes
+/// time quadratic in the depth, about 3 s for 20,000 in a debug build.)
+#[tokio::test]
+async fn hostile_pages_still_make_one_file_each() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let md = out.path().join("md");
+    let roots = [
+        "/hostile/big/4096",
+        "/hostile/deep/2000",
+        "/hostile/noscript/2048",
+    ];
+    let mut b = Crawler::builder().max_depth(0);
+    for root in roots {
+        b = b.root(site.url(root));
+    }
+    let report = b
+        .sink(Box::new(MarkdownSink::create(&md).unwrap()))
+        .build()
+        .unwrap()
+        .run(CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(report.counters.content_pages, 3, "{:?}", report.counters);
+    let host = host_dir(&site);
+    let want = vec![
+        format!("{host}/hostile/big/4096.md"),
+        format!("{host}/hostile/deep/2000.md"),
+        format!("{host}/hostile/noscript/2048.md"),
+    ];
+    assert_eq!(tree(&md), want);
+}
