@@ -151,7 +151,7 @@ impl BulkFetcherBuilder {
 
     /// What of each final HTML page its Markdown and text keep (default:
     /// the main content; see [`crate::content`]), for the sinks that read
-    /// them ([`Sink::wants_content`](crate::output::Sink::wants_content)).
+    /// them ([`Sink::wants_content`]).
     pub fn content(mut self, options: crate::content::ContentOptions) -> Self {
         self.settings.content = options;
         self

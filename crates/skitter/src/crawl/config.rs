@@ -428,7 +428,7 @@ impl CrawlerBuilder {
 
     /// What of each HTML page its Markdown and text keep (default: the main
     /// content; see [`crate::content`]), for the sinks that ask for them
-    /// ([`Sink::wants_content`](crate::output::Sink::wants_content)).
+    /// ([`Sink::wants_content`]).
     /// `build` fails with [`BuildError::Content`] on a selector that does
     /// not parse.
     pub fn content(mut self, options: crate::content::ContentOptions) -> Self {
