@@ -145,6 +145,8 @@ pub struct FetchArgs {
     pub extract: ExtractFlags,
     #[command(flatten)]
     pub content_options: ContentFlags,
+    #[command(flatten)]
+    pub llms: crate::llms_flags::LlmsFlags,
 }
 
 type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
@@ -205,6 +207,9 @@ impl FetchArgs {
                 ..WarcOptions::default()
             };
             b = b.sink(Box::new(WarcSink::create(path, options)?));
+        }
+        for sink in self.llms.sinks()? {
+            b = b.sink(sink);
         }
         Ok(b)
     }

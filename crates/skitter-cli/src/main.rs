@@ -35,6 +35,7 @@ mod crawl_cmd;
 mod extract_flags;
 mod fetch_cmd;
 mod flags;
+mod llms_flags;
 mod manual;
 mod output;
 mod output_flags;

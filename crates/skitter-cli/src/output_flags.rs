@@ -61,6 +61,8 @@ pub struct OutputFlags {
     /// book's "Database of items"). Workers of a shared crawl may all name one.
     #[arg(long, value_name = "DB")]
     pub items: Option<String>,
+    #[command(flatten)]
+    pub llms: crate::llms_flags::LlmsFlags,
 }
 
 impl OutputFlags {
@@ -116,6 +118,7 @@ impl OutputFlags {
             let sink = crate::output::jsonl_sink(path, append)?.with_content(self.content.clone());
             sinks.push(Box::new(sink));
         }
+        sinks.extend(self.llms.sinks()?);
         Ok(sinks)
     }
 
@@ -137,13 +140,14 @@ impl OutputFlags {
                 .to_string_lossy()
                 .into_owned();
         }
+        self.llms = self.llms.for_worker(id);
         self
     }
 }
 
 /// Inserts `-ID` before the first dot of the file name (a leading dot is part
 /// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
-fn with_worker_id(path: &Path, id: &str) -> PathBuf {
+pub(crate) fn with_worker_id(path: &Path, id: &str) -> PathBuf {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         let mut raw = path.as_os_str().to_owned();
         raw.push(format!("-{id}"));

@@ -12,6 +12,7 @@ mod config_cli;
 mod crawl_cli;
 mod extract_cli;
 mod fetch_cli;
+mod llms_cli;
 mod markdown_cli;
 mod probe;
 mod proxies_cli;

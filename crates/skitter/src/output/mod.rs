@@ -21,6 +21,7 @@ pub use channel::ChannelSink;
 pub(crate) use file::{create_output, open_output};
 pub(crate) use site::SiteContent;
 pub use sync::{Syncable, SyncedFile, SyncedFilesystem, SyncedPath};
+pub(crate) use sync::{parent, sync_dir};
 // The exchange is the fetcher's product; outputs take it as it comes.
 pub use crate::fetch::Exchange;
 
@@ -320,12 +321,17 @@ pub trait Sink: Send {
 
 pub mod items_db;
 mod jsonl;
+mod llms;
 mod markdown;
 mod mirror;
 mod warc;
 
 pub use items_db::{ItemsDbError, ItemsDbSink};
 pub use jsonl::{ContentField, JsonlSink, RESUME_TAIL_LINES, UnknownField};
+pub use llms::{
+    Chunk, ChunksSink, DEFAULT_CHUNK_TOKENS, LlmsTxtSink, MAX_LISTED, MIN_CHUNK_TOKENS,
+    chunk_document, count_tokens, full_path,
+};
 pub use markdown::{LOG_NAME as MARKDOWN_LINK_LOG, MarkdownSink, markdown_path};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};

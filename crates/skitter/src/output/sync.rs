@@ -135,7 +135,8 @@ impl Syncable for SyncedFilesystem {
     }
 }
 
-fn parent(path: &Path) -> &Path {
+/// The folder `path` is in (`.` for a bare name).
+pub(crate) fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -144,7 +145,7 @@ fn parent(path: &Path) -> &Path {
 
 /// `fsync`s a directory, so the entries made in it survive a power cut. Only
 /// Unix can open a directory for that; elsewhere a file's entry goes with it.
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     if cfg!(unix) {
         File::open(dir)?.sync_all()
     } else {
