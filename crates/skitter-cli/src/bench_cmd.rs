@@ -49,6 +49,11 @@ pub struct BenchArgs {
     /// what outputs cost).
     #[arg(long, value_name = "DIR")]
     pub outputs: Option<std::path::PathBuf>,
+    /// Also write every page's main content as a Markdown tree into DIR
+    /// (`crawl --markdown`; to measure what content extraction costs).
+    /// INCORRECT unless every HTML page got its content.
+    #[arg(long, value_name = "DIR")]
+    pub markdown: Option<std::path::PathBuf>,
     /// Keep the crawl in this (new) state directory (to measure what crash safety costs).
     #[arg(long, value_name = "DIR")]
     pub state: Option<std::path::PathBuf>,
@@ -178,6 +183,10 @@ async fn crawl_once(
         crawl.outputs.cdx = Some(dir.join("bench.cdxj"));
         crawl.outputs.jsonl = Some(dir.join("bench.jsonl").to_string_lossy().into_owned());
     }
+    if let Some(dir) = &args.markdown {
+        let dir = dir.join(if faults.is_some() { "faults" } else { "clean" });
+        crawl.outputs.markdown = Some(dir);
+    }
     let crawler = crawl.builder()?.build()?;
     let cpu_before = cpu_time();
     let started = Instant::now();
@@ -199,7 +208,8 @@ async fn crawl_once(
     // With faults, every failing URL must have recovered: it is then HTML like
     // the rest, and nothing failed.
     let retries = report.counters.retries;
-    let ok = report.completed() && html == expected && extras_ok;
+    let content_ok = args.markdown.is_none() || report.counters.content_pages == html;
+    let ok = report.completed() && html == expected && extras_ok && content_ok;
     let ideal = ideal_time(args.pages, args.fanout, args.max_tasks, args.latency);
     let figures = json!({
         "pages": html,
@@ -220,6 +230,7 @@ async fn crawl_once(
         "throttled_hosts": report.throttled.len(),
         "items": report.counters.items,
         "extract_errors": report.counters.extract_errors,
+        "content_pages": report.counters.content_pages,
         "hosts": args.vhosts.unwrap_or(1),
         "delay_ms": args.delay.as_millis() as u64,
         // With a per-host gap, at most this many hosts are ready per second

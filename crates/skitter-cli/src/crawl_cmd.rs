@@ -25,6 +25,7 @@ use skitter::state::store::CrawlMeta;
 use skitter::{Crawler, CrawlerBuilder, Report};
 use tokio_util::sync::CancellationToken;
 
+use crate::content_flags::ContentFlags;
 use crate::extract_flags::ExtractFlags;
 use crate::flags;
 use crate::output::{ReportFormat, print_report, print_report_to};
@@ -173,6 +174,8 @@ pub struct CrawlArgs {
     pub extract: ExtractFlags,
     #[command(flatten)]
     pub render: RenderFlags,
+    #[command(flatten)]
+    pub content: ContentFlags,
     /// Report format on stdout (on stderr when `--jsonl -` takes stdout).
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
@@ -290,6 +293,7 @@ impl CrawlArgs {
         s.request.max_redirect = self.max_redirect;
         s.extract = self.extract.source()?;
         s.render = self.render.settings();
+        s.content = self.content.options();
         s.run = RunSettings {
             max_tasks: self.max_tasks,
             grace: self.request.grace,

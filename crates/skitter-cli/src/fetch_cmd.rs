@@ -22,10 +22,11 @@ use skitter::bulk::{
     RecipeSettings, StopReason, Summary,
 };
 use skitter::host::HostPolicy;
-use skitter::output::{WarcOptions, WarcSink};
+use skitter::output::{ContentField, MarkdownSink, WarcOptions, WarcSink};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
+use crate::content_flags::ContentFlags;
 use crate::extract_flags::ExtractFlags;
 use crate::flags;
 use crate::request_flags::RequestFlags;
@@ -121,6 +122,15 @@ pub struct FetchArgs {
     /// Write one JSON line per response to FILE (`-` for stdout), as `crawl` does.
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
+    /// Add these fields of each HTML page's content to its --jsonl line
+    /// (comma-separated): markdown, text, title, description, lang, author,
+    /// published, canonical.
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS", requires = "jsonl")]
+    pub content: Vec<ContentField>,
+    /// Write each HTML page's main content as Markdown to DIR/host/path.md,
+    /// as `crawl --markdown` does.
+    #[arg(long, value_name = "DIR")]
+    pub markdown: Option<PathBuf>,
     /// Archive every request and response to a WARC file (.gz: compressed).
     #[arg(long, value_name = "FILE")]
     pub warc: Option<PathBuf>,
@@ -133,6 +143,8 @@ pub struct FetchArgs {
     pub no_progress: bool,
     #[command(flatten)]
     pub extract: ExtractFlags,
+    #[command(flatten)]
+    pub content_options: ContentFlags,
     #[command(flatten)]
     pub llms: crate::llms_flags::LlmsFlags,
 }
@@ -159,6 +171,7 @@ impl FetchArgs {
         s.skip_existing = self.skip_existing;
         s.if_modified = self.if_modified;
         s.extract = self.extract.source()?;
+        s.content = self.content_options.options();
         s.recipe = RecipeSettings {
             lets: self.lets.clone(),
             then: self.then.clone(),
@@ -178,7 +191,11 @@ impl FetchArgs {
     pub fn builder(&self) -> anyhow::Result<BulkFetcherBuilder> {
         let mut b = BulkFetcher::from_settings(self.settings()?);
         if let Some(path) = &self.jsonl {
-            b = b.sink(Box::new(crate::output::jsonl_sink(path, None)?));
+            let sink = crate::output::jsonl_sink(path, None)?.with_content(self.content.clone());
+            b = b.sink(Box::new(sink));
+        }
+        if let Some(dir) = &self.markdown {
+            b = b.sink(Box::new(MarkdownSink::create(dir)?));
         }
         if let Some(path) = &self.warc {
             let options = WarcOptions {

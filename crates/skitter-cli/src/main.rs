@@ -30,6 +30,7 @@ macro_rules! eprint {
 #[cfg(feature = "testsite")]
 mod bench_cmd;
 mod config;
+mod content_flags;
 mod crawl_cmd;
 mod extract_flags;
 mod fetch_cmd;

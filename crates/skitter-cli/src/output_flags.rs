@@ -1,5 +1,5 @@
 //! The output flags of `skitter crawl` and `skitter worker` (WARC, CDXJ,
-//! mirror, JSONL) and the sinks they make: the one place to add an output to
+//! mirror, Markdown, JSONL) and the sinks they make: the one place to add an output to
 //! the command line. A new output is a field here, its sink in
 //! [`OutputFlags::sinks`], and its file in [`OutputFlags::for_worker`] if
 //! workers must not share it.
@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use skitter::frontier::DiskFrontier;
-use skitter::output::{MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink};
+use skitter::output::{
+    ContentField, MarkdownSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink,
+};
 
 use crate::{flags, resume_outputs};
 
@@ -38,9 +40,21 @@ pub struct OutputFlags {
     /// what was fetched).
     #[arg(long, requires = "mirror")]
     pub mirror_rendered: bool,
+    /// Write each HTML page's main content as Markdown to DIR/host/path.md
+    /// (the mirror's names), with a front matter (url, title, fetched, lang,
+    /// canonical, description); links to pages of the tree point at their
+    /// files (see the book's "Pages as Markdown"). A worker writes its own
+    /// tree (DIR-ID).
+    #[arg(long, value_name = "DIR")]
+    pub markdown: Option<PathBuf>,
     /// Write one JSON object per URL to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<String>,
+    /// Add these fields of each HTML page's content to its --jsonl line
+    /// (comma-separated): markdown, text, title, description, lang, author,
+    /// published, canonical.
+    #[arg(long, value_delimiter = ',', value_name = "FIELDS", requires = "jsonl")]
+    pub content: Vec<ContentField>,
     /// Store the items of --extract/--field in a database: a SQLite file, or
     /// `postgres://user:pass@host/db` (a table per rule set; TLS as libpq's
     /// `?sslmode=` says, up to verify-full with `&sslrootcert=FILE`; see the
@@ -90,6 +104,9 @@ impl OutputFlags {
             };
             sinks.push(Box::new(MirrorSink::create(dir, options)?));
         }
+        if let Some(dir) = &self.markdown {
+            sinks.push(Box::new(MarkdownSink::create(dir)?));
+        }
         if let Some(path) = &self.jsonl {
             // A crawl kept in --state may be a resumed one: continue its own JSONL.
             let append = match state {
@@ -98,7 +115,8 @@ impl OutputFlags {
                 }
                 _ => None,
             };
-            sinks.push(Box::new(crate::output::jsonl_sink(path, append)?));
+            let sink = crate::output::jsonl_sink(path, append)?.with_content(self.content.clone());
+            sinks.push(Box::new(sink));
         }
         sinks.extend(self.llms.sinks()?);
         Ok(sinks)
@@ -111,9 +129,11 @@ impl OutputFlags {
 
     /// These outputs for one worker of a shared crawl: each file gets the
     /// worker's id, so no two processes write one file (stdout stays stdout;
-    /// a mirror directory is shared, its files being per URL).
+    /// a mirror directory is shared, its files being per URL; a Markdown
+    /// tree is not, since its links are fixed at its writer's end).
     pub fn for_worker(mut self, id: &str) -> OutputFlags {
         self.warc = self.warc.as_deref().map(|p| with_worker_id(p, id));
+        self.markdown = self.markdown.as_deref().map(|p| with_worker_id(p, id));
         self.cdx = self.cdx.as_deref().map(|p| with_worker_id(p, id));
         if let Some(jsonl) = self.jsonl.as_mut().filter(|j| j.as_str() != "-") {
             *jsonl = with_worker_id(Path::new(jsonl.as_str()), id)

@@ -24,6 +24,8 @@ use crate::reply::{HTML, reply, with_header};
 
 /// Largest generated body, in KiB (64 MiB).
 const MAX_KIB: u32 = 64 * 1024;
+/// Most nested elements of `/hostile/deep/N`.
+const MAX_DEPTH: u32 = 1_000_000;
 /// Most links on one `/hostile/links/N` page.
 const MAX_LINKS: u32 = 2_000_000;
 /// Most gzip layers of `/hostile/stacked/N`.
@@ -43,6 +45,9 @@ const MAX_BOMB_MIB: u32 = 4096;
 ///   links, as many as one `/hostile/links/` page of N·1000).
 /// - `/hostile/attr/K`: links to leaves 0 and 1 on elements carrying a K KiB attribute.
 /// - `/hostile/big/K`: a K KiB page, a link to leaf 0 first and to leaf 1 last.
+/// - `/hostile/deep/N` (N ≤ [`MAX_DEPTH`]): a paragraph of text inside N
+///   nested `<div>`s, then a link to leaf 0 (for content extractors that
+///   walk the DOM).
 /// - `/hostile/gzipbomb/M`: a gzip body (about 1 KiB per MiB) that inflates to
 ///   M MiB of HTML: a link to leaf 0, then spaces.
 /// - `/hostile/sitemapindex/I`: a sitemap index naming index I+1, without end.
@@ -67,6 +72,7 @@ pub(crate) fn route(path: &str, shutdown: &CancellationToken) -> Option<Response
         "linkpage" if n < MAX_LINKS / 1000 => html(links(n * 1000, 1000, "leaf")),
         "attr" if n <= MAX_KIB => html(attr(n as usize * 1024)),
         "big" if n <= MAX_KIB => html(big(n as usize * 1024)),
+        "deep" if n <= MAX_DEPTH => html(deep(n as usize)),
         "gzipbomb" if n <= MAX_BOMB_MIB => with_header(
             reply(StatusCode::OK, Some(HTML), gzip_bomb(n)),
             CONTENT_ENCODING,
@@ -86,6 +92,16 @@ pub(crate) fn route(path: &str, shutdown: &CancellationToken) -> Option<Response
         "sitemapindex" => reply(StatusCode::OK, Some("application/xml"), sitemap_index(n)),
         _ => return None,
     })
+}
+
+fn deep(depth: usize) -> String {
+    let mut out = String::with_capacity(depth * 11 + 200);
+    out.push_str("<!DOCTYPE html>\n<title>Deep</title><body>");
+    out.push_str(&"<div>".repeat(depth));
+    out.push_str("<p>Deep down there is a paragraph of words, long enough to be content.</p>");
+    out.push_str(&"</div>".repeat(depth));
+    out.push_str("<a href=\"/hostile/leaf/0\">leaf</a></body>\n");
+    out
 }
 
 fn noscript(len: usize) -> String {

@@ -26,6 +26,7 @@
 mod body;
 mod config;
 pub mod dns;
+pub mod docs;
 mod fault;
 pub mod flags;
 mod hostile;

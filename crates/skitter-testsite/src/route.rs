@@ -164,6 +164,7 @@ fn route(site: &Site, path: &str, query: Option<&str>, count: u64) -> Response<S
                 .or_else(|| trap::route(path, query))
                 .or_else(|| crate::listing::route(path))
                 .or_else(|| crate::items::route(path))
+                .or_else(|| crate::docs::route(path))
                 .or_else(|| crate::flags::route(path))
                 .or_else(|| crate::paged::route(path, query))
                 .or_else(|| {

@@ -13,6 +13,7 @@ mod crawl_cli;
 mod extract_cli;
 mod fetch_cli;
 mod llms_cli;
+mod markdown_cli;
 mod probe;
 mod proxies_cli;
 mod redis_cluster;

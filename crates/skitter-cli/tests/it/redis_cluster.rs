@@ -14,7 +14,9 @@ use skitter_testsite::{ProxyMode, RunningSite, SiteConfig, TestProxy, TestSite, 
 use tokio::process::Child;
 
 use crate::support::ONE_AT_A_TIME;
-use crate::support::cli::{duplicates, finish, run, skitter, wait_for_crawl, wait_for_requests};
+use crate::support::cli::{
+    duplicates, finish, markdown_files, run, skitter, wait_for_crawl, wait_for_requests,
+};
 use crate::support::redis_server::RedisServer;
 
 /// Starts `crawl --redis` with `shared` options plus `own`, waits until it
@@ -100,6 +102,58 @@ async fn three_workers_crawl_as_one() {
     assert_eq!(totals["state"], "finished", "{totals}");
     assert_eq!(totals["counters"]["html"], 301, "{totals}");
     assert_eq!(totals["done"], totals["claimed"], "{totals}");
+}
+
+/// Each process writes its own Markdown tree (`md-wID`), with the content
+/// options of the crawl's spec (a worker is given none of its own);
+/// together the trees hold every HTML page once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_write_markdown_trees() {
+    let _serial = ONE_AT_A_TIME.lock().await;
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let redis = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("md");
+    let md = md.to_str().unwrap();
+    let site = site(60, 10, false);
+    let children = start_cluster(
+        &redis,
+        "md",
+        &site.url("/"),
+        // Links dropped from the content: a worker that did not get the
+        // spec's options would keep them.
+        &["--content-scope", "full", "--content-exclude", "a"],
+        &["--markdown", md],
+        &[&["--markdown", md]],
+    )
+    .await;
+    for (i, child) in children.into_iter().enumerate() {
+        finish(child).await.assert_ok(&format!("process {i}"));
+    }
+    let trees: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(trees.len(), 2, "{trees:?}");
+    let mut pages = std::collections::BTreeSet::new();
+    for tree in &trees {
+        let name = tree.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("md-w"), "{name}");
+        for file in markdown_files(tree) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(
+                !text.contains("]("),
+                "{}: a link kept:\n{text}",
+                file.display()
+            );
+            let rel = file.strip_prefix(tree).unwrap().to_path_buf();
+            assert!(pages.insert(rel.clone()), "{} in both trees", rel.display());
+        }
+    }
+    // The root and its 60 pages.
+    assert_eq!(pages.len(), 61, "{pages:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::support::cli::{absolute_links, markdown_files};
 use skitter_testsite::validators::{check_warc, run_validator, warc_validators};
 use skitter_testsite::{SiteConfig, TestSite};
 
@@ -27,6 +28,8 @@ fn crawl(url: &str, dir: &std::path::Path) -> Command {
         .arg(dir.join("crawl.jsonl"))
         .arg("--warc")
         .arg(dir.join("crawl.warc.gz"))
+        .arg("--markdown")
+        .arg(dir.join("md"))
         .arg("--items")
         .arg(dir.join("items.db"))
         .args([
@@ -159,6 +162,7 @@ async fn survives_sigkill_at_random_moments() {
     );
 
     check_warcs(dir.path(), &distinct);
+    check_markdown(&dir.path().join("md"), &report);
 
     // The database has each HTML page's item once, whatever the kills: a page
     // fetched again replaced its rows.
@@ -183,6 +187,38 @@ async fn survives_sigkill_at_random_moments() {
             title.is_some_and(|t| t.starts_with("Page") || !t.is_empty()),
             "{url}"
         );
+    }
+}
+
+/// The Markdown tree holds one file per HTML page of the report (those of
+/// every run: files from before a kill are kept), and once the last run
+/// ended every link to a page of the tree points at its file.
+fn check_markdown(md: &std::path::Path, report: &serde_json::Value) {
+    let html: BTreeSet<String> = report["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["kind"] == "html")
+        .map(|p| {
+            let url = url::Url::parse(p["url"].as_str().unwrap()).unwrap();
+            skitter::output::markdown_path(md, &url)
+                .display()
+                .to_string()
+        })
+        .collect();
+    let files: BTreeSet<String> = markdown_files(md)
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    assert_eq!(files, html, "one Markdown file per HTML page");
+    assert!(!md.join(skitter::output::MARKDOWN_LINK_LOG).exists());
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for link in absolute_links(&text) {
+            let url = url::Url::parse(&link).unwrap();
+            let target = skitter::output::markdown_path(md, &url);
+            assert!(!target.exists(), "{file}: {link} is in the tree");
+        }
     }
 }
 

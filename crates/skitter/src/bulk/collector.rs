@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::Observer;
 use super::index::{self, FetchIndex, Update};
 use super::summary::{ItemReport, Summary};
-use crate::output::{Page, Sink, SinkError};
+use crate::output::{Page, Sink, SinkError, SiteContent};
 
 /// What the tasks send the collector.
 pub(super) enum Event {
@@ -31,9 +31,13 @@ pub(super) async fn collect(
     let mut summary = Summary::default();
     let mut failure = None;
     let mut updates = Vec::new();
+    // The site's boilerplate rule, as a crawl applies it (its counts are a
+    // crawl report's; a fetch's summary has none).
+    let mut site = SiteContent::new(&sinks);
     while let Some(event) = rx.recv().await {
         match event {
-            Event::Hop(page, _slot) => {
+            Event::Hop(mut page, _slot) => {
+                site.apply(&mut page);
                 if let Some(items) = &page.items {
                     summary.items += items.records.len() as u64;
                     summary.extract_errors += u64::from(!items.errors.is_empty());
@@ -70,6 +74,11 @@ pub(super) async fn collect(
         && let Err(e) = index.apply(updates).await
     {
         failure.get_or_insert(index_failure(e));
+    }
+    if failure.is_none()
+        && let Err(e) = site.revise(&mut sinks).await
+    {
+        failure = Some(e);
     }
     for sink in sinks.iter_mut() {
         match sink.finish().await {

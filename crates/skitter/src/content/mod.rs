@@ -36,6 +36,7 @@ mod links;
 mod meta;
 mod prune;
 mod select;
+pub mod site;
 mod stats;
 mod table;
 mod tree;

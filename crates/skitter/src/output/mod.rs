@@ -9,6 +9,7 @@ mod channel;
 mod file;
 pub mod report;
 pub mod report_html;
+mod site;
 mod sync;
 
 use async_trait::async_trait;
@@ -18,6 +19,7 @@ use crate::base::outcome::PageRecord;
 
 pub use channel::ChannelSink;
 pub(crate) use file::{create_output, open_output};
+pub(crate) use site::SiteContent;
 pub use sync::{Syncable, SyncedFile, SyncedFilesystem, SyncedPath};
 pub(crate) use sync::{parent, sync_dir};
 // The exchange is the fetcher's product; outputs take it as it comes.
@@ -262,6 +264,24 @@ pub trait Sink: Send {
     /// Takes one finished page.
     async fn record(&mut self, page: &Page) -> Result<(), SinkError>;
 
+    /// Whether this sink takes pages a second time through
+    /// [`Sink::revise`] (an output of files it can rewrite; a stream
+    /// cannot take back what it wrote).
+    fn wants_revisions(&self) -> bool {
+        false
+    }
+
+    /// Takes again one of the first pages of a host, recorded before the
+    /// host's boilerplate was known (see [`crate::content::site`]): its
+    /// [`Page::content`] now without every block the whole crawl found to
+    /// repeat on the host. Only the record and the content are set. Called
+    /// after the last page and before [`Sink::finish`], for sinks that
+    /// [`Sink::wants_revisions`].
+    async fn revise(&mut self, page: &Page) -> Result<(), SinkError> {
+        let _ = page;
+        Ok(())
+    }
+
     /// Takes a slow-down of `host` as it happens (see
     /// [`crate::host::politeness`]). Outputs that log the crawl record it;
     /// the default ignores it.
@@ -302,15 +322,17 @@ pub trait Sink: Send {
 pub mod items_db;
 mod jsonl;
 mod llms;
+mod markdown;
 mod mirror;
 mod warc;
 
 pub use items_db::{ItemsDbError, ItemsDbSink};
-pub use jsonl::{JsonlSink, RESUME_TAIL_LINES};
+pub use jsonl::{ContentField, JsonlSink, RESUME_TAIL_LINES, UnknownField};
 pub use llms::{
     Chunk, ChunksSink, DEFAULT_CHUNK_TOKENS, LlmsTxtSink, MAX_LISTED, MIN_CHUNK_TOKENS,
     chunk_document, count_tokens, full_path,
 };
+pub use markdown::{LOG_NAME as MARKDOWN_LINK_LOG, MarkdownSink, markdown_path};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 

@@ -32,6 +32,7 @@ mod items_rules;
 mod jsonl_items;
 mod jsonl_sink;
 mod llms_outputs;
+mod markdown_tree;
 mod memory_frontier;
 mod mirror_paths;
 mod network_safety;

@@ -141,3 +141,34 @@ pub fn show(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// Every `.md` file under `dir` (a `--markdown` tree), recursively.
+pub fn markdown_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The absolute `http` link targets of a Markdown text (`](http…)`).
+pub fn absolute_links(markdown: &str) -> Vec<String> {
+    markdown
+        .split("](")
+        .skip(1)
+        .filter(|rest| rest.starts_with("http"))
+        .map(|rest| rest[..rest.find([')', ' ']).unwrap_or(rest.len())].to_string())
+        .collect()
+}

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::crawl::stop_signal::StopSignal;
 use crate::host::Throttle;
 use crate::output::report::{Counters, Tally};
-use crate::output::{Page, Sink, SinkSummary};
+use crate::output::{Page, Sink, SinkSummary, SiteContent};
 use sync::OutputSyncer;
 
 /// Most pages whose writers wait on one flush: bounds their wait when pages keep
@@ -65,6 +65,8 @@ pub(crate) async fn drive_sinks(
     let syncer = sync.then(|| OutputSyncer::start(stop_signal.clone()));
     let mut healthy = true;
     let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+    // The site's boilerplate rule, for every content output at once.
+    let mut site = SiteContent::new(&sinks);
     while let Some(message) = rx.recv().await {
         match message {
             ToSinks::Throttle(host, throttle) => {
@@ -72,7 +74,11 @@ pub(crate) async fn drive_sinks(
                     healthy = throttled(&mut sinks, &host, &throttle, &stop_signal).await;
                 }
             }
-            ToSinks::Page(handoff) => {
+            ToSinks::Page(mut handoff) => {
+                let content = site.apply(&mut handoff.page);
+                if content.content_pages > 0 {
+                    (tally.lock().unwrap_or_else(|e| e.into_inner())).add_unrecorded(&content);
+                }
                 let added = tally
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -104,6 +110,12 @@ pub(crate) async fn drive_sinks(
     }
     if let Some(syncer) = syncer {
         syncer.finish().await;
+    }
+    if healthy {
+        match site.revise(&mut sinks).await {
+            Ok(counts) => (tally.lock().unwrap_or_else(|e| e.into_inner())).add_unrecorded(&counts),
+            Err(e) => stop_for(&stop_signal, &e),
+        }
     }
     let mut summaries = Vec::new();
     for sink in sinks.iter_mut() {

@@ -48,6 +48,10 @@
 //! - `rendered` (only when the page was rendered in the browser, `--render`):
 //!   why (`always`, `noscript`, `empty-root`, `script-few-links`), and
 //!   `rendered_html`: the rendered DOM, serialised.
+//! - `markdown`, `text`, `title`, `description`, `lang`, `author`,
+//!   `published`, `canonical` (only those asked for with
+//!   [`JsonlSink::with_content`], only on HTML pages): the page's content
+//!   (see `content.rs`).
 //! - `change` (only when the URL was fetched again: a recrawl pass, `fetch
 //!   --if-modified`): how it compares with the last fetch: `new`, `changed`,
 //!   `unchanged` (a `304`, or the same digest), `gone` (`404`/`410` after a
@@ -64,6 +68,7 @@
 //! whether its concurrency and pacing were cut (else only a pause); `limit` and
 //! `gap_ms` what they are after it; `at` when (RFC 3339).
 
+mod content;
 mod tail;
 
 use std::collections::HashSet;
@@ -76,6 +81,8 @@ use serde::Serialize;
 
 use super::{Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
 use crate::base::outcome::{OutcomeKind, PageRecord};
+
+pub use content::{ContentField, UnknownField};
 
 /// Records between two writes to a file.
 pub const FLUSH_EVERY: usize = 64;
@@ -129,6 +136,9 @@ struct PageLine<'a> {
     /// The rendered DOM, serialised; present only when the page was rendered.
     #[serde(skip_serializing_if = "Option::is_none")]
     rendered_html: Option<&'a str>,
+    /// The content fields asked for (`--content`), on HTML pages only.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    content: Option<content::Fields<'a>>,
 }
 
 /// An `item` line.
@@ -205,9 +215,18 @@ pub struct JsonlSink {
     written_before: HashSet<String>,
     lines: u64,
     bytes: u64,
+    /// Content fields each HTML page's line carries.
+    content: Vec<ContentField>,
 }
 
 impl JsonlSink {
+    /// Adds these content fields to every HTML page's line (the sink then
+    /// asks for pages' content: [`Sink::wants_content`]).
+    pub fn with_content(mut self, fields: Vec<ContentField>) -> JsonlSink {
+        self.content = fields;
+        self
+    }
+
     /// Writes to standard output, one flush per line so a reader downstream
     /// sees each URL as it finishes.
     pub fn stdout() -> JsonlSink {
@@ -264,6 +283,7 @@ impl JsonlSink {
             written_before: HashSet::new(),
             lines: 0,
             bytes: 0,
+            content: Vec::new(),
         }
     }
 
@@ -297,6 +317,10 @@ impl JsonlSink {
 
 #[async_trait]
 impl Sink for JsonlSink {
+    fn wants_content(&self) -> bool {
+        !self.content.is_empty()
+    }
+
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
         if !self.written_before.is_empty() && self.written_before.remove(page.record.url.as_str()) {
             return Ok(());
@@ -306,15 +330,26 @@ impl Sink for JsonlSink {
             .as_ref()
             .map(|ex| data_encoding::BASE32.encode(&ex.body_sha1()));
         let rendered = page.rendered.as_ref().map(|r| r.html.as_str());
-        let encoded =
-            to_line(&page.record, digest, page.items.as_deref(), rendered).and_then(|mut line| {
-                // A page and its items go into one batch, so a kill tears at most
-                // the last page's group, which `append` cuts off whole.
-                if let Some(items) = &page.items {
-                    item_lines(&mut line, &page.record, items)?;
-                }
-                Ok(line)
-            });
+        let content = match (&page.content, self.content.is_empty()) {
+            (Some(doc), false) => Some(content::Fields {
+                doc,
+                asked: &self.content,
+            }),
+            _ => None,
+        };
+        let extra = Extra {
+            items: page.items.as_deref(),
+            rendered,
+            content,
+        };
+        let encoded = to_line(&page.record, digest, extra).and_then(|mut line| {
+            // A page and its items go into one batch, so a kill tears at most
+            // the last page's group, which `append` cuts off whole.
+            if let Some(items) = &page.items {
+                item_lines(&mut line, &page.record, items)?;
+            }
+            Ok(line)
+        });
         let line = encoded.map_err(|e| {
             SinkError::new("jsonl", format!("cannot encode {}", page.record.url)).with_source(e)
         })?;
@@ -413,12 +448,23 @@ fn item_lines(
 }
 
 /// One complete line, newline included.
+/// What a page line carries besides its record.
+struct Extra<'a> {
+    items: Option<&'a crate::parse::items::Items>,
+    rendered: Option<&'a str>,
+    content: Option<content::Fields<'a>>,
+}
+
 fn to_line(
     r: &PageRecord,
     digest: Option<String>,
-    items: Option<&crate::parse::items::Items>,
-    rendered_html: Option<&str>,
+    extra: Extra<'_>,
 ) -> serde_json::Result<Vec<u8>> {
+    let Extra {
+        items,
+        rendered: rendered_html,
+        content,
+    } = extra;
     let parent = r.parent.as_ref().map(|p| p.as_str());
     // Room for a typical line up front: growing from serde's default costs reallocations.
     let mut line = Vec::with_capacity(512);
@@ -462,6 +508,7 @@ fn to_line(
                 change: r.change,
                 rendered: r.rendered,
                 rendered_html,
+                content,
             },
         )?;
     }

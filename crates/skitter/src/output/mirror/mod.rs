@@ -25,7 +25,7 @@
 
 mod convert;
 mod path;
-mod place;
+pub(super) mod place;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 /// Where a file was saved, and the files that had to move out of the way.
 #[derive(Debug)]
-pub(super) struct Placed {
+pub(in crate::output) struct Placed {
     /// The file written.
     pub path: PathBuf,
     /// `(from, to)` for each earlier file moved into a directory of its name.
@@ -36,7 +36,7 @@ pub(super) struct Placed {
 const MAX_INDEX_STEPS: usize = 8;
 
 /// Writes `data` at `wanted` (under `root`), resolving clashes as described above.
-pub(super) fn save(root: &Path, wanted: &Path, data: &[u8]) -> io::Result<Placed> {
+pub(in crate::output) fn save(root: &Path, wanted: &Path, data: &[u8]) -> io::Result<Placed> {
     let rel = wanted
         .strip_prefix(root)
         .map_err(|_| io::Error::other("mirror path is outside the mirror"))?;
@@ -73,7 +73,7 @@ pub(super) fn save(root: &Path, wanted: &Path, data: &[u8]) -> io::Result<Placed
 }
 
 /// Replaces the file at `path` with `data`, atomically.
-pub(super) fn write_whole(path: &Path, data: &[u8]) -> io::Result<()> {
+pub(in crate::output) fn write_whole(path: &Path, data: &[u8]) -> io::Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new()
         .prefix(".skitter-")

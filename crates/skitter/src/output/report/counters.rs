@@ -148,6 +148,14 @@ counters! {
     render_refused_budget,
     /// Browser starts without Chromium's sandbox (`render_unsandboxed`).
     render_unsandboxed,
+    /// HTML pages turned into Markdown and text for an output that reads
+    /// them (`content_pages`).
+    content_pages,
+    /// Blocks dropped from those pages as their host's boilerplate, a block
+    /// repeated on most of its pages (`content_boilerplate_blocks`).
+    content_boilerplate_blocks,
+    /// The Markdown bytes of those blocks (`content_boilerplate_bytes`).
+    content_boilerplate_bytes,
     ;
     /// Error responses by status (`status_404`).
     status: u16 = "status_",

@@ -1,0 +1,303 @@
+//! Internal links: pointing a page's links at the tree's own files.
+//!
+//! When a page is written, each of its http(s) links whose target page is
+//! already in the tree points at that file, relatively (fragment kept). A
+//! link whose target is not there yet is written absolute, and if the target
+//! may be a page (not an image, a stylesheet, an archive… by its extension)
+//! it is noted in the link log, a file in the tree (`.skitter-markdown-links`,
+//! one line per link: the page's file, the link as written, the file its
+//! target would be, its fragment). At the end ([`fix_up`]) the log is read
+//! line by line, and every noted link whose target file now exists is
+//! rewritten to it; the log is then removed. So memory stays bounded whatever
+//! the crawl's size (the log is on disk, read as a stream), a crawl killed
+//! before its end leaves only working (absolute) links, and a resumed crawl
+//! (`--state`) appends to the log its earlier run left, fixing both runs'
+//! links at its end. Links to redirects stay absolute: the tree has no file
+//! for a redirect.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+use super::path::{absolute, markdown_path, relative};
+use crate::output::mirror::place;
+
+/// The log's file name in the tree.
+pub const LOG_NAME: &str = ".skitter-markdown-links";
+
+/// Extensions of link targets that are never pages.
+const NOT_PAGES: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "webp", "avif", "svg", "ico", "bmp", "tif", "tiff", "css", "js",
+    "mjs", "json", "xml", "rss", "atom", "pdf", "zip", "gz", "tgz", "bz2", "xz", "7z", "rar",
+    "tar", "mp3", "mp4", "webm", "ogg", "wav", "mov", "avi", "woff", "woff2", "ttf", "otf", "wasm",
+    "exe", "dmg", "iso", "deb", "rpm", "csv", "txt", "doc", "docx", "xls", "xlsx", "ppt", "pptx",
+];
+
+/// The links of the tree still to point at files.
+pub struct LinkLog {
+    file: BufWriter<File>,
+}
+
+impl LinkLog {
+    /// Opens the log of the tree at `dir`, continuing one left by an
+    /// earlier run (a symbolic link at its name is refused, never followed).
+    pub fn open(dir: &Path) -> io::Result<LinkLog> {
+        let mut file = crate::output::open_output(&dir.join(LOG_NAME), true)?;
+        io::Seek::seek(&mut file, io::SeekFrom::End(0))?;
+        Ok(LinkLog {
+            file: BufWriter::new(file),
+        })
+    }
+
+    /// Notes the links of one page.
+    pub fn add(&mut self, pending: &[Pending]) -> io::Result<()> {
+        for p in pending {
+            writeln!(
+                self.file,
+                "{}\t{}\t{}\t{}",
+                p.from, p.written, p.target, p.fragment
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Hands what was noted to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// A link written absolute whose target page may come later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pending {
+    /// The page's file, under the tree (`/`-separated).
+    pub from: String,
+    /// The link as written in it.
+    pub written: String,
+    /// The file its target would be, under the tree.
+    pub target: String,
+    /// Its fragment, with its `#`, or empty.
+    pub fragment: String,
+}
+
+/// The links of one page being written to `file` in the tree at `dir`.
+pub struct PageLinks<'a> {
+    dir: &'a Path,
+    file: &'a Path,
+    /// Links noted, each once.
+    pub pending: Vec<Pending>,
+    noted: HashSet<String>,
+}
+
+impl<'a> PageLinks<'a> {
+    /// For the page written to `file` under `dir`.
+    pub fn new(dir: &'a Path, file: &'a Path) -> PageLinks<'a> {
+        PageLinks {
+            dir,
+            file,
+            pending: Vec::new(),
+            noted: HashSet::new(),
+        }
+    }
+
+    /// What to write for a link to `url`: a relative path when its page is
+    /// in the tree, else the absolute URL (noted when it may be a page).
+    /// `None` (leave the extractor's text) for links that are not http(s).
+    pub fn target(&mut self, url: &Url) -> Option<String> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return None;
+        }
+        let fragment = url.fragment().map_or(String::new(), |f| format!("#{f}"));
+        let target = markdown_path(self.dir, url);
+        if target.is_file() {
+            return Some(format!("{}{fragment}", relative(self.file, &target)));
+        }
+        let written = absolute(url);
+        if may_be_page(url) && self.noted.insert(written.clone()) {
+            self.pending.push(Pending {
+                from: under(self.dir, self.file),
+                written: written.clone(),
+                target: under(self.dir, &target),
+                fragment,
+            });
+        }
+        Some(written)
+    }
+}
+
+/// Whether a link may lead to a page: its last segment has no extension of
+/// a file type that is never one.
+fn may_be_page(url: &Url) -> bool {
+    let last = url.path().rsplit('/').next().unwrap_or("");
+    match last.rsplit_once('.') {
+        Some((_, ext)) => !NOT_PAGES.contains(&ext.to_ascii_lowercase().as_str()),
+        None => true,
+    }
+}
+
+/// `path` under `dir`, `/`-separated.
+fn under(dir: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    let names: Vec<String> = rel
+        .iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect();
+    names.join("/")
+}
+
+/// Points every noted link whose target now exists at its file, then
+/// removes the log; the number of links rewritten.
+pub fn fix_up(dir: &Path) -> io::Result<u64> {
+    let log = dir.join(LOG_NAME);
+    let file = match File::open(&log) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut fixed = 0;
+    let mut group: Vec<Pending> = Vec::new();
+    for line in BufReader::new(file).lines() {
+        let line = line?;
+        let mut parts = line.splitn(4, '\t');
+        let (Some(from), Some(written), Some(target), Some(fragment)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue; // a line a kill cut short
+        };
+        if group.first().is_some_and(|g| g.from != from) {
+            fixed += fix_file(dir, &std::mem::take(&mut group))?;
+        }
+        group.push(Pending {
+            from: from.into(),
+            written: written.into(),
+            target: target.into(),
+            fragment: fragment.into(),
+        });
+    }
+    fixed += fix_file(dir, &group)?;
+    std::fs::remove_file(&log)?;
+    Ok(fixed)
+}
+
+/// Rewrites the links of one file whose targets exist.
+fn fix_file(dir: &Path, links: &[Pending]) -> io::Result<u64> {
+    let Some(first) = links.first() else {
+        return Ok(0);
+    };
+    let path: PathBuf = dir.join(&first.from);
+    let Ok(mut text) = std::fs::read_to_string(&path) else {
+        return Ok(0); // gone, or not ours
+    };
+    let mut fixed = 0;
+    for link in links {
+        let target = dir.join(&link.target);
+        if target.is_file() {
+            let new = format!("{}{}", relative(&path, &target), link.fragment);
+            let (out, n) = replace_link(&text, &link.written, &new);
+            text = out;
+            fixed += n;
+        }
+    }
+    if fixed > 0 {
+        place::write_whole(&path, text.as_bytes())?;
+    }
+    Ok(fixed)
+}
+
+/// `text` with every link destination `from` (after `(` or `<`, before `)`,
+/// `>` or a space) replaced by `to`, and how many were.
+fn replace_link(text: &str, from: &str, to: &str) -> (String, u64) {
+    let mut out = String::with_capacity(text.len());
+    let mut n = 0;
+    let mut rest = text;
+    while let Some(at) = rest.find(from) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + from.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if matches!(before, Some('(' | '<')) && matches!(after, Some(')' | '>' | ' ')) {
+            out.push_str(to);
+            n += 1;
+        } else {
+            out.push_str(from);
+        }
+        rest = &rest[at + from.len()..];
+    }
+    out.push_str(rest);
+    (out, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_link_destinations_are_replaced() {
+        let text = "[http://h/a](http://h/a) and ![x](http://h/a \"t\") <http://h/a> (http://h/ab) http://h/a";
+        let (out, n) = replace_link(text, "http://h/a", "a.md");
+        assert_eq!(
+            out,
+            "[http://h/a](a.md) and ![x](a.md \"t\") <a.md> (http://h/ab) http://h/a"
+        );
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn page_looking_targets_only() {
+        for (url, page) in [
+            ("http://h/a", true),
+            ("http://h/a.html", true),
+            ("http://h/a.php?x=1", true),
+            ("http://h/", true),
+            ("http://h/i.PNG", false),
+            ("http://h/doc.pdf", false),
+        ] {
+            assert_eq!(may_be_page(&Url::parse(url).unwrap()), page, "{url}");
+        }
+    }
+
+    #[test]
+    fn noted_links_are_fixed_once_their_targets_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("h/d")).unwrap();
+        let from = d.join("h/d/p.md");
+        let mut links = PageLinks::new(d, &from);
+        let later = Url::parse("http://h/later#s").unwrap();
+        let never = Url::parse("http://h/never").unwrap();
+        let written = [links.target(&later).unwrap(), links.target(&never).unwrap()];
+        assert_eq!(written, ["http://h/later#s", "http://h/never"]);
+        assert_eq!(links.target(&Url::parse("mailto:a@h").unwrap()), None);
+        std::fs::write(&from, "[L](http://h/later#s) [N](http://h/never)\n").unwrap();
+        let mut log = LinkLog::open(d).unwrap();
+        log.add(&links.pending).unwrap();
+        log.flush().unwrap();
+        drop(log);
+        std::fs::write(d.join("h/later.md"), "later").unwrap();
+        assert_eq!(fix_up(d).unwrap(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&from).unwrap(),
+            "[L](../later.md#s) [N](http://h/never)\n"
+        );
+        assert!(!d.join(LOG_NAME).exists());
+        // Now the target exists: a new page points at it at once.
+        let mut links = PageLinks::new(d, &from);
+        assert_eq!(links.target(&later).unwrap(), "../later.md#s");
+        assert!(links.pending.is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_logs_name_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, "keep").unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir(&tree).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, tree.join(LOG_NAME)).unwrap();
+        assert!(LinkLog::open(&tree).is_err());
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "keep");
+    }
+}

@@ -1,0 +1,123 @@
+//! Where a page goes in the Markdown tree, and how one file names another.
+//!
+//! A page's file is the mirror's ([`mirror_path`], the same safe names) with
+//! `.md` for the HTML extension: `/` → `host/index.md`, `/a/b.html` →
+//! `host/a/b.md`, `/a` → `host/a.md`, `/p?x=1` → `host/p%3Fx=1.md`.
+
+use std::path::{Component, Path, PathBuf};
+
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use url::Url;
+
+use crate::output::mirror_path;
+
+/// Characters escaped in a relative link's path: those that would end or
+/// change a Markdown link destination or a relative URL.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'|')
+    .add(b':')
+    .add(b'&')
+    .add(b'\'')
+    .add(b'(')
+    .add(b')')
+    .add(b'[')
+    .add(b']');
+
+/// The file of the page at `url` (fragment ignored) under `dir`.
+pub fn markdown_path(dir: &Path, url: &Url) -> PathBuf {
+    let mut url = url.clone();
+    url.set_fragment(None);
+    let mut path = mirror_path(dir, &url, Some("text/html"));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lower = name.to_ascii_lowercase();
+    let stem = [".html", ".htm"]
+        .iter()
+        .find(|ext| lower.ends_with(*ext) && lower.len() > ext.len())
+        .map_or(name.as_str(), |ext| &name[..name.len() - ext.len()]);
+    let md = format!("{stem}.md");
+    path.set_file_name(md);
+    path
+}
+
+/// The link from the file `from` to the file `to` (both under one tree):
+/// a relative path, each name percent-encoded where a link needs it.
+pub fn relative(from: &Path, to: &Path) -> String {
+    let names = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let from_dir = names(from.parent().unwrap_or(Path::new("")));
+    let to = names(to);
+    let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); from_dir.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|n| utf8_percent_encode(n, SEGMENT).to_string()),
+    );
+    parts.join("/")
+}
+
+/// An absolute URL as written in the tree: parentheses encoded, so a
+/// Markdown link destination never ends early.
+pub fn absolute(url: &Url) -> String {
+    url.as_str().replace('(', "%28").replace(')', "%29")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_get_the_mirror_names_with_md() {
+        let dir = Path::new("out");
+        let cases = [
+            ("http://h.test/", "out/h.test/index.md"),
+            ("http://h.test/a/b.html", "out/h.test/a/b.md"),
+            ("http://h.test/a/b.HTM#x", "out/h.test/a/b.md"),
+            ("http://h.test/a", "out/h.test/a.md"),
+            ("http://h.test/a/", "out/h.test/a/index.md"),
+            ("http://h.test:8080/p?x=1", "out/h.test_8080/p%3Fx=1.md"),
+            ("http://h.test/doc.php", "out/h.test/doc.php.md"),
+            ("http://h.test/.html", "out/h.test/.html.md"),
+        ];
+        for (url, want) in cases {
+            let url = Url::parse(url).unwrap();
+            assert_eq!(markdown_path(dir, &url), PathBuf::from(want), "{url}");
+        }
+    }
+
+    #[test]
+    fn relative_links_are_encoded_for_markdown() {
+        let cases = [
+            ("m/h/index.md", "m/h/a.md", "a.md"),
+            ("m/h/d/p.md", "m/h/a.md", "../a.md"),
+            ("m/h/p.md", "m/o_81/q%3Fa=1.md", "../o_81/q%253Fa=1.md"),
+            ("m/h/p.md", "m/h/a (b) c.md", "a%20%28b%29%20c.md"),
+        ];
+        for (from, to, want) in cases {
+            assert_eq!(relative(Path::new(from), Path::new(to)), want, "{from}");
+        }
+        let url = Url::parse("http://h.test/wiki/A_(b)#c").unwrap();
+        assert_eq!(absolute(&url), "http://h.test/wiki/A_%28b%29#c");
+    }
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Measures what the Markdown tree costs (issue 33's target: `skitter bench`
+# with --markdown at >= 0.7x its pages/s without).
+#
+# Runs the default `skitter bench` (20,000 pages of 4 KiB, --max-tasks 100)
+# plain and with --markdown DIR (every page extracted to Markdown and written
+# as a file), interleaved ROUNDS times so both see the same machine, then
+# prints the median pages/s of each and their ratio. A run with --markdown must
+# give every HTML page its content (the bench checks it).
+#
+# Usage: scripts/bench-markdown.sh [--smoke] [ROUNDS=7]
+# Needs a release build: cargo build --release -p skitter-cli --features testsite
+# --smoke: one round of 300 pages, a few seconds, for CI to check that the script
+# still runs and prints its figures.
+set -euo pipefail
+
+sizes=()
+if [[ ${1:-} == --smoke ]]; then
+    shift
+    sizes=(--pages 300)
+    set -- "${1:-1}"
+fi
+rounds=${1:-7}
+bin=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
+[[ -x $bin ]] || { echo "no binary at $bin (build with --release --features testsite, or set SKITTER)" >&2; exit 2; }
+"$bin" testsite --help >/dev/null 2>&1 || { echo "$bin has no testsite command (build it with --features testsite)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+rate() {
+    "$bin" bench -q --json ${sizes[@]+"${sizes[@]}"} "$@" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d['correct'], d
+if '--markdown' in sys.argv[1:]:
+    assert d['content_pages'] == d['pages'], d
+print(round(d['pages_per_sec']))" "$@"
+}
+
+plain=()
+markdown=()
+for round in $(seq "$rounds"); do
+    plain+=("$(rate)")
+    markdown+=("$(rate --markdown "$tmp/md-$round")")
+    rm -rf "$tmp/md-$round"
+    echo "round $round: plain ${plain[-1]} pages/s, with Markdown ${markdown[-1]} pages/s" >&2
+done
+python3 - "${plain[*]}" "${markdown[*]}" <<'PY'
+import statistics, sys
+plain = [int(x) for x in sys.argv[1].split()]
+md = [int(x) for x in sys.argv[2].split()]
+p, m = statistics.median(plain), statistics.median(md)
+print(f"median: plain {p:.0f} pages/s, with Markdown {m:.0f} pages/s, "
+      f"ratio {m / p:.3f} (target >= 0.7)")
+PY
