@@ -1,6 +1,8 @@
 //! What is left out before anything is chosen: the invisible (scripts,
 //! styles, templates, form controls, `hidden`, `aria-hidden`,
-//! `display:none`), the `exclude` selectors' matches, and — for the main
+//! `display:none`), heading permalinks (Sphinx's `¶`, rustdoc's `§`: a
+//! link whose only text is such a glyph, which would end every heading as
+//! `[¶](…)`), the `exclude` selectors' matches, and — for the main
 //! content — the page's furniture: navigation, headers, footers, sidebars
 //! and, by their class or id words, cookie banners, share bars, ads,
 //! comments, breadcrumbs and "related" boxes.
@@ -81,6 +83,7 @@ fn drops_invisible(tree: &Tree<'_>, i: usize) -> bool {
         | Tag::Meta
         | Tag::Link => true,
         Tag::Text | Tag::Document => false,
+        Tag::A if is_permalink(tree, i) => true,
         _ => {
             tree.attr(i, "hidden").is_some()
                 || tree
@@ -89,6 +92,21 @@ fn drops_invisible(tree: &Tree<'_>, i: usize) -> bool {
                 || tree.attr(i, "style").is_some_and(hidden_style)
         }
     }
+}
+
+/// The glyphs documentation generators put in a heading's self-link.
+const PERMALINK_GLYPHS: [&str; 7] = ["¶", "§", "#", "🔗", "⚓", "⁋", "#️⃣"];
+
+/// Whether link `i` is a heading's permalink: its whole text (one text node,
+/// no element inside) is one of [`PERMALINK_GLYPHS`]. A link with words, or
+/// with an image, is content.
+fn is_permalink(tree: &Tree<'_>, i: usize) -> bool {
+    let mut children = tree.children(i);
+    let (Some(only), None) = (children.next(), children.next()) else {
+        return false;
+    };
+    tree.text(only)
+        .is_some_and(|t| PERMALINK_GLYPHS.contains(&t.trim()))
 }
 
 /// Whether an inline style hides the element.

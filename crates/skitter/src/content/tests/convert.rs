@@ -118,3 +118,16 @@ fn main_content_drops_furniture() {
         "# Post\n\nWords worth keeping, in a long enough paragraph of text."
     );
 }
+
+#[test]
+fn heading_permalinks_are_left_out() {
+    // Sphinx's and rustdoc's self-links, as Debian's python3-doc and
+    // rust-doc pages have them.
+    assert_eq!(
+        md("<h1>Coroutines<a class='headerlink' href='#coroutines' \
+            title='Permalink to this heading'>¶</a></h1>\
+            <h2 id='method.new'><a href='#method.new' class='anchor'>§</a>new</h2>\
+            <p>A <a href='#x'>#</a> and a <a href='#y'>#tag</a>.</p>"),
+        "# Coroutines\n\n## new\n\nA and a [#tag](https://example.org/dir/page.html#y)."
+    );
+}
