@@ -15,7 +15,7 @@
 //! links at its end. Links to redirects stay absolute: the tree has no file
 //! for a redirect.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -188,44 +188,67 @@ fn fix_file(dir: &Path, links: &[Pending]) -> io::Result<u64> {
         return Ok(0);
     };
     let path: PathBuf = dir.join(&first.from);
-    let Ok(mut text) = std::fs::read_to_string(&path) else {
+    let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(0); // gone, or not ours
     };
-    let mut fixed = 0;
+    // Many links of a page share a target (rustdoc's `#method.x` links to one
+    // page): its file is looked up once.
+    let mut exists: HashMap<&str, bool> = HashMap::new();
+    let mut to: HashMap<&str, String> = HashMap::new();
     for link in links {
-        let target = dir.join(&link.target);
-        if target.is_file() {
-            let new = format!("{}{}", relative(&path, &target), link.fragment);
-            let (out, n) = replace_link(&text, &link.written, &new);
-            text = out;
-            fixed += n;
+        let there = *exists
+            .entry(&link.target)
+            .or_insert_with(|| dir.join(&link.target).is_file());
+        if there {
+            let target = dir.join(&link.target);
+            to.insert(
+                &link.written,
+                format!("{}{}", relative(&path, &target), link.fragment),
+            );
         }
     }
+    if to.is_empty() {
+        return Ok(0);
+    }
+    let (text, fixed) = replace_links(&text, &to);
     if fixed > 0 {
         place::write_whole(&path, text.as_bytes())?;
     }
     Ok(fixed)
 }
 
-/// `text` with every link destination `from` (after `(` or `<`, before `)`,
-/// `>` or a space) replaced by `to`, and how many were.
-fn replace_link(text: &str, from: &str, to: &str) -> (String, u64) {
+/// `text` with every link destination (after `(` or `<`, up to the next `)`,
+/// `>` or space) that `to` has a replacement for replaced, and how many were.
+/// One pass over the text, whatever the number of links: a page of
+/// thousands of links made one pass per link quadratic.
+fn replace_links(text: &str, to: &HashMap<&str, String>) -> (String, u64) {
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    let mut n = 0;
-    let mut rest = text;
-    while let Some(at) = rest.find(from) {
-        let before = rest[..at].chars().next_back();
-        let after = rest[at + from.len()..].chars().next();
-        out.push_str(&rest[..at]);
-        if matches!(before, Some('(' | '<')) && matches!(after, Some(')' | '>' | ' ')) {
-            out.push_str(to);
-            n += 1;
-        } else {
-            out.push_str(from);
+    let (mut copied, mut n) = (0, 0);
+    // The first delimiter at or after the current destination's start; it
+    // only moves forward, so the scan is linear.
+    let mut end = 0;
+    for open in memchr::memchr2_iter(b'(', b'<', bytes) {
+        let start = open + 1;
+        if start < copied {
+            continue;
         }
-        rest = &rest[at + from.len()..];
+        if end < start {
+            end = match memchr::memchr3(b')', b'>', b' ', &bytes[start..]) {
+                Some(at) => start + at,
+                // No delimiter left: no destination can end.
+                None => break,
+            };
+        }
+        // Both ends sit next to ASCII bytes, so on character boundaries.
+        if let Some(new) = to.get(&text[start..end]) {
+            out.push_str(&text[copied..start]);
+            out.push_str(new);
+            copied = end;
+            n += 1;
+        }
     }
-    out.push_str(rest);
+    out.push_str(&text[copied..]);
     (out, n)
 }
 
@@ -236,12 +259,32 @@ mod tests {
     #[test]
     fn only_link_destinations_are_replaced() {
         let text = "[http://h/a](http://h/a) and ![x](http://h/a \"t\") <http://h/a> (http://h/ab) http://h/a";
-        let (out, n) = replace_link(text, "http://h/a", "a.md");
+        let to = HashMap::from([("http://h/a", "a.md".to_string())]);
+        let (out, n) = replace_links(text, &to);
         assert_eq!(
             out,
             "[http://h/a](a.md) and ![x](a.md \"t\") <a.md> (http://h/ab) http://h/a"
         );
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn many_links_and_open_brackets_are_one_pass() {
+        // Thousands of links to one page's anchors, and a run of brackets
+        // with no destination end: each is replaced once, the rest kept.
+        let written: Vec<String> = (0..5000).map(|i| format!("http://h/a#m{i}")).collect();
+        let to: HashMap<&str, String> = written
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.as_str(), format!("a.md#m{i}")))
+            .collect();
+        let mut text: String = written.iter().map(|w| format!("[m]({w}) ")).collect();
+        text.push_str(&"(<".repeat(10_000));
+        let (out, n) = replace_links(&text, &to);
+        assert_eq!(n, 5000);
+        assert!(out.starts_with("[m](a.md#m0) [m](a.md#m1) "));
+        assert!(!out.contains("http://h/a"));
+        assert!(out.ends_with(&"(<".repeat(10_000)));
     }
 
     #[test]
