@@ -2,7 +2,8 @@
 //! article, by markup where the page says so, else by scoring.
 //!
 //! A `<main>`, `<article>`, `[role=main]` or `[itemprop=articleBody]` that
-//! holds most of the page's text is taken (the innermost such). Otherwise
+//! holds most of the page's text is taken (the innermost such); scoring
+//! inside it narrows it only to candidates that keep most of its text. Otherwise
 //! the page is scored the way Readability does: each paragraph-like element
 //! with some text gives points (one, plus its commas, plus one per hundred
 //! bytes up to three) to its parent, half to its grandparent and a sixth to
@@ -30,8 +31,21 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
         .filter(|&i| stats.text[i] as f64 >= MAIN_SHARE * total)
         .min_by_key(|&i| stats.text[i]);
     let top = marked.unwrap_or(top);
-    scored(tree, keep, stats, top).unwrap_or_else(|| vec![top])
+    let roots = scored(tree, keep, stats, top).unwrap_or_else(|| vec![top]);
+    // Inside the page's own marked-up article, scoring only narrows it when
+    // what it picks holds most of the article: a short page (an index, a
+    // page of a few paragraphs around a list) would otherwise lose its
+    // heading and list to its longest paragraph's box.
+    let picked: u64 = roots.iter().map(|&r| u64::from(stats.text[r])).sum();
+    if marked.is_some() && (picked as f64) < MARKED_KEPT * f64::from(stats.text[top]) {
+        return vec![top];
+    }
+    roots
 }
+
+/// The share of a marked-up main element's text that scoring inside it must
+/// keep, or the whole element is taken.
+const MARKED_KEPT: f64 = 0.6;
 
 fn is_marked_main(tree: &Tree<'_>, i: usize) -> bool {
     matches!(tree.tag(i), Tag::Main | Tag::Article)
@@ -199,8 +213,17 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
     let mut dropped = 0u64;
     for &root in roots {
         let mut i = root + 1;
+        // What holds most of the content is the content, however many links
+        // it has (a documentation index: a list of its pages).
+        let most = stats.text[root] / 2;
         while i < tree.end(root) {
-            if cleaned[i] && drops_in_content(tree, stats, i) {
+            // A list standing directly in the content (an index's list of
+            // pages, a page of steps) is part of it; lists of links inside
+            // boxes go with their box.
+            let own_list =
+                matches!(tree.tag(i), Tag::Ul | Tag::Ol | Tag::Dl) && in_content(tree, i, root);
+            if cleaned[i] && !own_list && stats.text[i] <= most && drops_in_content(tree, stats, i)
+            {
                 dropped += stats.text[i] as u64;
                 let end = tree.end(i);
                 cleaned[i..end].fill(false);
@@ -216,6 +239,22 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
     if (dropped as f64) < 0.9 * before as f64 {
         keep.copy_from_slice(&cleaned);
     }
+}
+
+/// Whether `i` stands directly in the content under `root`: only the
+/// page's own content wrappers (`main`, `article`, `section`) between them.
+fn in_content(tree: &Tree<'_>, i: usize, root: usize) -> bool {
+    let mut at = tree.parent(i);
+    while let Some(a) = at {
+        if a == root {
+            return true;
+        }
+        if !matches!(tree.tag(a), Tag::Main | Tag::Article | Tag::Section) {
+            return false;
+        }
+        at = tree.parent(a);
+    }
+    false
 }
 
 fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
@@ -236,12 +275,22 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
             }
             let weight = class_weight(tree, i);
             let list = matches!(tag, Tag::Ul | Tag::Ol | Tag::Dl);
+            // A short list is content (a nested list of points, steps):
+            // only a list that is mostly links reads as a box of them.
             weight < 0.0
                 || (!list && density > 0.5 && stats.paras[i] < 2)
                 || (list && density > 0.7)
-                || (text < 25 && stats.media[i] == 0 && stats.paras[i] == 0)
+                || (!list && text < 25 && stats.media[i] == 0 && stats.paras[i] == 0)
         }
-        Tag::P => density > 0.5 && text < 200 && stats.commas[i] < 2,
+        // "Read more: <a>…</a>": a link and a word or two around it. A
+        // sentence that links a few things ("read on in …, or see …") has
+        // more words of its own and stays.
+        Tag::P => {
+            density > 0.5
+                && text < 200
+                && stats.commas[i] < 2
+                && stats.text[i].saturating_sub(stats.link[i]) < 16
+        }
         _ => false,
     }
 }

@@ -24,7 +24,6 @@
 //! pages in the same order always give the same result.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 
 use super::{BlockKind, Document};
 
@@ -170,15 +169,33 @@ fn block_hash(block: &super::Block) -> Option<u64> {
     } else {
         &block.text
     };
-    let norm = normalise(text);
-    if norm.is_empty() {
-        return None;
+    // The normalised text (see `normalise`) streamed into the hash, with no
+    // copy of it made: this runs on the crawl's one sink task for every
+    // block of every page.
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = [0u8; 4];
+    let mut any = false;
+    for word in text.split_whitespace() {
+        if any {
+            hasher.update(b" ");
+        }
+        any = true;
+        if word.is_ascii() {
+            for chunk in word.as_bytes().chunks(64) {
+                let mut lower = [0u8; 64];
+                lower[..chunk.len()].copy_from_slice(chunk);
+                lower[..chunk.len()].make_ascii_lowercase();
+                hasher.update(&lower[..chunk.len()]);
+            }
+        } else {
+            for c in word.chars().flat_map(char::to_lowercase) {
+                hasher.update(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
     }
-    // `DefaultHasher::new()` has fixed keys: the same text hashes the same
-    // in every run, which keeps the rule deterministic.
-    let mut hasher = std::hash::DefaultHasher::new();
-    norm.hash(&mut hasher);
-    Some(hasher.finish())
+    // xxh3 has no random keys: the same text hashes the same in every run,
+    // which keeps the rule deterministic.
+    any.then(|| hasher.digest())
 }
 
 /// Lowercased, whitespace collapsed to single spaces, trimmed.

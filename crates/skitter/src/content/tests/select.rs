@@ -44,3 +44,42 @@ fn link_boxes_and_read_more_lines_inside_the_content_are_dropped() {
     assert!(!text.contains("Facebook"), "{text:?}");
     assert!(!text.contains("One link"), "{text:?}");
 }
+
+#[test]
+fn nested_lists_and_sentences_with_links_stay() {
+    // A list of points inside a point, and a sentence pointing at three
+    // places: content, not boxes of links ("Read more" lines still go).
+    let html = format!(
+        "<body><article><h1>Topic</h1><p>{PROSE}</p>\
+         <p>Read on in <a href='/a/2'>article 2</a>, or see <a href='/x'>the outside \
+         world</a> and <a href='/g.pdf'>the PDF guide</a>.</p>\
+         <ul><li>First point<ul><li>Inner point A</li><li>Inner point B</li></ul></li>\
+         <li>Second point</li></ul>\
+         <p>Read more: <a href='/other'>Another story entirely</a></p>\
+         <p>{PROSE}</p></article></body>"
+    );
+    let doc = extract(&html, &Url::parse("https://example.org/").unwrap());
+    let text = doc.text();
+    assert!(text.contains("Inner point A"), "{text}");
+    assert!(text.contains("Read on in article 2"), "{text}");
+    assert!(!text.contains("Another story entirely"), "{text}");
+}
+
+#[test]
+fn an_index_page_keeps_its_list_of_pages() {
+    let items: String = (1..=7)
+        .map(|n| format!("<li><a href='/docs/a/{n}'>Article {n}</a></li>"))
+        .collect();
+    let html = format!(
+        "<body><nav><a href='/'>Home</a></nav><main><article><h1>Documentation</h1>\
+         <p>Every article of the docs, in order of reading.</p><ul>{items}</ul>\
+         </article></main></body>"
+    );
+    let doc = extract(&html, &Url::parse("https://example.org/docs/").unwrap());
+    let md = doc.markdown();
+    assert!(
+        md.contains("- [Article 3](https://example.org/docs/a/3)"),
+        "{md}"
+    );
+    assert!(md.contains("# Documentation"), "{md}");
+}

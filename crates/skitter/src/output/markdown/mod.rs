@@ -9,8 +9,15 @@
 //! not saved: their links stay absolute.
 //!
 //! Files are written whole (a temporary file renamed into place, as the
-//! mirror does, with its rules for file/directory clashes) on the blocking
-//! pool. When the crawl's completions survive a power cut, the tree's file
+//! mirror does, with its rules for file/directory clashes) by a writer
+//! thread of the sink's own, fed through a bounded queue of
+//! [`QUEUE`] pages: the crawl's one sink task hands a page over and goes on
+//! to the next sink, where waiting for each file (a thread hop, a create
+//! and a rename, 100–300 µs) held every sink behind it and capped a crawl
+//! of small pages at a few thousand pages a second. [`Sink::flush`] waits
+//! until every page handed over is written, so a page's lease is still
+//! completed only once its file is in place; a failed write is reported
+//! on the next page, flush or finish. When the crawl's completions survive a power cut, the tree's file
 //! system is synced after each flush (see [`Sink::unsynced`]). A resumed
 //! crawl writes into the same tree: files from before are kept, a page
 //! fetched again is rewritten. The first pages of each host are rewritten
@@ -23,6 +30,9 @@ mod path;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::{mpsc, oneshot};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -35,15 +45,35 @@ use super::mirror::place;
 use super::{Page, Sink, SinkError, SinkSummary, Syncable, SyncedFilesystem};
 use crate::content::Document;
 
+/// Pages handed to the writer thread and not yet written, at most: the
+/// sink task waits for room beyond this.
+pub const QUEUE: usize = 256;
+
 /// Writes one Markdown file per HTML page under a directory.
 pub struct MarkdownSink {
     dir: PathBuf,
-    /// `None` while a page is being written (it travels to the blocking pool).
-    log: Option<links::LinkLog>,
+    /// `None` once finished.
+    writer: Option<Writer>,
     files: u64,
     bytes: u64,
     filesystem: Arc<SyncedFilesystem>,
     unsynced: bool,
+}
+
+/// The writer thread and the queue to it.
+struct Writer {
+    queue: mpsc::Sender<Msg>,
+    /// Set by the thread when a write failed; the error waits for a flush.
+    failed: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+enum Msg {
+    Write(Job),
+    /// Answered once every page before it is written (and the link log
+    /// handed to the file): the files and bytes written since the last
+    /// flush, or the first error.
+    Flush(oneshot::Sender<Result<(u64, u64), SinkError>>),
 }
 
 impl MarkdownSink {
@@ -55,9 +85,20 @@ impl MarkdownSink {
         std::fs::create_dir_all(&dir).map_err(fail)?;
         let filesystem = SyncedFilesystem::open(&dir).map_err(fail)?;
         let log = links::LinkLog::open(&dir).map_err(fail)?;
+        let (queue, jobs) = mpsc::channel(QUEUE);
+        let failed = Arc::new(AtomicBool::new(false));
+        let flag = failed.clone();
+        let thread = std::thread::Builder::new()
+            .name("skitter-markdown".into())
+            .spawn(move || write_all(jobs, log, &flag))
+            .map_err(fail)?;
         Ok(MarkdownSink {
             dir,
-            log: Some(log),
+            writer: Some(Writer {
+                queue,
+                failed,
+                thread,
+            }),
             files: 0,
             bytes: 0,
             filesystem: Arc::new(filesystem),
@@ -65,22 +106,80 @@ impl MarkdownSink {
         })
     }
 
-    /// Writes one page's file on the blocking pool.
-    async fn write(&mut self, job: Job) -> Result<u64, SinkError> {
-        let mut log = self
-            .log
-            .take()
-            .ok_or_else(|| SinkError::new("markdown", "an earlier write failed"))?;
-        let (result, log) = tokio::task::spawn_blocking(move || {
-            let result = job.run(&mut log);
-            (result, log)
-        })
-        .await
-        .map_err(|e| SinkError::new("markdown", "writer task failed").with_source(e))?;
-        self.log = Some(log);
-        let written = result?;
+    /// Hands one page's file to the writer thread.
+    async fn write(&mut self, job: Job) -> Result<(), SinkError> {
+        let writer = self.writer.as_ref().ok_or_else(finished)?;
+        if writer.failed.load(Ordering::Acquire) {
+            // The error itself comes back with the flush.
+            self.drain().await?;
+        }
+        let writer = self.writer.as_ref().ok_or_else(finished)?;
+        writer
+            .queue
+            .send(Msg::Write(job))
+            .await
+            .map_err(|_| SinkError::new("markdown", "the writer thread is gone"))?;
         self.unsynced = true;
-        Ok(written)
+        Ok(())
+    }
+
+    /// Waits until every page handed over is written.
+    async fn drain(&mut self) -> Result<(), SinkError> {
+        let writer = self.writer.as_ref().ok_or_else(finished)?;
+        let (tx, rx) = oneshot::channel();
+        let gone = || SinkError::new("markdown", "the writer thread is gone");
+        writer
+            .queue
+            .send(Msg::Flush(tx))
+            .await
+            .map_err(|_| gone())?;
+        let (files, bytes) = rx.await.map_err(|_| gone())??;
+        self.files += files;
+        self.bytes += bytes;
+        Ok(())
+    }
+}
+
+fn finished() -> SinkError {
+    SinkError::new("markdown", "written to after its end")
+}
+
+/// The writer thread: writes each page in turn; after a failure it writes
+/// nothing more and gives the error to the next flush.
+fn write_all(mut jobs: mpsc::Receiver<Msg>, mut log: links::LinkLog, failed: &AtomicBool) {
+    let (mut files, mut bytes, mut error) = (0, 0, None);
+    while let Some(msg) = jobs.blocking_recv() {
+        match msg {
+            Msg::Write(job) if error.is_none() => {
+                let revise = job.revise;
+                match job.run(&mut log) {
+                    Ok(written) if !revise => {
+                        files += 1;
+                        bytes += written;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        error = Some(e);
+                        failed.store(true, Ordering::Release);
+                    }
+                }
+            }
+            Msg::Write(_) => {}
+            Msg::Flush(reply) => {
+                let answer = match error.take() {
+                    Some(e) => Err(e),
+                    None => log
+                        .flush()
+                        .map(|()| (std::mem::take(&mut files), std::mem::take(&mut bytes)))
+                        .map_err(|e| io_error(format!("cannot write {LOG_NAME}"), e)),
+                };
+                if answer.is_err() {
+                    // Once failed, always failed: later pages are not written.
+                    error = Some(SinkError::new("markdown", "an earlier write failed"));
+                }
+                let _ = reply.send(answer);
+            }
+        }
     }
 }
 
@@ -147,10 +246,7 @@ impl Sink for MarkdownSink {
             doc: doc.clone(),
             revise: false,
         };
-        let written = self.write(job).await?;
-        self.files += 1;
-        self.bytes += written;
-        Ok(())
+        self.write(job).await
     }
 
     async fn revise(&mut self, page: &Page) -> Result<(), SinkError> {
@@ -164,16 +260,11 @@ impl Sink for MarkdownSink {
             doc: doc.clone(),
             revise: true,
         };
-        self.write(job).await?;
-        Ok(())
+        self.write(job).await
     }
 
     async fn flush(&mut self) -> Result<(), SinkError> {
-        if let Some(log) = self.log.as_mut() {
-            log.flush()
-                .map_err(|e| io_error(format!("cannot write {LOG_NAME}"), e))?;
-        }
-        Ok(())
+        self.drain().await
     }
 
     /// Its whole file system, in one call, as the mirror's.
@@ -185,8 +276,15 @@ impl Sink for MarkdownSink {
     }
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
-        self.flush().await?;
-        drop(self.log.take());
+        self.drain().await?;
+        if let Some(writer) = self.writer.take() {
+            drop(writer.queue);
+            // The queue is empty (drained just now): the thread ends at once.
+            tokio::task::spawn_blocking(move || writer.thread.join())
+                .await
+                .map_err(|e| SinkError::new("markdown", "writer thread lost").with_source(e))?
+                .map_err(|_| SinkError::new("markdown", "the writer thread panicked"))?;
+        }
         let dir = self.dir.clone();
         tokio::task::spawn_blocking(move || links::fix_up(&dir))
             .await
