@@ -303,6 +303,7 @@ pub mod items_db;
 mod jsonl;
 mod llms;
 mod mirror;
+mod wacz;
 mod warc;
 
 pub use items_db::{ItemsDbError, ItemsDbSink};
@@ -312,6 +313,10 @@ pub use llms::{
     chunk_document, count_tokens, full_path,
 };
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
+pub use wacz::{
+    WACZ_VERSION, WaczCheck, WaczError, WaczOptions, WaczProblem, WaczSummary, pack_wacz,
+    validate_wacz,
+};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 
 #[cfg(test)]
