@@ -21,3 +21,4 @@ mod redis_recrawl;
 mod render_reap;
 mod resume;
 mod safety_files;
+mod wacz_cli;

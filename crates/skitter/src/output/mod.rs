@@ -314,8 +314,8 @@ pub use llms::{
 };
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
 pub use wacz::{
-    WACZ_VERSION, WaczCheck, WaczError, WaczOptions, WaczProblem, WaczSummary, pack_wacz,
-    validate_wacz,
+    WACZ_VERSION, WARC_ROTATION, WaczCheck, WaczError, WaczOptions, WaczProblem, WaczSink,
+    WaczSummary, pack_wacz, validate_wacz, wacz_warc_dir,
 };
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 

@@ -42,6 +42,14 @@ pub enum WaczProblem {
         /// The file's.
         actual: String,
     },
+    /// A file's bytes in the zip are damaged (its CRC-32 does not match).
+    #[error("{path} is damaged in the zip: {why}")]
+    Damaged {
+        /// The file's path in the zip.
+        path: String,
+        /// What the zip reader said.
+        why: String,
+    },
     /// A file in the zip is not in the manifest.
     #[error("{0} is not listed in datapackage.json")]
     Unlisted(String),
@@ -191,7 +199,17 @@ fn check_files(zip: &mut Zip, manifest: &DataPackage, check: &mut WaczCheck) -> 
                 .push(WaczProblem::NotStored(resource.path.clone()));
         }
         let mut hashing = Hashing::new(io::sink());
-        io::copy(&mut entry, &mut hashing)?;
+        match io::copy(&mut entry, &mut hashing) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                check.problems.push(WaczProblem::Damaged {
+                    path: resource.path.clone(),
+                    why: e.to_string(),
+                });
+                continue;
+            }
+            Err(e) => return Err(e),
+        }
         let actual = hashing.resource(&resource.path);
         if actual.hash != resource.hash || actual.bytes != resource.bytes {
             check.problems.push(WaczProblem::Mismatch {

@@ -6,12 +6,14 @@
 //! `indexes/index.idx` (the compressed CDXJ index, see `zipnum`),
 //! `pages/pages.jsonl`, `datapackage.json`, `datapackage-digest.json`.
 //! [`pack_wacz`] writes one from WARC files (`pack`), reading them to index
-//! them and list their pages (`scan`); [`validate_wacz`] checks one (`check`).
+//! them and list their pages (`scan`); [`validate_wacz`] checks one (`check`);
+//! [`WaczSink`] archives a crawl as one (`sink`).
 
 mod check;
 mod pack;
 mod package;
 mod scan;
+mod sink;
 #[cfg(test)]
 mod tests;
 mod zipnum;
@@ -19,6 +21,7 @@ mod zipnum;
 pub use check::{WaczCheck, WaczProblem, validate_wacz};
 pub use pack::{WaczOptions, WaczSummary, pack_wacz};
 pub use package::WACZ_VERSION;
+pub use sink::{WARC_ROTATION, WaczSink, wacz_warc_dir};
 
 /// Packing or reading a WACZ file failed.
 #[derive(Debug, thiserror::Error)]
