@@ -159,3 +159,61 @@ async fn a_killed_crawl_leaves_no_wacz_file() {
         "no WACZ, no temporary file"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_crawl_packs_the_whole_crawl() {
+    let site = TestSite::start(SiteConfig {
+        pages: 60,
+        latency: Duration::from_millis(20),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let wacz = dir.path().join("site.wacz");
+    let crawl = || {
+        let mut cmd = skitter();
+        cmd.args(["-q", "crawl", &site.url("/"), "--max-tasks", "2"])
+            .arg("--state")
+            .arg(dir.path().join("state"))
+            .arg("--wacz")
+            .arg(&wacz)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd
+    };
+    let mut first = crawl().spawn().unwrap();
+    for _ in 0..200 {
+        if site.stats().total_requests > 15 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the first run ended before the kill"
+    );
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+    assert!(!wacz.exists());
+
+    let out = crawl().output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The pages of both runs: every page of the site once, and the WARC files
+    // of both runs in the archive.
+    let (code, text) = run(&["wacz", "validate", wacz.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(" 61 pages checked"), "{text}");
+    let zip = zip::ZipArchive::new(std::fs::File::open(&wacz).unwrap()).unwrap();
+    let warcs = zip
+        .file_names_raw()
+        .filter(|n| n.starts_with(b"archive/"))
+        .count();
+    assert!(warcs >= 2, "{warcs} WARC files");
+    // The folder is kept for the next run.
+    assert!(dir.path().join("site.wacz.warcs").is_dir());
+    webrecorder_check("wacz_cli::resumed", &wacz);
+}
