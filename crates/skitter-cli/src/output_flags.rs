@@ -140,10 +140,10 @@ impl OutputFlags {
     }
 }
 
-/// The `--wacz` sink: the crawl's WARC files go to the folder beside `out`
+/// The `--wacz` sink (of `crawl` and `fetch`): the run's WARC files go to the folder beside `out`
 /// (emptied first, unless a crawl kept in `state` continues there) and are
 /// packed into `out` when the crawl ends.
-fn wacz_sink(
+pub fn wacz_sink(
     out: &Path,
     state: Option<&DiskFrontier>,
     warcinfo: Vec<(String, String)>,

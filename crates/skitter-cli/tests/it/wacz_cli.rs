@@ -217,3 +217,22 @@ async fn a_resumed_crawl_packs_the_whole_crawl() {
     assert!(dir.path().join("site.wacz.warcs").is_dir());
     webrecorder_check("wacz_cli::resumed", &wacz);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_wacz_packs_the_fetched_pages() {
+    let site = TestSite::start(SiteConfig {
+        pages: 10,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let wacz = dir.path().join("pages.wacz");
+    let pages = site.url("/p/[0-4]");
+    let (code, out) = run(&["-q", "fetch", &pages, "--wacz", wacz.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run(&["wacz", "validate", wacz.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains(" 5 captures, 5 pages checked"), "{out}");
+    assert!(!dir.path().join("pages.wacz.warcs").exists());
+    webrecorder_check("wacz_cli::fetch_wacz", &wacz);
+}
