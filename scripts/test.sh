@@ -4,7 +4,7 @@
 #
 #   scripts/test.sh [ARGS...]      ARGS go to `cargo test --workspace --features skitter-cli/testsite`
 #
-# 1. Installs the Python tools the WARC tests run (warcio, fastwarc, cdxj-indexer, pywb)
+# 1. Installs the Python tools the WARC tests run (warcio, fastwarc, cdxj-indexer, pywb, wacz)
 #    into target/validators-venv with scripts/validators.sh, unless they are there.
 #    Without a package registry that fails; the run goes on (under CI it stops).
 # 2. Runs `cargo test --workspace --features skitter-cli/testsite ARGS`: the CLI's
@@ -19,7 +19,7 @@ cd "$root"
 venv="$root/target/validators-venv"
 export SKITTER_VALIDATORS=${SKITTER_VALIDATORS:-$venv/bin}
 missing=()
-for tool in warcio fastwarc cdxj-indexer wb-manager; do
+for tool in warcio fastwarc cdxj-indexer wb-manager wacz; do
     [[ -x $SKITTER_VALIDATORS/$tool ]] || missing+=("$tool")
 done
 if [[ ${#missing[@]} -gt 0 ]]; then

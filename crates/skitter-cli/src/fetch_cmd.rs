@@ -134,6 +134,11 @@ pub struct FetchArgs {
     /// Archive every request and response to a WARC file (.gz: compressed).
     #[arg(long, value_name = "FILE")]
     pub warc: Option<PathBuf>,
+    /// Archive every response as one WACZ file (WARC, index, pages with their
+    /// text, manifest), packed when the fetch ends: FILE appears whole or not
+    /// at all. Each run packs its own responses.
+    #[arg(long, value_name = "FILE", conflicts_with = "warc")]
+    pub wacz: Option<PathBuf>,
     /// Store the items of --extract/--field in a database (a SQLite file or a
     /// `postgres://` URL), as `crawl` does.
     #[arg(long = "items", value_name = "DB")]
@@ -207,6 +212,10 @@ impl FetchArgs {
                 ..WarcOptions::default()
             };
             b = b.sink(Box::new(WarcSink::create(path, options)?));
+        }
+        if let Some(path) = &self.wacz {
+            let described = vec![("command".into(), "fetch".into())];
+            b = b.sink(crate::output_flags::wacz_sink(path, None, described)?);
         }
         for sink in self.llms.sinks()? {
             b = b.sink(sink);

@@ -2,7 +2,7 @@
 //! runs them, prints what they return, and picks the exit status.
 //!
 //! Exit statuses: 0 when the job completed (page errors are reported, not fatal),
-//! 1 when `fetch`/`probe`/`proxies check` had failures, 2 on bad usage or a fatal error, 130 when
+//! 1 when `fetch`/`probe`/`proxies check` had failures or `wacz validate` found an invalid file, 2 on bad usage or a fatal error, 130 when
 //! interrupted by Ctrl-C or SIGTERM.
 
 /// `println!`, `eprintln!` and `eprint!` that ignore a closed stream:
@@ -53,6 +53,7 @@ mod site_cmd;
 mod status_cmd;
 #[cfg(feature = "testsite")]
 mod testsite_cmd;
+mod wacz_cmd;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -113,6 +114,9 @@ enum Command {
     Worker(Box<redis_cmd::WorkerArgs>),
     /// Remove every Redis key of a shared crawl.
     RedisClean(redis_cmd::CleanArgs),
+    /// Pack WARC files into a WACZ file (`wacz create`), or check one (`wacz validate`).
+    #[command(subcommand)]
+    Wacz(wacz_cmd::WaczCommand),
     /// Print the manual page (`skitter man > skitter.1`), or write one per command.
     Man(manual::ManArgs),
     /// Print a shell's completion script (`skitter completions bash`).
@@ -179,6 +183,7 @@ fn main() -> ExitCode {
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await
                 .map(|code| u8::try_from(code).unwrap_or(2)),
+            Command::Wacz(command) => command.run().await,
             Command::Man(args) => manual::man(args),
             Command::Completions(args) => manual::completions(args),
             Command::Site(command) => command.run(cancel).await,

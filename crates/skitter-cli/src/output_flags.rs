@@ -6,10 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use clap::Args;
 use skitter::frontier::DiskFrontier;
 use skitter::output::{
-    ContentField, MarkdownSink, MirrorOptions, MirrorSink, Sink, WarcOptions, WarcSink,
+    ContentField, MarkdownSink, MirrorOptions, MirrorSink, Sink, WARC_ROTATION, WaczOptions,
+    WaczSink, WarcOptions, WarcSink, wacz_warc_dir,
 };
 
 use crate::{flags, resume_outputs};
@@ -28,6 +30,12 @@ pub struct OutputFlags {
     /// Also write a CDXJ index of the WARC's response records (as pywb reads).
     #[arg(long, value_name = "FILE", requires = "warc")]
     pub cdx: Option<PathBuf>,
+    /// Archive the crawl as one WACZ file (WARCs, index, pages with their text,
+    /// manifest; ReplayWeb.page opens it). Its WARC files are written to
+    /// FILE.warcs/ and packed when the crawl ends; FILE appears whole or not at
+    /// all. With --state the folder is kept and each run packs the whole crawl.
+    #[arg(long, value_name = "FILE", conflicts_with = "warc")]
+    pub wacz: Option<PathBuf>,
     /// Save every 2xx response under DIR/host_port/path (the port only when it
     /// is not the scheme's), like `wget --mirror`.
     #[arg(long, value_name = "DIR")]
@@ -76,6 +84,7 @@ impl OutputFlags {
         max_body_size: u64,
     ) -> anyhow::Result<Vec<Box<dyn Sink>>> {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
+        let warcinfo_for_wacz = warcinfo.clone();
         if let Some(path) = &self.warc {
             let mut options = WarcOptions {
                 max_size: self.warc_max_size,
@@ -95,6 +104,9 @@ impl OutputFlags {
                 None => path.clone(),
             };
             sinks.push(Box::new(WarcSink::create(&path, options)?));
+        }
+        if let Some(out) = &self.wacz {
+            sinks.push(wacz_sink(out, state, warcinfo_for_wacz)?);
         }
         if let Some(dir) = &self.mirror {
             let options = MirrorOptions {
@@ -135,6 +147,7 @@ impl OutputFlags {
         self.warc = self.warc.as_deref().map(|p| with_worker_id(p, id));
         self.markdown = self.markdown.as_deref().map(|p| with_worker_id(p, id));
         self.cdx = self.cdx.as_deref().map(|p| with_worker_id(p, id));
+        self.wacz = self.wacz.as_deref().map(|p| with_worker_id(p, id));
         if let Some(jsonl) = self.jsonl.as_mut().filter(|j| j.as_str() != "-") {
             *jsonl = with_worker_id(Path::new(jsonl.as_str()), id)
                 .to_string_lossy()
@@ -143,6 +156,48 @@ impl OutputFlags {
         self.llms = self.llms.for_worker(id);
         self
     }
+}
+
+/// The `--wacz` sink (of `crawl` and `fetch`): the run's WARC files go to the folder beside `out`
+/// (emptied first, unless a crawl kept in `state` continues there) and are
+/// packed into `out` when the crawl ends.
+pub fn wacz_sink(
+    out: &Path,
+    state: Option<&DiskFrontier>,
+    warcinfo: Vec<(String, String)>,
+) -> anyhow::Result<Box<dyn Sink>> {
+    let dir = wacz_warc_dir(out);
+    if state.is_none() && dir.exists() {
+        // WARCs a killed crawl left: not part of this one.
+        std::fs::remove_dir_all(&dir).with_context(|| format!("cannot clear {}", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut options = WarcOptions {
+        max_size: Some(WARC_ROTATION),
+        software: concat!("skitter/", env!("CARGO_PKG_VERSION")).to_string(),
+        crawl_options: warcinfo,
+        ..WarcOptions::default()
+    };
+    let base = dir.join("crawl.warc.gz");
+    let path = match state {
+        Some(state) => {
+            let start = resume_outputs::continue_warc(state, &base, None)?;
+            options.already_archived = start.already_archived;
+            start.path
+        }
+        None => base,
+    };
+    let warc = WarcSink::create(&path, options)?;
+    let wacz = WaczOptions {
+        software: crate::wacz_cmd::software(),
+        title: None,
+    };
+    Ok(Box::new(WaczSink::new(
+        warc,
+        out.to_path_buf(),
+        wacz,
+        state.is_some(),
+    )))
 }
 
 /// Inserts `-ID` before the first dot of the file name (a leading dot is part

@@ -80,3 +80,11 @@ pub fn check_warc(bin: &Path, file: &Path) -> (Verdict, Verdict) {
         run_validator(bin, "fastwarc", &["check", "-q", "-p"], file),
     )
 }
+
+/// `wacz validate -f file`, the Webrecorder WACZ validator (py-wacz): ok only
+/// when it exits 0 and says the file is valid.
+pub fn check_wacz(bin: &Path, file: &Path) -> Verdict {
+    let mut verdict = run_validator(bin, "wacz", &["validate", "-f"], file);
+    verdict.ok &= verdict.output.contains("Validation succeeded");
+    verdict
+}

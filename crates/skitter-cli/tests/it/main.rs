@@ -22,3 +22,4 @@ mod redis_recrawl;
 mod render_reap;
 mod resume;
 mod safety_files;
+mod wacz_cli;

@@ -324,6 +324,7 @@ mod jsonl;
 mod llms;
 mod markdown;
 mod mirror;
+mod wacz;
 mod warc;
 
 pub use items_db::{ItemsDbError, ItemsDbSink};
@@ -334,6 +335,10 @@ pub use llms::{
 };
 pub use markdown::{LOG_NAME as MARKDOWN_LINK_LOG, MarkdownSink, markdown_path};
 pub use mirror::{MirrorOptions, MirrorSink, mirror_path};
+pub use wacz::{
+    WACZ_VERSION, WARC_ROTATION, WaczCheck, WaczError, WaczOptions, WaczProblem, WaczSink,
+    WaczSummary, pack_wacz, validate_wacz, wacz_warc_dir,
+};
 pub use warc::{WarcOptions, WarcRepair, WarcSink, repair_warc, resume_cdx, rotated_warc_name};
 
 #[cfg(test)]

@@ -59,5 +59,6 @@ mod tls_http2;
 mod traps;
 mod url_corpus;
 mod url_deadline;
+mod wacz;
 mod warc_revisit;
 mod warc_validate;

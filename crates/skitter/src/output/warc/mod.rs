@@ -36,11 +36,12 @@
 //! after each batch's records are written and sorted at `finish` (see `cdx`).
 //! A symbolic link at a WARC or index file's name is replaced, not followed.
 
-mod cdx;
+pub(crate) mod cdx;
 mod gzip;
+pub(crate) mod read;
 mod record;
 mod repair;
-mod surt;
+pub(crate) mod surt;
 
 use std::collections::HashSet;
 use std::fs::File;

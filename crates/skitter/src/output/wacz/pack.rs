@@ -1,0 +1,246 @@
+//! Writing a WACZ file from WARC files, streamed, and atomically.
+//!
+//! The WARC files are read once to index them and list their pages (`scan`),
+//! then copied into the zip through a hashing writer: a WARC is never held in
+//! memory, whatever its size. The entries are `archive/*` (stored: the records
+//! are gzip members already, and readers seek into them), `indexes/index.cdx.gz`
+//! (stored, read by offset through `index.idx`) and `indexes/index.idx`,
+//! `pages/pages.jsonl`, `datapackage.json` and `datapackage-digest.json`
+//! (deflated). An entry past 4 GiB is written in zip64 form.
+//!
+//! The zip is built under a temporary name in the destination's folder, synced,
+//! and renamed over the destination: the file appears whole or not at all.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{Datelike, Timelike, Utc};
+use zip::CompressionMethod;
+use zip::write::{SimpleFileOptions, ZipWriter};
+
+use super::package::{self, DataPackage, Hashing, PackageDigest, Resource};
+use super::scan::{Scan, scan_warc};
+use super::{WaczError, zipnum};
+
+/// How to write a WACZ file.
+#[derive(Clone, Debug, Default)]
+pub struct WaczOptions {
+    /// The manifest's `software` (e.g. `skitter 0.1.0`).
+    pub software: String,
+    /// The manifest's `title`, if any.
+    pub title: Option<String>,
+}
+
+/// What [`pack_wacz`] wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaczSummary {
+    /// The WACZ file.
+    pub path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+    /// WARC files packed.
+    pub warcs: usize,
+    /// Index lines (captures).
+    pub captures: u64,
+    /// Entries in the page list.
+    pub pages: u64,
+}
+
+/// The page list's header line.
+const PAGES_HEADER: &str = "{\"format\": \"json-pages-1.0\", \"id\": \"pages\", \"title\": \"All Pages\", \"hasText\": true}\n";
+
+/// Packs the WARC files `warcs` (in that order) into a WACZ file at `out`.
+///
+/// Blocking: it reads and writes whole files and extracts each page's text, so
+/// async callers run it on the blocking pool.
+pub fn pack_wacz(
+    warcs: &[PathBuf],
+    out: &Path,
+    options: &WaczOptions,
+) -> Result<WaczSummary, WaczError> {
+    let names = archive_names(warcs)?;
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let fail = |e| WaczError::io(format!("cannot write {}", out.display()), e);
+    // The page list is written to a file beside the result while the WARCs are
+    // read, since the pages' text is not something to hold in memory.
+    let mut pages = BufWriter::new(
+        tempfile::Builder::new()
+            .prefix(".skitter-pages-")
+            .tempfile_in(dir)
+            .map_err(fail)?,
+    );
+    pages.write_all(PAGES_HEADER.as_bytes()).map_err(fail)?;
+    let mut scan = Scan::default();
+    let mut seen = HashSet::new();
+    for (path, name) in warcs.iter().zip(&names) {
+        scan_warc(path, name, &mut scan, &mut seen, &mut pages)
+            .map_err(|e| WaczError::io(format!("cannot index {}", path.display()), e))?;
+    }
+    let mut pages = pages
+        .into_inner()
+        .map_err(|e| fail(e.into_error()))?
+        .reopen()
+        .map_err(fail)?;
+    scan.lines.sort_unstable();
+
+    let tmp = tempfile::Builder::new()
+        .prefix(".skitter-")
+        .suffix(".wacz.tmp")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    let mut zip = ZipWriter::new(BufWriter::new(tmp));
+    let mut resources = Vec::new();
+    let zip_fail = |e: zip::result::ZipError| fail(io::Error::other(e));
+    for (path, name) in warcs.iter().zip(&names) {
+        let mut file = File::open(path)
+            .map_err(|e| WaczError::io(format!("cannot read {}", path.display()), e))?;
+        let len = file.metadata().map_err(fail)?.len();
+        let entry = format!("archive/{name}");
+        resources.push(
+            entry_with(&mut zip, &entry, stored(len), |w| {
+                io::copy(&mut file, w).map(drop)
+            })
+            .map_err(fail)?,
+        );
+    }
+    // The compressed index is a tenth of the lines' size: built first, so its
+    // entry's size is known (zip64 only when it must be).
+    let mut blocks = Vec::new();
+    let idx =
+        zipnum::write_blocks(scan.lines.iter().map(String::as_str), &mut blocks).map_err(fail)?;
+    resources.push(
+        entry_with(
+            &mut zip,
+            "indexes/index.cdx.gz",
+            stored(blocks.len() as u64),
+            |w| w.write_all(&blocks),
+        )
+        .map_err(fail)?,
+    );
+    resources.push(
+        entry_with(&mut zip, "indexes/index.idx", deflated(), |w| {
+            w.write_all(idx.as_bytes())
+        })
+        .map_err(fail)?,
+    );
+    resources.push(
+        entry_with(&mut zip, "pages/pages.jsonl", deflated(), |w| {
+            io::copy(&mut pages, w).map(drop)
+        })
+        .map_err(fail)?,
+    );
+    let manifest = DataPackage {
+        profile: "data-package".into(),
+        resources,
+        title: options.title.clone(),
+        main_page_url: None,
+        main_page_date: None,
+        created: Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        wacz_version: package::WACZ_VERSION.into(),
+        software: options.software.clone(),
+    };
+    let manifest = serde_json::to_vec_pretty(&manifest).map_err(|e| fail(e.into()))?;
+    let digest = Hashing::new(io::sink());
+    let digest = {
+        let mut d = digest;
+        d.write_all(&manifest).map_err(fail)?;
+        d.resource(package::DATAPACKAGE)
+    };
+    let digest = serde_json::to_vec_pretty(&PackageDigest {
+        path: package::DATAPACKAGE.into(),
+        hash: digest.hash,
+    })
+    .map_err(|e| fail(e.into()))?;
+    for (name, bytes) in [
+        (package::DATAPACKAGE, &manifest),
+        (package::DIGEST, &digest),
+    ] {
+        zip.start_file(name, deflated()).map_err(zip_fail)?;
+        zip.write_all(bytes).map_err(fail)?;
+    }
+    let tmp = zip
+        .finish()
+        .map_err(zip_fail)?
+        .into_inner()
+        .map_err(|e| fail(e.into_error()))?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    let bytes = tmp.as_file().metadata().map_err(fail)?.len();
+    tmp.persist(out).map_err(|e| fail(e.error))?;
+    crate::output::sync_dir(dir).map_err(fail)?;
+    Ok(WaczSummary {
+        path: out.to_path_buf(),
+        bytes,
+        warcs: warcs.len(),
+        captures: scan.lines.len() as u64,
+        pages: scan.pages,
+    })
+}
+
+/// The WARC files' names in `archive/`: their own file names, which must differ
+/// (the index names records by file name alone).
+fn archive_names(warcs: &[PathBuf]) -> Result<Vec<String>, WaczError> {
+    let mut seen = HashSet::new();
+    let mut names = Vec::with_capacity(warcs.len());
+    for path in warcs {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| WaczError::BadInput(format!("{} is not a file", path.display())))?;
+        if !seen.insert(name.clone()) {
+            return Err(WaczError::BadInput(format!(
+                "two WARC files are named {name}; the archive keeps one folder of them"
+            )));
+        }
+        names.push(name);
+    }
+    if names.is_empty() {
+        return Err(WaczError::BadInput("no WARC files to pack".into()));
+    }
+    Ok(names)
+}
+
+/// Writes one entry through `fill`, hashing it for the manifest.
+fn entry_with<W: Write + Seek>(
+    zip: &mut ZipWriter<W>,
+    path: &str,
+    options: SimpleFileOptions,
+    fill: impl FnOnce(&mut Hashing<&mut ZipWriter<W>>) -> io::Result<()>,
+) -> io::Result<Resource> {
+    zip.start_file(path, options).map_err(io::Error::other)?;
+    let mut hashing = Hashing::new(&mut *zip);
+    fill(&mut hashing)?;
+    Ok(hashing.resource(path))
+}
+
+/// Options for an entry of `len` bytes stored as it is; zip64 when it passes 4 GiB.
+fn stored(len: u64) -> SimpleFileOptions {
+    options()
+        .compression_method(CompressionMethod::Stored)
+        .large_file(len >= u32::MAX as u64)
+}
+
+fn deflated() -> SimpleFileOptions {
+    options().compression_method(CompressionMethod::Deflated)
+}
+
+/// Entries are dated now, and readable by all like any file skitter writes.
+fn options() -> SimpleFileOptions {
+    let now = Utc::now();
+    let time = zip::DateTime::from_date_and_time(
+        now.year().clamp(1980, 2107) as u16,
+        now.month() as u8,
+        now.day() as u8,
+        now.hour() as u8,
+        now.minute() as u8,
+        now.second() as u8,
+    )
+    .unwrap_or_default();
+    SimpleFileOptions::default()
+        .last_modified_time(time)
+        .unix_permissions(0o644)
+}

@@ -1,0 +1,222 @@
+//! One pass over the WARC files of a WACZ: the CDXJ line of each capture, and the
+//! page list entry of each HTML page (its title and main text from the content
+//! extractor, for ReplayWeb.page's full-text search).
+//!
+//! The index is built from the records themselves, so any WARC files can be
+//! packed, not only skitter's; the lines are those skitter's WARC sink writes
+//! (`cdx::line`), the same keys and fields pywb's indexer gives. Page entries go
+//! to a writer as they are found (a page's text can be large); the index lines
+//! are kept to be sorted, one short line per capture.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use url::Url;
+
+use crate::output::warc::cdx;
+use crate::output::warc::read::{ReadRecord, WarcReader};
+
+/// The most of a record's block kept for reading a page's text; a longer page
+/// gives the text of its first part.
+const KEEP: usize = 8 << 20;
+
+/// Records that get an index line, as pywb's indexer chooses them.
+const INDEXED: [&str; 3] = ["response", "revisit", "resource"];
+
+/// What one pass found, besides the page entries it wrote.
+#[derive(Debug, Default)]
+pub(crate) struct Scan {
+    /// The CDXJ lines, unsorted.
+    pub lines: Vec<String>,
+    /// Page entries written.
+    pub pages: u64,
+}
+
+/// One line of `pages.jsonl`.
+#[derive(Serialize)]
+struct PageEntry<'a> {
+    id: String,
+    url: &'a str,
+    ts: String,
+    title: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    text: &'a str,
+}
+
+/// Indexes the WARC file at `path`, known in the archive as `name`, adding its
+/// lines to `scan` and writing a page entry for each HTML page not seen before
+/// (its URL goes into `seen`) to `pages`.
+pub(crate) fn scan_warc(
+    path: &Path,
+    name: &str,
+    scan: &mut Scan,
+    seen: &mut HashSet<String>,
+    pages: &mut impl Write,
+) -> io::Result<()> {
+    let mut reader = WarcReader::open(path, KEEP)?;
+    while let Some(record) = reader.next_record()? {
+        let kind = record.field("WARC-Type").unwrap_or_default();
+        if !INDEXED.contains(&kind) {
+            continue;
+        }
+        let (Some(url), Some(date)) = (record_url(&record), record_date(&record)) else {
+            continue;
+        };
+        let http = (kind != "resource").then(|| HttpHead::parse(&record.block));
+        let (status, mime) = match (&http, kind) {
+            (_, "revisit") => (http.as_ref().and_then(|h| h.status), Some("warc/revisit")),
+            (Some(h), _) => (h.status, h.mime.as_deref()),
+            // pywb gives a resource record the status 200 and its own type.
+            (None, _) => (Some(200), record.field("Content-Type")),
+        };
+        let digest = record
+            .field("WARC-Payload-Digest")
+            .map(|d| d.strip_prefix("sha1:").unwrap_or(d))
+            .unwrap_or("-");
+        scan.lines.push(cdx::line(&cdx::Entry {
+            url: &url,
+            date,
+            mime: mime.map(|m| m.split(';').next().unwrap_or(m).trim()),
+            status,
+            digest,
+            length: record.length,
+            offset: record.offset,
+            filename: name,
+        }));
+        if let Some(head) = http.filter(|h| kind == "response" && h.is_page())
+            && seen.insert(url.as_str().to_string())
+        {
+            write_page(&record, &head, &url, date, pages)?;
+            scan.pages += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the page entry of an HTML response: title and text from the content
+/// extractor, over the body decoded as the crawler decodes it.
+fn write_page(
+    record: &ReadRecord,
+    head: &HttpHead,
+    url: &Url,
+    date: DateTime<Utc>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let body = &record.block[head.len.min(record.block.len())..];
+    let decoded = crate::fetch::decode::decode_prefix(
+        head.encoding.as_deref(),
+        body,
+        KEEP as u64,
+        record.block_cut,
+    );
+    let document = decoded.ok().map(|d| {
+        let (text, _, _) = crate::parse::links::decode_html(&d.body, head.charset.as_deref());
+        crate::content::extract(&text, url)
+    });
+    let text = document.as_ref().map(|d| d.text()).unwrap_or_default();
+    let title = document
+        .as_ref()
+        .and_then(|d| d.title.as_deref())
+        .unwrap_or(url.as_str());
+    let entry = PageEntry {
+        id: uuid::Builder::from_random_bytes(rand::random())
+            .into_uuid()
+            .simple()
+            .to_string(),
+        url: url.as_str(),
+        ts: date.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        title,
+        text: &text,
+    };
+    serde_json::to_writer(&mut *out, &entry)?;
+    out.write_all(b"\n")
+}
+
+fn record_url(record: &ReadRecord) -> Option<Url> {
+    Url::parse(record.target()?).ok()
+}
+
+fn record_date(record: &ReadRecord) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(record.field("WARC-Date")?)
+        .ok()
+        .map(|d| d.to_utc())
+}
+
+/// What the index and the page list need from a response's HTTP head.
+#[derive(Debug, Default, PartialEq)]
+struct HttpHead {
+    status: Option<u16>,
+    /// The media type, lowercased, without parameters.
+    mime: Option<String>,
+    charset: Option<String>,
+    encoding: Option<String>,
+    /// The head's length, up to and with its blank line.
+    len: usize,
+}
+
+impl HttpHead {
+    fn parse(block: &[u8]) -> HttpHead {
+        let len = memchr::memmem::find(block, b"\r\n\r\n").map_or(block.len(), |i| i + 4);
+        let text = String::from_utf8_lossy(&block[..len]);
+        let mut lines = text.split("\r\n");
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok());
+        let mut head = HttpHead {
+            status,
+            len,
+            ..HttpHead::default()
+        };
+        for (name, value) in lines.filter_map(|l| l.split_once(':')) {
+            let value = value.trim();
+            if name.trim().eq_ignore_ascii_case("content-type") {
+                let mut params = value.split(';');
+                head.mime = params.next().map(|m| m.trim().to_ascii_lowercase());
+                head.charset = params
+                    .filter_map(|p| p.split_once('='))
+                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"))
+                    .map(|(_, v)| v.trim().trim_matches('"').to_string());
+            } else if name.trim().eq_ignore_ascii_case("content-encoding") {
+                head.encoding = Some(value.to_string());
+            }
+        }
+        head
+    }
+
+    /// A page for the page list: an HTML document served whole (200).
+    fn is_page(&self) -> bool {
+        self.status == Some(200)
+            && matches!(
+                self.mime.as_deref(),
+                Some("text/html" | "application/xhtml+xml")
+            )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads_give_status_type_charset_and_coding() {
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/HTML; charset=\"latin1\"\r\ncontent-encoding: gzip\r\n\r\nbody";
+        let head = HttpHead::parse(block);
+        assert_eq!(
+            head,
+            HttpHead {
+                status: Some(200),
+                mime: Some("text/html".into()),
+                charset: Some("latin1".into()),
+                encoding: Some("gzip".into()),
+                len: block.len() - 4,
+            }
+        );
+        assert!(head.is_page());
+        let redirect = HttpHead::parse(b"HTTP/1.1 301 Moved\r\nContent-Type: text/html\r\n\r\n");
+        assert!(!redirect.is_page());
+    }
+}
