@@ -32,6 +32,7 @@ declare -A figures=(
     [bench-broad.sh-delay]='^delay [0-9.]+s: [0-9]+ hosts, [0-9]+ pages/s against [0-9]+ ready hosts/s, ratio [0-9.]+'
     [bench-faults.sh]='^broad-429 +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'
     [bench-content.sh]='^skitter: [0-9]+ pages, macro P [0-9.]+ R [0-9.]+ F1 [0-9.]+ .*; .* [0-9]+ pages/cpu-s'
+    [bench-content-site.sh]='^markdown / plain: pages/s ratio [0-9.]+, extra cpu per page [0-9]+ us'
     [bench-markdown.sh]='^median: plain [0-9]+ pages/s, with Markdown [0-9]+ pages/s, ratio [0-9.]+'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
