@@ -69,7 +69,7 @@ impl LlmsFlags {
     /// These outputs for one worker of a shared crawl: its id in each file
     /// name (each worker's llms.txt lists the pages it fetched).
     pub fn for_worker(mut self, id: &str) -> LlmsFlags {
-        let rename = |p: &PathBuf| crate::output_flags::with_worker_id(p, id);
+        let rename = |p: &PathBuf| crate::flags::with_worker_id(p, id);
         self.llms_txt = self.llms_txt.as_ref().map(rename);
         self.chunks = self.chunks.as_ref().map(rename);
         self

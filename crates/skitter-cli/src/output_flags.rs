@@ -14,6 +14,7 @@ use skitter::output::{
     WaczSink, WarcOptions, WarcSink, wacz_warc_dir,
 };
 
+use crate::flags::with_worker_id;
 use crate::{flags, resume_outputs};
 
 /// Where a crawl's pages go, besides the report.
@@ -198,22 +199,6 @@ pub fn wacz_sink(
         wacz,
         state.is_some(),
     )))
-}
-
-/// Inserts `-ID` before the first dot of the file name (a leading dot is part
-/// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
-pub(crate) fn with_worker_id(path: &Path, id: &str) -> PathBuf {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        let mut raw = path.as_os_str().to_owned();
-        raw.push(format!("-{id}"));
-        return PathBuf::from(raw);
-    };
-    let cut = name
-        .char_indices()
-        .skip(1)
-        .find(|(_, c)| *c == '.')
-        .map_or(name.len(), |(i, _)| i);
-    path.with_file_name(format!("{}-{id}{}", &name[..cut], &name[cut..]))
 }
 
 #[cfg(test)]
