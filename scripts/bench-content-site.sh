@@ -24,6 +24,9 @@ rounds=${1:-5}
 skitter=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
 [[ -x $skitter ]] || { echo "no binary at $skitter (cargo build --release -p skitter-cli)" >&2; exit 2; }
 work=$(mktemp -d)
+# nginx's worker drops to an unprivileged user when started as root (as in CI):
+# it must be able to read the smoke run's pages under $work.
+chmod 755 "$work"
 nginx_pid=
 cleanup() {
     [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null || true
@@ -79,7 +82,9 @@ else
     echo "nginx is needed (apt-get install nginx-light)" >&2
     exit 2
 fi
-for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/${starts[0]}" && break; sleep 0.1; done
+served=0
+for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/${starts[0]}" && { served=1; break; }; sleep 0.1; done
+[[ $served == 1 ]] || { echo "the server does not answer for ${starts[0]} (nginx log: $(tail -3 "$work/nginx-error.log" 2>/dev/null))" >&2; exit 1; }
 urls=()
 for s in "${starts[@]}"; do urls+=("http://127.0.0.1:$port/$s"); done
 
