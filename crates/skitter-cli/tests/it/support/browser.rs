@@ -120,12 +120,38 @@ const ALL_TEXT: &str = r#"(() => {
   return parts.join(" ").replace(/\s+/g, " ");
 })()"#;
 
-/// The text `page` shows, frames and shadow roots included.
+/// The natural sizes of the images of `class` that `page` shows, frames and
+/// shadow roots included (`WxH`, `0x0` for one not loaded or broken).
+pub async fn image_sizes(page: &Page, class: &str) -> Vec<String> {
+    let script = ALL_TEXT
+        .replace(
+            "if (node.nodeType === 3) { parts.push(node.nodeValue); continue; }",
+            &format!(
+                "if (node.tagName === \"IMG\" && node.classList.contains({class:?})) \
+                 parts.push(node.naturalWidth + \"x\" + node.naturalHeight);"
+            ),
+        )
+        .replace(
+            "parts.join(\" \").replace(/\\s+/g, \" \")",
+            "parts.join(\" \")",
+        );
+    match page.evaluate(script).await {
+        Ok(value) => value
+            .into_value::<String>()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The text `page` shows, frames and shadow roots included; on failure (a
+/// frame navigating while it is read: the next look will do) why.
 pub async fn all_text(page: &Page) -> String {
     match page.evaluate(ALL_TEXT).await {
         Ok(value) => value.into_value::<String>().unwrap_or_default(),
-        // A frame navigating while it is read: the next look will do.
-        Err(_) => String::new(),
+        Err(e) => format!("(the page could not be read: {e})"),
     }
 }
 
