@@ -62,8 +62,34 @@ fn embed(attrs: &str) -> String {
     )
 }
 
+/// Runs the check below in a test process of its own: in the suite's shared
+/// process, after some of the other tests of this binary had run, Chromium's
+/// registration of ReplayWeb.page's service worker never finished (the
+/// component stayed empty), while the check alone, or after any one of those
+/// tests, passed every time. The cause is not found yet.
+#[test]
+fn replayweb_page_shows_an_archived_page_and_finds_pages_by_their_text() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "--ignored", "--nocapture"])
+        .arg("wacz_replay::in_its_own_process")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "the replay check failed:\n{text}"
+    );
+}
+
+/// The check, run by the test above (`--ignored`: not on its own).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replayweb_page_shows_an_archived_page_and_finds_pages_by_their_text() {
+#[ignore = "run in a process of its own by replayweb_page_shows_an_archived_page_and_finds_pages_by_their_text"]
+async fn in_its_own_process() {
     let check = "a WACZ opened in ReplayWeb.page";
     let (Some(browser), Some(replay)) = (chromium(TEST, check), replayweb(check)) else {
         return;

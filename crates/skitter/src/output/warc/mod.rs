@@ -171,22 +171,22 @@ impl Sink for WarcSink {
             return Ok(());
         }
         let date = exchange.started;
-        self.pending.push(Job::Pair(PairJob {
+        self.pending.push(Job::Pair(Box::new(PairJob {
             url: page.record.url.clone(),
             status: page.record.status,
             mime: page.record.content_type.clone(),
             exchange,
-        }));
+        })));
         // A rendered page's requests (scripts, XHR, images) follow it, each
         // a request/response pair like the page's own; then its pictures.
         for (url, exchange) in page.rendered.iter().flat_map(|r| &r.exchanges) {
             let (status, mime) = head_status_and_type(&exchange.response_head);
-            self.pending.push(Job::Pair(PairJob {
+            self.pending.push(Job::Pair(Box::new(PairJob {
                 url: url.clone(),
                 status,
                 mime,
                 exchange: exchange.clone(),
-            }));
+            })));
         }
         for shot in page.rendered.iter().flat_map(|r| &r.screenshots) {
             let uri = format!("urn:{}:{}", shot.kind, page.record.url);
@@ -270,8 +270,9 @@ fn io_error(what: String, e: std::io::Error) -> SinkError {
 /// What the writer needs from one page or picture (owned, to cross into the
 /// blocking pool).
 enum Job {
-    /// An exchange: a request and its response (or revisit).
-    Pair(PairJob),
+    /// An exchange: a request and its response (or revisit); boxed, the
+    /// exchange being most of the size.
+    Pair(Box<PairJob>),
     /// A picture of a rendered page.
     Resource(ResourceJob),
 }
