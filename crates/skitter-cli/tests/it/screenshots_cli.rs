@@ -90,6 +90,10 @@ async fn pictures(extra: &[&str]) -> (BTreeMap<String, (String, u32, u32)>, Stri
         "--warc",
         warc.to_str().unwrap(),
         "--screenshots",
+        // Generous: with the suite beside it on two cores, a render (and a
+        // capture, which has the same limit) can take many seconds.
+        "--render-timeout",
+        "90s",
     ];
     args.extend_from_slice(extra);
     let root = site.url("/docs/");

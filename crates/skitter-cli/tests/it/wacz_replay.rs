@@ -108,8 +108,11 @@ async fn in_its_own_process() {
         &site.url("/docs/"),
         "--wacz",
         wacz.to_str().unwrap(),
-        // Each page's thumbnail, which the pages list shows.
+        // Each page's thumbnail, which the pages list shows (a generous
+        // limit: the suite runs beside it).
         "--screenshots",
+        "--render-timeout",
+        "90s",
     ])
     .await;
     crawl.assert_ok("crawl --wacz");
