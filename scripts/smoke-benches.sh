@@ -13,7 +13,7 @@
 # release build). A bench script or target without a figure pattern below fails
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
-# items_db bench PostgreSQL, bench-render.sh chromium, bench-content.sh python3 (and pip for trafilatura).
+# items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -48,6 +48,7 @@ declare -A figures=(
     [bench-dependent.sh]='^chains [0-9]+ x [0-9]+ pages -c [0-9]+: elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
     [bench-stragglers.sh]='^same host +[0-9.]+ s +[0-9]+ URLs +ratio [0-9.]+'
     [bench-hostile.sh]='^robots-503 +after +wall +[0-9.]+ s +cpu +[0-9.]+ s +rss +[0-9.]+ MB'
+    [bench-wacz.sh]='^pack: [0-9]+ captures \([0-9]+ MiB WARC\) packed in [0-9.]+ s, peak RSS [0-9.]+ MB'
     [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'
     [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'

@@ -7,9 +7,11 @@
 # 1. Installs the Python tools the WARC tests run (warcio, fastwarc, cdxj-indexer, pywb, wacz)
 #    into target/validators-venv with scripts/validators.sh, unless they are there.
 #    Without a package registry that fails; the run goes on (under CI it stops).
-# 2. Runs `cargo test --workspace --features skitter-cli/testsite ARGS`: the CLI's
+# 2. Puts ReplayWeb.page (npm's replaywebpage: ui.js, sw.js) into target/replay-npm
+#    with scripts/replayweb.sh, unless it is there (same rule when it fails).
+# 3. Runs `cargo test --workspace --features skitter-cli/testsite ARGS`: the CLI's
 #    `bench` and `testsite` commands (and their unit tests) are only built with it.
-# 3. Prints the checks that could not run (a missing validator, redis-server or
+# 4. Prints the checks that could not run (a missing validator, redis-server or
 #    chromium). Tests record them in $SKITTER_SKIPPED, because cargo's harness
 #    hides what a passing test prints. Under CI (CI set) such a test fails instead.
 set -uo pipefail
@@ -33,6 +35,21 @@ if [[ ${#missing[@]} -gt 0 ]]; then
             "their checks will be skipped" >&2
     fi
 fi
+
+# ReplayWeb.page (npm), which the WACZ replay test opens in Chromium.
+replay=${SKITTER_REPLAYWEB:-$root/target/replay-npm}
+if [[ ! -s $replay/ui.js || ! -s $replay/sw.js ]]; then
+    echo "== installing ReplayWeb.page into $replay (scripts/replayweb.sh)"
+    if ! scripts/replayweb.sh "$replay"; then
+        if [[ -n ${CI:-} ]]; then
+            echo "test.sh: ReplayWeb.page could not be installed, and CI needs it" >&2
+            exit 1
+        fi
+        echo "test.sh: ReplayWeb.page could not be installed (no npm or registry?);" \
+            "the replay test will be skipped" >&2
+    fi
+fi
+export SKITTER_REPLAYWEB=$replay
 
 skipped=$(mktemp)
 trap 'rm -f "$skipped"' EXIT

@@ -293,6 +293,9 @@ impl CrawlArgs {
         s.request.max_redirect = self.max_redirect;
         s.extract = self.extract.source()?;
         s.render = self.render.settings();
+        if s.render.screenshots && self.outputs.warc.is_none() && self.outputs.wacz.is_none() {
+            anyhow::bail!("--screenshots stores the pictures in the WARC: add --warc or --wacz");
+        }
         s.content = self.content.options();
         s.run = RunSettings {
             max_tasks: self.max_tasks,

@@ -1,5 +1,5 @@
 //! The rendering options of `crawl` (`--render`, `--chromium`,
-//! `--render-tasks`, `--render-timeout`, the render budget) and how they become the library's
+//! `--render-tasks`, `--render-timeout`, the render budget, `--screenshots`) and how they become the library's
 //! [`RenderSettings`].
 
 use std::path::PathBuf;
@@ -59,6 +59,13 @@ pub struct RenderFlags {
     /// a response past it fails in the browser (render_refused_budget).
     #[arg(long, value_parser = flags::size, default_value = "64M", value_name = "SIZE")]
     pub render_max_bytes: u64,
+    /// Store a full-page PNG (at most 16,384 pixels tall) and a 640x360 JPEG
+    /// thumbnail of every rendered page in the WARC (and so the WACZ), as
+    /// resource records urn:fullPage:URL and urn:thumbnail:URL. Without
+    /// --render, every HTML page is rendered for its pictures alone (its links
+    /// and text stay the plain fetch's), under the render limits above.
+    #[arg(long)]
+    pub screenshots: bool,
 }
 
 impl RenderFlags {
@@ -75,6 +82,7 @@ impl RenderFlags {
             timeout: self.render_timeout,
             max_requests: self.render_max_requests,
             max_bytes: self.render_max_bytes,
+            screenshots: self.screenshots,
             ..RenderSettings::default()
         }
     }

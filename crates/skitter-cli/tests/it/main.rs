@@ -22,4 +22,6 @@ mod redis_recrawl;
 mod render_reap;
 mod resume;
 mod safety_files;
+mod screenshots_cli;
 mod wacz_cli;
+mod wacz_replay;

@@ -238,8 +238,8 @@ pub struct PageRecord {
     pub rendered: Option<RenderReason>,
 }
 
-/// Why `--render auto` rendered a page (or `always` did), as counted in the
-/// report.
+/// Why `--render auto` rendered a page (or `always` did, or `--screenshots`
+/// wanted its pictures), as counted in the report.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
@@ -253,6 +253,9 @@ pub enum RenderReason {
     EmptyRoot,
     /// Scripts and fewer than `FEW_LINKS` (see `render::auto`) links.
     ScriptFewLinks,
+    /// `--screenshots` without `--render`: rendered for its pictures only
+    /// (its links and text are the plain fetch's).
+    Screenshot,
 }
 
 impl RenderReason {
@@ -263,6 +266,7 @@ impl RenderReason {
             RenderReason::Noscript => "noscript",
             RenderReason::EmptyRoot => "empty-root",
             RenderReason::ScriptFewLinks => "script-few-links",
+            RenderReason::Screenshot => "screenshot",
         }
     }
 }

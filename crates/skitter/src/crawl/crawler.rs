@@ -24,7 +24,7 @@ use crate::frontier::{Frontier, FrontierError, Request, RequestKind};
 use crate::output::report::{Counters, Report, ReportOptions, ReportSummary, StopReason, Tally};
 use crate::output::{Sink, SinkSummary};
 use crate::parse::discovery::SitemapRegistry;
-use crate::render::{RenderMode, Renderer};
+use crate::render::Renderer;
 use crate::robots::RobotsStore;
 use crate::state::recrawl::PassInfo;
 use crate::state::store::OutcomeStore;
@@ -159,12 +159,14 @@ impl Crawler {
     }
 }
 
-/// Starts the browser when pages may be rendered.
+/// Starts the browser when pages may be rendered (or photographed).
 async fn start_renderer(config: &Config) -> Result<Option<Arc<Renderer>>, CrawlError> {
-    Ok(match config.render.mode {
-        RenderMode::Never => None,
-        _ => Some(Arc::new(Renderer::start(config.render.clone()).await?)),
-    })
+    if !config.render.needs_browser() {
+        return Ok(None);
+    }
+    Ok(Some(Arc::new(
+        Renderer::start(config.render.clone()).await?,
+    )))
 }
 
 /// Offers the roots, and the sitemaps to probe for them, to the frontier.

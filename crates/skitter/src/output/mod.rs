@@ -49,11 +49,28 @@ pub struct Page {
 /// A page as the browser rendered it.
 #[derive(Clone, Debug)]
 pub struct RenderedPage {
-    /// The serialised DOM once the page settled.
-    pub html: String,
+    /// The serialised DOM once the page settled; `None` when the page was
+    /// rendered only for its pictures (`--screenshots` without `--render`).
+    pub html: Option<String>,
     /// The exchanges skitter made for the browser's requests (scripts, XHR,
     /// images…), with their URLs, when bodies are archived.
     pub exchanges: Vec<(url::Url, Exchange)>,
+    /// Pictures of the page (`--screenshots`), for the WARC's `resource`
+    /// records.
+    pub screenshots: Vec<Screenshot>,
+}
+
+/// A picture of a rendered page, archived as a `resource` record whose
+/// target is `urn:{kind}:{page URL}` (Browsertrix's names, which
+/// ReplayWeb.page looks up: `urn:thumbnail:` for a page's thumbnail).
+#[derive(Clone, Debug)]
+pub struct Screenshot {
+    /// `fullPage` (the whole page, PNG) or `thumbnail` (640×360, JPEG).
+    pub kind: &'static str,
+    /// Its media type.
+    pub mime: &'static str,
+    /// The image.
+    pub data: bytes::Bytes,
 }
 
 /// What a sink wrote, for the report.

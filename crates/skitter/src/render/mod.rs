@@ -29,11 +29,13 @@ mod browser;
 mod intercept;
 mod process;
 mod profile;
+pub mod screenshot;
 mod stats;
 pub use stats::RenderCounts;
 mod tab;
 
 pub use auto::RenderReason;
+pub use screenshot::Screenshots;
 
 /// Time beyond a render's limit for opening its tab, and for closing one.
 const TAB_MARGIN: Duration = Duration::from_secs(5);
@@ -83,9 +85,18 @@ pub struct RenderSettings {
     /// response past it fails in the browser and is counted
     /// (`render_refused_budget`).
     pub max_bytes: u64,
+    /// Take a full-page PNG and a thumbnail of every rendered page once it
+    /// settled (`--screenshots`; see [`screenshot`]).
+    pub screenshots: bool,
 }
 
 impl RenderSettings {
+    /// Whether the crawl needs the browser: pages are rendered, or
+    /// photographed (`--screenshots` without `--render`).
+    pub fn needs_browser(&self) -> bool {
+        self.mode != RenderMode::Never || self.screenshots
+    }
+
     /// One render's budget for the browser's requests.
     fn budget(&self) -> Budget {
         Budget {
@@ -115,6 +126,7 @@ impl Default for RenderSettings {
             settle: Duration::from_secs(1),
             max_requests: 500,
             max_bytes: 64 << 20,
+            screenshots: false,
         }
     }
 }
@@ -219,6 +231,9 @@ pub struct Rendered {
     pub refused: Vec<(String, Refusal)>,
     /// Requests failed past the render's budget of requests or bytes.
     pub over_budget: u64,
+    /// The page's pictures, with `--screenshots` (`None` when taking them
+    /// failed: the render still counts).
+    pub screenshots: Option<Screenshots>,
 }
 
 /// The browser and the tab pool of one crawl.
@@ -232,6 +247,15 @@ pub(crate) struct Renderer {
 }
 
 impl Renderer {
+    /// What one render on a tab may use and do.
+    fn plan(&self) -> tab::Plan {
+        tab::Plan {
+            budget: self.settings.budget(),
+            settle: self.settings.settle,
+            screenshots: self.settings.screenshots,
+        }
+    }
+
     /// Starts the browser (so a crawl asking for rendering without Chromium
     /// fails at start, not on its first script-built page).
     pub(crate) async fn start(settings: RenderSettings) -> Result<Renderer, RenderError> {
@@ -268,15 +292,7 @@ impl Renderer {
                     Some(tab) => tab,
                     None => tab::Tab::open(&live).await?,
                 };
-                let out = tab
-                    .render(
-                        page,
-                        via,
-                        self.settings.budget(),
-                        self.settings.settle,
-                        limit,
-                    )
-                    .await;
+                let out = tab.render(page, via, self.plan(), limit).await;
                 Ok::<_, RenderError>((tab, out))
             };
             // The tab enforces the limit itself; this one only catches a

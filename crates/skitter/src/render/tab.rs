@@ -28,7 +28,7 @@ use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::browser::Live;
 use super::intercept::Bridge;
-use super::{Budget, Prefetched, RenderError, Rendered, SubFetch};
+use super::{Budget, Prefetched, RenderError, Rendered, SubFetch, screenshot};
 
 /// Whether a tab whose render settled takes the next page. A used tab's clock
 /// is paused (its last page spent its budget), and a page loaded under a
@@ -84,6 +84,15 @@ struct Dom {
 
 fn browser_err(e: impl std::fmt::Display) -> RenderError {
     RenderError::Browser(e.to_string())
+}
+
+/// What one render may use (the budget of the browser's requests, page time
+/// to settle) and what it takes besides the DOM.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Plan {
+    pub(super) budget: Budget,
+    pub(super) settle: Duration,
+    pub(super) screenshots: bool,
 }
 
 /// One open tab, its event streams, and the browser it belongs to.
@@ -152,8 +161,7 @@ impl Tab {
         &mut self,
         page: &Prefetched,
         via: &impl SubFetch,
-        budget: Budget,
-        settle: Duration,
+        plan: Plan,
         limit: Duration,
     ) -> Result<Rendered, RenderError> {
         self.reusable = false;
@@ -167,7 +175,7 @@ impl Tab {
                 let advance = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
                 self.page.execute(advance).await.map_err(browser_err)?;
             }
-            self.drive(page, via, budget, settle).await
+            self.drive(page, via, plan).await
         })
         .await;
         out.unwrap_or(Err(RenderError::Timeout(limit)))
@@ -178,9 +186,13 @@ impl Tab {
         &mut self,
         page: &Prefetched,
         via: &impl SubFetch,
-        budget: Budget,
-        settle: Duration,
+        plan: Plan,
     ) -> Result<Rendered, RenderError> {
+        let Plan {
+            budget,
+            settle,
+            screenshots,
+        } = plan;
         let start = Instant::now();
         let Tab {
             page: tab,
@@ -230,6 +242,16 @@ impl Tab {
             .into_value::<String>()
             .map_err(browser_err)
             .and_then(|json| serde_json::from_str(&json).map_err(browser_err))?;
+        // The pictures are of the page as read; a failure to take them
+        // costs the pictures, not the render.
+        let screenshots = if screenshots {
+            screenshot::take(tab)
+                .await
+                .inspect_err(|e| tracing::warn!(url = %page.url, error = %e, "no screenshot"))
+                .ok()
+        } else {
+            None
+        };
         drop(answering);
         let loaded = loaded.unwrap_or_default();
         tracing::debug!(
@@ -245,6 +267,7 @@ impl Tab {
             html: dom.html,
             links: dom.links,
             navigations: dom.navs,
+            screenshots,
             ..Rendered::default()
         };
         bridge.finish(&mut out);

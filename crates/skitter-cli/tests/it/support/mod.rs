@@ -1,10 +1,13 @@
-//! What several test modules share: running the binary (`cli`), and a real
+//! What several test modules share: running the binary (`cli`), a headless
+//! Chromium (`browser`) and a static file server (`files`), and a real
 //! `redis-server` or Redis Cluster, the library's own test helpers included by
 //! path rather than copied.
 
 use tokio::sync::Mutex;
 
+pub mod browser;
 pub mod cli;
+pub mod files;
 // The library's tests use all of these; the ones here use a part.
 #[allow(dead_code)]
 #[path = "../../../../skitter/tests/it/support/redis_cluster.rs"]

@@ -633,10 +633,11 @@ async fn handle_response(
                     handled.rendered =
                         render::page(ctx, &req.url, resp, body, found.render, record, &mut links)
                             .await;
-                    handled.content = match (&handled.rendered, &ctx.pipeline.content) {
+                    let dom = handled.rendered.as_ref().and_then(|r| r.html.clone());
+                    handled.content = match (dom, &ctx.pipeline.content) {
                         // What the reader sees is the rendered DOM.
-                        (Some(rendered), Some(extractor)) => {
-                            let (html, extractor) = (rendered.html.clone(), extractor.clone());
+                        (Some(html), Some(extractor)) => {
+                            let extractor = extractor.clone();
                             let url = req.url.clone();
                             let doc = ctx
                                 .pipeline

@@ -10,7 +10,10 @@
 //!
 //! The rendered page is a page: its DOM's links and the navigations its
 //! scripts attempted join the plain fetch's links, and its rendered HTML and
-//! the browser's exchanges go to the outputs with the page.
+//! the browser's exchanges go to the outputs with the page. A page rendered
+//! only for its pictures (`--screenshots` without `--render`) keeps the plain
+//! fetch's links and HTML; its pictures and the browser's exchanges go to the
+//! outputs.
 
 use bytes::Bytes;
 use url::Url;
@@ -20,9 +23,11 @@ use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, Ren
 use crate::base::urlnorm;
 use crate::crawl::ctx::Ctx;
 use crate::fetch::{Keep, Response, decode};
-use crate::output::RenderedPage;
+use crate::output::{RenderedPage, Screenshot};
 use crate::parse::links::{Link, LinkKind};
-use crate::render::{Prefetched, Refusal, RenderMode, SubFetch, SubRequest, SubResponse};
+use crate::render::{
+    Prefetched, Refusal, RenderMode, Screenshots, SubFetch, SubRequest, SubResponse,
+};
 
 /// The render step of an HTML page, after its body (`body`, decoded) was
 /// parsed: renders it under `--render always`, or under `auto` when the rules
@@ -39,11 +44,16 @@ pub(super) async fn page(
     links: &mut Vec<Link>,
 ) -> Option<Box<RenderedPage>> {
     let renderer = ctx.pipeline.renderer.as_ref()?;
-    let reason = match renderer.settings().mode {
+    let settings = renderer.settings();
+    let reason = match settings.mode {
         RenderMode::Never => None,
         RenderMode::Auto => hint,
         RenderMode::Always => Some(RenderReason::Always),
-    }?;
+    };
+    // `--screenshots` renders every HTML page, the ones `--render` would not
+    // only for their pictures.
+    let reason = reason.or(settings.screenshots.then_some(RenderReason::Screenshot))?;
+    let picture_only = reason == RenderReason::Screenshot;
     record.rendered = Some(reason);
     let page = Prefetched {
         url: url.clone(),
@@ -52,6 +62,11 @@ pub(super) async fn page(
         body: body.clone(),
     };
     match renderer.render(&page, &CrawlFetch { ctx }).await {
+        Ok(done) if picture_only => Some(Box::new(RenderedPage {
+            html: None,
+            exchanges: done.exchanges,
+            screenshots: done.screenshots.map(pictures).unwrap_or_default(),
+        })),
         Ok(done) => {
             let found = done.links.iter().map(|h| (h, LinkKind::Anchor, "a"));
             let navs = done
@@ -68,8 +83,9 @@ pub(super) async fn page(
                 });
             }
             Some(Box::new(RenderedPage {
-                html: done.html,
+                html: Some(done.html),
                 exchanges: done.exchanges,
+                screenshots: done.screenshots.map(pictures).unwrap_or_default(),
             }))
         }
         Err(e) => {
@@ -82,6 +98,23 @@ pub(super) async fn page(
             None
         }
     }
+}
+
+/// The pictures of a render as the outputs store them: the names (URI
+/// schemes) are Browsertrix's.
+fn pictures(shots: Screenshots) -> Vec<Screenshot> {
+    vec![
+        Screenshot {
+            kind: "fullPage",
+            mime: "image/png",
+            data: shots.page_png,
+        },
+        Screenshot {
+            kind: "thumbnail",
+            mime: "image/jpeg",
+            data: shots.thumbnail_jpeg,
+        },
+    ]
 }
 
 /// A response's headers for the browser: the body it gets is decoded and

@@ -329,7 +329,7 @@ impl Sink for JsonlSink {
             .exchange
             .as_ref()
             .map(|ex| data_encoding::BASE32.encode(&ex.body_sha1()));
-        let rendered = page.rendered.as_ref().map(|r| r.html.as_str());
+        let rendered = page.rendered.as_ref().and_then(|r| r.html.as_deref());
         let content = match (&page.content, self.content.is_empty()) {
             (Some(doc), false) => Some(content::Fields {
                 doc,

@@ -168,7 +168,7 @@ impl Sink for MirrorSink {
         let (dir, ex, url) = (self.dir.clone(), ex.clone(), r.url.clone());
         let max = self.options.max_body_size;
         let dom = match &page.rendered {
-            Some(done) if self.options.rendered => Some(rendered_file(&done.html)),
+            Some(done) if self.options.rendered => done.html.as_deref().map(rendered_file),
             _ => None,
         };
         let rendered = dom.is_some();

@@ -530,6 +530,7 @@ mod tests {
             RenderReason::Noscript,
             RenderReason::EmptyRoot,
             RenderReason::ScriptFewLinks,
+            RenderReason::Screenshot,
         ] {
             c.rendered_by.insert(why, next());
         }

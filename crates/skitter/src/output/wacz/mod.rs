@@ -14,6 +14,7 @@ mod pack;
 mod package;
 mod scan;
 mod sink;
+mod sort;
 #[cfg(test)]
 mod tests;
 mod zipnum;

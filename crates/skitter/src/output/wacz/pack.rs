@@ -6,7 +6,16 @@
 //! are gzip members already, and readers seek into them), `indexes/index.cdx.gz`
 //! (stored, read by offset through `index.idx`) and `indexes/index.idx`,
 //! `pages/pages.jsonl`, `datapackage.json` and `datapackage-digest.json`
-//! (deflated). An entry past 4 GiB is written in zip64 form.
+//! (deflated). An entry past 4 GiB is written in zip64 form (its sizes are
+//! known before it is written), and so are the offsets and the end of the
+//! central directory once the file passes 4 GiB (the `zip` crate does that by
+//! itself, for any archive).
+//!
+//! Memory stays flat whatever the crawl's size: the index lines go through an
+//! external sort (`sort`: at most 16 MiB of lines in memory, runs on disk),
+//! the compressed index and the page list are written to temporary files
+//! before they are copied into the zip, and the pages already listed are
+//! remembered by an 8-byte hash each.
 //!
 //! The zip is built under a temporary name in the destination's folder, synced,
 //! and renamed over the destination: the file appears whole or not at all.
@@ -75,10 +84,9 @@ pub fn pack_wacz(
             .map_err(fail)?,
     );
     pages.write_all(PAGES_HEADER.as_bytes()).map_err(fail)?;
-    let mut scan = Scan::default();
-    let mut seen = HashSet::new();
+    let mut scan = Scan::new(dir);
     for (path, name) in warcs.iter().zip(&names) {
-        scan_warc(path, name, &mut scan, &mut seen, &mut pages)
+        scan_warc(path, name, &mut scan, &mut pages)
             .map_err(|e| WaczError::io(format!("cannot index {}", path.display()), e))?;
     }
     let mut pages = pages
@@ -86,7 +94,17 @@ pub fn pack_wacz(
         .map_err(|e| fail(e.into_error()))?
         .reopen()
         .map_err(fail)?;
-    scan.lines.sort_unstable();
+    let pages_len = pages.metadata().map_err(fail)?.len();
+    let (captures, page_count) = (scan.lines.len(), scan.pages);
+    // The compressed index (a tenth of the lines' size) goes to a file of its
+    // own as the sorted lines come, so its entry's size is known before it is
+    // written (zip64 only when it must be) and it is never held in memory.
+    let mut blocks = BufWriter::new(tempfile::tempfile_in(dir).map_err(fail)?);
+    let idx =
+        zipnum::write_blocks(scan.lines.into_sorted().map_err(fail)?, &mut blocks).map_err(fail)?;
+    let mut blocks = blocks.into_inner().map_err(|e| fail(e.into_error()))?;
+    let blocks_len = blocks.stream_position().map_err(fail)?;
+    blocks.rewind().map_err(fail)?;
 
     let tmp = tempfile::Builder::new()
         .prefix(".skitter-")
@@ -108,28 +126,20 @@ pub fn pack_wacz(
             .map_err(fail)?,
         );
     }
-    // The compressed index is a tenth of the lines' size: built first, so its
-    // entry's size is known (zip64 only when it must be).
-    let mut blocks = Vec::new();
-    let idx =
-        zipnum::write_blocks(scan.lines.iter().map(String::as_str), &mut blocks).map_err(fail)?;
     resources.push(
-        entry_with(
-            &mut zip,
-            "indexes/index.cdx.gz",
-            stored(blocks.len() as u64),
-            |w| w.write_all(&blocks),
-        )
+        entry_with(&mut zip, "indexes/index.cdx.gz", stored(blocks_len), |w| {
+            io::copy(&mut blocks, w).map(drop)
+        })
         .map_err(fail)?,
     );
     resources.push(
-        entry_with(&mut zip, "indexes/index.idx", deflated(), |w| {
+        entry_with(&mut zip, "indexes/index.idx", deflated(0), |w| {
             w.write_all(idx.as_bytes())
         })
         .map_err(fail)?,
     );
     resources.push(
-        entry_with(&mut zip, "pages/pages.jsonl", deflated(), |w| {
+        entry_with(&mut zip, "pages/pages.jsonl", deflated(pages_len), |w| {
             io::copy(&mut pages, w).map(drop)
         })
         .map_err(fail)?,
@@ -160,7 +170,7 @@ pub fn pack_wacz(
         (package::DATAPACKAGE, &manifest),
         (package::DIGEST, &digest),
     ] {
-        zip.start_file(name, deflated()).map_err(zip_fail)?;
+        zip.start_file(name, deflated(0)).map_err(zip_fail)?;
         zip.write_all(bytes).map_err(fail)?;
     }
     let tmp = zip
@@ -176,8 +186,8 @@ pub fn pack_wacz(
         path: out.to_path_buf(),
         bytes,
         warcs: warcs.len(),
-        captures: scan.lines.len() as u64,
-        pages: scan.pages,
+        captures,
+        pages: page_count,
     })
 }
 
@@ -224,8 +234,12 @@ fn stored(len: u64) -> SimpleFileOptions {
         .large_file(len >= u32::MAX as u64)
 }
 
-fn deflated() -> SimpleFileOptions {
-    options().compression_method(CompressionMethod::Deflated)
+/// Options for an entry of `len` bytes deflated; zip64 when it passes 4 GiB
+/// (a page list of very many long pages).
+fn deflated(len: u64) -> SimpleFileOptions {
+    options()
+        .compression_method(CompressionMethod::Deflated)
+        .large_file(len >= u32::MAX as u64)
 }
 
 /// Entries are dated now, and readable by all like any file skitter writes.

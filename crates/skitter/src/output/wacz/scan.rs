@@ -6,7 +6,7 @@
 //! packed, not only skitter's; the lines are those skitter's WARC sink writes
 //! (`cdx::line`), the same keys and fields pywb's indexer gives. Page entries go
 //! to a writer as they are found (a page's text can be large); the index lines
-//! are kept to be sorted, one short line per capture.
+//! go to an external sort (`sort`), which holds a bounded part of them.
 
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -16,6 +16,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use url::Url;
 
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::sort::{self, ExternalSort};
 use crate::output::warc::cdx;
 use crate::output::warc::read::{ReadRecord, WarcReader};
 
@@ -27,12 +30,27 @@ const KEEP: usize = 8 << 20;
 const INDEXED: [&str; 3] = ["response", "revisit", "resource"];
 
 /// What one pass found, besides the page entries it wrote.
-#[derive(Debug, Default)]
 pub(crate) struct Scan {
-    /// The CDXJ lines, unsorted.
-    pub lines: Vec<String>,
+    /// The CDXJ lines, being sorted (in bounded memory: see `sort`).
+    pub lines: ExternalSort,
     /// Page entries written.
     pub pages: u64,
+    /// The pages listed, by a 64-bit hash of their URL (8 bytes a page, not
+    /// the URL: a crawl of millions of pages lists each once in little
+    /// memory; two URLs of one hash, one chance in 2^64 per pair, would
+    /// list only the first).
+    seen: HashSet<u64>,
+}
+
+impl Scan {
+    /// A pass whose index runs, if any, go to temporary files in `dir`.
+    pub(crate) fn new(dir: &Path) -> Scan {
+        Scan {
+            lines: ExternalSort::new(dir, sort::RUN_BYTES),
+            pages: 0,
+            seen: HashSet::new(),
+        }
+    }
 }
 
 /// One line of `pages.jsonl`.
@@ -48,12 +66,11 @@ struct PageEntry<'a> {
 
 /// Indexes the WARC file at `path`, known in the archive as `name`, adding its
 /// lines to `scan` and writing a page entry for each HTML page not seen before
-/// (its URL goes into `seen`) to `pages`.
+/// to `pages`.
 pub(crate) fn scan_warc(
     path: &Path,
     name: &str,
     scan: &mut Scan,
-    seen: &mut HashSet<String>,
     pages: &mut impl Write,
 ) -> io::Result<()> {
     let mut reader = WarcReader::open(path, KEEP)?;
@@ -85,9 +102,9 @@ pub(crate) fn scan_warc(
             length: record.length,
             offset: record.offset,
             filename: name,
-        }));
+        }))?;
         if let Some(head) = http.filter(|h| kind == "response" && h.is_page())
-            && seen.insert(url.as_str().to_string())
+            && scan.seen.insert(xxh3_64(url.as_str().as_bytes()))
         {
             write_page(&record, &head, &url, date, pages)?;
             scan.pages += 1;

@@ -182,7 +182,7 @@ fn the_check_finds_a_changed_file_a_missing_one_and_an_index_entry_pointing_nowh
             .unwrap();
         let moved = text.replacen("\"offset\":\"0\"", "\"offset\":\"1\"", 1);
         assert_ne!(moved, text);
-        let lines: Vec<&str> = moved.lines().collect();
+        let lines = moved.lines().map(|l| Ok(l.to_string()));
         let mut blocks = Vec::new();
         zipnum::write_blocks(lines, &mut blocks).unwrap();
         Some(blocks)

@@ -22,15 +22,15 @@ pub(crate) const META: &str =
     "!meta 0 {\"format\": \"cdxj-gzip-1.0\", \"filename\": \"index.cdx.gz\"}\n";
 
 /// Writes the sorted `lines` as gzip blocks to `data`, and returns the text of
-/// `index.idx` that finds them.
-pub(crate) fn write_blocks<'a>(
-    lines: impl IntoIterator<Item = &'a str>,
+/// `index.idx` that finds them. One block of lines is held at a time.
+pub(crate) fn write_blocks(
+    lines: impl IntoIterator<Item = io::Result<String>>,
     data: &mut impl Write,
 ) -> io::Result<String> {
     let mut idx = String::from(META);
     let mut offset = 0u64;
-    let mut block: Vec<&str> = Vec::with_capacity(LINES);
-    let mut flush = |block: &mut Vec<&str>, idx: &mut String| -> io::Result<()> {
+    let mut block: Vec<String> = Vec::with_capacity(LINES);
+    let mut flush = |block: &mut Vec<String>, idx: &mut String| -> io::Result<()> {
         if let Some(first) = block.first() {
             let mut gz = GzEncoder::new(Vec::new(), Compression::default());
             for line in block.iter() {
@@ -39,7 +39,10 @@ pub(crate) fn write_blocks<'a>(
             }
             let member = gz.finish()?;
             data.write_all(&member)?;
-            let key = first.split_once('{').map_or(*first, |(k, _)| k).trim();
+            let key = first
+                .split_once('{')
+                .map_or(first.as_str(), |(k, _)| k)
+                .trim();
             idx.push_str(&format!(
                 "{key} {{\"offset\": {offset}, \"length\": {}}}\n",
                 member.len()
@@ -50,7 +53,7 @@ pub(crate) fn write_blocks<'a>(
         Ok(())
     };
     for line in lines {
-        block.push(line);
+        block.push(line?);
         if block.len() == LINES {
             flush(&mut block, &mut idx)?;
         }
@@ -99,7 +102,7 @@ mod tests {
             .map(|i| format!("com,example)/{i:04} 20260101000000 {{\"url\": \"u{i}\"}}"))
             .collect();
         let mut data = Vec::new();
-        let idx = write_blocks(lines.iter().map(String::as_str), &mut data).unwrap();
+        let idx = write_blocks(lines.iter().cloned().map(Ok), &mut data).unwrap();
         let idx_lines: Vec<&str> = idx.lines().collect();
         assert_eq!(idx_lines[0], META.trim_end());
         assert_eq!(idx_lines.len(), 4, "{idx}");
@@ -123,7 +126,7 @@ mod tests {
     #[test]
     fn no_lines_is_just_the_meta_line() {
         let mut data = Vec::new();
-        let idx = write_blocks([], &mut data).unwrap();
+        let idx = write_blocks(std::iter::empty(), &mut data).unwrap();
         assert_eq!(idx, META);
         assert!(data.is_empty());
     }

@@ -125,7 +125,10 @@ impl WarcSink {
         let mut writer = self.take_writer().await?;
         let jobs = std::mem::take(&mut self.pending);
         self.in_flight = Some(tokio::task::spawn_blocking(move || {
-            let built = jobs.iter().try_for_each(|job| writer.write_page(job));
+            let built = jobs.iter().try_for_each(|job| match job {
+                Job::Pair(job) => writer.write_page(job),
+                Job::Resource(job) => writer.write_resource(job),
+            });
             // The pages built before a failure are still written.
             let written = writer.write_out();
             (writer, built.and(written))
@@ -167,23 +170,33 @@ impl Sink for WarcSink {
         {
             return Ok(());
         }
-        let job = Job {
+        let date = exchange.started;
+        self.pending.push(Job::Pair(Box::new(PairJob {
             url: page.record.url.clone(),
             status: page.record.status,
             mime: page.record.content_type.clone(),
             exchange,
-        };
-        self.pending.push(job);
+        })));
         // A rendered page's requests (scripts, XHR, images) follow it, each
-        // a request/response pair like the page's own.
+        // a request/response pair like the page's own; then its pictures.
         for (url, exchange) in page.rendered.iter().flat_map(|r| &r.exchanges) {
             let (status, mime) = head_status_and_type(&exchange.response_head);
-            self.pending.push(Job {
+            self.pending.push(Job::Pair(Box::new(PairJob {
                 url: url.clone(),
                 status,
                 mime,
                 exchange: exchange.clone(),
-            });
+            })));
+        }
+        for shot in page.rendered.iter().flat_map(|r| &r.screenshots) {
+            let uri = format!("urn:{}:{}", shot.kind, page.record.url);
+            let Ok(uri) = Url::parse(&uri) else { continue };
+            self.pending.push(Job::Resource(ResourceJob {
+                uri,
+                date,
+                mime: shot.mime,
+                data: shot.data.clone(),
+            }));
         }
         if self.pending.len() >= BATCH {
             self.start_batch().await?;
@@ -254,8 +267,28 @@ fn io_error(what: String, e: std::io::Error) -> SinkError {
     SinkError::io("warc", what, e)
 }
 
-/// What the writer needs from one page (owned, to cross into the blocking pool).
-struct Job {
+/// What the writer needs from one page or picture (owned, to cross into the
+/// blocking pool).
+enum Job {
+    /// An exchange: a request and its response (or revisit); boxed, the
+    /// exchange being most of the size.
+    Pair(Box<PairJob>),
+    /// A picture of a rendered page.
+    Resource(ResourceJob),
+}
+
+/// A picture of a rendered page, for a `resource` record.
+struct ResourceJob {
+    /// `urn:{kind}:{page URL}`.
+    uri: Url,
+    /// The page's fetch, so the picture's index line sorts with it.
+    date: chrono::DateTime<chrono::Utc>,
+    mime: &'static str,
+    data: bytes::Bytes,
+}
+
+/// An exchange to archive.
+struct PairJob {
     url: Url,
     status: Option<u16>,
     mime: Option<String>,
@@ -328,7 +361,7 @@ impl Writer {
         })
     }
 
-    fn write_page(&mut self, job: &Job) -> Result<(), SinkError> {
+    fn write_page(&mut self, job: &PairJob) -> Result<(), SinkError> {
         let build = |warcinfo_id: &str, deflater: Option<&mut gzip::Deflater>| {
             record::exchange_pair(&job.url, &job.exchange, warcinfo_id, deflater)
                 .map_err(|e| io_error(format!("cannot build records for {}", job.url), e))
@@ -362,6 +395,48 @@ impl Writer {
                 length: pair.response.len() as u64,
                 offset,
                 filename: &cur.name,
+            });
+            self.cdx_lines.extend_from_slice(line.as_bytes());
+            self.cdx_lines.push(b'\n');
+        }
+        Ok(())
+    }
+
+    fn write_resource(&mut self, job: &ResourceJob) -> Result<(), SinkError> {
+        let build = |warcinfo_id: &str, deflater: Option<&mut gzip::Deflater>| {
+            let built = record::resource(
+                &job.uri,
+                job.date,
+                job.mime,
+                &job.data,
+                warcinfo_id,
+                deflater,
+            );
+            built.map_err(|e| io_error(format!("cannot build the record of {}", job.uri), e))
+        };
+        let mut built = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
+        if self.should_rotate(built.0.len() as u64) {
+            self.rotate()?;
+            built = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
+        }
+        let (bytes, digest) = built;
+        let (offset, len) = (self.current.size, bytes.len() as u64);
+        self.unwritten.extend_from_slice(&bytes);
+        self.current.size += len;
+        self.bytes += len;
+        self.records += 1;
+        if self.cdx.is_some() {
+            // pywb's indexer gives a resource record status 200 and its own
+            // media type.
+            let line = cdx::line(&cdx::Entry {
+                url: &job.uri,
+                date: job.date,
+                mime: Some(job.mime),
+                status: Some(200),
+                digest: &digest,
+                length: len,
+                offset,
+                filename: &self.current.name,
             });
             self.cdx_lines.extend_from_slice(line.as_bytes());
             self.cdx_lines.push(b'\n');

@@ -189,6 +189,30 @@ pub(crate) fn exchange_pair(
     })
 }
 
+/// A `resource` record holding `data` itself as its block (WARC 1.1 section
+/// 6.5), of media type `mime`, for `uri`: a picture of a rendered page
+/// (`urn:thumbnail:…`). Returns its bytes and the base32 SHA-1 of `data`,
+/// which it carries as its payload digest (the payload is the whole block).
+pub(crate) fn resource(
+    uri: &Url,
+    date: DateTime<Utc>,
+    mime: &str,
+    data: &[u8],
+    warcinfo_id: &str,
+    deflater: Option<&mut Deflater>,
+) -> io::Result<(Vec<u8>, String)> {
+    let digest = BASE32.encode(&crate::fetch::exchange::sha1_of(data));
+    let bytes = Record::new("resource", vec![data])
+        .field("WARC-Record-ID", new_record_id())
+        .field("WARC-Target-URI", uri.as_str())
+        .field("WARC-Date", warc_date(date))
+        .field("WARC-Warcinfo-ID", warcinfo_id)
+        .field("WARC-Payload-Digest", format!("sha1:{digest}"))
+        .field("Content-Type", mime)
+        .encode(deflater)?;
+    Ok((bytes, digest))
+}
+
 /// A `revisit` record (WARC 1.1 section 6.7) for `ex`, whose payload an earlier
 /// capture holds: its block is the response head alone (a `304`'s own head, or
 /// the head of a `200` whose body is the original's), and it names the profile,

@@ -30,6 +30,11 @@ use url::{Host, Url};
 
 /// The SURT key of `url`, without the scheme: `com,example)/a?a=2&b=1`.
 pub(crate) fn surt(url: &Url) -> String {
+    // A `urn:thumbnail:…` picture has no host to reverse: its key is the URI
+    // itself, the key ReplayWeb.page (wabac.js `getSurt`) looks it up by.
+    if !matches!(url.scheme(), "http" | "https") {
+        return url.as_str().to_string();
+    }
     let mut key = host(url);
     // The library takes the port from Python's urlsplit, where a port of 0 is falsy.
     if let Some(port) = url.port().filter(|p| *p != 0) {

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Measures --wacz (issue 34's targets): packing a 20,000-page crawl adds at
+# most 10% to its wall time, and memory while packing stays under 64 MB
+# beyond the crawl's.
+#
+# 1. Crawls the test site (PAGES pages of 4 KiB) ROUNDS times each way,
+#    interleaved: plain, and with --wacz. Prints each run's wall time and peak
+#    RSS (/usr/bin/time -v) and the WACZ's size, then the medians and the ratio
+#    of wall times.
+# 2. Packs the same crawl's WARC (written with --warc) with `skitter wacz
+#    create`, alone: the pack time and the packer's own peak RSS.
+# 3. Packs a synthetic WARC of CAPTURES tiny resource records (an index far
+#    larger than a 20,000-page crawl's) the same way: the packer's peak RSS
+#    with many captures, which the external sort of the index keeps flat.
+#
+# Usage: scripts/bench-wacz.sh [--smoke]
+# Env: PAGES (20000), ROUNDS (3), CAPTURES (1000000), TASKS (100).
+# Needs /usr/bin/time (Debian's `time`) and a release build: cargo build
+# --release -p skitter-cli --features testsite (--smoke uses the debug build).
+set -euo pipefail
+
+pages=${PAGES:-20000}
+rounds=${ROUNDS:-3}
+captures=${CAPTURES:-1000000}
+tasks=${TASKS:-100}
+profile=release
+if [[ ${1:-} == --smoke ]]; then
+    pages=300
+    rounds=1
+    captures=20000
+    profile=debug
+fi
+[[ -x /usr/bin/time ]] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+source "$(dirname "$0")/lib-bench.sh"
+bench_bin "$profile"
+
+# measure NAME CMD...: runs CMD under /usr/bin/time -v; "wall_s rss_mb".
+measure() {
+    local name=$1
+    shift
+    /usr/bin/time -v "$@" >"$work/$name.out" 2>"$work/$name.time"
+    python3 - "$work/$name.time" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", t).group(1)
+secs = 0.0
+for part in wall.split(":"):
+    secs = secs * 60 + float(part)
+rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
+print(f"{secs:.2f} {rss / 1024:.1f}")
+PY
+}
+
+start_site --pages "$pages"
+crawl=("$bin" -q crawl "$origin/" --max-tasks "$tasks" --per-host "$tasks" --no-trap-rules --no-progress)
+echo "== $pages pages, --max-tasks $tasks, $rounds rounds, $bin"
+plain=()
+wacz=()
+for round in $(seq "$rounds"); do
+    read -r w r < <(measure plain "${crawl[@]}")
+    plain+=("$w $r")
+    rm -f "$work/site.wacz"
+    read -r w r < <(measure wacz "${crawl[@]}" --wacz "$work/site.wacz")
+    wacz+=("$w $r")
+    size=$(stat -c %s "$work/site.wacz")
+    echo "round $round: plain ${plain[-1]% *} s ${plain[-1]#* } MB; --wacz $w s $r MB, WACZ $((size / 1024)) KiB"
+done
+python3 - "${plain[@]}" -- "${wacz[@]}" <<'PY'
+import statistics, sys
+args = sys.argv[1:]
+cut = args.index("--")
+plain = [tuple(map(float, a.split())) for a in args[:cut]]
+wacz = [tuple(map(float, a.split())) for a in args[cut + 1:]]
+pw, pr = statistics.median(w for w, _ in plain), statistics.median(r for _, r in plain)
+ww, wr = statistics.median(w for w, _ in wacz), statistics.median(r for _, r in wacz)
+print(f"median: plain {pw:.2f} s {pr:.1f} MB, --wacz {ww:.2f} s {wr:.1f} MB, "
+      f"wall ratio {ww / pw:.3f} (target <= 1.10), RSS +{wr - pr:.1f} MB")
+PY
+
+# The pack alone, on the crawl's own WARC.
+"${crawl[@]}" --warc "$work/crawl.warc.gz" >/dev/null
+read -r w r < <(measure pack "$bin" wacz create "$work/crawl.warc.gz" -o "$work/pack.wacz")
+echo "pack: $pages pages' WARC ($(($(stat -c %s "$work/crawl.warc.gz") / 1024)) KiB) packed in $w s, peak RSS $r MB"
+stop_site
+
+# Many captures: a WARC of tiny resource records, written by Python (one gzip
+# member each, as any web archive tool writes them).
+python3 - "$work/many.warc.gz" "$captures" <<'PY'
+import gzip, hashlib, base64, sys, uuid
+path, n = sys.argv[1], int(sys.argv[2])
+with open(path, "wb") as out:
+    for i in range(n):
+        body = b"capture %d\n" % i
+        digest = base64.b32encode(hashlib.sha1(body).digest()).decode()
+        head = (
+            "WARC/1.1\r\nWARC-Type: resource\r\n"
+            f"WARC-Record-ID: <urn:uuid:{uuid.UUID(int=i)}>\r\n"
+            f"WARC-Target-URI: http://example.com/{i * 7919 % n}/page\r\n"
+            "WARC-Date: 2026-01-01T00:00:00Z\r\n"
+            f"WARC-Payload-Digest: sha1:{digest}\r\nWARC-Block-Digest: sha1:{digest}\r\n"
+            f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        out.write(gzip.compress(head + body + b"\r\n\r\n", compresslevel=1))
+PY
+read -r w r < <(measure many "$bin" wacz create "$work/many.warc.gz" -o "$work/many.wacz")
+echo "pack: $captures captures ($(($(stat -c %s "$work/many.warc.gz") / 1048576)) MiB WARC) packed in $w s, peak RSS $r MB"
