@@ -65,6 +65,7 @@ pub(super) async fn page(
                     kind,
                     element,
                     attr: "href",
+                    at: 0,
                 });
             }
             Some(Box::new(RenderedPage {
