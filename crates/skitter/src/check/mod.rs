@@ -24,11 +24,13 @@
 //! let report = LinkChecker::from_settings(settings)?
 //!     .run(CancellationToken::new())
 //!     .await?;
-//! // The generated site has one broken link: `/P/N` where `/p/N` is meant.
+//! // The generated site has two broken links: `/P/N` where `/p/N` is
+//! // meant, and a `#frag` that no page has.
 //! let broken: Vec<_> = report.broken().collect();
-//! assert_eq!(broken.len(), 1);
-//! assert!(broken[0].url.path().starts_with("/P/"));
-//! assert!(broken[0].occurrences[0].line > 0);
+//! assert_eq!(broken.len(), 2);
+//! assert!(broken.iter().any(|l| l.url.path().starts_with("/P/")));
+//! assert!(broken.iter().any(|l| l.url.fragment() == Some("frag")));
+//! assert!(broken.iter().all(|l| l.occurrences[0].line > 0));
 //! # Ok(())
 //! # }
 //! ```
