@@ -130,6 +130,15 @@ pub async fn run(mut args: CheckArgs, cancel: CancellationToken) -> anyhow::Resu
     if cancel.is_cancelled() {
         return Ok(130);
     }
+    // An output or the frontier failed: the check is not whole.
+    if let Some(fatal) = report
+        .stopped
+        .as_deref()
+        .and_then(|s| s.strip_prefix("fatal: "))
+    {
+        eprintln!("skitter: error: {fatal}");
+        return Ok(2);
+    }
     Ok(u8::from(report.broken().next().is_some()))
 }
 
