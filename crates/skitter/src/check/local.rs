@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use futures_util::StreamExt as _;
 use regex::Regex;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +30,9 @@ use super::remote::Remote;
 use super::route::Router;
 use super::{CheckError, CheckReport, assemble, check_all};
 use crate::BuildError;
+
+/// Files read and parsed ahead of the one being filed.
+const READ_AHEAD: usize = 16;
 
 /// The most files a folder check reads: a bound on the memory its file list
 /// and records take.
@@ -51,52 +55,62 @@ pub async fn check_folder(
     let cpu = Arc::new(CpuPool::new());
     let mut collected = Collected::default();
     let max_body = settings.crawl.request.fetch.max_body_size;
+    let mut pages = Vec::new();
     for rel in &files {
         let Some(url) = file_url(&base, rel) else {
             continue;
         };
         let record = record_of(&url, rel);
-        let is_page = matches!(extension(rel), "html" | "htm" | "md" | "markdown");
-        if rel
+        let index = rel
             .file_name()
-            .is_some_and(|n| n == "index.html" || n == "index.htm")
-            && let Ok(dir_url) = url.join("./")
-        {
-            collected.crawled.insert(dir_url, record_of(&url, rel));
+            .is_some_and(|n| n == "index.html" || n == "index.htm");
+        let dir_url = url.join("./").ok().filter(|_| index);
+        if let Some(dir_url) = &dir_url {
+            collected
+                .crawled
+                .insert(dir_url.clone(), record_of(&url, rel));
         }
         collected.crawled.insert(url.clone(), record);
-        if !is_page {
+        let markdown = matches!(extension(rel), "md" | "markdown");
+        if !(markdown || matches!(extension(rel), "html" | "htm")) {
             continue;
         }
         let path = dir.join(rel);
-        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-        if size > max_body {
-            continue;
+        if std::fs::metadata(&path).map_or(0, |m| m.len()) <= max_body {
+            pages.push((path, url, dir_url, markdown));
         }
-        let max_links = settings.crawl.max_links_per_page;
-        let (page, markdown) = (url.clone(), matches!(extension(rel), "md" | "markdown"));
-        let doc = cpu
-            .run(move || {
-                let bytes = std::fs::read(&path).unwrap_or_default();
-                if markdown {
-                    let text = String::from_utf8_lossy(&bytes);
-                    extract_markdown(&text, &page, max_links, DEFAULT_MAX_ANCHORS)
-                } else {
-                    extract_anchored(&bytes, None, &page, max_links, DEFAULT_MAX_ANCHORS)
-                }
-            })
-            .await;
-        let dir_page = url.join("./").ok().filter(|_| {
-            rel.file_name()
-                .is_some_and(|n| n == "index.html" || n == "index.htm")
-        });
-        if let Some(dir_page) = dir_page {
+    }
+    // Read and parsed on the CPU pool, a few at once (the pool lets one per
+    // core run), filed in the files' order.
+    let max_links = settings.crawl.max_links_per_page;
+    let mut read = futures_util::stream::iter(pages)
+        .map(|(path, url, dir_url, markdown)| {
+            let (cpu, page) = (cpu.clone(), url.clone());
+            async move {
+                let doc = cpu
+                    .run(move || {
+                        let bytes = std::fs::read(&path).unwrap_or_default();
+                        if markdown {
+                            let text = String::from_utf8_lossy(&bytes);
+                            extract_markdown(&text, &page, max_links, DEFAULT_MAX_ANCHORS)
+                        } else {
+                            extract_anchored(&bytes, None, &page, max_links, DEFAULT_MAX_ANCHORS)
+                        }
+                    })
+                    .await;
+                (url, dir_url, doc)
+            }
+        })
+        .buffered(READ_AHEAD);
+    while let Some((url, dir_url, doc)) = read.next().await {
+        if let Some(dir_url) = dir_url {
             collected
                 .anchors
-                .insert(dir_page, doc.anchors.iter().cloned().collect());
+                .insert(dir_url, doc.anchors.iter().cloned().collect());
         }
         file_page(&mut collected, &url, doc);
     }
+    drop(read);
     let scope = Scope::new(std::slice::from_ref(&base), ScopeMode::Strict);
     let patterns = (
         regexes(&settings.crawl.include)?,
