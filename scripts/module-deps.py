@@ -42,6 +42,8 @@ BELOW_CRAWL = set(ALLOWED)
 ALLOWED["crawl"] = BELOW_CRAWL
 ALLOWED["bulk"] = BELOW_CRAWL | {"crawl"}
 ALLOWED["cluster"] = BELOW_CRAWL | {"crawl"}
+# Link checking runs on a crawl, as a bulk fetch runs beside one.
+ALLOWED["check"] = BELOW_CRAWL | {"crawl"}
 ALLOWED["probe"] = {"base", "fetch"}
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]

@@ -13,7 +13,8 @@
 # release build). A bench script or target without a figure pattern below fails
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
-# items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura).
+# items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura),
+# bench-check.sh python3 (and lychee, optional: skipped loudly without it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,6 +29,7 @@ fi
 
 # What each benchmark prints when it worked (an extended regex, on one line).
 declare -A figures=(
+    [bench-check.sh]='^folder [0-9]+ pages -c [0-9]+: skitter [0-9.]+ s'
     [bench-broad.sh]='^median: one host [0-9]+ pages/s, [0-9]+ hosts [0-9]+ pages/s, ratio [0-9.]+.* per host, [0-9]+ B per URL'
     [bench-broad.sh-delay]='^delay [0-9.]+s: [0-9]+ hosts, [0-9]+ pages/s against [0-9]+ ready hosts/s, ratio [0-9.]+'
     [bench-faults.sh]='^broad-429 +clean +[0-9]+ pages/s +faults +[0-9]+ pages/s +ratio [0-9.]+'

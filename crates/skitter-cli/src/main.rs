@@ -2,7 +2,7 @@
 //! runs them, prints what they return, and picks the exit status.
 //!
 //! Exit statuses: 0 when the job completed (page errors are reported, not fatal),
-//! 1 when `fetch`/`probe`/`proxies check` had failures or `wacz validate` found an invalid file, 2 on bad usage or a fatal error, 130 when
+//! 1 when `fetch`/`probe`/`proxies check` had failures or `check` found a broken link or `wacz validate` found an invalid file, 2 on bad usage or a fatal error, 130 when
 //! interrupted by Ctrl-C or SIGTERM.
 
 /// `println!`, `eprintln!` and `eprint!` that ignore a closed stream:
@@ -29,6 +29,8 @@ macro_rules! eprint {
 
 #[cfg(feature = "testsite")]
 mod bench_cmd;
+mod check_cmd;
+mod check_output;
 mod config;
 mod content_flags;
 mod crawl_cmd;
@@ -102,6 +104,9 @@ enum Command {
     Crawl(Box<crawl_cmd::CrawlArgs>),
     /// Fetch a list of URLs or curl-style patterns concurrently, optionally saving bodies.
     Fetch(Box<fetch_cmd::FetchArgs>),
+    /// Crawl a site and check every link on every page (links to other
+    /// sites, images, scripts and #fragments too); exit 1 when one is broken.
+    Check(Box<check_cmd::CheckArgs>),
     /// Resolve domain names concurrently and report which exist.
     Probe(probe_cmd::ProbeArgs),
     /// Check proxy lists: `proxies check FILE --test-url URL` tries every
@@ -176,6 +181,7 @@ fn main() -> ExitCode {
             }
             Command::Crawl(args) => crawl_cmd::run(*args, cancel, !cli.quiet, &logs).await,
             Command::Fetch(args) => fetch_cmd::run(*args, cli.verbose, cli.quiet, cancel).await,
+            Command::Check(args) => check_cmd::run(*args, cancel).await,
             Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
             Command::Status(args) => status_cmd::run(args).await,
             Command::RedisClean(args) => redis_cmd::run_clean(args).await,

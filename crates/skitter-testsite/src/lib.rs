@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 
 mod body;
+pub mod check;
 mod config;
 pub mod dns;
 pub mod docs;

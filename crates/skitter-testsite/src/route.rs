@@ -83,6 +83,18 @@ pub(crate) async fn handle(
             format!("{pass}\n"),
         ));
     }
+    let checked = crate::check::route(
+        req.method(),
+        uri.path(),
+        count,
+        site.origin_port(),
+        &site.shutdown,
+    );
+    if let Some(resp) = checked.await {
+        let mut resp = resp?;
+        resp.body_mut().hold(in_flight);
+        return Ok(resp);
+    }
     let mut resp = match uri.path() {
         "/hang" => hang(&site.shutdown).await?,
         path => route(&site, path, uri.query(), count),

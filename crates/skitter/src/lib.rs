@@ -35,6 +35,7 @@
 // docs/src/architecture.md).
 pub mod base;
 pub mod bulk;
+pub mod check;
 pub mod cluster;
 pub mod content;
 pub mod crawl;

@@ -8,6 +8,7 @@
 
 mod support;
 
+mod check_cli;
 mod config_cli;
 mod crawl_cli;
 mod extract_cli;

@@ -281,9 +281,22 @@ impl Fetcher {
             self.is_named(url),
             self.headers_for(url),
             None,
-            None,
+            Ask::default(),
         )
         .await
+    }
+
+    /// Makes one HEAD request to `url`, as [`Fetcher::get`] would send its
+    /// GET: a link checker's first, cheap question (`skitter check`). The
+    /// response has no body.
+    pub async fn head(&self, url: &Url) -> Result<Response, FetchFailure> {
+        let ask = Ask {
+            head: true,
+            ..Ask::default()
+        };
+        let (named, with_headers) = (self.is_named(url), self.headers_for(url));
+        self.send(url, Keep::Html, named, with_headers, None, ask)
+            .await
     }
 
     /// [`Fetcher::get`], made conditional on what an earlier fetch returned:
@@ -303,7 +316,10 @@ impl Fetcher {
             self.is_named(url),
             with_headers,
             None,
-            Some(validators),
+            Ask {
+                validators: Some(validators),
+                head: false,
+            },
         )
         .await
     }
@@ -377,7 +393,10 @@ impl Fetcher {
             same_socket,
             same || self.config.headers_everywhere,
             own_auth.as_ref(),
-            validators,
+            Ask {
+                validators,
+                head: false,
+            },
         )
         .await
     }
@@ -389,8 +408,9 @@ impl Fetcher {
         named: bool,
         with_headers: bool,
         own_auth: Option<&HeaderValue>,
-        validators: Option<&Validators>,
+        ask: Ask<'_>,
     ) -> Result<Response, FetchFailure> {
+        let validators = ask.validators;
         let started = chrono::Utc::now();
         address::check_url(url, allow_internal(&self.config, named)).map_err(blocked)?;
         let index = match &self.pool {
@@ -404,7 +424,11 @@ impl Fetcher {
         };
         let route = &self.routes[index];
         let client = route.client(&self.config, self.jar.clone(), named).await?;
-        let mut request = client.get(url.as_str());
+        let mut request = if ask.head {
+            client.head(url.as_str())
+        } else {
+            client.get(url.as_str())
+        };
         if with_headers && !self.headers.is_empty() {
             request = request.headers(HeaderMap::clone(&self.headers));
         }
@@ -539,6 +563,15 @@ impl Fetcher {
         body.bytes = buf.map(BytesMut::freeze);
         Ok(body)
     }
+}
+
+/// What a request asks beyond a plain GET.
+#[derive(Clone, Copy, Default)]
+struct Ask<'a> {
+    /// Made conditional on an earlier fetch's validators.
+    validators: Option<&'a Validators>,
+    /// A HEAD instead of a GET.
+    head: bool,
 }
 
 /// What [`Fetcher::send`] put on the wire that the archived request head

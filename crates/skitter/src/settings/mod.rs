@@ -12,10 +12,12 @@
 //! observer) are given to the builders, not kept here.
 
 mod bulk;
+mod check;
 mod crawl;
 mod request;
 
 pub use bulk::{BulkSettings, DEFAULT_CONCURRENCY, DEFAULT_MAX_PAGES, RecipeSettings};
+pub use check::{CheckSettings, DEFAULT_MAX_CACHE_AGE, StatusSet};
 pub use crawl::{
     CrawlSettings, DEFAULT_GRACE, DEFAULT_MAX_CRAWL_DELAY, DEFAULT_MAX_TASKS, Limits, RunSettings,
 };

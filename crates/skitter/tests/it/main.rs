@@ -31,6 +31,7 @@ mod items_extract;
 mod items_rules;
 mod jsonl_items;
 mod jsonl_sink;
+mod link_check;
 mod llms_outputs;
 mod markdown_tree;
 mod memory_frontier;

@@ -80,6 +80,7 @@ pub(super) async fn page(
                     kind,
                     element,
                     attr: "href",
+                    at: 0,
                 });
             }
             Some(Box::new(RenderedPage {

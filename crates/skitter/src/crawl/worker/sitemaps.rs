@@ -64,6 +64,7 @@ pub(super) async fn handle_sitemap(
             kind: LinkKind::Anchor,
             element: "sitemap",
             attr: "loc",
+            at: 0,
         })
         .collect();
     // A sitemap has no text to compare: only chains already found to be

@@ -18,7 +18,7 @@ use super::{Link, LinkKind};
 pub fn extract_css(css: &str, base: &url::Url) -> Vec<Link> {
     let mut links = Vec::new();
     scan(css, |raw, attr| {
-        links.push(Link::resolve(raw, base, LinkKind::Resource, "", attr))
+        links.push(Link::resolve(raw, base, (LinkKind::Resource, "", attr), 0))
     });
     links
 }

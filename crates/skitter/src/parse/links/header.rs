@@ -178,6 +178,7 @@ pub fn header_links<'a>(
             } else {
                 "link"
             },
+            at: 0,
         })
         .collect()
 }

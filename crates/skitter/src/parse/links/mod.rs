@@ -32,21 +32,25 @@
 //! - `mailto:`, `javascript:`, `tel:`, `data:` and other schemes: they are
 //!   returned so the caller can count them as skipped by scheme.
 
+mod anchored;
 mod charset;
 mod css;
 mod header;
 mod html;
+mod markdown;
 pub(crate) mod parsed;
 mod rel;
 mod srcset;
 
 use std::borrow::Cow;
 
+pub use anchored::{AnchoredDocument, DEFAULT_MAX_ANCHORS, MAX_ANCHOR_LEN, extract_anchored};
 pub use charset::decode_html;
 pub use css::extract_css;
 pub use header::{header_links, link_header_targets, link_with_rel, refresh_target};
 pub(crate) use html::LinkPass;
 pub use html::{DEFAULT_MAX_LINKS, HtmlDocument, extract_html};
+pub use markdown::{extract_markdown, slugify};
 pub use srcset::parse_srcset;
 
 /// Which links [`extract_html`] collects.
@@ -99,6 +103,11 @@ pub struct Link {
     /// The attribute the link came from (`"href"`, `"srcset"`, …); for CSS
     /// text, the construct: `"url()"` or `"@import"`.
     pub attr: &'static str,
+    /// Where the element (or, for `<style>` text, the text) the link came
+    /// from starts: a byte offset in the decoded document text, for a link
+    /// checker to say on which line a link is. 0 where there is no text
+    /// to point into (headers, sitemaps, a stylesheet file's links).
+    pub at: usize,
 }
 
 impl Link {
@@ -106,9 +115,8 @@ impl Link {
     fn resolve(
         raw: String,
         base: &url::Url,
-        kind: LinkKind,
-        element: &'static str,
-        attr: &'static str,
+        (kind, element, attr): (LinkKind, &'static str, &'static str),
+        at: usize,
     ) -> Link {
         let url = base.join(&raw).map_err(|e| e.to_string());
         Link {
@@ -117,6 +125,7 @@ impl Link {
             kind,
             element,
             attr,
+            at,
         }
     }
 }
@@ -168,9 +177,14 @@ mod tests {
     #[test]
     fn unresolvable_links_are_kept_with_a_message() {
         let base = url::Url::parse("http://example.com/dir/page").unwrap();
-        let ok = Link::resolve("../x".into(), &base, LinkKind::Anchor, "a", "href");
+        let ok = Link::resolve("../x".into(), &base, (LinkKind::Anchor, "a", "href"), 0);
         assert_eq!(ok.url.unwrap().as_str(), "http://example.com/x");
-        let bad = Link::resolve("http://[bad/".into(), &base, LinkKind::Anchor, "a", "href");
+        let bad = Link::resolve(
+            "http://[bad/".into(),
+            &base,
+            (LinkKind::Anchor, "a", "href"),
+            0,
+        );
         assert!(bad.url.is_err());
         assert_eq!(bad.raw, "http://[bad/");
     }

@@ -77,6 +77,8 @@ struct Found {
     kind: LinkKind,
     element: &'static str,
     attr: &'static str,
+    /// Byte offset of its element in the page's text (see [`Link::at`]).
+    at: usize,
 }
 
 /// What the handlers collect during the pass.
@@ -94,10 +96,21 @@ struct State {
     /// Bytes `<noscript>` passes may still re-read: bounds their total work by
     /// the page's own length, however the elements nest.
     noscript_budget: usize,
+    /// Where the text the running pass reads starts in the page's text: 0,
+    /// or inside a `<noscript>` pass where its text started.
+    origin: usize,
+    /// Where the `<noscript>` and `<style>` text being collected started.
+    noscript_start: Option<usize>,
+    style_start: Option<usize>,
 }
 
 impl State {
-    fn push(&mut self, raw: String, kind: LinkKind, element: &'static str, attr: &'static str) {
+    fn push(
+        &mut self,
+        raw: String,
+        (kind, element, attr): (LinkKind, &'static str, &'static str),
+        at: usize,
+    ) {
         if self.found.len() >= self.max {
             self.cut += 1;
             return;
@@ -107,6 +120,7 @@ impl State {
             kind,
             element,
             attr,
+            at: self.origin + at,
         });
     }
 
@@ -126,12 +140,13 @@ impl State {
         if raw.is_empty() {
             return;
         }
+        let at = el.source_location().bytes().start;
         if attr == "srcset" {
             for candidate in parse_srcset(raw) {
-                self.push(candidate, kind, element, attr);
+                self.push(candidate, (kind, element, attr), at);
             }
         } else {
-            self.push(raw.to_owned(), kind, element, attr);
+            self.push(raw.to_owned(), (kind, element, attr), at);
         }
     }
 }
@@ -237,7 +252,7 @@ impl LinkPass {
         let links = state
             .found
             .into_iter()
-            .map(|f| Link::resolve(f.raw, &base, f.kind, f.element, f.attr))
+            .map(|f| Link::resolve(f.raw, &base, (f.kind, f.element, f.attr), f.at))
             .collect();
         HtmlDocument {
             links,
@@ -379,9 +394,10 @@ fn add_resource_handlers<'h>(
                 .find(|&t| t == tag)
                 .unwrap_or("*");
             let value = el.get_attribute("style").unwrap_or_default();
+            let at = el.source_location().bytes().start;
             let mut state = state.borrow_mut();
             css::scan(&decode_attribute(&value), |raw, _| {
-                state.push(raw, LinkKind::Resource, tag, "style")
+                state.push(raw, (LinkKind::Resource, tag, "style"), at)
             });
             Ok(())
         }))
@@ -401,7 +417,8 @@ fn on_meta(el: &Element, state: &mut State) {
     }
     let content = el.get_attribute("content").unwrap_or_default();
     if let Some(target) = refresh_target(&decode_attribute(&content)) {
-        state.push(target, LinkKind::Navigation, "meta", "content");
+        let at = el.source_location().bytes().start;
+        state.push(target, (LinkKind::Navigation, "meta", "content"), at);
     }
 }
 
@@ -426,32 +443,43 @@ fn on_noscript_text(chunk: &TextChunk, state: &RefCell<State>, mode: ExtractMode
         if s.noscript_depth >= MAX_NOSCRIPT_DEPTH {
             return;
         }
+        let origin = s.origin;
+        s.noscript_start
+            .get_or_insert(origin + chunk.source_location().bytes().start);
         s.noscript_text.push_str(chunk.as_str());
         if !chunk.last_in_text_node() {
             return;
         }
     }
     let markup = std::mem::take(&mut state.borrow_mut().noscript_text);
-    {
+    let outer = {
         let mut s = state.borrow_mut();
+        let start = s.noscript_start.take().unwrap_or(s.origin);
         if markup.len() > s.noscript_budget {
             return;
         }
         s.noscript_budget -= markup.len();
         s.noscript_depth += 1;
-    }
+        std::mem::replace(&mut s.origin, start)
+    };
     run_rewriter(&markup, state, mode);
-    state.borrow_mut().noscript_depth -= 1;
+    let mut s = state.borrow_mut();
+    s.noscript_depth -= 1;
+    s.origin = outer;
 }
 
 /// Collects `<style>` text, which arrives in chunks, and scans it at its end.
 /// It is raw text: no entity decoding applies.
 fn on_style_text(chunk: &TextChunk, state: &mut State) {
+    state
+        .style_start
+        .get_or_insert(chunk.source_location().bytes().start);
     state.style_text.push_str(chunk.as_str());
     if chunk.last_in_text_node() {
         let css_text = std::mem::take(&mut state.style_text);
+        let at = state.style_start.take().unwrap_or(0);
         css::scan(&css_text, |raw, construct| {
-            state.push(raw, LinkKind::Resource, "style", construct)
+            state.push(raw, (LinkKind::Resource, "style", construct), at)
         });
     }
 }

@@ -1,0 +1,192 @@
+//! `skitter check` against the test site's `/check/` section: each output
+//! format parsed back (JSON with serde, JUnit with an XML reader, Markdown
+//! and text by their lines), every planted breakage in each with its page
+//! and line, and the exit statuses (0 clean, 1 broken, 2 bad usage).
+
+use std::collections::BTreeSet;
+
+use skitter_testsite::check::{EXTERNAL_HOSTS, planted};
+use skitter_testsite::{RunningSite, SiteConfig, TestSite};
+
+use crate::support::cli::{Run, run};
+
+/// The command line of a check of the section, with `extra` flags.
+fn args(site: &RunningSite, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = ["check", &site.url("/check/")]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for host in EXTERNAL_HOSTS {
+        args.push("--resolve".into());
+        args.push(format!("{host}:*:127.0.0.1"));
+    }
+    for flag in [
+        "--timeout=800ms",
+        "--read-timeout=800ms",
+        "--max-tries=2",
+        "--retry-delay=10ms",
+        "--max-retry-after=1s",
+        "--no-progress",
+    ] {
+        args.push(flag.into());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+async fn check(site: &RunningSite, extra: &[&str]) -> Run {
+    let args = args(site, extra);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    run(&args).await
+}
+
+/// (page path, line, link) of every planted breakage.
+fn planted_places(port: u16) -> BTreeSet<(String, u32, String)> {
+    planted(port)
+        .into_iter()
+        .map(|p| (p.page.to_string(), p.line, p.url))
+        .collect()
+}
+
+fn path_of(url: &str) -> String {
+    url::Url::parse(url).unwrap().path().to_string()
+}
+
+#[tokio::test]
+async fn json_lists_every_planted_breakage_and_exits_1() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let run = check(&site, &["--format", "json"]).await;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let report: skitter::check::CheckReport =
+        serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout));
+    let mut got = BTreeSet::new();
+    for link in report.broken() {
+        for at in &link.occurrences {
+            got.insert((at.page.path().to_string(), at.line, link.url.to_string()));
+        }
+    }
+    assert_eq!(got, planted_places(site.addr().port()));
+}
+
+#[tokio::test]
+async fn junit_reads_back_as_one_failure_per_planted_breakage() {
+    use quick_xml::events::Event;
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let run = check(&site, &["--format", "junit"]).await;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let mut reader = quick_xml::Reader::from_str(&run.stdout);
+    let mut got = BTreeSet::new();
+    let mut case: Option<(String, u32, String)> = None;
+    let mut failures = 0;
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            Event::Start(e) if e.name().as_ref() == "testcase" => {
+                let attr = |name: &str| {
+                    e.try_get_attribute(name)
+                        .unwrap()
+                        .unwrap()
+                        .normalized_value(quick_xml::XmlVersion::Explicit1_0)
+                        .unwrap()
+                        .into_owned()
+                };
+                case = Some((
+                    path_of(&attr("classname")),
+                    attr("line").parse().unwrap(),
+                    attr("name"),
+                ));
+            }
+            Event::Start(e) if e.name().as_ref() == "failure" => {
+                failures += 1;
+                got.insert(case.clone().expect("a failure inside a test case"));
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(got, planted_places(site.addr().port()));
+    assert_eq!(failures, got.len());
+}
+
+#[tokio::test]
+async fn markdown_and_text_name_page_line_and_link() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let port = site.addr().port();
+    let markdown = check(&site, &["--format", "markdown"]).await;
+    assert_eq!(markdown.code, Some(1), "{}", markdown.stderr);
+    let rows: BTreeSet<(String, u32, String)> = markdown
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("| http"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            (
+                path_of(cells[0].trim_start_matches("| ")),
+                cells[1].parse().unwrap(),
+                cells[2].trim_matches('`').to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, planted_places(port));
+    assert!(markdown.stdout.contains("### Permanent redirects"));
+    assert!(markdown.stdout.contains("### Flaky"));
+    let text = check(&site, &[]).await;
+    assert_eq!(text.code, Some(1));
+    for p in planted(port) {
+        let line = format!("  line {}: ", p.line);
+        assert!(
+            text.stdout
+                .lines()
+                .any(|l| l.starts_with(&line) && l.contains(&format!(" {}: ", p.url))),
+            "{p:?} not in\n{}",
+            text.stdout
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_clean_site_exits_0_and_bad_usage_2() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    // The generated site's broken links are `/P/N` (for `/p/N`), excluded
+    // here, and a `#frag` no page has, not checked here.
+    let clean = run(&[
+        "check",
+        &site.url("/"),
+        "--exclude",
+        "/P/",
+        "--no-fragments",
+        "--no-progress",
+    ])
+    .await;
+    assert_eq!(clean.code, Some(0), "{}\n{}", clean.stderr, clean.stdout);
+    assert!(clean.stdout.contains(" 0 broken"), "{}", clean.stdout);
+    let bad = run(&["check", &site.url("/"), "--accept", "200..=x"]).await;
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+    let bad = run(&["check", &site.url("/"), "--remap", "nothing"]).await;
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+}
+
+#[tokio::test]
+async fn a_docs_folder_with_a_base() {
+    use skitter_testsite::check::{DOCS_BASE, write_docs_tree};
+    let dir = tempfile::tempdir().unwrap();
+    let want: BTreeSet<(String, u32, String)> = write_docs_tree(dir.path())
+        .unwrap()
+        .into_iter()
+        .map(|p| (p.page.to_string(), p.line, p.url))
+        .collect();
+    let folder = dir.path().to_str().unwrap();
+    let run = run(&["check", folder, "--base", DOCS_BASE, "--format", "json"]).await;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let report: skitter::check::CheckReport = serde_json::from_str(&run.stdout).unwrap();
+    let mut got = BTreeSet::new();
+    for link in report.broken() {
+        for at in &link.occurrences {
+            got.insert((at.page.path().to_string(), at.line, link.url.to_string()));
+        }
+    }
+    assert_eq!(got, want);
+}

@@ -1,0 +1,236 @@
+//! Link checking (`skitter check`): every link on every page of a site,
+//! links to other sites included, with where each broken one appears.
+//!
+//! The check runs on a crawl (same scope, robots.txt and politeness; page
+//! requisites fetched too, as `--resources`), which answers for every link
+//! on the site: its record is the link's result. A sink of its own
+//! (`collect`) reads each HTML page once more for its links, their lines
+//! and its anchors, and hands each new target on through a bounded channel;
+//! links the crawl will not answer for (other sites, mostly) are checked
+//! meanwhile by `remote` (HEAD then GET, each distinct URL once, per-host
+//! politeness, retries, no crawl beyond them). When the crawl is done,
+//! `assemble` joins the two into one [`LinkResult`] per distinct link (URL
+//! and fragment), fragments checked against the target page's anchors.
+//!
+//! ```
+//! use skitter::check::LinkChecker;
+//! use skitter::settings::{CheckSettings, CrawlSettings};
+//! use skitter_testsite::{SiteConfig, TestSite};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let site = TestSite::start(SiteConfig { pages: 5, ..SiteConfig::default() })?;
+//! let settings = CheckSettings::new(CrawlSettings::new([site.url("/")]));
+//! let report = LinkChecker::from_settings(settings)?
+//!     .run(CancellationToken::new())
+//!     .await?;
+//! // The generated site has two broken links: `/P/N` where `/p/N` is
+//! // meant, and a `#frag` that no page has.
+//! let broken: Vec<_> = report.broken().collect();
+//! assert_eq!(broken.len(), 2);
+//! assert!(broken.iter().any(|l| l.url.path().starts_with("/P/")));
+//! assert!(broken.iter().any(|l| l.url.fragment() == Some("frag")));
+//! assert!(broken.iter().all(|l| l.occurrences[0].line > 0));
+//! # Ok(())
+//! # }
+//! ```
+
+mod assemble;
+mod cache;
+mod collect;
+mod local;
+mod remote;
+mod result;
+mod route;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::StreamExt as _;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::crawl::body::CpuPool;
+use crate::fetch::Fetcher;
+use crate::host::slots::HostLimits;
+use crate::parse::links::ExtractMode;
+use crate::settings::CheckSettings;
+use crate::{BuildError, CrawlError, Crawler, CrawlerBuilder};
+
+pub use cache::{CacheError, MAX_CACHE_ENTRIES};
+pub use collect::MAX_OCCURRENCES;
+pub use local::{MAX_FILES, check_folder};
+pub use result::{CheckReport, CheckSummary, LinkResult, LinkState, Occurrence, Problem};
+
+use collect::{Collected, Collector, NewTarget, lock};
+use remote::{Answer, Remote};
+use route::{Route, Router};
+
+/// Targets waiting for the checker; the crawl's sink waits when it is full.
+const QUEUE: usize = 1024;
+
+/// A check that could not run (a broken link is a result, not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The settings do not make a crawl.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The crawl could not start.
+    #[error(transparent)]
+    Crawl(#[from] CrawlError),
+    /// The cache file cannot be read or written.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+}
+
+/// A link check, ready to run.
+pub struct LinkChecker {
+    settings: CheckSettings,
+    builder: CrawlerBuilder,
+}
+
+impl LinkChecker {
+    /// The check `settings` describe, on a crawl of `settings.crawl`.
+    pub fn from_settings(settings: CheckSettings) -> Result<LinkChecker, BuildError> {
+        let builder = Crawler::from_settings(settings.crawl.clone());
+        LinkChecker::on_crawl(settings, builder)
+    }
+
+    /// The check on a crawl built elsewhere (with outputs, a state directory
+    /// to resume…), whose settings replace `settings.crawl`. Page requisites
+    /// are always fetched: they are links to check.
+    pub fn on_crawl(
+        mut settings: CheckSettings,
+        builder: CrawlerBuilder,
+    ) -> Result<LinkChecker, BuildError> {
+        let builder = builder.extract_mode(ExtractMode::Resources);
+        settings.crawl = builder.settings().clone();
+        settings.check().map_err(BuildError::Value)?;
+        Ok(LinkChecker { settings, builder })
+    }
+
+    /// Crawls and checks; the report lists every distinct link found.
+    pub async fn run(self, cancel: CancellationToken) -> Result<CheckReport, CheckError> {
+        let started = std::time::Instant::now();
+        let cpu = Arc::new(CpuPool::new());
+        let shared = Arc::new(Mutex::new(Collected::default()));
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let collector = Collector {
+            shared: shared.clone(),
+            tx: Some(tx),
+            cpu: cpu.clone(),
+            max_links: self.settings.crawl.max_links_per_page,
+            sent: HashMap::new(),
+            pages: 0,
+        };
+        let crawler = self.builder.sink(Box::new(collector)).build()?;
+        let config = crawler.config();
+        let router = Arc::new(Router::new(&self.settings, config)?);
+        let remote = Arc::new(Remote {
+            fetcher: Fetcher::new(config.fetch.clone()).map_err(BuildError::from)?,
+            hosts: HostLimits::new(config.host_policy),
+            global: Arc::new(Semaphore::new(self.settings.external_concurrency)),
+            retry: config.retry,
+            max_redirect: config.max_redirect,
+            cpu,
+        });
+        let max_redirect = config.max_redirect;
+        let stream =
+            futures_util::stream::unfold(rx, |mut rx| async { rx.recv().await.map(|t| (t, rx)) });
+        let checking = tokio::spawn(check_all(
+            stream,
+            (router.clone(), remote.clone()),
+            self.settings.external_concurrency,
+            false,
+            cancel.clone(),
+        ));
+        let report = crawler.run(cancel.clone()).await?;
+        let mut answers = match checking.await {
+            Ok(answers) => answers,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => HashMap::new(),
+        };
+        // Links the crawl did not answer for although on its site (a
+        // redirect off the site, a link it never got to): checked now.
+        let collected = std::mem::take(&mut *lock(&shared));
+        let left = assemble::unanswered(&collected, &answers, &router, max_redirect);
+        if !left.is_empty() && !cancel.is_cancelled() {
+            let stream = futures_util::stream::iter(left);
+            let more = check_all(
+                stream,
+                (router.clone(), remote.clone()),
+                self.settings.external_concurrency,
+                true,
+                cancel.clone(),
+            )
+            .await;
+            for (url, answer) in more {
+                keep(&mut answers, url, answer);
+            }
+        }
+        let mut out = assemble::report(&collected, &answers, &router, &self.settings);
+        out.summary.elapsed_secs = started.elapsed().as_secs_f64();
+        out.stopped = report.stopped.as_ref().map(stop_text);
+        router.save_cache()?;
+        Ok(out)
+    }
+}
+
+/// Checks every target of `targets` the router sends to the network (and,
+/// with `leftover`, those on the crawled site too: the crawl is over),
+/// `concurrency` tasks at once (each request also waits for its host's
+/// gate); the answers by (remapped) URL.
+async fn check_all(
+    targets: impl futures_util::Stream<Item = NewTarget>,
+    (router, remote): (Arc<Router>, Arc<Remote>),
+    concurrency: usize,
+    leftover: bool,
+    cancel: CancellationToken,
+) -> HashMap<Url, Answer> {
+    let answers = Mutex::new(HashMap::new());
+    targets
+        .for_each_concurrent(concurrency.saturating_mul(4), |target| {
+            let (router, remote, cancel, answers) = (&router, &remote, &cancel, &answers);
+            async move {
+                let url = match router.route(&target.url) {
+                    Route::Remote(url) => url,
+                    Route::Internal(url) if leftover => url,
+                    _ => return,
+                };
+                if let Some(answer) = router.cached(&url, target.anchors) {
+                    keep(&mut lock(answers), url, answer);
+                    return;
+                }
+                if let Some(answer) = remote.check(&url, target.anchors, cancel).await {
+                    router.remember(&url, &answer);
+                    keep(&mut lock(answers), url, answer);
+                }
+            }
+        })
+        .await;
+    answers.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Files `answer` for `url`, unless the one there has anchors and it has
+/// not (a second check of a URL is made for its anchors).
+fn keep(answers: &mut HashMap<Url, Answer>, url: Url, answer: Answer) {
+    match answers.get(&url) {
+        Some(old) if old.anchors.is_some() && answer.anchors.is_none() => {}
+        _ => {
+            answers.insert(url, answer);
+        }
+    }
+}
+
+/// A crawl's stop reason as the report says it (`interrupted`, the limit's
+/// flag, the failure).
+fn stop_text(stop: &crate::output::report::StopReason) -> String {
+    use crate::output::report::StopReason;
+    match stop {
+        StopReason::Interrupted => "interrupted".into(),
+        StopReason::Limit(limit) => limit.to_string(),
+        StopReason::Fatal(e) => format!("fatal: {e}"),
+        StopReason::OutputClosed(e) => format!("output closed: {e}"),
+    }
+}
