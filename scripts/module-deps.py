@@ -43,6 +43,8 @@ ALLOWED["crawl"] = BELOW_CRAWL
 ALLOWED["bulk"] = BELOW_CRAWL | {"crawl"}
 ALLOWED["cluster"] = BELOW_CRAWL | {"crawl"}
 ALLOWED["probe"] = {"base", "fetch"}
+# Watching and steering a crawl over HTTP: reads the crawl's live numbers.
+ALLOWED["watch"] = BELOW_CRAWL | {"crawl"}
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 crate = args[0] if args else "skitter"

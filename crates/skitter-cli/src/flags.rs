@@ -105,6 +105,22 @@ pub fn dns_server(s: &str) -> anyhow::Result<std::net::SocketAddr> {
     Ok(std::net::SocketAddr::new(ip, 53))
 }
 
+/// Inserts `-ID` before the first dot of the file name (a leading dot is part
+/// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
+pub(crate) fn with_worker_id(path: &Path, id: &str) -> PathBuf {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        let mut raw = path.as_os_str().to_owned();
+        raw.push(format!("-{id}"));
+        return PathBuf::from(raw);
+    };
+    let cut = name
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| *c == '.')
+        .map_or(name.len(), |(i, _)| i);
+    path.with_file_name(format!("{}-{id}{}", &name[..cut], &name[cut..]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,20 +189,4 @@ mod tests {
         assert_eq!(dns_server("::1").unwrap().port(), 53);
         assert!(dns_server("dns.example").is_err());
     }
-}
-
-/// Inserts `-ID` before the first dot of the file name (a leading dot is part
-/// of the name): `crawl.warc.gz` → `crawl-ID.warc.gz`, `out` → `out-ID`.
-pub(crate) fn with_worker_id(path: &Path, id: &str) -> PathBuf {
-    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-        let mut raw = path.as_os_str().to_owned();
-        raw.push(format!("-{id}"));
-        return PathBuf::from(raw);
-    };
-    let cut = name
-        .char_indices()
-        .skip(1)
-        .find(|(_, c)| *c == '.')
-        .map_or(name.len(), |(i, _)| i);
-    path.with_file_name(format!("{}-{id}{}", &name[..cut], &name[cut..]))
 }

@@ -14,12 +14,14 @@
 //! report is written. Counters stay in memory (a few per distinct kind).
 
 mod counters;
+mod histogram;
 mod pages;
 mod runs;
 #[cfg(test)]
 mod tests;
 
 pub use counters::Counters;
+pub use histogram::{Histogram, PAGE_BYTES, PageHistograms, RESPONSE_SECONDS};
 use pages::PageLog;
 pub use pages::{DEFAULT_REPORT_MEMORY, Pages, PagesIter, ReportOptions};
 
@@ -68,6 +70,7 @@ pub struct Tally {
     /// What [`Tally::add_unrecorded`] added to `counters`.
     unrecorded: Counters,
     throttled: BTreeMap<String, BTreeMap<String, u64>>,
+    histograms: PageHistograms,
 }
 
 impl Default for Tally {
@@ -86,6 +89,7 @@ impl Tally {
             counters: Counters::default(),
             unrecorded: Counters::default(),
             throttled: BTreeMap::new(),
+            histograms: PageHistograms::default(),
         }
     }
 
@@ -103,6 +107,12 @@ impl Tally {
     pub fn add(&mut self, record: &PageRecord) -> Result<(), ReportError> {
         self.counters.count(record);
         self.done += 1;
+        // Only a URL that got a response has a response time and a size.
+        if record.status.is_some() {
+            let h = &mut self.histograms;
+            h.response_seconds.observe(record.elapsed.as_secs_f64());
+            h.page_bytes.observe(record.size as f64);
+        }
         match self.log.as_mut().map(|log| log.add(record)) {
             Some(Err(e)) => {
                 self.log = None;
@@ -127,6 +137,16 @@ impl Tally {
     /// URLs recorded so far.
     pub fn done(&self) -> u64 {
         self.done
+    }
+
+    /// The counters so far, what no record accounts for included.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The response-time and page-size histograms so far.
+    pub fn histograms(&self) -> &PageHistograms {
+        &self.histograms
     }
 
     /// Closes the tally into a report.

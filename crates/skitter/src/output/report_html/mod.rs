@@ -29,7 +29,8 @@ use crate::output::report::{Report, ReportError};
 pub use stats::Stats;
 pub use timeline::{Timeline, TimelineHandle, TimelineSink};
 
-const STYLE: &str = include_str!("report.css");
+/// The report's stylesheet (the live dashboard wears it too).
+pub const STYLE: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("report.js");
 
 /// The report as one HTML document; fails when the report's records cannot be
