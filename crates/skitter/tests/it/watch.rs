@@ -292,3 +292,92 @@ async fn a_real_prometheus_scrapes_the_crawl() {
     assert_eq!(want, 41.0);
     server.shutdown().await;
 }
+
+/// Reads `[data-n=NAME]`'s number off the dashboard in `page`.
+async fn card(page: &chromiumoxide::Page, name: &str) -> u64 {
+    let js = format!("document.querySelector('[data-n={name}]').textContent");
+    let text: String = page
+        .evaluate(js.as_str())
+        .await
+        .expect("the card is there")
+        .into_value()
+        .expect("text");
+    text.trim().parse().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn the_dashboard_shows_the_numbers_rising_in_chromium() {
+    use futures_util::StreamExt;
+    let Some(chromium) = skitter_testsite::skip::chromium("watch", "dashboard in Chromium") else {
+        return;
+    };
+    let site = site(150, 30);
+    let stop = CancellationToken::new();
+    let (server, task) = watched(builder(&site, 2), &stop, false).await;
+    let profile = tempfile::tempdir().unwrap();
+    let config = chromiumoxide::BrowserConfig::builder()
+        .chrome_executable(chromium)
+        .user_data_dir(profile.path())
+        .disable_default_args()
+        .no_sandbox()
+        .args([
+            "disable-gpu",
+            "disable-quic",
+            "no-first-run",
+            "disable-background-networking",
+            "disable-component-update",
+            "disable-sync",
+        ])
+        .build()
+        .unwrap();
+    let (mut browser, mut handler) = chromiumoxide::Browser::launch(config)
+        .await
+        .expect("chromium starts");
+    let driver = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let page = browser
+        .new_page(format!("http://{}/", server.addr()))
+        .await
+        .expect("the dashboard opens");
+    // The first read: once the page has polled the crawl at least once.
+    let mut first = 0;
+    for _ in 0..200 {
+        first = card(&page, "done").await;
+        if first > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(first > 0, "the dashboard never showed a finished URL");
+    let mut second = first;
+    for _ in 0..200 {
+        second = card(&page, "done").await;
+        if second > first {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(second > first, "the dashboard stayed at {first}");
+    let shot = page
+        .screenshot(chromiumoxide::page::ScreenshotParams::builder().build())
+        .await
+        .expect("a screenshot");
+    assert!(shot.starts_with(b"\x89PNG"), "not a PNG");
+    // A script of another origin, or markup, never ran: the page is ours.
+    let title: String = page
+        .evaluate("document.title")
+        .await
+        .unwrap()
+        .into_value()
+        .unwrap();
+    assert_eq!(title, "skitter crawl, live");
+    let _ = browser.close().await;
+    let _ = browser.wait().await;
+    driver.abort();
+    let report = task.await.unwrap();
+    assert!(report.completed());
+    // Once over, `/` is the end report.
+    server.ended("<!DOCTYPE html><title>skitter crawl report</title>".into());
+    let end = client::get(server.addr(), "/").await.unwrap();
+    assert!(end.body.contains("skitter crawl report"), "{}", end.body);
+    server.shutdown().await;
+}
