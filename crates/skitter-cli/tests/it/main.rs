@@ -23,3 +23,4 @@ mod render_reap;
 mod resume;
 mod safety_files;
 mod wacz_cli;
+mod watch_cli;
