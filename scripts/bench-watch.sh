@@ -34,7 +34,8 @@ free_port() {
 # Scrapes http://127.0.0.1:$1 every $interval s until killed; the answered
 # scrapes are counted in $2.
 scraper() {
-    python3 - "$1" "$interval" "$2" <<'PY'
+    # exec: the background job is python itself, so the kill below reaches it.
+    exec python3 - "$1" "$interval" "$2" <<'PY'
 import sys, time, urllib.request
 port, interval, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 answered = 0

@@ -16,7 +16,7 @@ use crate::crawl::progress::{Progress, ProgressSnapshot};
 use crate::crawl::steer::{Steer, SteerState};
 use crate::fetch::{Fetcher, ProxyStats};
 use crate::frontier::{Frontier, FrontierCounts};
-use crate::output::report::{Counters, PageHistograms, Tally};
+use crate::output::report::{Counters, PageHistograms, RecentError, Tally};
 use crate::render::Renderer;
 
 /// A cheap-to-clone handle on a crawl's live numbers ([`crate::Crawler::live`]).
@@ -35,7 +35,25 @@ struct Inner {
     run: OnceLock<RunParts>,
     /// The tally's numbers when the run took it for the report (after
     /// which the shared tally is empty).
-    ended: OnceLock<(Counters, PageHistograms)>,
+    ended: OnceLock<Taken>,
+}
+
+/// What a snapshot reads from the tally.
+#[derive(Clone)]
+struct Taken {
+    counters: Counters,
+    histograms: PageHistograms,
+    recent_errors: Vec<RecentError>,
+}
+
+impl Taken {
+    fn of(tally: &Tally) -> Taken {
+        Taken {
+            counters: tally.counters().clone(),
+            histograms: tally.histograms().clone(),
+            recent_errors: tally.recent_errors(),
+        }
+    }
 }
 
 struct RunParts {
@@ -62,6 +80,8 @@ pub struct LiveSnapshot {
     pub counters: Counters,
     /// Response times and page sizes of the URLs fetched so far.
     pub histograms: PageHistograms,
+    /// The last URLs that failed or got an error status, oldest first.
+    pub recent_errors: Vec<RecentError>,
     /// The frontier's counts; `None` when it could not say.
     pub frontier: Option<FrontierCounts>,
     /// Hosts that slowed the crawl down so far: host → reason → how often.
@@ -104,10 +124,7 @@ impl Live {
     /// snapshots (under the tally's lock, so no snapshot sees it empty).
     pub(crate) fn take_tally(&self) -> Tally {
         let mut tally = self.inner.tally.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = self
-            .inner
-            .ended
-            .set((tally.counters().clone(), tally.histograms().clone()));
+        let _ = self.inner.ended.set(Taken::of(&tally));
         std::mem::take(&mut *tally)
     }
 
@@ -122,11 +139,15 @@ impl Live {
         // Asked first: the frontier's answer may take a moment (a disk or
         // Redis frontier), and the tally's lock is held for no await.
         let frontier = inner.frontier.counts().await.ok();
-        let (mut counters, histograms) = {
+        let Taken {
+            mut counters,
+            histograms,
+            recent_errors,
+        } = {
             let tally = inner.tally.lock().unwrap_or_else(|e| e.into_inner());
             match inner.ended.get() {
-                Some((c, h)) => (c.clone(), h.clone()),
-                None => (tally.counters().clone(), tally.histograms().clone()),
+                Some(taken) => taken.clone(),
+                None => Taken::of(&tally),
             }
         };
         let mut throttled = BTreeMap::new();
@@ -146,6 +167,7 @@ impl Live {
             steer: inner.steer.state(),
             counters,
             histograms,
+            recent_errors,
             frontier,
             throttled,
             proxies: inner.fetcher.proxy_stats(),

@@ -76,6 +76,7 @@
     rows($("latency"), rb.buckets.map(([le, n]) => { const own = n - prev; prev = n; return ["≤ " + le + " s", own]; })
       .concat([["> " + rb.buckets[rb.buckets.length - 1][0] + " s", rb.count - prev]]));
     rows($("hosts"), s.throttled_hosts.map((h) => [h.host, h.slowdowns, Object.keys(h.reasons).join(", ")]));
+    rows($("recent"), s.recent_errors.slice().reverse().map((e) => [e.url, e.what]));
     rows($("errors"), Object.keys(c).filter((k) => k.startsWith("fail_") || k.startsWith("status_")).map((k) => [k, c[k]]));
     if (s.report && !ended) { ended = true; location.reload(); }
   }

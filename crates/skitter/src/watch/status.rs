@@ -40,6 +40,7 @@ pub fn to_json(s: &LiveSnapshot, report: bool) -> Value {
         "counters": s.counters,
         "hosts_throttled": s.throttled.len(),
         "throttled_hosts": throttled,
+        "recent_errors": s.recent_errors,
         "response_seconds": { "count": h.response_seconds.count(), "sum": h.response_seconds.sum(), "buckets": h.response_seconds.cumulative() },
         "page_bytes": { "count": h.page_bytes.count(), "sum": h.page_bytes.sum(), "buckets": h.page_bytes.cumulative() },
         "render_tabs": s.render_tabs,

@@ -109,6 +109,15 @@ async fn metrics_name_what_the_crawl_did() {
     assert!(sample(text, "skitter_process_resident_bytes").is_some_and(|b| b > 0.0));
     // No per-URL or per-host label anywhere.
     assert!(!text.contains("127.0.0.1"), "{text}");
+    // The status lists the last failures (the site links `/P/n`, a 404).
+    let s = status(server.addr()).await;
+    assert!(report.counters.error > 0);
+    let recent = s["recent_errors"].as_array().unwrap();
+    assert_eq!(recent.len() as u64, report.counters.error.min(20));
+    assert!(
+        recent.iter().all(|e| e["what"] == "status 404"),
+        "{recent:?}"
+    );
     server.shutdown().await;
 }
 
