@@ -13,10 +13,11 @@
 # --smoke: one round of 300 pages, for CI to check that the script still runs.
 set -euo pipefail
 
-sizes=()
+# BENCH_ARGS: more `skitter bench` options for both runs (e.g. --pages 5000).
+read -r -a sizes <<< "${BENCH_ARGS:-}"
 if [[ ${1:-} == --smoke ]]; then
     shift
-    sizes=(--pages 300)
+    sizes+=(--pages 300)
     set -- "${1:-1}"
 fi
 rounds=${1:-7}
@@ -84,3 +85,44 @@ p, w = statistics.median(plain), statistics.median(watched)
 print(f"median: plain {p:.0f} pages/s, with --metrics scraped every {sys.argv[4]} s {w:.0f} pages/s, "
       f"ratio {w / p:.3f} (the endpoint costs {100 * (1 - w / p):.1f}% of pages/s; {answers} scrapes answered)")
 PY
+
+# What one scrape costs the crawler's process: a crawl held paused (so it
+# spends nothing else), SCRAPES GETs of /metrics, its CPU time before and after.
+scrapes=${SCRAPES:-2000}
+[[ ${sizes[*]} == *300* ]] && scrapes=200
+site_port=$(free_port)
+"$bin" testsite --port "$site_port" --pages 2000 --latency 1s >/dev/null 2>&1 &
+site=$!
+port=$(free_port)
+"$bin" -q crawl "http://127.0.0.1:$site_port/" --metrics "127.0.0.1:$port" \
+    --control-token bench-watch-token-0123 --report none >/dev/null 2>&1 &
+crawler=$!
+python3 - "$port" "$crawler" "$scrapes" <<'PY'
+import json, os, sys, time, urllib.request
+port, pid, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+base = f"http://127.0.0.1:{port}"
+for _ in range(200):
+    try:
+        urllib.request.urlopen(base + "/api/status", timeout=2).read()
+        break
+    except OSError:
+        time.sleep(0.05)
+req = urllib.request.Request(base + "/control/pause", method="POST",
+                             headers={"Authorization": "Bearer bench-watch-token-0123"})
+urllib.request.urlopen(req, timeout=5).read()
+while json.load(urllib.request.urlopen(base + "/api/status", timeout=5))["in_flight"]:
+    time.sleep(0.05)
+tick = os.sysconf("SC_CLK_TCK")
+def cpu():
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / tick
+size = len(urllib.request.urlopen(base + "/metrics", timeout=5).read())
+before, t0 = cpu(), time.monotonic()
+for _ in range(n):
+    urllib.request.urlopen(base + "/metrics", timeout=5).read()
+spent, wall = cpu() - before, time.monotonic() - t0
+print(f"per scrape: {1e6 * spent / n:.0f} us of the crawler's CPU, {size} bytes of metrics, "
+      f"{n} scrapes in {wall:.1f} s ({n / wall:.0f}/s)")
+PY
+kill "$crawler" "$site" 2>/dev/null || true
+wait "$crawler" "$site" 2>/dev/null || true
