@@ -1,5 +1,5 @@
 //! The Prometheus exposition of a [`LiveSnapshot`]: every metric's name, help,
-//! type and labels, in one table-like function ([`Exposition::encode`]).
+//! type and labels, in one table-like function (`Exposition::encode`).
 //!
 //! The names are stable and documented in `docs/src/guide/watch.md`; a label
 //! takes only a small fixed set of values (a kind, a reason, a status class or
