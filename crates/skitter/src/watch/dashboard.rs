@@ -34,8 +34,29 @@ pub fn live_page() -> String {
     out
 }
 
-/// A page (the live one, or the end report) with the dashboard's policy.
-pub(super) fn page(html: String) -> Response<Full<Bytes>> {
+/// The live page with the dashboard's policy: its own origin's script and
+/// requests only.
+pub(super) fn live() -> Response<Full<Bytes>> {
+    html(
+        live_page(),
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'".to_string(),
+    )
+}
+
+/// The end report with the report's own policy: its one inline script, by
+/// hash, as its meta tag says (a header policy of `'self'` would block that
+/// script: both policies apply).
+pub(super) fn report(report: String) -> Response<Full<Bytes>> {
+    let hash = report_html::script_hash();
+    html(
+        report,
+        format!(
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{hash}'; form-action 'none'; frame-ancestors 'none'"
+        ),
+    )
+}
+
+fn html(html: String, csp: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(html)));
     let h = r.headers_mut();
     h.insert(
@@ -43,13 +64,10 @@ pub(super) fn page(html: String) -> Response<Full<Bytes>> {
         HeaderValue::from_static("text/html; charset=utf-8"),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    // The end report carries its own stricter policy (its one script by hash) too.
-    h.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'self'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'",
-        ),
-    );
+    // Base64 and ASCII only: always a valid header value.
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
     h.insert(
         "x-content-type-options",
         HeaderValue::from_static("nosniff"),

@@ -205,8 +205,8 @@ async fn handle(req: Request<Incoming>, state: &State) -> Reply {
             reply(StatusCode::OK, "application/json", json.to_string())
         }
         (&Method::GET, "/") => match state.report.get() {
-            Some(html) => dashboard::page(html.clone()),
-            None => dashboard::page(dashboard::live_page()),
+            Some(html) => dashboard::report(html.clone()),
+            None => dashboard::live(),
         },
         (&Method::GET, dashboard::SCRIPT_PATH) => dashboard::script(),
         (&Method::POST, p) if p.starts_with("/control/") => {
