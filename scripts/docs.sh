@@ -28,3 +28,14 @@ echo "== mdbook build docs"
 
 echo "== links in README.md and docs/src"
 python3 scripts/check-links.py
+
+echo "== the example Prometheus alert rules (docs/src/guide/watch/) load"
+if command -v promtool >/dev/null 2>&1; then
+    promtool check rules docs/src/guide/watch/skitter-alerts.yml
+elif [[ -n ${CI:-} ]]; then
+    echo "promtool is missing (apt-get install prometheus)" >&2
+    exit 1
+else
+    echo "*** SKIPPED: promtool is not installed (apt-get install prometheus) ***"
+fi
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' docs/src/guide/watch/skitter-grafana.json

@@ -37,6 +37,7 @@ declare -A figures=(
     [bench-content-site.sh]='^markdown / plain: pages/s ratio [0-9.]+, extra cpu per page [0-9]+ us'
     [bench-markdown.sh]='^median: plain [0-9]+ pages/s, with Markdown [0-9]+ pages/s, ratio [0-9.]+'
     [bench-extract.sh]='^median: plain [0-9]+ pages/s, with 5 CSS fields [0-9]+ pages/s, ratio [0-9.]+'
+    [bench-watch.sh]='^median: plain [0-9]+ pages/s, with --metrics scraped every [0-9.]+ s [0-9]+ pages/s, ratio [0-9.]+'
     [bench-fetch.sh]='Maximum resident set size \(kbytes\): [0-9]+'
     [bench-if-modified.sh]='^-- run 2: WARC [0-9]+ bytes'
     [bench-recrawl.sh]='^pass 2 / pass 1: bytes [0-9.]+%, speed-up [0-9.]+x'

@@ -74,6 +74,11 @@ pub struct BenchArgs {
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Serve the crawl's metrics, dashboard and control API at ADDR, as
+    /// `crawl --metrics` does (to measure what scraping costs:
+    /// scripts/bench-watch.sh).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// A broad crawl: N virtual hosts of --pages pages each (the test site's
     /// `--vhosts`), reached by --span-hosts through the site's DNS server.
     #[arg(long, value_name = "N")]
@@ -187,10 +192,13 @@ async fn crawl_once(
         let dir = dir.join(if faults.is_some() { "faults" } else { "clean" });
         crawl.outputs.markdown = Some(dir);
     }
+    crawl.watch.metrics = args.metrics;
     let crawler = crawl.builder()?.build()?;
+    let watch = crawl.watch.start(crawler.live(), &cancel).await?;
     let cpu_before = cpu_time();
     let started = Instant::now();
     let report = crawler.run(cancel).await?;
+    drop(watch);
     let wall = started.elapsed();
     let cpu = cpu_time().saturating_sub(cpu_before);
     let _ = child.kill().await;

@@ -33,6 +33,7 @@ use crate::output_flags::OutputFlags;
 use crate::progress::{ProgressLine, StderrLogs};
 use crate::render_flags::RenderFlags;
 use crate::request_flags::RequestFlags;
+use crate::watch_flags::WatchFlags;
 use skitter::output::report_html::{self, TimelineSink};
 
 /// Options of `skitter crawl`. Serialisable so a shared crawl can store its
@@ -187,6 +188,8 @@ pub struct CrawlArgs {
     /// No live progress line on stderr (it is only drawn on a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
+    #[command(flatten)]
+    pub watch: WatchFlags,
     /// Keep the crawl in DIR (crash-safe): running the same command again resumes
     /// it; the report covers every run. `skitter status DIR` reads it meanwhile.
     #[arg(long, value_name = "DIR")]
@@ -531,7 +534,8 @@ pub async fn run(
         builder = builder.sink(Box::new(items));
     }
     let mut timeline = None;
-    if args.report_html.is_some() {
+    // The dashboard shows the end report, which needs the timeline too.
+    if args.report_html.is_some() || args.watch.metrics.is_some() {
         let (sink, handle) = TimelineSink::new();
         builder = builder.sink(Box::new(sink));
         timeline = Some(handle);
@@ -544,18 +548,19 @@ pub async fn run(
         .map(|u| u.as_str())
         .collect();
     tracing::info!(?roots, "crawl starting");
+    let watch = args.watch.start(crawler.live(), &cancel).await?;
     let line = ProgressLine::start(
         crawler.progress(),
         progress_allowed && !args.no_progress,
         logs,
     );
-    let result = crawler.run(cancel).await;
+    let result = crawler.run(cancel.clone()).await;
     line.finish(); // clears the line before anything prints
     let mut report = result?;
+    report
+        .sinks
+        .retain(|s| s.name != report_html::timeline::SINK_NAME);
     if let (Some(path), Some(timeline)) = (&args.report_html, &timeline) {
-        report
-            .sinks
-            .retain(|s| s.name != report_html::timeline::SINK_NAME);
         report_html::write(path, &report, &timeline.timeline())
             .with_context(|| format!("cannot write the HTML report {}", path.display()))?;
     }
@@ -563,6 +568,10 @@ pub async fn run(
         print_report_to(&mut std::io::stderr().lock(), &report, args.report)?;
     } else {
         print_report(&report, args.report)?;
+    }
+    if watch.is_some() {
+        let html = timeline.and_then(|t| report_html::render(&report, &t.timeline()).ok());
+        args.watch.linger(watch, html, &cancel).await;
     }
     Ok(exit_status(&report))
 }

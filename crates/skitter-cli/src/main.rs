@@ -34,6 +34,7 @@ mod check_output;
 mod config;
 mod content_flags;
 mod crawl_cmd;
+mod ctl_cmd;
 mod extract_flags;
 mod fetch_cmd;
 mod flags;
@@ -56,6 +57,7 @@ mod status_cmd;
 #[cfg(feature = "testsite")]
 mod testsite_cmd;
 mod wacz_cmd;
+mod watch_flags;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -119,6 +121,9 @@ enum Command {
     Worker(Box<redis_cmd::WorkerArgs>),
     /// Remove every Redis key of a shared crawl.
     RedisClean(redis_cmd::CleanArgs),
+    /// Steer a crawl started with --metrics: pause, resume, stop, set
+    /// --max-tasks; or print its live status.
+    Ctl(ctl_cmd::CtlArgs),
     /// Pack WARC files into a WACZ file (`wacz create`), or check one (`wacz validate`).
     #[command(subcommand)]
     Wacz(wacz_cmd::WaczCommand),
@@ -185,6 +190,7 @@ fn main() -> ExitCode {
             Command::Worker(args) => redis_cmd::run_worker(*args, cancel).await,
             Command::Status(args) => status_cmd::run(args).await,
             Command::RedisClean(args) => redis_cmd::run_clean(args).await,
+            Command::Ctl(args) => ctl_cmd::run(args).await,
             Command::Proxies(args) => proxies_cmd::run(args, cancel).await,
             Command::Probe(args) => probe_cmd::run(args, cancel)
                 .await

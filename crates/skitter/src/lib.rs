@@ -49,6 +49,7 @@ pub mod render;
 pub mod robots;
 pub mod settings;
 pub mod state;
+pub mod watch;
 
 pub use crawl::config::{BuildError, Config, CrawlerBuilder};
 pub use crawl::crawler::{CrawlError, Crawler};

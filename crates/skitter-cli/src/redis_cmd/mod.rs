@@ -32,6 +32,7 @@ use crate::crawl_cmd::{CrawlArgs, describe, exit_status};
 use crate::flags;
 use crate::output::ReportFormat;
 use crate::output_flags::OutputFlags;
+use crate::watch_flags::WatchFlags;
 
 mod totals;
 
@@ -80,6 +81,8 @@ pub struct WorkerArgs {
     report: ReportFormat,
     #[command(flatten)]
     outputs: OutputFlags,
+    #[command(flatten)]
+    watch: WatchFlags,
 }
 
 /// What each process of a crawl chooses for itself; the rest is the spec.
@@ -90,6 +93,7 @@ struct Own {
     grace: Duration,
     report: ReportFormat,
     outputs: OutputFlags,
+    watch: WatchFlags,
 }
 
 impl Own {
@@ -101,6 +105,7 @@ impl Own {
             grace: args.request.grace,
             report: args.report,
             outputs: args.outputs.clone(),
+            watch: args.watch.clone(),
         }
     }
 }
@@ -114,6 +119,7 @@ impl WorkerArgs {
             grace: self.grace,
             report: self.report,
             outputs: self.outputs.clone(),
+            watch: self.watch.clone(),
         }
     }
 }
@@ -323,7 +329,8 @@ async fn crawl(
         ))
         .build()?;
     tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");
-    let mut report = crawler.run(cancel).await?;
+    let watch = own.watch.start(crawler.live(), &cancel).await?;
+    let mut report = crawler.run(cancel.clone()).await?;
     if report.stopped.is_none() && frontier.claim_limit_reached() {
         report.stopped = Some(StopReason::Limit(Limit::MaxPagesCrawlWide));
     }
@@ -339,6 +346,7 @@ async fn crawl(
         print_reports(&mut std::io::stdout().lock(), &report, &wide, own.report)
     };
     finish_output(written)?;
+    own.watch.linger(watch, None, &cancel).await;
     Ok(exit_status(&report))
 }
 

@@ -26,3 +26,4 @@ mod safety_files;
 mod screenshots_cli;
 mod wacz_cli;
 mod wacz_replay;
+mod watch_cli;

@@ -16,7 +16,9 @@ use url::Url;
 
 use crate::crawl::config::{Config, CrawlerBuilder};
 use crate::crawl::ctx::{Ctx, Guards, Outputs, Pipeline, Signals};
+use crate::crawl::live::{self, Live};
 use crate::crawl::progress::Progress;
+use crate::crawl::steer::Steer;
 use crate::crawl::stop_signal::StopSignal;
 use crate::crawl::{handoff, scheduler};
 use crate::fetch::Fetcher;
@@ -36,6 +38,7 @@ pub struct Crawler {
     frontier: Arc<dyn Frontier>,
     sinks: Vec<Box<dyn Sink>>,
     progress: Progress,
+    live: Live,
     outcomes: Option<Arc<dyn OutcomeStore + Send + Sync>>,
     robots_store: Option<Arc<dyn RobotsStore>>,
 }
@@ -77,12 +80,28 @@ impl Crawler {
         frontier: Arc<dyn Frontier>,
         parts: Parts,
     ) -> Self {
+        let progress = Progress::default();
+        // With an outcome store the report is rebuilt from it at the end, so the
+        // live tally need not keep records (it used to: twice the memory).
+        let tally = Arc::new(Mutex::new(if parts.outcomes.is_some() {
+            Tally::counting()
+        } else {
+            Tally::new(&config.report)
+        }));
+        let live = Live::new(
+            progress.clone(),
+            Steer::new(config.max_tasks),
+            tally,
+            frontier.clone(),
+            fetcher.clone(),
+        );
         Crawler {
             config,
             fetcher,
             frontier,
             sinks: parts.sinks,
-            progress: Progress::default(),
+            progress,
+            live,
             outcomes: parts.outcomes,
             robots_store: parts.robots_store,
         }
@@ -91,6 +110,18 @@ impl Crawler {
     /// A handle on the live counters, readable while [`Crawler::run`] works.
     pub fn progress(&self) -> Progress {
         self.progress.clone()
+    }
+
+    /// A handle on the crawl's numbers for a metrics endpoint or a dashboard,
+    /// readable while [`Crawler::run`] works and after.
+    pub fn live(&self) -> Live {
+        self.live.clone()
+    }
+
+    /// The handle that pauses, resumes and re-caps the crawl while it runs
+    /// (a stop is the cancellation token given to [`Crawler::run`]).
+    pub fn steer(&self) -> Steer {
+        self.live.steer().clone()
     }
 
     /// The validated configuration.
@@ -121,11 +152,11 @@ impl Crawler {
             &self.sinks,
         );
         let stop_signal = Arc::new(StopSignal::default());
-        let rebuilt = self.outcomes.is_some();
+        let live = self.live;
         let (outputs, output_task) =
-            OutputTask::start(self.sinks, &config, &*self.frontier, &stop_signal, rebuilt);
+            OutputTask::start(self.sinks, &config, &*self.frontier, &stop_signal, &live);
         let (grace, max_tasks, options) = (config.grace, config.max_tasks, config.report.clone());
-        let signals = Signals::new(stop_signal.clone(), self.progress);
+        let signals = Signals::new(stop_signal.clone(), self.progress, live.steer().clone());
         let ctx = Ctx::new(
             config,
             self.frontier.clone(),
@@ -136,11 +167,14 @@ impl Crawler {
         );
         // Their counts go to the report once the workers are done.
         let guards = ctx.guards.clone();
+        live.running(guards.clone(), renderer.clone());
         let mut stop = schedule(Arc::new(ctx), &stop_signal, cancel).await;
         if let Some(renderer) = &renderer {
             renderer.shutdown().await;
         }
-        let (sinks, tally) = output_task.finish(&mut stop, grace, &stop_signal).await;
+        let (sinks, tally) = output_task
+            .finish(&mut stop, grace, &stop_signal, &live)
+            .await;
         let tally = match &self.outcomes {
             Some(store) => rebuild(&**store, tally, &options, &stop_signal),
             None => tally,
@@ -225,36 +259,28 @@ async fn schedule(
 /// survives an output that never returns and is abandoned.
 struct OutputTask {
     task: JoinHandle<Vec<SinkSummary>>,
-    tally: Arc<Mutex<Tally>>,
 }
 
 impl OutputTask {
-    /// Starts the task; answers the workers' side of its channel with it.
-    /// `rebuilt`: the report is rebuilt from an outcome store at the end.
+    /// Starts the task, feeding `live`'s tally; answers the workers' side
+    /// of its channel with it.
     fn start(
         sinks: Vec<Box<dyn Sink>>,
         config: &Config,
         frontier: &dyn Frontier,
         stop_signal: &Arc<StopSignal>,
-        rebuilt: bool,
+        live: &Live,
     ) -> (Outputs, OutputTask) {
         let (tx, rx) = mpsc::channel(config.max_tasks.clamp(64, 4096));
         let first = frontier.durable() && !sinks.is_empty();
-        // With an outcome store the report is rebuilt from it at the end, so the
-        // live tally need not keep records (it used to: twice the memory).
-        let tally = Arc::new(Mutex::new(if rebuilt {
-            Tally::counting()
-        } else {
-            Tally::new(&config.report)
-        }));
         let task = tokio::spawn(handoff::drive_sinks(
             rx,
             sinks,
             stop_signal.clone(),
-            tally.clone(),
+            live.tally(),
             first && frontier.syncs(),
         ));
-        (Outputs { pages: tx, first }, OutputTask { task, tally })
+        (Outputs { pages: tx, first }, OutputTask { task })
     }
 
     /// Once the workers are done (their side of the channel dropped), waits
@@ -267,6 +293,7 @@ impl OutputTask {
         stop: &mut Option<StopReason>,
         grace: Duration,
         stop_signal: &StopSignal,
+        live: &Live,
     ) -> (Vec<SinkSummary>, Tally) {
         // After Ctrl-C the whole stop fits in one grace period from the signal:
         // fetches had three quarters of it (see `scheduler`), the outputs get
@@ -289,8 +316,7 @@ impl OutputTask {
                 Vec::new()
             }
         };
-        let tally = std::mem::take(&mut *self.tally.lock().unwrap_or_else(|e| e.into_inner()));
-        (sinks, tally)
+        (sinks, live.take_tally())
     }
 }
 
@@ -332,16 +358,8 @@ fn report(
         counts.recrawl_pass = u64::from(pass.number);
         counts.recrawl_not_due = pass.not_due;
     }
-    if let Some(r) = renderer.map(Renderer::stats) {
-        counts.render_requests = r.requests;
-        counts.render_restarts = r.restarts;
-        counts.render_refused_scope = r.refused_scope;
-        counts.render_refused_robots = r.refused_robots;
-        counts.render_refused_address = r.refused_address;
-        counts.render_refused_method = r.refused_method;
-        counts.render_request_failed = r.request_failed;
-        counts.render_refused_budget = r.refused_budget;
-        counts.render_unsandboxed = r.unsandboxed;
+    if let Some(r) = renderer {
+        live::render_counts(r, &mut counts);
     }
     guards.count_into(&mut counts);
     tally.add_unrecorded(&counts);

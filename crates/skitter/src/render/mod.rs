@@ -328,6 +328,12 @@ impl Renderer {
         }
     }
 
+    /// `(tabs rendering now, tabs at most)`: the render pool's use.
+    pub(crate) fn tabs_in_use(&self) -> (usize, usize) {
+        let total = self.settings.tasks.max(1);
+        (total.saturating_sub(self.tabs.available_permits()), total)
+    }
+
     /// Stops the browser.
     pub(crate) async fn shutdown(&self) {
         let idle = std::mem::take(&mut *self.lock_idle());

@@ -63,3 +63,4 @@ mod url_deadline;
 mod wacz;
 mod warc_revisit;
 mod warc_validate;
+mod watch;

@@ -8,6 +8,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::crawl::progress::Progress;
+use crate::crawl::steer::Steer;
 use crate::crawl::stop_signal::StopSignal;
 
 /// The stop signals and the live counters.
@@ -19,17 +20,21 @@ pub(crate) struct Signals {
     /// looks at the frontier again.
     pub(crate) changed: Notify,
     pub(crate) progress: Progress,
+    /// Pause, resume and the live cap, read by the scheduler.
+    pub(crate) steer: Steer,
 }
 
 impl Signals {
     /// The signals of one run: `stop_signal` is shared with the outputs' task and
-    /// the crawler, `progress` with whoever reads the live counters.
-    pub(crate) fn new(stop_signal: Arc<StopSignal>, progress: Progress) -> Signals {
+    /// the crawler, `progress` with whoever reads the live counters, `steer` with whoever
+    /// steers the crawl.
+    pub(crate) fn new(stop_signal: Arc<StopSignal>, progress: Progress, steer: Steer) -> Signals {
         Signals {
             stop_signal,
             abort: CancellationToken::new(),
             changed: Notify::new(),
             progress,
+            steer,
         }
     }
 }

@@ -21,17 +21,43 @@ use crate::output::report::{Limit, StopReason};
 pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
     let tracker = TaskTracker::new();
     let slots = Arc::new(Semaphore::new(ctx.config.max_tasks));
+    let mut cap = Cap {
+        slots: slots.clone(),
+        current: ctx.config.max_tasks,
+        debt: 0,
+    };
+    let mut steer = ctx.signals.steer.watch();
     // Deadlines are on tokio's clock, the one the crawl's waits sleep on: a
     // std deadline is off by however far the two drift apart, which under a
     // paused clock is every jump (a grace period could be over as it began).
     let deadline = ctx.config.limits.max_time.map(|d| Instant::now() + d);
     let stop = loop {
+        let state = *steer.borrow_and_update();
+        cap.set(state.max_tasks);
+        if state.paused {
+            // Nothing is claimed: the frontier keeps every URL where it is.
+            tokio::select! {
+                biased;
+                _ = ctx.signals.stop_signal.stopped() => break Some(ctx.signals.stop_signal.reason()),
+                _ = passes(deadline) => break Some(StopReason::Limit(Limit::MaxTime)),
+                _ = steer.changed() => {}
+            }
+            continue;
+        }
         let permit = tokio::select! {
             biased;
             _ = ctx.signals.stop_signal.stopped() => break Some(ctx.signals.stop_signal.reason()),
             _ = passes(deadline) => break Some(StopReason::Limit(Limit::MaxTime)),
+            // A pause or a new cap is seen at once, not after the next permit.
+            _ = steer.changed() => continue,
             permit = slots.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
         };
+        if cap.debt > 0 {
+            // A lowered cap takes back the permits of fetches that ended.
+            permit.forget();
+            cap.debt -= 1;
+            continue;
+        }
         if !ctx.guards.budget.available() {
             drop(permit);
             // Only a fetch that has not ended can hand budget back; a page past
@@ -111,6 +137,31 @@ pub(crate) async fn run(ctx: Arc<Ctx>) -> Option<StopReason> {
         }
     }
     Some(reason)
+}
+
+/// The global cap, changed live through [`crate::crawl::steer::Steer`]: permits
+/// added when it rises; when it falls, the free ones forgotten at once and
+/// the rest (`debt`) as the fetches holding them end.
+struct Cap {
+    slots: Arc<Semaphore>,
+    current: usize,
+    debt: usize,
+}
+
+impl Cap {
+    fn set(&mut self, target: usize) {
+        if target > self.current {
+            let up = target - self.current;
+            let repaid = up.min(self.debt);
+            self.debt -= repaid;
+            self.slots.add_permits(up - repaid);
+        } else if target < self.current {
+            let down = self.current - target;
+            let taken = self.slots.forget_permits(down);
+            self.debt += down - taken;
+        }
+        self.current = target;
+    }
 }
 
 /// Waits until no task is fetching (each ends by its timeouts).

@@ -53,3 +53,72 @@ async fn max_time_stops_the_crawl_and_the_page_in_flight_gets_its_grace() {
     );
     assert!(real < max_time, "virtual time, not slept: {real:?}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_paused_crawl_sends_nothing_until_resumed() {
+    let site = TestSite::start(SiteConfig {
+        pages: 10,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let crawler = Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(4)
+        .per_host(4)
+        .build()
+        .unwrap();
+    let steer = crawler.steer();
+    steer.pause();
+    let task = tokio::spawn(crawler.run(CancellationToken::new()));
+    // An hour of the paused clock: the scheduler waits on the steer alone.
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(site.stats().total_requests, 0);
+    steer.resume();
+    let report = task.await.unwrap().unwrap();
+    assert!(report.completed());
+    assert_eq!(report.counters.html, 11);
+}
+
+#[tokio::test]
+async fn a_lowered_cap_holds_from_the_next_claim() {
+    let site = TestSite::start(SiteConfig {
+        pages: 30,
+        latency: Duration::from_millis(5),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let crawler = Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(8)
+        .per_host(8)
+        .build()
+        .unwrap();
+    let steer = crawler.steer();
+    steer.pause();
+    steer.set_max_tasks(1).unwrap();
+    let task = tokio::spawn(crawler.run(CancellationToken::new()));
+    steer.resume();
+    let report = task.await.unwrap().unwrap();
+    assert!(report.completed());
+    assert_eq!(site.stats().in_flight_peak, 1);
+}
+
+#[tokio::test]
+async fn the_cap_goes_down_and_up_in_permits() {
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(4));
+    let mut cap = super::Cap {
+        slots: slots.clone(),
+        current: 4,
+        debt: 0,
+    };
+    // Two of four taken by fetches: lowering to 1 forgets the two free ones
+    // and owes one more, paid when a fetch ends.
+    let held = slots.clone().acquire_many_owned(2).await.unwrap();
+    cap.set(1);
+    assert_eq!((slots.available_permits(), cap.debt), (0, 1));
+    // Raising to 3 first pays off the debt, then adds one.
+    cap.set(3);
+    assert_eq!((slots.available_permits(), cap.debt), (1, 0));
+    drop(held);
+    assert_eq!(slots.available_permits(), 3);
+}

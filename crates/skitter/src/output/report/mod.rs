@@ -14,16 +14,18 @@
 //! report is written. Counters stay in memory (a few per distinct kind).
 
 mod counters;
+mod histogram;
 mod pages;
 mod runs;
 #[cfg(test)]
 mod tests;
 
 pub use counters::Counters;
+pub use histogram::{Histogram, PAGE_BYTES, PageHistograms, RESPONSE_SECONDS};
 use pages::PageLog;
 pub use pages::{DEFAULT_REPORT_MEMORY, Pages, PagesIter, ReportOptions};
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
 use std::time::Duration;
 
@@ -68,6 +70,24 @@ pub struct Tally {
     /// What [`Tally::add_unrecorded`] added to `counters`.
     unrecorded: Counters,
     throttled: BTreeMap<String, BTreeMap<String, u64>>,
+    histograms: PageHistograms,
+    /// The last [`RECENT_ERRORS`] failures, oldest first, for a watcher.
+    recent_errors: VecDeque<RecentError>,
+}
+
+/// Failures a [`Tally`] keeps for a watcher (the live dashboard).
+pub const RECENT_ERRORS: usize = 20;
+
+/// Characters of a URL or a message a [`RecentError`] keeps.
+const RECENT_TEXT: usize = 300;
+
+/// One recent failure: a URL that failed, or got an error status.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RecentError {
+    /// The URL (its first 300 characters).
+    pub url: String,
+    /// What went wrong: the error kind and message, or the status.
+    pub what: String,
 }
 
 impl Default for Tally {
@@ -86,6 +106,8 @@ impl Tally {
             counters: Counters::default(),
             unrecorded: Counters::default(),
             throttled: BTreeMap::new(),
+            histograms: PageHistograms::default(),
+            recent_errors: VecDeque::with_capacity(RECENT_ERRORS),
         }
     }
 
@@ -103,6 +125,19 @@ impl Tally {
     pub fn add(&mut self, record: &PageRecord) -> Result<(), ReportError> {
         self.counters.count(record);
         self.done += 1;
+        // Only a URL that got a response has a response time and a size.
+        if record.status.is_some() {
+            let h = &mut self.histograms;
+            h.response_seconds.observe(record.elapsed.as_secs_f64());
+            h.page_bytes.observe(record.size as f64);
+        }
+        if let Some(what) = failure(record) {
+            if self.recent_errors.len() == RECENT_ERRORS {
+                self.recent_errors.pop_front();
+            }
+            let url = record.url.as_str().chars().take(RECENT_TEXT).collect();
+            self.recent_errors.push_back(RecentError { url, what });
+        }
         match self.log.as_mut().map(|log| log.add(record)) {
             Some(Err(e)) => {
                 self.log = None;
@@ -129,6 +164,21 @@ impl Tally {
         self.done
     }
 
+    /// The counters so far, what no record accounts for included.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// The last failures, oldest first (at most [`RECENT_ERRORS`]).
+    pub fn recent_errors(&self) -> Vec<RecentError> {
+        self.recent_errors.iter().cloned().collect()
+    }
+
+    /// The response-time and page-size histograms so far.
+    pub fn histograms(&self) -> &PageHistograms {
+        &self.histograms
+    }
+
     /// Closes the tally into a report.
     pub fn finish(self, summary: ReportSummary) -> Report {
         Report {
@@ -146,6 +196,18 @@ impl Tally {
             proxies: summary.proxies,
         }
     }
+}
+
+/// What a failed or error-status record says went wrong; `None` for the others.
+fn failure(record: &PageRecord) -> Option<String> {
+    let what = match (record.kind, &record.error, record.status) {
+        (OutcomeKind::Failed, Some(e), _) => format!("{}: {}", e.kind.as_str(), e.message),
+        (OutcomeKind::Failed, None, _) => "failed".to_string(),
+        (OutcomeKind::HttpError, _, Some(status)) => format!("status {status}"),
+        (OutcomeKind::HttpError, _, None) => "error status".to_string(),
+        _ => return None,
+    };
+    Some(what.chars().take(RECENT_TEXT).collect())
 }
 
 /// What the crawler knows at the end besides the records.

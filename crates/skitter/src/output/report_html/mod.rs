@@ -29,7 +29,8 @@ use crate::output::report::{Report, ReportError};
 pub use stats::Stats;
 pub use timeline::{Timeline, TimelineHandle, TimelineSink};
 
-const STYLE: &str = include_str!("report.css");
+/// The report's stylesheet (the live dashboard wears it too).
+pub const STYLE: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("report.js");
 
 /// The report as one HTML document; fails when the report's records cannot be
@@ -68,8 +69,14 @@ pub fn write(path: &Path, report: &Report, timeline: &Timeline) -> io::Result<()
     file.into_inner().map_err(|e| e.into_error())?.sync_all()
 }
 
+/// The base64 SHA-256 of the report's one inline script, as its
+/// Content-Security-Policy names it.
+pub fn script_hash() -> String {
+    BASE64.encode(&Sha256::digest(SCRIPT.as_bytes()))
+}
+
 fn head(out: &mut String) {
-    let script_hash = BASE64.encode(&Sha256::digest(SCRIPT.as_bytes()));
+    let script_hash = script_hash();
     out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     out.push_str(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#);
     out.push_str(

@@ -1,0 +1,134 @@
+//! `skitter crawl --metrics` and `skitter ctl`, run as a user would: the
+//! server's addresses and token on stderr, pause and resume from `ctl`, a
+//! wrong token refused, `ctl status`, and `ctl stop` ending the linger.
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use skitter_testsite::{SiteConfig, TestSite};
+
+use crate::support::cli::{finish, skitter};
+
+const TOKEN: &str = "cli-test-token-0123456789";
+
+fn ctl(addr: &str, token: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skitter"))
+        .arg("ctl")
+        .args(args)
+        .args(["--addr", addr, "--token", token])
+        .env_remove("SKITTER_CONTROL_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn status(addr: &str) -> Option<serde_json::Value> {
+    let out = ctl(addr, TOKEN, &["status"]);
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctl_pauses_resumes_and_stops_a_crawl() {
+    let pages = 40;
+    let site = TestSite::start(SiteConfig {
+        pages,
+        latency: Duration::from_millis(30),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let crawl = skitter(&[
+        "crawl",
+        &site.url("/"),
+        "--max-tasks",
+        "2",
+        "--metrics",
+        &addr,
+        "--control-token",
+        TOKEN,
+        "--metrics-linger",
+        "60s",
+    ]);
+    let mut up = None;
+    for _ in 0..200 {
+        up = status(&addr);
+        if up.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(up.is_some(), "the metrics server never answered");
+    let wrong = ctl(&addr, "cli-test-token-wrong-0000", &["pause"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("403"));
+    let paused = ctl(&addr, TOKEN, &["pause"]);
+    assert!(
+        paused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&paused.stderr)
+    );
+    let set = ctl(&addr, TOKEN, &["set", "--max-tasks", "1"]);
+    assert!(set.status.success());
+    let mut held = None;
+    for _ in 0..400 {
+        let s = status(&addr).unwrap();
+        if s["in_flight"] == 0 {
+            held = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let held = held.expect("fetches still in flight after the pause");
+    assert_eq!(
+        (held["paused"].as_bool(), held["max_tasks"].as_u64()),
+        (Some(true), Some(1))
+    );
+    let requests = site.stats().total_requests;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        site.stats().total_requests,
+        requests,
+        "a request went out while paused"
+    );
+    assert!(ctl(&addr, TOKEN, &["resume"]).status.success());
+    let mut ended = false;
+    for _ in 0..1200 {
+        if status(&addr).is_some_and(|s| s["ended"] == true && s["report"] == true) {
+            ended = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(ended, "the crawl never ended");
+    // The dashboard is the end report now; a stop ends the linger.
+    assert!(ctl(&addr, TOKEN, &["stop"]).status.success());
+    let run = finish(crawl).await;
+    run.assert_ok("crawl --metrics");
+    assert!(
+        run.stderr
+            .contains(&format!("metrics at http://{addr}/metrics")),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains(TOKEN), "a given token is not printed");
+    assert!(
+        run.stdout.contains(&format!("{:>10} html", pages + 1)),
+        "{}",
+        run.stdout
+    );
+    let twice: Vec<_> = site
+        .stats()
+        .paths()
+        .iter()
+        .filter(|&(_, &n)| n != 1)
+        .map(|(p, n)| (p.clone(), *n))
+        .collect();
+    assert!(twice.is_empty(), "{twice:?}");
+}
