@@ -5,8 +5,10 @@
 # Runs the default `skitter bench` (20,000 pages of 4 KiB, --max-tasks 100)
 # plain and with --markdown DIR (every page extracted to Markdown and written
 # as a file), interleaved ROUNDS times so both see the same machine, then
-# prints the median pages/s of each and their ratio. A run with --markdown must
-# give every HTML page its content (the bench checks it).
+# prints the median pages/s of each and their ratio, and the median CPU time
+# the crawler spent per page (user + system, the site excluded): on a machine
+# shared with other work the CPU figure is the steadier one. A run with
+# --markdown must give every HTML page its content (the bench checks it).
 #
 # Usage: scripts/bench-markdown.sh [--smoke] [ROUNDS=7]
 # Needs a release build: cargo build --release -p skitter-cli --features testsite
@@ -34,22 +36,30 @@ d = json.load(sys.stdin)
 assert d['correct'], d
 if '--markdown' in sys.argv[1:]:
     assert d['content_pages'] == d['pages'], d
-print(round(d['pages_per_sec']))" "$@"
+print(round(d['pages_per_sec']), round(d['cpu_secs'] / d['pages'] * 1e6))" "$@"
 }
 
 plain=()
 markdown=()
+plain_cpu=()
+markdown_cpu=()
 for round in $(seq "$rounds"); do
-    plain+=("$(rate)")
-    markdown+=("$(rate --markdown "$tmp/md-$round")")
+    read -r rate_p cpu_p < <(rate)
+    read -r rate_m cpu_m < <(rate --markdown "$tmp/md-$round")
+    plain+=("$rate_p")
+    plain_cpu+=("$cpu_p")
+    markdown+=("$rate_m")
+    markdown_cpu+=("$cpu_m")
     rm -rf "$tmp/md-$round"
-    echo "round $round: plain ${plain[-1]} pages/s, with Markdown ${markdown[-1]} pages/s" >&2
+    echo "round $round: plain $rate_p pages/s ($cpu_p us CPU a page)," \
+        "with Markdown $rate_m pages/s ($cpu_m us)" >&2
 done
-python3 - "${plain[*]}" "${markdown[*]}" <<'PY'
+python3 - "${plain[*]}" "${markdown[*]}" "${plain_cpu[*]}" "${markdown_cpu[*]}" <<'PY'
 import statistics, sys
-plain = [int(x) for x in sys.argv[1].split()]
-md = [int(x) for x in sys.argv[2].split()]
+plain, md, plain_cpu, md_cpu = ([int(x) for x in a.split()] for a in sys.argv[1:5])
 p, m = statistics.median(plain), statistics.median(md)
+pc, mc = statistics.median(plain_cpu), statistics.median(md_cpu)
 print(f"median: plain {p:.0f} pages/s, with Markdown {m:.0f} pages/s, "
-      f"ratio {m / p:.3f} (target >= 0.7)")
+      f"ratio {m / p:.3f} (target >= 0.7); CPU a page: plain {pc:.0f} us, "
+      f"with Markdown {mc:.0f} us, ratio {pc / mc:.3f}")
 PY

@@ -70,17 +70,24 @@ impl SiteBoilerplate {
 
     /// Counts the blocks of one page of `host` (each distinct block once).
     pub fn observe(&mut self, host: &str, doc: &Document) {
+        self.observe_hashes(host, &hashes(doc));
+    }
+
+    /// [`observe`](Self::observe) then [`filter`](Self::filter), hashing
+    /// each block once for both (the hashing is most of their cost).
+    pub fn observe_and_filter(&mut self, host: &str, doc: &Document) -> Filtered {
+        let hashes = hashes(doc);
+        self.observe_hashes(host, &hashes);
+        self.filter_hashes(host, doc, &hashes)
+    }
+
+    fn observe_hashes(&mut self, host: &str, hashes: &[Option<u64>]) {
         if !self.hosts.contains_key(host) && self.hosts.len() >= MAX_HOSTS {
             return;
         }
         let blocks = self.hosts.entry(host.to_string()).or_default();
         blocks.pages = blocks.pages.saturating_add(1);
-        let mut on_page = HashSet::new();
-        for block in &doc.blocks {
-            if let Some(h) = block_hash(block) {
-                on_page.insert(h);
-            }
-        }
+        let on_page: HashSet<u64> = hashes.iter().flatten().copied().collect();
         let mut counted = Vec::with_capacity(on_page.len());
         for h in on_page {
             if !blocks.seen.contains_key(&h) && blocks.seen.len() >= MAX_BLOCKS_PER_HOST {
@@ -105,16 +112,22 @@ impl SiteBoilerplate {
 
     /// `doc` (a page of `host`) without the blocks known to be boilerplate.
     pub fn filter(&self, host: &str, doc: &Document) -> Filtered {
+        self.filter_hashes(host, doc, &hashes(doc))
+    }
+
+    fn filter_hashes(&self, host: &str, doc: &Document, hashes: &[Option<u64>]) -> Filtered {
         let Some(blocks) = self.hosts.get(host).filter(|b| !b.boilerplate.is_empty()) else {
             return Filtered::default();
         };
         let title = doc.title.as_deref().map(normalise);
+        let known = |h: Option<u64>| h.is_some_and(|h| blocks.boilerplate.contains(&h));
         let mut drop: Vec<bool> = doc
             .blocks
             .iter()
-            .map(|b| match b.kind {
+            .zip(hashes)
+            .map(|(b, &h)| match b.kind {
                 BlockKind::Code | BlockKind::Rule | BlockKind::Heading(_) => false,
-                _ => block_hash(b).is_some_and(|h| blocks.boilerplate.contains(&h)),
+                _ => known(h),
             })
             .collect();
         // Headings, from the last: one goes when it is boilerplate and what it
@@ -125,7 +138,7 @@ impl SiteBoilerplate {
                 continue;
             }
             let own_title = title.as_deref() == Some(normalise(&b.text).as_str());
-            let repeated = block_hash(b).is_some_and(|h| blocks.boilerplate.contains(&h));
+            let repeated = known(hashes[i]);
             let section_dropped = drop.get(i + 1).copied().unwrap_or(true);
             drop[i] = repeated && !own_title && section_dropped;
         }
@@ -133,8 +146,18 @@ impl SiteBoilerplate {
             return Filtered::default();
         }
         let mut out = Filtered::default();
-        let mut kept = doc.clone();
-        kept.blocks.clear();
+        // The page without its blocks: cloning it whole copied every block's
+        // text only to drop it.
+        let mut kept = Document {
+            title: doc.title.clone(),
+            description: doc.description.clone(),
+            lang: doc.lang.clone(),
+            author: doc.author.clone(),
+            published: doc.published.clone(),
+            canonical: doc.canonical.clone(),
+            blocks: Vec::with_capacity(doc.blocks.len()),
+            truncated: doc.truncated,
+        };
         for (block, dropped) in doc.blocks.iter().zip(drop) {
             if dropped {
                 out.blocks += 1;
@@ -169,33 +192,102 @@ fn block_hash(block: &super::Block) -> Option<u64> {
     } else {
         &block.text
     };
-    // The normalised text (see `normalise`) streamed into the hash, with no
-    // copy of it made: this runs on the crawl's one sink task for every
-    // block of every page.
-    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-    let mut buf = [0u8; 4];
-    let mut any = false;
-    for word in text.split_whitespace() {
-        if any {
-            hasher.update(b" ");
-        }
-        any = true;
-        if word.is_ascii() {
-            for chunk in word.as_bytes().chunks(64) {
-                let mut lower = [0u8; 64];
-                lower[..chunk.len()].copy_from_slice(chunk);
-                lower[..chunk.len()].make_ascii_lowercase();
-                hasher.update(&lower[..chunk.len()]);
+    // The normalised text (see `normalise`) streamed into the hash through
+    // a small buffer, with no copy of it made: this runs on the crawl's one
+    // sink task for every block of every page, and one hasher update per
+    // word cost more than the rest of the rule.
+    let bytes = text.as_bytes();
+    if text.is_ascii() && is_tidy(bytes) {
+        // Already normalised but for its case (a block's text is collapsed
+        // by the writer): lowercased in bulk and hashed in one call.
+        let mut lower = bytes.to_vec();
+        lower.make_ascii_lowercase();
+        return (!lower.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(&lower));
+    }
+    let mut hasher = Chunked::new();
+    if text.is_ascii() {
+        let (mut space, mut any) = (false, false);
+        for &b in text.as_bytes() {
+            // `split_whitespace`'s ASCII whitespace (vertical tab included).
+            if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
+                space = any;
+                continue;
             }
-        } else {
+            if space {
+                hasher.push(b' ');
+                space = false;
+            }
+            hasher.push(b.to_ascii_lowercase());
+            any = true;
+        }
+    } else {
+        let mut buf = [0u8; 4];
+        for word in text.split_whitespace() {
+            if hasher.any {
+                hasher.push(b' ');
+            }
             for c in word.chars().flat_map(char::to_lowercase) {
-                hasher.update(c.encode_utf8(&mut buf).as_bytes());
+                for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    hasher.push(b);
+                }
             }
         }
     }
     // xxh3 has no random keys: the same text hashes the same in every run,
     // which keeps the rule deterministic.
-    any.then(|| hasher.digest())
+    hasher.digest()
+}
+
+/// Whether ASCII text has its whitespace normalised already: single
+/// spaces between words, none at either end, no other whitespace.
+fn is_tidy(bytes: &[u8]) -> bool {
+    bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && !bytes
+            .iter()
+            .any(|&b| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        && memchr::memmem::find(bytes, b"  ").is_none()
+}
+
+/// Each block's hash, in order.
+fn hashes(doc: &Document) -> Vec<Option<u64>> {
+    doc.blocks.iter().map(block_hash).collect()
+}
+
+/// An xxh3 hasher fed a byte at a time through a buffer: the digest is the
+/// same however the bytes are split between updates.
+struct Chunked {
+    hasher: xxhash_rust::xxh3::Xxh3,
+    buf: [u8; 256],
+    len: usize,
+    any: bool,
+}
+
+impl Chunked {
+    fn new() -> Chunked {
+        Chunked {
+            hasher: xxhash_rust::xxh3::Xxh3::new(),
+            buf: [0; 256],
+            len: 0,
+            any: false,
+        }
+    }
+
+    fn push(&mut self, b: u8) {
+        if self.len == self.buf.len() {
+            self.hasher.update(&self.buf);
+            self.len = 0;
+        }
+        self.buf[self.len] = b;
+        self.len += 1;
+        self.any = true;
+    }
+
+    /// The hash of what was pushed, or `None` when nothing was.
+    fn digest(mut self) -> Option<u64> {
+        self.hasher.update(&self.buf[..self.len]);
+        self.any.then(|| self.hasher.digest())
+    }
 }
 
 /// Lowercased, whitespace collapsed to single spaces, trimmed.
@@ -221,6 +313,25 @@ mod tests {
             markdown: text.to_string(),
             text: text.to_string(),
             links: Vec::new(),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 256,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(33),
+            ..Default::default()
+        })]
+        /// The streamed hash is the hash of the normalised text, on ASCII
+        /// (every whitespace byte) and non-ASCII text alike, past the buffer.
+        #[test]
+        fn the_hash_is_that_of_the_normalised_text(
+            text in "([ \t\n\x0b\x0c\rAbZz,.é\u{a0}\u{2003}İ]{0,8}[a-zA-Z ]{0,300}){0,3}|[a-zA-Z]{1,5}( [a-zA-Z,]{1,5}){0,80}"
+        ) {
+            let b = block(BlockKind::Paragraph, &text);
+            let want = normalise(&text);
+            let want = (!want.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(want.as_bytes()));
+            proptest::prop_assert_eq!(block_hash(&b), want);
         }
     }
 

@@ -35,9 +35,15 @@ impl Stats {
             }
             match tree.tag(i) {
                 Tag::Text => {
-                    let t = tree.text(i).unwrap_or("");
-                    s.text[i] = t.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u32;
-                    s.commas[i] = t.bytes().filter(|&b| b == b',').count() as u32;
+                    // One pass over the bytes for both counts: this runs on
+                    // every text byte of the page, once per pass that asks.
+                    let (mut text, mut commas) = (0u32, 0u32);
+                    for &b in tree.text(i).unwrap_or("").as_bytes() {
+                        text = text.wrapping_add(u32::from(!b.is_ascii_whitespace()));
+                        commas = commas.wrapping_add(u32::from(b == b','));
+                    }
+                    s.text[i] = text;
+                    s.commas[i] = commas;
                 }
                 Tag::A => s.link[i] = s.text[i],
                 Tag::P | Tag::Blockquote => s.paras[i] += 1,

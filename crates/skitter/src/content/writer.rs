@@ -307,7 +307,21 @@ impl Writer {
         if s.starts_with(is_space) {
             self.pending_space = true;
         }
-        let mut words = s.split(is_space).filter(|w| !w.is_empty()).peekable();
+        // ASCII text, most of most pages, is split by its bytes rather than
+        // by decoded characters: the same words.
+        if s.is_ascii() {
+            self.words(AsciiWords { s, at: 0 });
+        } else {
+            self.words(s.split(is_space));
+        }
+        if s.ends_with(is_space) {
+            self.pending_space = true;
+        }
+    }
+
+    /// Writes words of text, a space between each two.
+    fn words<'s>(&mut self, words: impl Iterator<Item = &'s str>) {
+        let mut words = words.filter(|w| !w.is_empty()).peekable();
         while let Some(word) = words.next() {
             let at_line_start = (self.line_start || self.pending_nl > 0 || self.md.is_empty())
                 && self.lead.is_empty()
@@ -319,9 +333,6 @@ impl Writer {
             if words.peek().is_some() {
                 self.pending_space = true;
             }
-        }
-        if s.ends_with(is_space) {
-            self.pending_space = true;
         }
     }
 
@@ -432,6 +443,35 @@ fn is_space(c: char) -> bool {
     c.is_whitespace()
 }
 
+/// The words of ASCII text, split at the bytes that are whitespace to
+/// [`char::is_whitespace`] (vertical tab included, unlike
+/// `split_ascii_whitespace`).
+struct AsciiWords<'s> {
+    s: &'s str,
+    at: usize,
+}
+
+impl<'s> Iterator for AsciiWords<'s> {
+    type Item = &'s str;
+
+    fn next(&mut self) -> Option<&'s str> {
+        let bytes = self.s.as_bytes();
+        let space = |b: u8| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+        while self.at < bytes.len() && space(bytes[self.at]) {
+            self.at += 1;
+        }
+        if self.at == bytes.len() {
+            return None;
+        }
+        let start = self.at;
+        while self.at < bytes.len() && !space(bytes[self.at]) {
+            self.at += 1;
+        }
+        // Both ends sit at ASCII bytes (the text is ASCII).
+        Some(&self.s[start..self.at])
+    }
+}
+
 /// Writes `word` to `out`, escaping what Markdown would read as markup.
 fn escape_word(word: &str, at_line_start: bool, in_cell: bool, out: &mut String) {
     let bytes = word.as_bytes();
@@ -452,26 +492,68 @@ fn escape_word(word: &str, at_line_start: bool, in_cell: bool, out: &mut String)
             _ => {}
         }
     }
-    for (k, c) in word[start..].char_indices() {
-        let k = k + start;
-        match c {
-            '\\' | '`' | '*' | '[' | ']' | '<' | '~' => out.push('\\'),
-            '|' if in_cell => out.push('\\'),
+    // Markdown's special characters are all ASCII: the bytes between them
+    // are copied whole (a word-sized copy, not a push per character).
+    let mut k = start;
+    while let Some(off) = bytes[k..].iter().position(|&b| {
+        matches!(
+            b,
+            b'\\' | b'`' | b'*' | b'[' | b']' | b'<' | b'~' | b'|' | b'&' | b'_'
+        )
+    }) {
+        let at = k + off;
+        out.push_str(&word[k..at]);
+        let escape = match bytes[at] {
+            b'|' => in_cell,
             // An entity or character reference would be decoded.
-            '&' if word[k + 1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '#') => {
-                out.push('\\')
-            }
-            '_' => {
-                let before = word[..k].chars().next_back();
-                let after = word[k + 1..].chars().next();
+            b'&' => word[at + 1..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '#'),
+            b'_' => {
+                let before = word[..at].chars().next_back();
+                let after = word[at + 1..].chars().next();
                 let inside = before.is_some_and(char::is_alphanumeric)
                     && after.is_some_and(char::is_alphanumeric);
-                if !inside {
-                    out.push('\\');
-                }
+                !inside
             }
-            _ => {}
+            _ => true,
+        };
+        if escape {
+            out.push('\\');
         }
-        out.push(c);
+        out.push(bytes[at] as char);
+        k = at + 1;
+    }
+    out.push_str(&word[k..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(33),
+            ..ProptestConfig::default()
+        })]
+        /// Splitting ASCII text by its bytes gives the words splitting by
+        /// characters gives.
+        #[test]
+        fn ascii_words_are_the_words(s in "[ \\t\\n\\x0b\\x0c\\r\\x1ca-c_*]{0,40}") {
+            prop_assume!(s.is_ascii());
+            let by_char: Vec<&str> = s.split(is_space).filter(|w| !w.is_empty()).collect();
+            let by_byte: Vec<&str> = AsciiWords { s: &s, at: 0 }.collect();
+            prop_assert_eq!(by_byte, by_char);
+        }
+    }
+
+    #[test]
+    fn specials_are_escaped_between_plain_runs() {
+        let mut out = String::new();
+        escape_word("a*b_c_[x]&amp;|_y", false, true, &mut out);
+        assert_eq!(out, "a\\*b_c\\_\\[x\\]\\&amp;\\|\\_y");
+        out.clear();
+        escape_word("12.3é_x", true, false, &mut out);
+        assert_eq!(out, "12\\.3é_x");
     }
 }

@@ -68,8 +68,7 @@ impl SiteContent {
         };
         counts.content_pages = 1;
         let host = HostKey::of(&page.record.url).as_str().to_string();
-        self.rule.observe(&host, &doc);
-        let filtered = self.rule.filter(&host, &doc);
+        let filtered = self.rule.observe_and_filter(&host, &doc);
         counts.content_boilerplate_blocks = filtered.blocks;
         counts.content_boilerplate_bytes = filtered.bytes;
         self.hold(&host, page, &doc, (filtered.blocks, filtered.bytes));

@@ -83,10 +83,59 @@ pub struct Pending {
     pub fragment: String,
 }
 
+/// The files the writer placed in the tree, so a link's target is looked up
+/// in memory rather than with a `stat` (ten links a page cost more than the
+/// page's own file). At most [`MAX_WRITTEN`] are remembered.
+#[derive(Debug, Default)]
+pub(super) struct Written {
+    files: HashSet<PathBuf>,
+    /// Every file of the tree is in `files`: the tree had nothing in it when
+    /// the sink opened, and no more than [`MAX_WRITTEN`] were written. Then a
+    /// file not in `files` is not there; else the file system is asked.
+    complete: bool,
+}
+
+/// Files one [`Written`] remembers at most (about 100 bytes each).
+pub(super) const MAX_WRITTEN: usize = 1 << 20;
+
+impl Written {
+    /// For a tree that had nothing in it (`fresh`), or one with files from
+    /// before.
+    pub(super) fn new(fresh: bool) -> Written {
+        Written {
+            files: HashSet::new(),
+            complete: fresh,
+        }
+    }
+
+    /// Whether `path` is a file of the tree.
+    pub(super) fn is_file(&self, path: &Path) -> bool {
+        self.files.contains(path) || (!self.complete && path.is_file())
+    }
+
+    /// Notes a file placed (and the files moved aside into directories).
+    pub(super) fn placed(&mut self, placed: &place::Placed) {
+        for (from, to) in &placed.moved {
+            self.files.remove(from);
+            self.add(to);
+        }
+        self.add(&placed.path);
+    }
+
+    fn add(&mut self, path: &Path) {
+        if self.files.len() >= MAX_WRITTEN && !self.files.contains(path) {
+            self.complete = false;
+            return;
+        }
+        self.files.insert(path.to_path_buf());
+    }
+}
+
 /// The links of one page being written to `file` in the tree at `dir`.
 pub struct PageLinks<'a> {
     dir: &'a Path,
     file: &'a Path,
+    written: &'a Written,
     /// Links noted, each once.
     pub pending: Vec<Pending>,
     noted: HashSet<String>,
@@ -94,10 +143,11 @@ pub struct PageLinks<'a> {
 
 impl<'a> PageLinks<'a> {
     /// For the page written to `file` under `dir`.
-    pub fn new(dir: &'a Path, file: &'a Path) -> PageLinks<'a> {
+    pub fn new(dir: &'a Path, file: &'a Path, written: &'a Written) -> PageLinks<'a> {
         PageLinks {
             dir,
             file,
+            written,
             pending: Vec::new(),
             noted: HashSet::new(),
         }
@@ -112,7 +162,7 @@ impl<'a> PageLinks<'a> {
         }
         let fragment = url.fragment().map_or(String::new(), |f| format!("#{f}"));
         let target = markdown_path(self.dir, url);
-        if target.is_file() {
+        if self.written.is_file(&target) {
             return Some(format!("{}{fragment}", relative(self.file, &target)));
         }
         let written = absolute(url);
@@ -150,7 +200,7 @@ fn under(dir: &Path, path: &Path) -> String {
 
 /// Points every noted link whose target now exists at its file, then
 /// removes the log; the number of links rewritten.
-pub fn fix_up(dir: &Path) -> io::Result<u64> {
+pub(super) fn fix_up(dir: &Path, files: &Written) -> io::Result<u64> {
     let log = dir.join(LOG_NAME);
     let file = match File::open(&log) {
         Ok(f) => f,
@@ -168,7 +218,7 @@ pub fn fix_up(dir: &Path) -> io::Result<u64> {
             continue; // a line a kill cut short
         };
         if group.first().is_some_and(|g| g.from != from) {
-            fixed += fix_file(dir, &std::mem::take(&mut group))?;
+            fixed += fix_file(dir, files, &std::mem::take(&mut group))?;
         }
         group.push(Pending {
             from: from.into(),
@@ -177,13 +227,13 @@ pub fn fix_up(dir: &Path) -> io::Result<u64> {
             fragment: fragment.into(),
         });
     }
-    fixed += fix_file(dir, &group)?;
+    fixed += fix_file(dir, files, &group)?;
     std::fs::remove_file(&log)?;
     Ok(fixed)
 }
 
 /// Rewrites the links of one file whose targets exist.
-fn fix_file(dir: &Path, links: &[Pending]) -> io::Result<u64> {
+fn fix_file(dir: &Path, files: &Written, links: &[Pending]) -> io::Result<u64> {
     let Some(first) = links.first() else {
         return Ok(0);
     };
@@ -198,7 +248,7 @@ fn fix_file(dir: &Path, links: &[Pending]) -> io::Result<u64> {
     for link in links {
         let there = *exists
             .entry(&link.target)
-            .or_insert_with(|| dir.join(&link.target).is_file());
+            .or_insert_with(|| files.is_file(&dir.join(&link.target)));
         if there {
             let target = dir.join(&link.target);
             to.insert(
@@ -307,7 +357,9 @@ mod tests {
         let d = dir.path();
         std::fs::create_dir_all(d.join("h/d")).unwrap();
         let from = d.join("h/d/p.md");
-        let mut links = PageLinks::new(d, &from);
+        // Files written by hand: the file system answers.
+        let files = Written::new(false);
+        let mut links = PageLinks::new(d, &from, &files);
         let later = Url::parse("http://h/later#s").unwrap();
         let never = Url::parse("http://h/never").unwrap();
         let written = [links.target(&later).unwrap(), links.target(&never).unwrap()];
@@ -319,16 +371,41 @@ mod tests {
         log.flush().unwrap();
         drop(log);
         std::fs::write(d.join("h/later.md"), "later").unwrap();
-        assert_eq!(fix_up(d).unwrap(), 1);
+        assert_eq!(fix_up(d, &files).unwrap(), 1);
         assert_eq!(
             std::fs::read_to_string(&from).unwrap(),
             "[L](../later.md#s) [N](http://h/never)\n"
         );
         assert!(!d.join(LOG_NAME).exists());
         // Now the target exists: a new page points at it at once.
-        let mut links = PageLinks::new(d, &from);
+        let mut links = PageLinks::new(d, &from, &files);
         assert_eq!(links.target(&later).unwrap(), "../later.md#s");
         assert!(links.pending.is_empty());
+    }
+
+    #[test]
+    fn a_fresh_tree_answers_from_memory() {
+        let d = Path::new("/nonexistent-tree");
+        let from = d.join("h/p.md");
+        let mut written = Written::new(true);
+        written.placed(&place::Placed {
+            path: d.join("h/a.md"),
+            moved: vec![],
+        });
+        let mut links = PageLinks::new(d, &from, &written);
+        let a = Url::parse("http://h/a#x").unwrap();
+        let b = Url::parse("http://h/b").unwrap();
+        assert_eq!(links.target(&a).unwrap(), "a.md#x");
+        assert_eq!(links.target(&b).unwrap(), "http://h/b");
+        assert_eq!(links.pending.len(), 1);
+        // A file moved aside into a directory of its name is found there.
+        written.placed(&place::Placed {
+            path: d.join("h/a/x.md"),
+            moved: vec![(d.join("h/a.md"), d.join("h/a/index.md"))],
+        });
+        assert!(!written.is_file(&d.join("h/a.md")));
+        assert!(written.is_file(&d.join("h/a/index.md")));
+        assert!(written.is_file(&d.join("h/a/x.md")));
     }
 
     #[cfg(unix)]

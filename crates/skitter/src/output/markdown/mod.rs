@@ -65,7 +65,8 @@ struct Writer {
     queue: mpsc::Sender<Msg>,
     /// Set by the thread when a write failed; the error waits for a flush.
     failed: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<()>,
+    /// Ends with what it wrote, for the link fix-up.
+    thread: std::thread::JoinHandle<Tree>,
 }
 
 enum Msg {
@@ -83,6 +84,9 @@ impl MarkdownSink {
         let dir = dir.as_ref().to_path_buf();
         let fail = |e| io_error(format!("cannot create {}", dir.display()), e);
         std::fs::create_dir_all(&dir).map_err(fail)?;
+        // A tree with nothing in it yet is all the writer's: what is not in
+        // its memory is not on disk, and it need not ask (see `Tree`).
+        let fresh = std::fs::read_dir(&dir).map_err(fail)?.next().is_none();
         let filesystem = SyncedFilesystem::open(&dir).map_err(fail)?;
         let log = links::LinkLog::open(&dir).map_err(fail)?;
         let (queue, jobs) = mpsc::channel(QUEUE);
@@ -90,7 +94,7 @@ impl MarkdownSink {
         let flag = failed.clone();
         let thread = std::thread::Builder::new()
             .name("skitter-markdown".into())
-            .spawn(move || write_all(jobs, log, &flag))
+            .spawn(move || write_all(jobs, log, Tree::new(fresh), &flag))
             .map_err(fail)?;
         Ok(MarkdownSink {
             dir,
@@ -144,15 +148,39 @@ fn finished() -> SinkError {
     SinkError::new("markdown", "written to after its end")
 }
 
+/// What the writer thread knows of the tree it writes: the files it placed
+/// and the directories it made, so neither a page's links nor its file's
+/// parents cost a `stat` each.
+struct Tree {
+    files: links::Written,
+    dirs: place::KnownDirs,
+}
+
+impl Tree {
+    /// For a tree that had nothing in it (`fresh`), or files from before.
+    fn new(fresh: bool) -> Tree {
+        Tree {
+            files: links::Written::new(fresh),
+            dirs: place::KnownDirs::new(fresh),
+        }
+    }
+}
+
 /// The writer thread: writes each page in turn; after a failure it writes
-/// nothing more and gives the error to the next flush.
-fn write_all(mut jobs: mpsc::Receiver<Msg>, mut log: links::LinkLog, failed: &AtomicBool) {
+/// nothing more and gives the error to the next flush. Returns what it wrote
+/// when the queue closes.
+fn write_all(
+    mut jobs: mpsc::Receiver<Msg>,
+    mut log: links::LinkLog,
+    mut tree: Tree,
+    failed: &AtomicBool,
+) -> Tree {
     let (mut files, mut bytes, mut error) = (0, 0, None);
     while let Some(msg) = jobs.blocking_recv() {
         match msg {
             Msg::Write(job) if error.is_none() => {
                 let revise = job.revise;
-                match job.run(&mut log) {
+                match job.run(&mut log, &mut tree) {
                     Ok(written) if !revise => {
                         files += 1;
                         bytes += written;
@@ -181,6 +209,7 @@ fn write_all(mut jobs: mpsc::Receiver<Msg>, mut log: links::LinkLog, failed: &At
             }
         }
     }
+    tree
 }
 
 /// One page to write.
@@ -195,9 +224,9 @@ struct Job {
 
 impl Job {
     /// Writes the file; its size.
-    fn run(self, log: &mut links::LinkLog) -> Result<u64, SinkError> {
+    fn run(self, log: &mut links::LinkLog, tree: &mut Tree) -> Result<u64, SinkError> {
         let file = markdown_path(&self.dir, &self.url);
-        let mut links = links::PageLinks::new(&self.dir, &file);
+        let mut links = links::PageLinks::new(&self.dir, &file, &tree.files);
         let body = self.doc.markdown_with(|url| links.target(url));
         let front = match self.revise {
             true => match std::fs::read_to_string(&file) {
@@ -212,10 +241,12 @@ impl Job {
         let mut text = front;
         text.push_str(&body);
         text.push('\n');
-        let placed = place::save(&self.dir, &file, text.as_bytes())
+        let placed = place::save_known(&self.dir, &file, text.as_bytes(), &mut tree.dirs)
             .map_err(|e| io_error(format!("cannot save {} as {}", self.url, file.display()), e))?;
+        let pending = links.pending;
+        tree.files.placed(&placed);
         if placed.path == file {
-            log.add(&links.pending)
+            log.add(&pending)
                 .map_err(|e| io_error(format!("cannot write {LOG_NAME}"), e))?;
         }
         Ok(text.len() as u64)
@@ -277,16 +308,18 @@ impl Sink for MarkdownSink {
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
         self.drain().await?;
+        // Finished once already: the file system answers for the tree.
+        let mut tree = Tree::new(false);
         if let Some(writer) = self.writer.take() {
             drop(writer.queue);
             // The queue is empty (drained just now): the thread ends at once.
-            tokio::task::spawn_blocking(move || writer.thread.join())
+            tree = tokio::task::spawn_blocking(move || writer.thread.join())
                 .await
                 .map_err(|e| SinkError::new("markdown", "writer thread lost").with_source(e))?
                 .map_err(|_| SinkError::new("markdown", "the writer thread panicked"))?;
         }
         let dir = self.dir.clone();
-        tokio::task::spawn_blocking(move || links::fix_up(&dir))
+        tokio::task::spawn_blocking(move || links::fix_up(&dir, &tree.files))
             .await
             .map_err(|e| SinkError::new("markdown", "link fix-up failed").with_source(e))?
             .map_err(|e| {

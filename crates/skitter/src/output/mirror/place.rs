@@ -18,6 +18,7 @@
 //! Two URLs that map to the same file (`/a` and `/a.html`, both HTML) share it: the
 //! later one wins, as with `wget` without `-nc`.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -37,6 +38,80 @@ const MAX_INDEX_STEPS: usize = 8;
 
 /// Writes `data` at `wanted` (under `root`), resolving clashes as described above.
 pub(in crate::output) fn save(root: &Path, wanted: &Path, data: &[u8]) -> io::Result<Placed> {
+    save_known(root, wanted, data, &mut KnownDirs::default())
+}
+
+/// The directories a writer made or checked under its root, so that saving
+/// many files does not ask the file system about the same parents for each
+/// (a `stat` per directory and per file, a third of a small file's cost).
+/// At most [`MAX_KNOWN_DIRS`] are remembered; past that they are asked again.
+#[derive(Debug, Default)]
+pub(in crate::output) struct KnownDirs {
+    dirs: HashSet<PathBuf>,
+    /// Every directory under the root is in `dirs`: the root had nothing in
+    /// it when the writer started and only the writer adds to it. Then a
+    /// path not in `dirs` is no directory, and the file system is not asked.
+    complete: bool,
+}
+
+/// Directories one [`KnownDirs`] remembers at most.
+pub(in crate::output) const MAX_KNOWN_DIRS: usize = 1 << 20;
+
+impl KnownDirs {
+    /// For a writer whose root had nothing in it when it started (`fresh`),
+    /// or that may find files and directories it did not make.
+    pub(in crate::output) fn new(fresh: bool) -> KnownDirs {
+        KnownDirs {
+            dirs: HashSet::new(),
+            complete: fresh,
+        }
+    }
+
+    fn contains(&self, path: &Path) -> bool {
+        self.dirs.contains(path)
+    }
+
+    fn add(&mut self, path: &Path) {
+        if self.dirs.len() >= MAX_KNOWN_DIRS {
+            // Directories made from now on go unremembered.
+            self.complete = false;
+            return;
+        }
+        self.dirs.insert(path.to_path_buf());
+    }
+
+    /// Whether `path` is a directory (not a link to one).
+    fn is_dir(&self, path: &Path) -> io::Result<bool> {
+        if self.contains(path) {
+            return Ok(true);
+        }
+        if self.complete {
+            return Ok(false);
+        }
+        is_real_dir(path)
+    }
+}
+
+/// [`save`] for a writer of many files, with what it knows of the tree's
+/// directories. Should a remembered directory be gone (someone else removed
+/// it), the save is tried again asking the file system, which forgets what
+/// it knew.
+pub(in crate::output) fn save_known(
+    root: &Path,
+    wanted: &Path,
+    data: &[u8],
+    known: &mut KnownDirs,
+) -> io::Result<Placed> {
+    match save_with(root, wanted, data, known) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !known.dirs.is_empty() => {
+            *known = KnownDirs::default();
+            save_with(root, wanted, data, known)
+        }
+        placed => placed,
+    }
+}
+
+fn save_with(root: &Path, wanted: &Path, data: &[u8], known: &mut KnownDirs) -> io::Result<Placed> {
     let rel = wanted
         .strip_prefix(root)
         .map_err(|_| io::Error::other("mirror path is outside the mirror"))?;
@@ -44,18 +119,25 @@ pub(in crate::output) fn save(root: &Path, wanted: &Path, data: &[u8]) -> io::Re
     let Some((file_name, dirs)) = names.split_last() else {
         return Err(io::Error::other("empty mirror path"));
     };
-    fs::create_dir_all(root)?;
+    if !known.contains(root) {
+        fs::create_dir_all(root)?;
+        known.add(root);
+    }
     let mut here = root.to_path_buf();
     let mut moved = Vec::new();
     for name in dirs {
         here.push(name);
+        if known.contains(&here) {
+            continue;
+        }
         if let Some(m) = ensure_dir(&here)? {
             moved.push(m);
         }
+        known.add(&here);
     }
     let mut target = here.join(file_name);
     let mut steps = 0;
-    while is_real_dir(&target)? {
+    while known.is_dir(&target)? {
         steps += 1;
         if steps > MAX_INDEX_STEPS {
             return Err(io::Error::other(format!(
