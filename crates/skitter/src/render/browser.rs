@@ -50,6 +50,11 @@ pub(super) struct Live {
     _process: Process,
     /// The browser's profile, removed with it.
     _profile: tempfile::TempDir,
+    /// Held while one tab takes its pictures: a capture needs its tab in
+    /// front (a background tab may draw no frame, and the capture waits for
+    /// one), and bringing a second tab forward mid-capture would stall the
+    /// first.
+    pub(super) pictures: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Live {
@@ -257,5 +262,6 @@ async fn launch(
         handler,
         _process: process,
         _profile: profile,
+        pictures: Arc::default(),
     })
 }

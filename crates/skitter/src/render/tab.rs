@@ -15,6 +15,7 @@
 //! is spent. The clock then stays paused, so a tab waiting in the pool runs no
 //! timers of its last page.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chromiumoxide::Page;
@@ -106,6 +107,8 @@ pub(super) struct Tab {
     reusable: bool,
     /// It rendered a page before, so its clock may be paused.
     used: bool,
+    /// Its browser's picture lock ([`super::browser::Live`]'s).
+    pictures: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Tab {
@@ -133,6 +136,7 @@ impl Tab {
                 generation: live.generation(),
                 reusable: false,
                 used: false,
+                pictures: live.pictures.clone(),
             }),
             Err(e) => {
                 close_page(page).await;
@@ -198,6 +202,7 @@ impl Tab {
             page: tab,
             paused,
             expired,
+            pictures,
             ..
         } = self;
         let bridge = Bridge::new(page, via, budget);
@@ -245,6 +250,20 @@ impl Tab {
         // The pictures are of the page as read; a failure to take them
         // costs the pictures, not the render.
         let screenshots = if screenshots {
+            // Once the settle budget is spent Chromium pauses the page's
+            // virtual time, and a paused page draws no new frame: a capture
+            // then waits for one until the DevTools request times out (seen
+            // for one page in several crawls). Let time run for the pictures.
+            // One tab at a time, brought to the front first (as Puppeteer
+            // does before a screenshot): a background tab may draw no frame.
+            let _turn = pictures.lock().await;
+            let advance = SetVirtualTimePolicyParams::new(VirtualTimePolicy::Advance);
+            if let Err(e) = tab.execute(advance).await {
+                tracing::debug!(url = %page.url, error = %e, "virtual time not resumed for the pictures");
+            }
+            if let Err(e) = tab.bring_to_front().await {
+                tracing::debug!(url = %page.url, error = %e, "tab not brought to the front for the pictures");
+            }
             screenshot::take(tab)
                 .await
                 .inspect_err(|e| tracing::warn!(url = %page.url, error = %e, "no screenshot"))
