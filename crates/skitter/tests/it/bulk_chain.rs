@@ -140,7 +140,15 @@ impl skitter::output::Sink for FailAt {
 
 #[tokio::test]
 async fn a_resumed_run_continues_a_chain_from_its_last_page() {
-    let site = site(SiteConfig::default());
+    // The failing output stops the first run from its own task, while the
+    // chain goes on fetching: without a latency the chain could reach its
+    // last page before the stop was seen (it did, once, on a loaded machine),
+    // and the item would count as done. 30 ms a response leaves the stop
+    // five pages' time to land.
+    let site = site(SiteConfig {
+        latency: std::time::Duration::from_millis(30),
+        ..SiteConfig::default()
+    });
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("fetch.state");
     // Two steps: a value from the metadata, then a chain of 8 pages.
