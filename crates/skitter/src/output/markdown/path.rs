@@ -4,11 +4,12 @@
 //! `.md` for the HTML extension: `/` → `host/index.md`, `/a/b.html` →
 //! `host/a/b.md`, `/a` → `host/a.md`, `/p?x=1` → `host/p%3Fx=1.md`.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use percent_encoding::{AsciiSet, CONTROLS};
 use url::Url;
 
+use crate::output::mirror::relative_link;
 use crate::output::mirror_path;
 
 /// Characters escaped in a relative link's path: those that would end or
@@ -57,24 +58,7 @@ pub fn markdown_path(dir: &Path, url: &Url) -> PathBuf {
 /// The link from the file `from` to the file `to` (both under one tree):
 /// a relative path, each name percent-encoded where a link needs it.
 pub fn relative(from: &Path, to: &Path) -> String {
-    let names = |p: &Path| -> Vec<String> {
-        p.components()
-            .filter_map(|c| match c {
-                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
-                _ => None,
-            })
-            .collect()
-    };
-    let from_dir = names(from.parent().unwrap_or(Path::new("")));
-    let to = names(to);
-    let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".into(); from_dir.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|n| utf8_percent_encode(n, SEGMENT).to_string()),
-    );
-    parts.join("/")
+    relative_link(from, to, SEGMENT)
 }
 
 /// An absolute URL as written in the tree: parentheses encoded, so a

@@ -12,16 +12,17 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::{Component, Path};
+use std::path::Path;
 use std::sync::LazyLock;
 
 use lol_html::html_content::{ContentType, Element, TextChunk};
 use lol_html::{AsciiCompatibleEncoding, HtmlRewriter, Settings, element, text};
-use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use percent_encoding::{AsciiSet, CONTROLS};
 use regex::bytes::{Captures, Regex};
 use url::Url;
 
 use super::Saved;
+use super::path::relative_link;
 
 /// Characters escaped in the path of a rewritten link (besides controls): those
 /// that would end or change the meaning of a relative URL.
@@ -101,24 +102,7 @@ fn with_fragment(mut s: String, fragment: Option<&str>) -> String {
 
 /// The relative URL from the file `from` to the file `to` (both in the mirror).
 fn relative(from: &Path, to: &Path) -> String {
-    let names = |p: &Path| -> Vec<String> {
-        p.components()
-            .filter_map(|c| match c {
-                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
-                _ => None,
-            })
-            .collect()
-    };
-    let from_dir = names(from.parent().unwrap_or(Path::new("")));
-    let to = names(to);
-    let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".into(); from_dir.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|n| utf8_percent_encode(n, PATH_SEGMENT).to_string()),
-    );
-    parts.join("/")
+    relative_link(from, to, PATH_SEGMENT)
 }
 
 /// Decodes the character references that matter in URLs (`&amp;`, `&lt;`, `&gt;`,

@@ -36,6 +36,7 @@ use bytes::Bytes;
 use url::Url;
 
 pub use path::mirror_path;
+pub(super) use path::relative_link;
 
 use super::{Exchange, Page, Sink, SinkError, SinkSummary, Syncable, SyncedFilesystem};
 use crate::base::outcome::{OutcomeKind, PageRecord};

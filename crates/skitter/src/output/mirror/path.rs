@@ -151,3 +151,32 @@ fn existing_extension(name: &str) -> Option<String> {
     let ok = (1..=8).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric());
     ok.then(|| ext.to_ascii_lowercase())
 }
+
+/// The relative link from the file `from` to the file `to` (both under one
+/// tree), each name percent-encoded with `escape`: the mirror's converted
+/// links and the Markdown tree's links, which escape a few more characters.
+pub(in crate::output) fn relative_link(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    escape: &'static percent_encoding::AsciiSet,
+) -> String {
+    use std::path::{Component, Path};
+    let names = |p: &Path| -> Vec<String> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    let from_dir = names(from.parent().unwrap_or(Path::new("")));
+    let to = names(to);
+    let common = from_dir.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".into(); from_dir.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|n| percent_encoding::utf8_percent_encode(n, escape).to_string()),
+    );
+    parts.join("/")
+}
