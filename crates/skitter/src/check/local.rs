@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
-use regex::Regex;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use url::Url;
@@ -30,6 +29,7 @@ use super::remote::Remote;
 use super::route::Router;
 use super::{CheckError, CheckReport, assemble, check_all};
 use crate::BuildError;
+use crate::crawl::assemble::compile;
 
 /// Files read and parsed ahead of the one being filed.
 const READ_AHEAD: usize = 16;
@@ -113,8 +113,8 @@ pub async fn check_folder(
     drop(read);
     let scope = Scope::new(std::slice::from_ref(&base), ScopeMode::Strict);
     let patterns = (
-        regexes(&settings.crawl.include)?,
-        regexes(&settings.crawl.exclude)?,
+        compile(&settings.crawl.include)?,
+        compile(&settings.crawl.exclude)?,
     );
     let router = Arc::new(Router::with_scope(&settings, scope, patterns)?);
     missing_files(&mut collected, &router, &base);
@@ -147,18 +147,6 @@ pub async fn check_folder(
     out.summary.elapsed_secs = started.elapsed().as_secs_f64();
     router.save_cache()?;
     Ok(out)
-}
-
-fn regexes(patterns: &[String]) -> Result<Vec<Regex>, BuildError> {
-    patterns
-        .iter()
-        .map(|p| {
-            Regex::new(p).map_err(|source| BuildError::Pattern {
-                pattern: p.clone(),
-                source,
-            })
-        })
-        .collect()
 }
 
 /// Every target under `base` without a file: a 404, unless `x` has an

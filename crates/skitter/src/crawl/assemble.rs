@@ -138,7 +138,8 @@ fn parse_roots(args: &[String]) -> Result<Vec<Url>, BuildError> {
     Ok(roots)
 }
 
-fn compile(patterns: &[String]) -> Result<Vec<Regex>, BuildError> {
+/// The `--include`/`--exclude` patterns compiled, the first bad one named.
+pub(crate) fn compile(patterns: &[String]) -> Result<Vec<Regex>, BuildError> {
     patterns
         .iter()
         .map(|p| {
