@@ -18,37 +18,32 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# install WHAT SCRIPT DEST: runs SCRIPT DEST; a failure stops the run under CI
+# and only warns elsewhere (the checks that need WHAT are then skipped, loudly).
+install() {
+    local what=$1 script=$2 dest=$3
+    echo "== installing $what into $dest ($script)"
+    if ! "$script" "$dest"; then
+        if [[ -n ${CI:-} ]]; then
+            echo "test.sh: $what could not be installed, and CI needs it" >&2
+            exit 1
+        fi
+        echo "test.sh: $what could not be installed (no package registry?);" \
+            "the checks that need it will be skipped" >&2
+    fi
+}
+
 venv="$root/target/validators-venv"
 export SKITTER_VALIDATORS=${SKITTER_VALIDATORS:-$venv/bin}
 missing=()
 for tool in warcio fastwarc cdxj-indexer wb-manager wacz; do
     [[ -x $SKITTER_VALIDATORS/$tool ]] || missing+=("$tool")
 done
-if [[ ${#missing[@]} -gt 0 ]]; then
-    echo "== installing ${missing[*]} into $venv (scripts/validators.sh)"
-    if ! scripts/validators.sh "$venv"; then
-        if [[ -n ${CI:-} ]]; then
-            echo "test.sh: the validators could not be installed, and CI needs them" >&2
-            exit 1
-        fi
-        echo "test.sh: the validators could not be installed (no package registry?);" \
-            "their checks will be skipped" >&2
-    fi
-fi
+[[ ${#missing[@]} -eq 0 ]] || install "${missing[*]}" scripts/validators.sh "$venv"
 
 # ReplayWeb.page (npm), which the WACZ replay test opens in Chromium.
 replay=${SKITTER_REPLAYWEB:-$root/target/replay-npm}
-if [[ ! -s $replay/ui.js || ! -s $replay/sw.js ]]; then
-    echo "== installing ReplayWeb.page into $replay (scripts/replayweb.sh)"
-    if ! scripts/replayweb.sh "$replay"; then
-        if [[ -n ${CI:-} ]]; then
-            echo "test.sh: ReplayWeb.page could not be installed, and CI needs it" >&2
-            exit 1
-        fi
-        echo "test.sh: ReplayWeb.page could not be installed (no npm or registry?);" \
-            "the replay test will be skipped" >&2
-    fi
-fi
+[[ -s $replay/ui.js && -s $replay/sw.js ]] || install ReplayWeb.page scripts/replayweb.sh "$replay"
 export SKITTER_REPLAYWEB=$replay
 
 skipped=$(mktemp)
