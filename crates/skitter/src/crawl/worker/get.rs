@@ -28,7 +28,12 @@ pub(super) async fn get(
     validators: Option<&Validators>,
 ) -> Result<Response, FetchFailure> {
     let fetcher = &ctx.pipeline.fetcher;
-    let slot = host_slot(ctx, url).await;
+    // Boxed, and only under `--render`: the wait for a slot (and for the
+    // host's robots.txt) need not take room in every request's future.
+    let slot = match ctx.pipeline.renderer {
+        Some(_) => Some(Box::pin(host_slot(ctx, url)).await),
+        None => None,
+    };
     let result = match validators {
         Some(validators) => fetcher.get_if(url, keep, validators).await,
         None => fetcher.get(url, keep).await,
@@ -39,17 +44,13 @@ pub(super) async fn get(
     result
 }
 
-/// Under `--render`, a slot for one request to `url`'s host (none when the
-/// crawl does not render).
-async fn host_slot(ctx: &Ctx, url: &Url) -> Option<HostSlot> {
-    ctx.pipeline.renderer.as_ref()?;
+/// Under `--render`, a slot for one request to `url`'s host.
+async fn host_slot(ctx: &Ctx, url: &Url) -> HostSlot {
     let floor = crawl_delay(ctx, url).await;
-    Some(
-        ctx.pipeline
-            .render_hosts
-            .acquire_spaced(HostKey::of(url), floor)
-            .await,
-    )
+    ctx.pipeline
+        .render_hosts
+        .acquire_spaced(HostKey::of(url), floor)
+        .await
 }
 
 /// Hands a slot back with what the answer says about the server.

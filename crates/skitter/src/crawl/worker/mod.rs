@@ -59,64 +59,85 @@ const YIELD_EVERY: usize = 1024;
 /// waiting retry holds neither a task nor the host. Aborted (lease left
 /// outstanding, so it counts as "to do") only when the grace period ends. The
 /// scheduler counts it as started when it spawns it.
-pub(crate) async fn run(ctx: std::sync::Arc<Ctx>, lease: Lease, _permit: OwnedSemaphorePermit) {
-    let step = tokio::select! {
-        done = contained(&ctx, &lease) => done,
-        _ = ctx.signals.abort.cancelled() => return,
-    };
-    match step {
-        Step::Done(page, feedback, visit) => {
-            ctx.guards.deadlines.forget(&lease.request.url);
-            let failed = matches!(
-                page.record.kind,
-                OutcomeKind::Failed | OutcomeKind::HttpError
-            );
-            ctx.signals.progress.finished(page.record.size, failed);
-            // A scheduler waiting for fetches to end (max-pages) looks again.
-            ctx.signals.changed.notify_one();
-            // Boxed, like the other steps that do not wait on the network: a
-            // task's size is that of its largest step, and every request in
-            // flight pays for it.
-            tokio::select! {
-                () = Box::pin(crate::crawl::deliver::deliver(&ctx, lease, feedback, *page, visit)) => {}
-                // An output that does not keep up must not hold the crawl past
-                // its grace period; the lease then stays outstanding, so the
-                // URL is to do.
-                () = ctx.signals.abort.cancelled() => {}
+///
+/// Not an `async fn` but a function returning an `async move` block: an
+/// `async fn` copies its arguments into locals, so the lease would take room
+/// twice in every request in flight.
+#[allow(clippy::manual_async_fn)] // the point: see above
+pub(crate) fn run(
+    ctx: std::sync::Arc<Ctx>,
+    lease: Lease,
+    permit: OwnedSemaphorePermit,
+) -> impl std::future::Future<Output = ()> + Send {
+    async move {
+        let _permit = permit;
+        let step = tokio::select! {
+            done = contained(&ctx, &lease) => done,
+            _ = ctx.signals.abort.cancelled() => return,
+        };
+        match step {
+            Step::Done(page, feedback, visit) => {
+                ctx.guards.deadlines.forget(&lease.request.url);
+                let failed = matches!(
+                    page.record.kind,
+                    OutcomeKind::Failed | OutcomeKind::HttpError
+                );
+                ctx.signals.progress.finished(page.record.size, failed);
+                // A scheduler waiting for fetches to end (max-pages) looks again.
+                ctx.signals.changed.notify_one();
+                // Boxed, like the other steps that do not wait on the network: a
+                // task's size is that of its largest step, and every request in
+                // flight pays for it.
+                tokio::select! {
+                    () = Box::pin(crate::crawl::deliver::deliver(&ctx, lease, feedback, *page, visit)) => {}
+                    // An output that does not keep up must not hold the crawl past
+                    // its grace period; the lease then stays outstanding, so the
+                    // URL is to do.
+                    () = ctx.signals.abort.cancelled() => {}
+                }
             }
-        }
-        Step::Again(wait, feedback) => {
-            ctx.signals.progress.deferred();
-            ctx.guards.budget.give_back();
-            ctx.guards.slowdowns.retried();
-            let host = HostKey::of(&lease.request.url);
-            match ctx.frontier.retry(lease, wait, feedback).await {
-                Ok(throttle) => ctx.throttled(&host, throttle).await,
-                Err(e) => ctx.signals.stop_signal.fail(format!("frontier: {e}")),
+            Step::Again(wait, feedback) => {
+                ctx.signals.progress.deferred();
+                ctx.guards.budget.give_back();
+                ctx.guards.slowdowns.retried();
+                let host = HostKey::of(&lease.request.url);
+                match ctx.frontier.retry(lease, wait, feedback).await {
+                    // Boxed: a retry is rare, the room for it would be in every task.
+                    Ok(throttle) => Box::pin(ctx.throttled(&host, throttle)).await,
+                    Err(e) => ctx.signals.stop_signal.fail(format!("frontier: {e}")),
+                }
+                ctx.signals.changed.notify_one();
             }
-            ctx.signals.changed.notify_one();
         }
     }
 }
 
 /// [`process`], with a panic turned into this URL's failure (`other: internal:
 /// …`): one bad input must not take down the crawl and its pending outputs.
-async fn contained(ctx: &Ctx, lease: &Lease) -> Step {
-    catch_panic(&lease.request, process(ctx, lease)).await
+fn contained<'a>(ctx: &'a Ctx, lease: &'a Lease) -> impl std::future::Future<Output = Step> + 'a {
+    catch_panic(&lease.request, process(ctx, lease))
 }
 
-async fn catch_panic(req: &Request, work: impl std::future::Future<Output = Step>) -> Step {
+// Not an `async fn`: one would keep room for `work` both as its argument and
+// inside the future it awaits, doubling what every request in flight holds.
+fn catch_panic<'a>(
+    req: &'a Request,
+    work: impl std::future::Future<Output = Step> + 'a,
+) -> impl std::future::Future<Output = Step> + 'a {
     use futures_util::FutureExt as _;
     // Shared state stays usable after a panic: locks are taken poison-tolerant
     // and none is held across an await.
-    let caught = std::panic::AssertUnwindSafe(work).catch_unwind().await;
-    caught.unwrap_or_else(|panic| {
-        Step::Done(
-            Box::new(internal_failure(req, &*panic)),
-            HostFeedback::Silent,
-            None,
-        )
-    })
+    std::panic::AssertUnwindSafe(work)
+        .catch_unwind()
+        .map(move |caught| {
+            caught.unwrap_or_else(|panic| {
+                Step::Done(
+                    Box::new(internal_failure(req, &*panic)),
+                    HostFeedback::Silent,
+                    None,
+                )
+            })
+        })
 }
 
 /// The page for a URL whose handling panicked.
@@ -251,12 +272,15 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
 
 /// Runs one attempt within what is left of its URL's deadline. Cut short,
 /// it is a timeout that says so (and `true`).
-async fn within(
+fn within(
     left: Duration,
     deadline: Duration,
     attempt: impl std::future::Future<Output = Result<Response, FetchFailure>>,
-) -> (Result<Response, FetchFailure>, bool) {
-    match tokio::time::timeout(left, attempt).await {
+) -> impl std::future::Future<Output = (Result<Response, FetchFailure>, bool)> {
+    use futures_util::FutureExt as _;
+    // Not an `async fn`, for the reason given at `catch_panic`: this future is
+    // what a request in flight waits in.
+    tokio::time::timeout(left, attempt).map(move |result| match result {
         Ok(result) => (result, false),
         Err(_) => {
             let failure = FetchFailure {
@@ -268,7 +292,7 @@ async fn within(
             };
             (Err(failure), true)
         }
-    }
+    })
 }
 
 /// Holds the verdict on an attempt to its URL's deadline, with `left` of it
@@ -630,9 +654,24 @@ async fn handle_response(
                     record.kind = OutcomeKind::Html;
                     record.encoding = found.charset.map(str::to_ascii_lowercase);
                     let body = found.decoded.as_ref().unwrap_or(&raw);
-                    handled.rendered =
-                        render::page(ctx, &req.url, resp, body, found.render, record, &mut links)
-                            .await;
+                    // Boxed, and only when the crawl renders: a render's
+                    // future is large, and every page waiting for a CPU
+                    // permit above would keep room for it.
+                    handled.rendered = match ctx.pipeline.renderer {
+                        Some(_) => {
+                            let render = render::page(
+                                ctx,
+                                &req.url,
+                                resp,
+                                body,
+                                found.render,
+                                record,
+                                &mut links,
+                            );
+                            Box::pin(render).await
+                        }
+                        None => None,
+                    };
                     let dom = handled.rendered.as_ref().and_then(|r| r.html.clone());
                     handled.content = match (dom, &ctx.pipeline.content) {
                         // What the reader sees is the rendered DOM.
