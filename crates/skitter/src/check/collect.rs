@@ -1,8 +1,10 @@
 //! The link check's sink: from every page the crawl finishes, what the crawl
-//! said of its URL, and for an HTML page its links (with element, attribute
-//! and line) and its anchors. Each new target is handed on at once (a
-//! bounded channel) so links to other sites are checked while the crawl
-//! runs.
+//! said of its URL, and the links the crawl found on it (with element,
+//! attribute and line: an HTML page's, a stylesheet's, a sitemap's entries,
+//! a response's `Link` headers) and an HTML page's anchors, all from the
+//! crawl's own parse (`Page::links`): no page is read twice, and no body is
+//! kept for the check. Each new target is handed on at once (a bounded
+//! channel) so links to other sites are checked while the crawl runs.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,9 +15,8 @@ use url::Url;
 
 use crate::base::outcome::PageRecord;
 use crate::base::urlnorm;
-use crate::crawl::body::{CpuPool, INLINE_MAX};
 use crate::output::{Page, Sink, SinkError, SinkSummary};
-use crate::parse::links::{AnchoredDocument, DEFAULT_MAX_ANCHORS, extract_anchored};
+use crate::parse::links::PageLinks;
 
 use super::result::Occurrence;
 
@@ -70,8 +71,6 @@ pub(crate) struct Collector {
     pub shared: Arc<Mutex<Collected>>,
     /// Closed at `finish`, which tells the checker no more targets come.
     pub tx: Option<mpsc::Sender<NewTarget>>,
-    pub cpu: Arc<CpuPool>,
-    pub max_links: usize,
     /// Targets sent, and whether with anchors.
     pub sent: HashMap<Url, bool>,
     pub pages: u64,
@@ -79,11 +78,7 @@ pub(crate) struct Collector {
 
 #[async_trait]
 impl Sink for Collector {
-    fn wants_bodies(&self) -> bool {
-        true
-    }
-
-    fn wants_decoded_bodies(&self) -> bool {
+    fn wants_links(&self) -> bool {
         true
     }
 
@@ -92,30 +87,13 @@ impl Sink for Collector {
         lock(&self.shared)
             .crawled
             .insert(record.url.clone(), record.clone());
-        let Some(exchange) = &page.exchange else {
+        let Some(links) = &page.links else {
             return Ok(());
         };
-        let is_html = matches!(
-            record.content_type.as_deref(),
-            Some("text/html" | "application/xhtml+xml")
-        );
-        if !is_html || !(200..300).contains(&record.status.unwrap_or(0)) {
-            return Ok(());
+        if links.anchors.is_some() {
+            self.pages += 1;
         }
-        self.pages += 1;
-        let body = exchange
-            .decoded_body
-            .clone()
-            .unwrap_or_else(|| exchange.body.clone());
-        let (url, charset, max) = (record.url.clone(), record.encoding.clone(), self.max_links);
-        let read =
-            move || extract_anchored(&body, charset.as_deref(), &url, max, DEFAULT_MAX_ANCHORS);
-        let doc = if exchange.body.len() > INLINE_MAX {
-            self.cpu.run(read).await
-        } else {
-            self.cpu.run_inline(read).await
-        };
-        let new = self.take(&record.url, doc);
+        let new = self.take(&record.url, links);
         if let Some(tx) = &self.tx {
             for target in new {
                 // The checker ended (a stop): nothing more to check.
@@ -139,7 +117,7 @@ impl Sink for Collector {
 
 impl Collector {
     /// Files the page's links and anchors; the targets new to the check.
-    fn take(&mut self, page: &Url, doc: AnchoredDocument) -> Vec<NewTarget> {
+    fn take(&mut self, page: &Url, doc: &PageLinks) -> Vec<NewTarget> {
         let found = file_page(&mut lock(&self.shared), page, doc);
         let mut new = Vec::new();
         for (url, wants_anchors) in found {
@@ -160,20 +138,18 @@ impl Collector {
 
 /// Files the links and anchors of `page` in `shared`; each link's target
 /// (normalised, without fragment) and whether its fragment needs anchors.
-pub(crate) fn file_page(
-    shared: &mut Collected,
-    page: &Url,
-    doc: AnchoredDocument,
-) -> Vec<(Url, bool)> {
-    let mut found = Vec::with_capacity(doc.doc.links.len());
-    if doc.anchors_cut > 0 {
-        shared.anchors_cut.insert(page.clone());
+pub(crate) fn file_page(shared: &mut Collected, page: &Url, doc: &PageLinks) -> Vec<(Url, bool)> {
+    let mut found = Vec::with_capacity(doc.links.len());
+    if let Some(anchors) = &doc.anchors {
+        if doc.anchors_cut > 0 {
+            shared.anchors_cut.insert(page.clone());
+        }
+        shared
+            .anchors
+            .insert(page.clone(), anchors.iter().cloned().collect());
     }
-    shared
-        .anchors
-        .insert(page.clone(), doc.anchors.into_iter().collect());
-    for (link, line) in doc.doc.links.into_iter().zip(doc.lines) {
-        let Ok(mut url) = link.url else {
+    for (link, &line) in doc.links.iter().zip(&doc.lines) {
+        let Ok(mut url) = link.url.clone() else {
             shared.unchecked += 1;
             continue;
         };
@@ -193,7 +169,7 @@ pub(crate) fn file_page(
                 element: link.element.to_owned(),
                 attribute: link.attr.to_owned(),
                 line,
-                raw: link.raw,
+                raw: link.raw.clone(),
                 fragment,
             });
         } else {

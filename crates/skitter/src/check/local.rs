@@ -108,7 +108,7 @@ pub async fn check_folder(
                 .anchors
                 .insert(dir_url, doc.anchors.iter().cloned().collect());
         }
-        file_page(&mut collected, &url, doc);
+        file_page(&mut collected, &url, &doc.into());
     }
     drop(read);
     let scope = Scope::new(std::slice::from_ref(&base), ScopeMode::Strict);

@@ -4,8 +4,10 @@
 //! The check runs on a crawl (same scope, robots.txt and politeness; page
 //! requisites fetched too, as `--resources`), which answers for every link
 //! on the site: its record is the link's result. A sink of its own
-//! (`collect`) reads each HTML page once more for its links, their lines
-//! and its anchors, and hands each new target on through a bounded channel;
+//! (`collect`) takes the links the crawl's parse found on each page (HTML
+//! pages, stylesheets, sitemaps, `Link` headers: `Page::links`), with
+//! their lines and an HTML page's anchors, and hands each new target on
+//! through a bounded channel;
 //! links the crawl will not answer for (other sites, mostly) are checked
 //! meanwhile by `remote` (HEAD then GET, each distinct URL once, per-host
 //! politeness, retries, no crawl beyond them). When the crawl is done,
@@ -119,8 +121,6 @@ impl LinkChecker {
         let collector = Collector {
             shared: shared.clone(),
             tx: Some(tx),
-            cpu: cpu.clone(),
-            max_links: self.settings.crawl.max_links_per_page,
             sent: HashMap::new(),
             pages: 0,
         };
