@@ -122,7 +122,12 @@ pub async fn run(mut args: CheckArgs, cancel: CancellationToken) -> anyhow::Resu
         None => {
             let builder = args.crawl.builder()?;
             let settings = args.settings(builder.settings().clone())?;
-            let checker = LinkChecker::on_crawl(settings, builder)?;
+            let mut checker = LinkChecker::on_crawl(settings, builder)?;
+            // Beside the crawl's state: a resumed check reports what the
+            // earlier runs found too.
+            if let Some(dir) = &args.crawl.state {
+                checker = checker.keep_findings_in(dir.join("check"));
+            }
             checker.run(cancel.clone()).await?
         }
     };

@@ -232,3 +232,66 @@ async fn a_docs_folder_with_a_base() {
     let report: skitter::check::CheckReport = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(broken_places(&report), want);
 }
+
+/// Each broken link's places, and every link's URL with its places, as
+/// sets: what two runs of one check must agree on whatever their order.
+type Findings = (
+    BTreeSet<(String, u32, String)>,
+    BTreeSet<(String, Vec<(String, u32, String)>)>,
+);
+
+fn findings(report: &skitter::check::CheckReport) -> Findings {
+    let links = report
+        .links
+        .iter()
+        .map(|l| {
+            let mut places: Vec<(String, u32, String)> = l
+                .occurrences
+                .iter()
+                .map(|o| (o.page.to_string(), o.line, o.raw.clone()))
+                .collect();
+            places.sort();
+            (l.url.to_string(), places)
+        })
+        .collect();
+    (broken_places(report), links)
+}
+
+#[tokio::test]
+async fn a_check_stopped_midway_resumes_with_what_it_found_before() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let port = site.addr().port();
+    let whole = check(&site, &["--format", "json"]).await;
+    let whole: skitter::check::CheckReport = serde_json::from_str(&whole.stdout).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state = state.to_str().unwrap();
+    // Stopped by a limit after the index and one more page: the links of
+    // both are found in the first run only.
+    let first = check(
+        &site,
+        &[
+            "--format",
+            "json",
+            "--state",
+            state,
+            "--max-pages",
+            "2",
+            "--max-tasks",
+            "1",
+        ],
+    )
+    .await;
+    let first: skitter::check::CheckReport =
+        serde_json::from_str(&first.stdout).unwrap_or_else(|e| panic!("{e}: {}", first.stdout));
+    assert!(first.stopped.is_some(), "the first run was not stopped");
+    assert_ne!(findings(&first), findings(&whole));
+    let second = check(&site, &["--format", "json", "--state", state]).await;
+    assert_eq!(second.code, Some(1), "{}", second.stderr);
+    let second: skitter::check::CheckReport =
+        serde_json::from_str(&second.stdout).unwrap_or_else(|e| panic!("{e}: {}", second.stdout));
+    assert_eq!(second.stopped, None);
+    assert_eq!(broken_places(&second), planted_places(port));
+    // Every link once, each place once: what the uninterrupted run found.
+    assert_eq!(findings(&second), findings(&whole));
+}

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use url::Url;
 
@@ -19,6 +20,9 @@ use crate::output::{Page, Sink, SinkError, SinkSummary};
 use crate::parse::links::PageLinks;
 
 use super::result::Occurrence;
+
+/// Where the sink hands each finished URL, and what was filed of it.
+pub(crate) type KeepPage = Box<dyn Fn(&PageRecord, Option<&Filed>) + Send + Sync>;
 
 /// Places one target keeps at most; further ones are only counted. A link in
 /// a site's menu is on every page: the first places say where to fix it,
@@ -59,6 +63,90 @@ pub(crate) struct Collected {
     /// Links that are not http(s) (`mailto:`, `tel:`…) or do not parse:
     /// not checked.
     pub unchecked: u64,
+    /// Pages whose links are filed: a page filed again (read again by a
+    /// resumed crawl after a kill) adds nothing.
+    pub filed: HashSet<Url>,
+}
+
+/// What one page adds to [`Collected`]: its anchors, each of its links'
+/// targets with the place, and the links not checked. Kept in a check's
+/// state (`journal`) as it is.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Filed {
+    /// An HTML page's anchors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchors: Option<Vec<String>>,
+    #[serde(default)]
+    pub anchors_cut: u64,
+    /// Each link's target (normalised, without fragment) and place.
+    pub places: Vec<(Url, Occurrence)>,
+    #[serde(default)]
+    pub unchecked: u64,
+}
+
+impl Filed {
+    /// What `page`'s links file.
+    pub(crate) fn of(page: &Url, doc: &PageLinks) -> Filed {
+        let mut filed = Filed {
+            anchors: doc.anchors.clone(),
+            anchors_cut: doc.anchors_cut,
+            places: Vec::with_capacity(doc.links.len()),
+            unchecked: 0,
+        };
+        for (link, &line) in doc.links.iter().zip(&doc.lines) {
+            let Ok(mut url) = link.url.clone() else {
+                filed.unchecked += 1;
+                continue;
+            };
+            if !urlnorm::is_crawlable_scheme(&url) {
+                filed.unchecked += 1;
+                continue;
+            }
+            let fragment = url.fragment().map(percent_decoded);
+            url.set_fragment(None);
+            let place = Occurrence {
+                page: page.clone(),
+                element: link.element.to_owned(),
+                attribute: link.attr.to_owned(),
+                line,
+                raw: link.raw.clone(),
+                fragment,
+            };
+            filed.places.push((urlnorm::normalize(url), place));
+        }
+        filed
+    }
+}
+
+impl Collected {
+    /// Files what `page` adds; each link's target and whether its fragment
+    /// needs anchors.
+    pub(crate) fn apply(&mut self, page: &Url, filed: Filed) -> Vec<(Url, bool)> {
+        if !self.filed.insert(page.clone()) {
+            return Vec::new();
+        }
+        if let Some(anchors) = filed.anchors {
+            if filed.anchors_cut > 0 {
+                self.anchors_cut.insert(page.clone());
+            }
+            self.anchors
+                .insert(page.clone(), anchors.into_iter().collect());
+        }
+        self.unchecked += filed.unchecked;
+        let mut found = Vec::with_capacity(filed.places.len());
+        for (url, place) in filed.places {
+            let target = self.targets.entry(url.clone()).or_default();
+            let wants_anchors = place.fragment.as_deref().is_some_and(|f| !f.is_empty());
+            target.fragments |= wants_anchors;
+            if target.places.len() < MAX_OCCURRENCES {
+                target.places.push(place);
+            } else {
+                target.cut += 1;
+            }
+            found.push((url, wants_anchors));
+        }
+        found
+    }
 }
 
 /// Locks a mutex whose data stays usable after a panic elsewhere.
@@ -73,6 +161,9 @@ pub(crate) struct Collector {
     pub tx: Option<mpsc::Sender<NewTarget>>,
     /// Targets sent, and whether with anchors.
     pub sent: HashMap<Url, bool>,
+    /// Keeps each finished URL and what was filed of it for a resumed
+    /// check, when findings are kept (`journal`).
+    pub keep: Option<KeepPage>,
     pub pages: u64,
 }
 
@@ -84,16 +175,23 @@ impl Sink for Collector {
 
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
         let record = &page.record;
+        let filed = page
+            .links
+            .as_ref()
+            .map(|links| Filed::of(&record.url, links));
+        if let Some(keep) = &self.keep {
+            keep(record, filed.as_ref());
+        }
         lock(&self.shared)
             .crawled
             .insert(record.url.clone(), record.clone());
-        let Some(links) = &page.links else {
+        let Some(filed) = filed else {
             return Ok(());
         };
-        if links.anchors.is_some() {
+        if filed.anchors.is_some() {
             self.pages += 1;
         }
-        let new = self.take(&record.url, links);
+        let new = self.take(&record.url, filed);
         if let Some(tx) = &self.tx {
             for target in new {
                 // The checker ended (a stop): nothing more to check.
@@ -117,8 +215,8 @@ impl Sink for Collector {
 
 impl Collector {
     /// Files the page's links and anchors; the targets new to the check.
-    fn take(&mut self, page: &Url, doc: &PageLinks) -> Vec<NewTarget> {
-        let found = file_page(&mut lock(&self.shared), page, doc);
+    fn take(&mut self, page: &Url, filed: Filed) -> Vec<NewTarget> {
+        let found = lock(&self.shared).apply(page, filed);
         let mut new = Vec::new();
         for (url, wants_anchors) in found {
             match self.sent.get(&url) {
@@ -139,45 +237,7 @@ impl Collector {
 /// Files the links and anchors of `page` in `shared`; each link's target
 /// (normalised, without fragment) and whether its fragment needs anchors.
 pub(crate) fn file_page(shared: &mut Collected, page: &Url, doc: &PageLinks) -> Vec<(Url, bool)> {
-    let mut found = Vec::with_capacity(doc.links.len());
-    if let Some(anchors) = &doc.anchors {
-        if doc.anchors_cut > 0 {
-            shared.anchors_cut.insert(page.clone());
-        }
-        shared
-            .anchors
-            .insert(page.clone(), anchors.iter().cloned().collect());
-    }
-    for (link, &line) in doc.links.iter().zip(&doc.lines) {
-        let Ok(mut url) = link.url.clone() else {
-            shared.unchecked += 1;
-            continue;
-        };
-        if !urlnorm::is_crawlable_scheme(&url) {
-            shared.unchecked += 1;
-            continue;
-        }
-        let fragment = url.fragment().map(percent_decoded);
-        url.set_fragment(None);
-        let url = urlnorm::normalize(url);
-        let target = shared.targets.entry(url.clone()).or_default();
-        let wants_anchors = fragment.as_deref().is_some_and(|f| !f.is_empty());
-        target.fragments |= wants_anchors;
-        if target.places.len() < MAX_OCCURRENCES {
-            target.places.push(Occurrence {
-                page: page.clone(),
-                element: link.element.to_owned(),
-                attribute: link.attr.to_owned(),
-                line,
-                raw: link.raw.clone(),
-                fragment,
-            });
-        } else {
-            target.cut += 1;
-        }
-        found.push((url, wants_anchors));
-    }
-    found
+    shared.apply(page, Filed::of(page, doc))
 }
 
 /// A fragment as an `id` is written: percent-escapes decoded (browsers

@@ -137,7 +137,7 @@ pub async fn check_folder(
         .collect();
     let answers = check_all(
         futures_util::stream::iter(targets),
-        (router.clone(), remote),
+        (router.clone(), remote, None),
         settings.external_concurrency,
         false,
         cancel,

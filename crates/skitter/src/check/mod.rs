@@ -40,12 +40,14 @@
 mod assemble;
 mod cache;
 mod collect;
+mod journal;
 mod local;
 mod remote;
 mod result;
 mod route;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures_util::StreamExt as _;
@@ -62,10 +64,12 @@ use crate::{BuildError, CrawlError, Crawler, CrawlerBuilder};
 
 pub use cache::{CacheError, MAX_CACHE_ENTRIES};
 pub use collect::MAX_OCCURRENCES;
+pub use journal::{JournalError, MAX_STATE_LINE};
 pub use local::{MAX_FILES, check_folder};
 pub use result::{CheckReport, CheckSummary, LinkResult, LinkState, Occurrence, Problem};
 
-use collect::{Collected, Collector, NewTarget, lock};
+use collect::{Collector, NewTarget, lock};
+use journal::{Earlier, Journal};
 use remote::{Answer, Remote};
 use route::{Route, Router};
 
@@ -84,12 +88,16 @@ pub enum CheckError {
     /// The cache file cannot be read or written.
     #[error(transparent)]
     Cache(#[from] CacheError),
+    /// The findings of earlier runs cannot be read, or kept.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
 }
 
 /// A link check, ready to run.
 pub struct LinkChecker {
     settings: CheckSettings,
     builder: CrawlerBuilder,
+    state: Option<PathBuf>,
 }
 
 impl LinkChecker {
@@ -109,19 +117,67 @@ impl LinkChecker {
         let builder = builder.extract_mode(ExtractMode::Resources);
         settings.crawl = builder.settings().clone();
         settings.check().map_err(BuildError::Value)?;
-        Ok(LinkChecker { settings, builder })
+        Ok(LinkChecker {
+            settings,
+            builder,
+            state: None,
+        })
+    }
+
+    /// Keeps the check's findings in `dir` (the links found on each page,
+    /// its anchors, the crawl's record of it, the answers of links to other
+    /// sites), and starts from what an earlier run kept there: with a crawl
+    /// that resumes from its own state (a disk frontier in the same
+    /// directory, `skitter check --state DIR`), a resumed check reports
+    /// everything found before and after, each once.
+    pub fn keep_findings_in(mut self, dir: impl Into<PathBuf>) -> LinkChecker {
+        self.state = Some(dir.into());
+        self
     }
 
     /// Crawls and checks; the report lists every distinct link found.
     pub async fn run(self, cancel: CancellationToken) -> Result<CheckReport, CheckError> {
         let started = std::time::Instant::now();
         let cpu = Arc::new(CpuPool::new());
-        let shared = Arc::new(Mutex::new(Collected::default()));
+        let (journal, earlier) = match &self.state {
+            Some(dir) => {
+                let (journal, earlier) = Journal::open(dir)?;
+                (Some(Arc::new(journal)), earlier)
+            }
+            None => (None, Earlier::default()),
+        };
+        // The targets earlier runs found are sent: the checker asks those
+        // it has no answer for (and the crawl answers for its own).
+        let sent: HashMap<Url, bool> = (earlier.collected.targets.iter())
+            .map(|(url, t)| (url.clone(), t.fragments))
+            .collect();
+        let pending: Vec<NewTarget> = (sent.iter())
+            .filter(|(url, _)| !earlier.answers.contains_key(*url))
+            .map(|(url, &anchors)| NewTarget {
+                url: url.clone(),
+                anchors,
+            })
+            .collect();
+        let shared = Arc::new(Mutex::new(earlier.collected));
         let (tx, rx) = mpsc::channel(QUEUE);
+        if !pending.is_empty() {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                for target in pending {
+                    if tx.send(target).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
         let collector = Collector {
             shared: shared.clone(),
             tx: Some(tx),
-            sent: HashMap::new(),
+            keep: journal.clone().map(|journal| {
+                Box::new(move |record: &_, filed: Option<&_>| journal.page(record, filed))
+                    as collect::KeepPage
+            }),
+            sent,
             pages: 0,
         };
         let crawler = self.builder.sink(Box::new(collector)).build()?;
@@ -140,17 +196,21 @@ impl LinkChecker {
             futures_util::stream::unfold(rx, |mut rx| async { rx.recv().await.map(|t| (t, rx)) });
         let checking = tokio::spawn(check_all(
             stream,
-            (router.clone(), remote.clone()),
+            (router.clone(), remote.clone(), journal.clone()),
             self.settings.external_concurrency,
             false,
             cancel.clone(),
         ));
         let report = crawler.run(cancel.clone()).await?;
-        let mut answers = match checking.await {
+        let mut answers = earlier.answers;
+        let checked = match checking.await {
             Ok(answers) => answers,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => HashMap::new(),
         };
+        for (url, answer) in checked {
+            keep(&mut answers, url, answer);
+        }
         // Links the crawl did not answer for although on its site (a
         // redirect off the site, a link it never got to): checked now.
         let collected = std::mem::take(&mut *lock(&shared));
@@ -159,7 +219,7 @@ impl LinkChecker {
             let stream = futures_util::stream::iter(left);
             let more = check_all(
                 stream,
-                (router.clone(), remote.clone()),
+                (router.clone(), remote.clone(), journal),
                 self.settings.external_concurrency,
                 true,
                 cancel.clone(),
@@ -180,10 +240,11 @@ impl LinkChecker {
 /// Checks every target of `targets` the router sends to the network (and,
 /// with `leftover`, those on the crawled site too: the crawl is over),
 /// `concurrency` tasks at once (each request also waits for its host's
-/// gate); the answers by (remapped) URL.
+/// gate); the answers by (remapped) URL, each also kept in `journal` when
+/// there is one.
 async fn check_all(
     targets: impl futures_util::Stream<Item = NewTarget>,
-    (router, remote): (Arc<Router>, Arc<Remote>),
+    (router, remote, journal): (Arc<Router>, Arc<Remote>, Option<Arc<Journal>>),
     concurrency: usize,
     leftover: bool,
     cancel: CancellationToken,
@@ -192,20 +253,27 @@ async fn check_all(
     targets
         .for_each_concurrent(concurrency.saturating_mul(4), |target| {
             let (router, remote, cancel, answers) = (&router, &remote, &cancel, &answers);
+            let journal = &journal;
             async move {
                 let url = match router.route(&target.url) {
                     Route::Remote(url) => url,
                     Route::Internal(url) if leftover => url,
                     _ => return,
                 };
-                if let Some(answer) = router.cached(&url, target.anchors) {
-                    keep(&mut lock(answers), url, answer);
-                    return;
+                let answer = match router.cached(&url, target.anchors) {
+                    Some(answer) => answer,
+                    None => {
+                        let Some(answer) = remote.check(&url, target.anchors, cancel).await else {
+                            return;
+                        };
+                        router.remember(&url, &answer);
+                        answer
+                    }
+                };
+                if let Some(journal) = journal {
+                    journal.answer(&url, &answer);
                 }
-                if let Some(answer) = remote.check(&url, target.anchors, cancel).await {
-                    router.remember(&url, &answer);
-                    keep(&mut lock(answers), url, answer);
-                }
+                keep(&mut lock(answers), url, answer);
             }
         })
         .await;
