@@ -19,7 +19,7 @@ use crate::base::urlnorm;
 use crate::output::{Page, Sink, SinkError, SinkSummary};
 use crate::parse::links::PageLinks;
 
-use super::result::Occurrence;
+use super::result::{LinkResult, Occurrence};
 
 /// Where the sink hands each finished URL, and what was filed of it.
 pub(crate) type KeepPage = Box<dyn Fn(&PageRecord, Option<&Filed>) + Send + Sync>;
@@ -164,8 +164,14 @@ pub(crate) struct Collector {
     /// Keeps each finished URL and what was filed of it for a resumed
     /// check, when findings are kept (`journal`).
     pub keep: Option<KeepPage>,
+    /// The results decided once a URL is in, and where they go, when the
+    /// check's results are streamed (`stream`).
+    pub decide: Option<(Decide, mpsc::Sender<LinkResult>)>,
     pub pages: u64,
 }
+
+/// The results of these targets that are decided and not sent yet.
+pub(crate) type Decide = Box<dyn Fn(&Collected, &[&Url]) -> Vec<LinkResult> + Send + Sync>;
 
 #[async_trait]
 impl Sink for Collector {
@@ -185,17 +191,31 @@ impl Sink for Collector {
         lock(&self.shared)
             .crawled
             .insert(record.url.clone(), record.clone());
-        let Some(filed) = filed else {
-            return Ok(());
-        };
-        if filed.anchors.is_some() {
-            self.pages += 1;
+        let mut found = Vec::new();
+        if let Some(filed) = filed {
+            if filed.anchors.is_some() {
+                self.pages += 1;
+            }
+            found = lock(&self.shared).apply(&record.url, filed);
+            let new = self.new_targets(&found);
+            if let Some(tx) = &self.tx {
+                for target in new {
+                    // The checker ended (a stop): nothing more to check.
+                    if tx.send(target).await.is_err() {
+                        break;
+                    }
+                }
+            }
         }
-        let new = self.take(&record.url, filed);
-        if let Some(tx) = &self.tx {
-            for target in new {
-                // The checker ended (a stop): nothing more to check.
-                if tx.send(target).await.is_err() {
+        if let Some((decide, results)) = &self.decide {
+            // This URL's own result may be decided now, and those of the
+            // links on it whose targets came earlier.
+            let mut targets: Vec<&Url> = found.iter().map(|(url, _)| url).collect();
+            targets.push(&record.url);
+            let decided = decide(&lock(&self.shared), &targets);
+            for result in decided {
+                // The reader went away: the check goes on for its report.
+                if results.send(result).await.is_err() {
                     break;
                 }
             }
@@ -215,16 +235,17 @@ impl Sink for Collector {
 
 impl Collector {
     /// Files the page's links and anchors; the targets new to the check.
-    fn take(&mut self, page: &Url, filed: Filed) -> Vec<NewTarget> {
-        let found = lock(&self.shared).apply(page, filed);
+    /// The targets of `found` new to the checker (or now wanting anchors).
+    fn new_targets(&mut self, found: &[(Url, bool)]) -> Vec<NewTarget> {
         let mut new = Vec::new();
         for (url, wants_anchors) in found {
-            match self.sent.get(&url) {
+            let wants_anchors = *wants_anchors;
+            match self.sent.get(url) {
                 Some(&anchors) if anchors || !wants_anchors => {}
                 _ => {
                     self.sent.insert(url.clone(), wants_anchors);
                     new.push(NewTarget {
-                        url,
+                        url: url.clone(),
                         anchors: wants_anchors,
                     });
                 }

@@ -135,9 +135,15 @@ pub async fn check_folder(
             anchors: t.fragments,
         })
         .collect();
+    let sides = Arc::new(super::Checking {
+        router: router.clone(),
+        remote,
+        journal: None,
+        emit: None,
+    });
     let answers = check_all(
         futures_util::stream::iter(targets),
-        (router.clone(), remote, None),
+        sides,
         settings.external_concurrency,
         false,
         cancel,

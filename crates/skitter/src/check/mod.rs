@@ -45,6 +45,7 @@ mod local;
 mod remote;
 mod result;
 mod route;
+mod stream;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -68,10 +69,12 @@ pub use journal::{JournalError, MAX_STATE_LINE};
 pub use local::{MAX_FILES, check_folder};
 pub use result::{CheckReport, CheckSummary, LinkResult, LinkState, Occurrence, Problem};
 
+use collect::Collected;
 use collect::{Collector, NewTarget, lock};
 use journal::{Earlier, Journal};
 use remote::{Answer, Remote};
 use route::{Route, Router};
+use stream::Emitter;
 
 /// Targets waiting for the checker; the crawl's sink waits when it is full.
 const QUEUE: usize = 1024;
@@ -137,7 +140,63 @@ impl LinkChecker {
 
     /// Crawls and checks; the report lists every distinct link found.
     pub async fn run(self, cancel: CancellationToken) -> Result<CheckReport, CheckError> {
+        self.run_inner(cancel, None).await
+    }
+
+    /// Crawls and checks as [`LinkChecker::run`] does, and sends each
+    /// distinct link's result to `results` as it is decided: a link on the
+    /// site when the crawl's record of it is in, a link elsewhere when it
+    /// answered, with the places known then; what is decided only at the
+    /// end (a redirect's result, a fragment first seen after its target was
+    /// decided, links checked after the crawl) before the report is
+    /// returned. Every link of the report is sent once (the report's copy
+    /// has all its places). The channel is bounded: a reader that falls
+    /// behind slows the check down; one that goes away does not stop it.
+    ///
+    /// ```
+    /// use skitter::check::{LinkChecker, LinkResult};
+    /// use skitter::settings::{CheckSettings, CrawlSettings};
+    /// use skitter_testsite::{SiteConfig, TestSite};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let site = TestSite::start(SiteConfig { pages: 5, ..SiteConfig::default() })?;
+    /// let settings = CheckSettings::new(CrawlSettings::new([site.url("/")]));
+    /// let checker = LinkChecker::from_settings(settings)?;
+    /// let (tx, mut rx) = tokio::sync::mpsc::channel::<LinkResult>(64);
+    /// let reading = async move {
+    ///     let (mut all, mut broken) = (std::collections::BTreeSet::new(), 0);
+    ///     while let Some(result) = rx.recv().await {
+    ///         broken += usize::from(result.is_broken());
+    ///         assert!(all.insert(result.url), "each link once");
+    ///     }
+    ///     (all, broken)
+    /// };
+    /// let cancel = CancellationToken::new();
+    /// let (report, (all, broken)) = tokio::join!(checker.run_streaming(cancel, tx), reading);
+    /// // Every link of the report was streamed, the two broken ones too.
+    /// let report = report?;
+    /// assert_eq!(all.len(), report.links.len());
+    /// assert_eq!(broken, 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn run_streaming(
+        self,
+        cancel: CancellationToken,
+        results: mpsc::Sender<LinkResult>,
+    ) -> Result<CheckReport, CheckError> {
+        self.run_inner(cancel, Some(results)).await
+    }
+
+    async fn run_inner(
+        self,
+        cancel: CancellationToken,
+        results: Option<mpsc::Sender<LinkResult>>,
+    ) -> Result<CheckReport, CheckError> {
         let started = std::time::Instant::now();
+        let max_redirect = self.settings.crawl.request.max_redirect;
+        let emitter = results.map(|tx| Arc::new(Emitter::new(tx, max_redirect)));
         let cpu = Arc::new(CpuPool::new());
         let (journal, earlier) = match &self.state {
             Some(dir) => {
@@ -178,11 +237,21 @@ impl LinkChecker {
                     as collect::KeepPage
             }),
             sent,
+            decide: emitter.clone().map(|emitter| {
+                let tx = emitter.sender();
+                let decide = move |c: &Collected, targets: &[&Url]| {
+                    emitter.decided(c, &HashMap::new(), targets.iter().copied())
+                };
+                (Box::new(decide) as collect::Decide, tx)
+            }),
             pages: 0,
         };
         let crawler = self.builder.sink(Box::new(collector)).build()?;
         let config = crawler.config();
         let router = Arc::new(Router::new(&self.settings, config)?);
+        if let Some(emitter) = &emitter {
+            let _ = emitter.router.set(router.clone());
+        }
         let remote = Arc::new(Remote {
             fetcher: Fetcher::new(config.fetch.clone()).map_err(BuildError::from)?,
             hosts: HostLimits::new(config.host_policy),
@@ -194,9 +263,15 @@ impl LinkChecker {
         let max_redirect = config.max_redirect;
         let stream =
             futures_util::stream::unfold(rx, |mut rx| async { rx.recv().await.map(|t| (t, rx)) });
+        let sides = Arc::new(Checking {
+            router: router.clone(),
+            remote,
+            journal,
+            emit: emitter.clone().map(|e| (e, shared.clone())),
+        });
         let checking = tokio::spawn(check_all(
             stream,
-            (router.clone(), remote.clone(), journal.clone()),
+            sides.clone(),
             self.settings.external_concurrency,
             false,
             cancel.clone(),
@@ -219,7 +294,7 @@ impl LinkChecker {
             let stream = futures_util::stream::iter(left);
             let more = check_all(
                 stream,
-                (router.clone(), remote.clone(), journal),
+                sides,
                 self.settings.external_concurrency,
                 true,
                 cancel.clone(),
@@ -233,8 +308,22 @@ impl LinkChecker {
         out.summary.elapsed_secs = started.elapsed().as_secs_f64();
         out.stopped = report.stopped.as_ref().map(stop_text);
         router.save_cache()?;
+        if let Some(emitter) = &emitter {
+            emitter.send(emitter.rest(&out.links)).await;
+        }
         Ok(out)
     }
+}
+
+/// What checking links over the network uses.
+pub(crate) struct Checking {
+    pub router: Arc<Router>,
+    pub remote: Arc<Remote>,
+    /// Where answers are kept for a resumed check.
+    pub journal: Option<Arc<Journal>>,
+    /// Where results go as they are decided, and the crawl's findings
+    /// they are decided with, when results are streamed.
+    pub emit: Option<(Arc<Emitter>, Arc<Mutex<Collected>>)>,
 }
 
 /// Checks every target of `targets` the router sends to the network (and,
@@ -244,16 +333,21 @@ impl LinkChecker {
 /// there is one.
 async fn check_all(
     targets: impl futures_util::Stream<Item = NewTarget>,
-    (router, remote, journal): (Arc<Router>, Arc<Remote>, Option<Arc<Journal>>),
+    sides: Arc<Checking>,
     concurrency: usize,
     leftover: bool,
     cancel: CancellationToken,
 ) -> HashMap<Url, Answer> {
     let answers = Mutex::new(HashMap::new());
+    let Checking {
+        router,
+        remote,
+        journal,
+        emit,
+    } = &*sides;
     targets
         .for_each_concurrent(concurrency.saturating_mul(4), |target| {
-            let (router, remote, cancel, answers) = (&router, &remote, &cancel, &answers);
-            let journal = &journal;
+            let (cancel, answers) = (&cancel, &answers);
             async move {
                 let url = match router.route(&target.url) {
                     Route::Remote(url) => url,
@@ -274,6 +368,13 @@ async fn check_all(
                     journal.answer(&url, &answer);
                 }
                 keep(&mut lock(answers), url, answer);
+                if let Some((emitter, shared)) = emit {
+                    let decided = {
+                        let answers = lock(answers);
+                        emitter.decided(&lock(shared), &answers, [&target.url])
+                    };
+                    emitter.send(decided).await;
+                }
             }
         })
         .await;
