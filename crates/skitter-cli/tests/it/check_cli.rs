@@ -295,3 +295,37 @@ async fn a_check_stopped_midway_resumes_with_what_it_found_before() {
     // Every link once, each place once: what the uninterrupted run found.
     assert_eq!(findings(&second), findings(&whole));
 }
+
+#[tokio::test]
+async fn the_html_report_has_a_section_of_broken_links_by_page() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let port = site.addr().port();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.html");
+    let run = check(&site, &["--report-html", path.to_str().unwrap()]).await;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let html = std::fs::read_to_string(&path).unwrap();
+    let planted = planted(port);
+    assert!(
+        html.contains(&format!(r#"<h2>Link check: {} broken</h2>"#, planted.len())),
+        "{html}"
+    );
+    for p in &planted {
+        assert!(
+            html.contains(&format!("{}</td>", p.url)),
+            "{p:?} not in the report"
+        );
+        let page = format!(r#"<h3 class="url">http://127.0.0.1:{port}{}</h3>"#, p.page);
+        assert!(html.contains(&page), "{page} not in the report");
+    }
+    assert!(html.contains("<h2 style=\"margin-top:16px\">Permanent redirects</h2>"));
+    // Still the report's policy: one inline script, allowed by its hash,
+    // nothing loaded from elsewhere.
+    assert!(html.contains("Content-Security-Policy"));
+    assert_eq!(html.matches("<script").count(), 1);
+    assert!(!html.contains("<script src"));
+    // A folder has no crawl to report.
+    let folder = dir.path().to_str().unwrap();
+    let bad = crate::support::cli::run(&["check", folder, "--report-html", "x.html"]).await;
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+}

@@ -40,6 +40,7 @@
 mod assemble;
 mod cache;
 mod collect;
+mod html;
 mod journal;
 mod local;
 mod remote;
@@ -59,12 +60,14 @@ use url::Url;
 use crate::crawl::body::CpuPool;
 use crate::fetch::Fetcher;
 use crate::host::slots::HostLimits;
+use crate::output::report_html::{self, TimelineSink, timeline};
 use crate::parse::links::ExtractMode;
 use crate::settings::CheckSettings;
 use crate::{BuildError, CrawlError, Crawler, CrawlerBuilder};
 
 pub use cache::{CacheError, MAX_CACHE_ENTRIES};
 pub use collect::MAX_OCCURRENCES;
+pub use html::MAX_ROWS as MAX_REPORT_ROWS;
 pub use journal::{JournalError, MAX_STATE_LINE};
 pub use local::{MAX_FILES, check_folder};
 pub use result::{CheckReport, CheckSummary, LinkResult, LinkState, Occurrence, Problem};
@@ -94,6 +97,14 @@ pub enum CheckError {
     /// The findings of earlier runs cannot be read, or kept.
     #[error(transparent)]
     Journal(#[from] JournalError),
+    /// The HTML report cannot be written.
+    #[error("cannot write the HTML report {path}: {source}")]
+    ReportHtml {
+        /// The report's file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// A link check, ready to run.
@@ -101,6 +112,7 @@ pub struct LinkChecker {
     settings: CheckSettings,
     builder: CrawlerBuilder,
     state: Option<PathBuf>,
+    report_html: Option<PathBuf>,
 }
 
 impl LinkChecker {
@@ -124,7 +136,18 @@ impl LinkChecker {
             settings,
             builder,
             state: None,
+            report_html: None,
         })
+    }
+
+    /// Writes the crawl's HTML report to `path` when the check is done,
+    /// with the check's sections (broken links grouped by page, with line,
+    /// element and attribute; permanent redirects; flaky links) after the
+    /// totals. The crawl's report records must be kept for its figures
+    /// (`RunSettings::records`).
+    pub fn report_html(mut self, path: impl Into<PathBuf>) -> LinkChecker {
+        self.report_html = Some(path.into());
+        self
     }
 
     /// Keeps the check's findings in `dir` (the links found on each page,
@@ -246,7 +269,14 @@ impl LinkChecker {
             }),
             pages: 0,
         };
-        let crawler = self.builder.sink(Box::new(collector)).build()?;
+        let mut builder = self.builder.sink(Box::new(collector));
+        let mut timeline = None;
+        if self.report_html.is_some() {
+            let (sink, handle) = TimelineSink::new();
+            builder = builder.sink(Box::new(sink));
+            timeline = Some(handle);
+        }
+        let crawler = builder.build()?;
         let config = crawler.config();
         let router = Arc::new(Router::new(&self.settings, config)?);
         if let Some(emitter) = &emitter {
@@ -308,6 +338,17 @@ impl LinkChecker {
         out.summary.elapsed_secs = started.elapsed().as_secs_f64();
         out.stopped = report.stopped.as_ref().map(stop_text);
         router.save_cache()?;
+        if let (Some(path), Some(timeline)) = (&self.report_html, &timeline) {
+            let mut crawl = report;
+            crawl.sinks.retain(|s| s.name != timeline::SINK_NAME);
+            report_html::write_with(path, &crawl, &timeline.timeline(), &|html| {
+                html::sections(&out, html)
+            })
+            .map_err(|source| CheckError::ReportHtml {
+                path: path.clone(),
+                source,
+            })?;
+        }
         if let Some(emitter) = &emitter {
             emitter.send(emitter.rest(&out.links)).await;
         }
