@@ -104,10 +104,11 @@ impl CheckArgs {
 
 /// Runs the check and prints its result; returns the exit status.
 pub async fn run(mut args: CheckArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
-    if args.crawl.redis.is_some() || args.crawl.report_html.is_some() {
-        anyhow::bail!(
-            "check runs in one process and prints its own result: --redis and --report-html are crawl's"
-        );
+    if args.crawl.redis.is_some() {
+        anyhow::bail!("check runs in one process: --redis is crawl's");
+    }
+    if args.crawl.report_html.is_some() && local_folder(&args).is_some() {
+        anyhow::bail!("--report-html reports a crawl: give a URL, not a folder");
     }
     args.crawl.request.load_proxy_list()?;
     // The crawl's own report is not printed (--report is crawl's): the check's is.
@@ -122,7 +123,17 @@ pub async fn run(mut args: CheckArgs, cancel: CancellationToken) -> anyhow::Resu
         None => {
             let builder = args.crawl.builder()?;
             let settings = args.settings(builder.settings().clone())?;
-            let checker = LinkChecker::on_crawl(settings, builder)?;
+            let mut checker = LinkChecker::on_crawl(settings, builder)?;
+            // Beside the crawl's state: a resumed check reports what the
+            // earlier runs found too.
+            if let Some(dir) = &args.crawl.state {
+                checker = checker.keep_findings_in(dir.join("check"));
+            }
+            // The crawl's report with the check's sections (its records
+            // are kept: the run settings see --report-html).
+            if let Some(path) = &args.crawl.report_html {
+                checker = checker.report_html(path);
+            }
             checker.run(cancel.clone()).await?
         }
     };

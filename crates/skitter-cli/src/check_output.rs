@@ -79,6 +79,28 @@ fn first_place(link: &LinkResult) -> String {
         .unwrap_or_default()
 }
 
+/// A link as it is written where it appears: `<a href="x">` in HTML,
+/// `url(x)` or `@import "x"` in a stylesheet, `Link: <x>` in a response's
+/// headers, `<loc>x</loc>` in a sitemap.
+fn written(at: &Occurrence) -> String {
+    match (at.element.as_str(), at.attribute.as_str()) {
+        ("", "@import") => format!("@import \"{}\"", at.raw),
+        ("", _) => format!("url({})", at.raw),
+        ("header", "refresh") => format!("Refresh: {}", at.raw),
+        ("header", _) => format!("Link: <{}>", at.raw),
+        ("sitemap", _) => format!("<loc>{}</loc>", at.raw),
+        (element, attribute) => format!("<{element} {attribute}=\"{}\">", at.raw),
+    }
+}
+
+/// `line N`, or `no line` for a place without one (headers, sitemaps).
+fn line(at: &Occurrence) -> String {
+    match at.line {
+        0 => "no line".into(),
+        n => format!("line {n}"),
+    }
+}
+
 fn text(report: &CheckReport) -> String {
     let mut out = String::new();
     for (page, list) in by_page(report) {
@@ -86,8 +108,11 @@ fn text(report: &CheckReport) -> String {
         for b in list {
             let _ = writeln!(
                 out,
-                "  line {}: <{} {}=\"{}\"> {}: {}",
-                b.at.line, b.at.element, b.at.attribute, b.at.raw, b.link.url, b.why
+                "  {}: {} {}: {}",
+                line(b.at),
+                written(b.at),
+                b.link.url,
+                b.why
             );
         }
     }
@@ -231,17 +256,15 @@ fn junit(report: &CheckReport) -> String {
             let _ = writeln!(
                 out,
                 "    <testcase name=\"{}\" classname=\"{}\" file=\"{}\" line=\"{}\">\n      \
-                 <failure message=\"{}\" type=\"broken-link\">line {}: &lt;{} {}=&quot;{}&quot;&gt;</failure>\n    \
+                 <failure message=\"{}\" type=\"broken-link\">{}: {}</failure>\n    \
                  </testcase>",
                 xml(b.link.url.as_str()),
                 xml(page),
                 xml(page),
                 b.at.line,
                 xml(&b.why),
-                b.at.line,
-                xml(&b.at.element),
-                xml(&b.at.attribute),
-                xml(&b.at.raw),
+                line(b.at),
+                xml(&written(b.at)),
             );
         }
         let _ = writeln!(out, "  </testsuite>");

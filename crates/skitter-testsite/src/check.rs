@@ -8,15 +8,19 @@
 //! redirecting forever, answering HEAD wrongly, or moved; and a host that is
 //! down (`down.check.test` on port 1, where nothing listens). [`planted`]
 //! lists every broken link with its page and line; [`flaky`] and [`moved`]
-//! the links that work but are worth reporting. Nothing else on the section
-//! is broken. `/check/ext/…` pages count their requests per path: the first
+//! the links that work but are worth reporting. Links outside HTML are
+//! planted too: in the stylesheet (`url()` on its line 2), in a `Link`
+//! header of `/check/a` (a preload that is missing, line 0: a header has no
+//! line), and in `/check/sitemap.xml`, read only when robots.txt names it
+//! ([`SITEMAP_ROBOTS_TXT`], [`planted_in_sitemap`]). Nothing else on the
+//! section is broken. `/check/ext/…` pages count their requests per path: the first
 //! request of `limited` is a `429` with `Retry-After: 1`, of `flaky` a `503`.
 //!
 //! Not linked from the generated site; a check starts at `/check/`.
 
 use std::time::Duration;
 
-use hyper::header::{LOCATION, RETRY_AFTER};
+use hyper::header::{LINK, LOCATION, RETRY_AFTER};
 use hyper::{Method, Response, StatusCode};
 use tokio_util::sync::CancellationToken;
 
@@ -94,6 +98,26 @@ const PAGE_A: &[&str] = &[
     "</body></html>",
 ];
 
+/// The stylesheet every page of the section links.
+const STYLE_CSS: &str = "body { background: url(img/ok.png) }\n\
+                         .logo { background: url('img/none.png') }\n";
+
+/// A robots.txt (for [`crate::SiteConfig::robots_txt`]) naming the
+/// section's sitemap, so that a crawl reads it.
+pub const SITEMAP_ROBOTS_TXT: &str =
+    "User-agent: *\nAllow: /\nSitemap: {origin}/check/sitemap.xml\n";
+
+/// The broken entries of `/check/sitemap.xml` (with [`SITEMAP_ROBOTS_TXT`]).
+pub fn planted_in_sitemap(port: u16) -> Vec<Planted> {
+    let origin = format!("http://127.0.0.1:{port}");
+    vec![planted_at(
+        "/check/sitemap.xml",
+        0,
+        format!("{origin}/check/unlisted"),
+        "404",
+    )]
+}
+
 /// The broken links of the section, sorted.
 pub fn planted(port: u16) -> Vec<Planted> {
     let origin = format!("http://127.0.0.1:{port}");
@@ -119,6 +143,13 @@ pub fn planted(port: u16) -> Vec<Planted> {
         ),
         planted_at("/check/", 22, ext("ext", "/check/ext/missing"), "404"),
         planted_at("/check/a", 5, format!("{origin}/check/b"), "404"),
+        planted_at("/check/a", 0, format!("{origin}/check/preload.css"), "404"),
+        planted_at(
+            "/check/style.css",
+            2,
+            format!("{origin}/check/img/none.png"),
+            "404",
+        ),
     ];
     out.sort();
     out
@@ -173,13 +204,24 @@ pub(crate) async fn route(
     let redirect = |code: StatusCode, to: &str| with_header(status(code), LOCATION, to);
     Some(Ok(match rest {
         "" => page(INDEX),
-        "a" => page(PAGE_A),
+        "a" => with_header(
+            page(PAGE_A),
+            LINK,
+            "</check/preload.css>; rel=preload; as=style, </check/>; rel=\"up\"",
+        ),
         "gone" => status(StatusCode::GONE),
         "old" => redirect(StatusCode::MOVED_PERMANENTLY, "/check/a"),
-        "style.css" => reply(
+        "style.css" => reply(StatusCode::OK, Some("text/css"), STYLE_CSS),
+        "sitemap.xml" => reply(
             StatusCode::OK,
-            Some("text/css"),
-            "body { background: url(img/ok.png) }",
+            Some("application/xml"),
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+                 <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+                 <url><loc>http://127.0.0.1:{port}/check/a</loc></url>\n\
+                 <url><loc>http://127.0.0.1:{port}/check/unlisted</loc></url>\n\
+                 </urlset>\n"
+            ),
         ),
         "img/ok.png" => reply(StatusCode::OK, Some("image/png"), &b"\x89PNG\r\n\x1a\n"[..]),
         "ext/slow" => {

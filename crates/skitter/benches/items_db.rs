@@ -66,6 +66,7 @@ fn page(p: u64) -> Page {
             rule_sets: vec!["products".into()],
             errors: vec![],
         })),
+        links: None,
     }
 }
 

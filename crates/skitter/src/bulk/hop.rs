@@ -234,6 +234,7 @@ async fn fetch_hop(
             rendered: None,
             items: None,
             content: None,
+            links: None,
         },
         fetched_at: started_at,
         body: None,

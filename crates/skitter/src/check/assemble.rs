@@ -111,6 +111,34 @@ fn known<'a>(
     }
 }
 
+/// The results of the target `url` when what is known of it decides them:
+/// none while it is unknown, and none for a fragment whose page's anchors
+/// are not in yet (a later answer may bring them).
+pub(crate) fn decided(
+    c: &Collected,
+    answers: &HashMap<Url, Answer>,
+    router: &Router,
+    url: &Url,
+    max_redirect: u32,
+) -> Vec<LinkResult> {
+    let Some(target) = c.targets.get(url) else {
+        return Vec::new();
+    };
+    let known = known(c, answers, router, url, max_redirect);
+    let anchors_in = match &known {
+        Known::Unknown => return Vec::new(),
+        Known::Fetched { anchors, .. } => anchors.is_some(),
+        Known::Skipped(_) => true,
+    };
+    let internal = matches!(router.route(url), Route::Internal(_));
+    let mut results = results_of(url, target, &known, router, internal);
+    results.retain(|r| {
+        let fragment = r.url.fragment().filter(|f| !f.is_empty() && *f != "top");
+        anchors_in || !router.fragments || fragment.is_none() || r.is_broken()
+    });
+    results
+}
+
 /// Targets on the crawled site the crawl did not answer for, to be checked
 /// over the network now.
 pub(crate) fn unanswered(

@@ -108,7 +108,7 @@ pub async fn check_folder(
                 .anchors
                 .insert(dir_url, doc.anchors.iter().cloned().collect());
         }
-        file_page(&mut collected, &url, doc);
+        file_page(&mut collected, &url, &doc.into());
     }
     drop(read);
     let scope = Scope::new(std::slice::from_ref(&base), ScopeMode::Strict);
@@ -135,9 +135,15 @@ pub async fn check_folder(
             anchors: t.fragments,
         })
         .collect();
+    let sides = Arc::new(super::Checking {
+        router: router.clone(),
+        remote,
+        journal: None,
+        emit: None,
+    });
     let answers = check_all(
         futures_util::stream::iter(targets),
-        (router.clone(), remote),
+        sides,
         settings.external_concurrency,
         false,
         cancel,

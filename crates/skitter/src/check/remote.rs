@@ -36,7 +36,7 @@ pub(crate) struct Remote {
 }
 
 /// How a chain of requests ended.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum End {
     /// The last response's status.
     Status(u16),
@@ -49,7 +49,7 @@ pub(crate) enum End {
 }
 
 /// What checking one URL found.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Answer {
     pub end: End,
     /// The target of the first hop, when it was a permanent redirect.

@@ -44,6 +44,11 @@ pub struct Page {
     /// shared by the sinks that read it. Taken from the rendered DOM when
     /// the page was rendered.
     pub content: Option<std::sync::Arc<crate::content::Document>>,
+    /// The links the crawl found on the page (HTML, stylesheet, sitemap or
+    /// headers) with their source lines, and an HTML page's anchors, from
+    /// the crawl's own parse; only when a sink asked for them
+    /// ([`Sink::wants_links`]).
+    pub links: Option<std::sync::Arc<crate::parse::links::PageLinks>>,
 }
 
 /// A page as the browser rendered it.
@@ -268,6 +273,13 @@ pub trait Sink: Send {
     /// decoded copy of a compressed page (it decodes every HTML page to find links)
     /// only if some sink says so; the others would just hold on to it.
     fn wants_decoded_bodies(&self) -> bool {
+        false
+    }
+
+    /// Whether this sink reads [`Page::links`]. The crawl then keeps a copy
+    /// of each page's links, with their lines and the page's anchors
+    /// (a link checker's input), instead of only queueing them.
+    fn wants_links(&self) -> bool {
         false
     }
 

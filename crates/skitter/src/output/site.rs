@@ -97,6 +97,7 @@ impl SiteContent {
                 rendered: None,
                 items: None,
                 content: Some(doc.clone()),
+                links: None,
             },
             dropped_blocks: dropped.0,
             dropped_bytes: dropped.1,
@@ -189,6 +190,7 @@ mod tests {
                 blocks: vec![block(&format!("own {i}")), block("the footer")],
                 ..Document::default()
             })),
+            links: None,
         }
     }
 

@@ -78,6 +78,7 @@ fn page(url: &str) -> Page {
         }),
         items: None,
         content: None,
+        links: None,
     }
 }
 

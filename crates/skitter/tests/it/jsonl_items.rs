@@ -41,6 +41,7 @@ fn page(path: &str, n: u32) -> Page {
                 Vec::new()
             },
         })),
+        links: None,
     }
 }
 

@@ -78,6 +78,7 @@ fn pages() -> Vec<Page> {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         },
         Page {
             record: redirect,
@@ -85,6 +86,7 @@ fn pages() -> Vec<Page> {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         },
         Page {
             record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)),
@@ -92,6 +94,7 @@ fn pages() -> Vec<Page> {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         },
         Page {
             record: failed,
@@ -99,6 +102,7 @@ fn pages() -> Vec<Page> {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         },
         Page {
             rendered: None,
@@ -111,6 +115,7 @@ fn pages() -> Vec<Page> {
             exchange: None,
             items: None,
             content: None,
+            links: None,
         },
     ]
 }

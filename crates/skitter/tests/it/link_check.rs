@@ -1,7 +1,8 @@
 //! `skitter::check` against the test site's `/check/` section: every planted
-//! broken link reported with its page and line, nothing else; flaky hosts
+//! broken link reported with its page and line (links in HTML, a stylesheet
+//! and a `Link` header), nothing else; flaky hosts
 //! and permanent redirects listed apart; `offline`, `accept`, `remap` and
-//! the cache.
+//! the cache; the results streamed as they are decided.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
@@ -93,7 +94,7 @@ async fn every_planted_breakage_and_nothing_else() {
     got_moved.sort();
     assert_eq!(got_moved, moved(port));
     assert_eq!(report.summary.not_http, 1, "the mailto: link");
-    assert_eq!(report.summary.broken, 10);
+    assert_eq!(report.summary.broken, planted(port).len() as u64);
     // The host refusing HEAD was asked again with GET, and works.
     let nohead = report
         .links
@@ -197,4 +198,43 @@ async fn a_docs_folder_is_checked_from_disk() {
             .expect("check");
     assert_eq!(found(&report), expected(want), "{report:#?}");
     assert!(report.links.iter().all(|l| l.internal));
+}
+
+/// The results streamed while the check runs: every link of the report
+/// once, each decided as the report decides it (its places may be fewer:
+/// those known when it was decided).
+#[tokio::test]
+async fn streamed_results_are_the_reports_each_once() {
+    let site = TestSite::start(SiteConfig::default()).unwrap();
+    let checker = LinkChecker::from_settings(settings(&site)).expect("build");
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<skitter::check::LinkResult>(4);
+    let reading = async move {
+        let mut streamed = std::collections::BTreeMap::new();
+        while let Some(result) = rx.recv().await {
+            let url = result.url.to_string();
+            assert!(
+                streamed.insert(url.clone(), result).is_none(),
+                "{url} sent twice"
+            );
+        }
+        streamed
+    };
+    let (report, streamed) =
+        tokio::join!(checker.run_streaming(CancellationToken::new(), tx), reading);
+    let report = report.expect("check");
+    assert_eq!(streamed.len(), report.links.len());
+    for link in &report.links {
+        let sent = &streamed[link.url.as_str()];
+        assert_eq!(
+            (&sent.state, sent.status, &sent.moved_to),
+            (&link.state, link.status, &link.moved_to),
+            "{}",
+            link.url
+        );
+        assert!(
+            sent.occurrences
+                .iter()
+                .all(|o| link.occurrences.contains(o))
+        );
+    }
 }

@@ -204,6 +204,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
         }),
         items: None,
         content: None,
+        links: None,
     }
 }
 
@@ -297,6 +298,7 @@ async fn mirror(convert_links: bool) -> tempfile::TempDir {
             exchange: None,
             items: None,
             content: None,
+            links: None,
         },
     ];
     for p in &pages {

@@ -73,6 +73,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
         }),
         items: None,
         content: None,
+        links: None,
     }
 }
 
@@ -135,6 +136,7 @@ fn pages() -> Vec<Page> {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         },
         Page {
             rendered: None,
@@ -147,6 +149,7 @@ fn pages() -> Vec<Page> {
             exchange: None,
             items: None,
             content: None,
+            links: None,
         },
     ]
 }

@@ -31,7 +31,7 @@ use crate::content::{Document, Extractor};
 use crate::fetch::decode::{self, DecodeError};
 use crate::parse::fingerprint::text_simhash;
 use crate::parse::items::{Css, Items, PageInput, Rules};
-use crate::parse::links::{self, ExtractMode, Link, LinkPass};
+use crate::parse::links::{self, AnchorPass, DEFAULT_MAX_ANCHORS, ExtractMode, Link, LinkPass};
 use crate::render::{RenderReason, auto};
 
 /// Plain bodies up to this size are handled on the calling task.
@@ -82,30 +82,42 @@ impl CpuPool {
     }
 }
 
+/// What [`html_pass`] found besides the links.
+struct HtmlExtras {
+    items: Option<Items>,
+    render: Option<RenderReason>,
+    fingerprint: Option<u64>,
+    content: Option<Document>,
+    /// Each link's line and the page's anchors, when asked for.
+    checked: Option<Checked>,
+}
+
+/// A page's link lines and anchors, for a link checker.
+pub(crate) struct Checked {
+    pub(crate) lines: Vec<u32>,
+    /// `None` for a page that is not HTML.
+    pub(crate) anchors: Option<(Vec<String>, u64)>,
+}
+
 /// An HTML page's links, and its items when rules match it, from one
 /// `lol_html` pass over the decoded text: the streaming item fields (see
 /// `items::stream`) share the link extraction's tokenization, and the text
-/// is decoded once for both.
+/// is decoded once for both; so do the anchors a link checker reads
+/// (`lines`).
 fn html_pass(
     body: &[u8],
     charset: Option<&str>,
     url: &Url,
-    mode: ExtractMode,
-    max_links: usize,
+    (mode, max_links, lines): (ExtractMode, usize, bool),
     items: Option<(&Rules, PageInput<'_>)>,
     (judge, fingerprint, content): (bool, bool, Option<&Extractor>),
-) -> (
-    links::HtmlDocument,
-    Option<Items>,
-    Option<RenderReason>,
-    Option<u64>,
-    Option<Document>,
-) {
+) -> (links::HtmlDocument, HtmlExtras) {
     let (text, encoding, had_errors) = links::decode_html(body, charset);
     let content = content.map(|extractor| extractor.extract(&text, url));
     let render = if judge { auto::judge(&text) } else { None };
     let fingerprint = fingerprint.then(|| text_simhash(&text));
     let links = LinkPass::new(&text, mode, max_links);
+    let anchors = lines.then(|| AnchorPass::new(DEFAULT_MAX_ANCHORS));
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
     // With a streaming extraction, its `*` handler hands the link pass its
     // elements: one handler per tag instead of two passes of selectors.
@@ -119,6 +131,9 @@ fn html_pass(
     if let Some(Ok(pass)) = &stream {
         settings = pass.handlers(settings, shared.then_some(&links));
     }
+    if let Some(anchors) = &anchors {
+        settings = anchors.handlers(settings);
+    }
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     let written = rewriter
         .write(text.as_bytes())
@@ -128,6 +143,10 @@ fn html_pass(
         tracing::debug!(%error, "HTML link extraction stopped early");
     }
     let doc = links.finish(url, encoding.name(), had_errors);
+    let checked = anchors.map(|anchors| Checked {
+        lines: links::lines_of(&text, doc.links.iter().map(|l| l.at)),
+        anchors: Some(anchors.finish()),
+    });
     let css = match stream {
         None => Css::Dom,
         Some(Err(declined)) => Css::Given(Err(declined)),
@@ -138,7 +157,14 @@ fn html_pass(
             .extract_with(&page, Some(&text), css)
             .map(|(items, _)| items)
     });
-    (doc, items, render, fingerprint, content)
+    let extras = HtmlExtras {
+        items,
+        render,
+        fingerprint,
+        content,
+        checked,
+    };
+    (doc, extras)
 }
 
 /// What kind of document a body is, for extraction.
@@ -171,6 +197,9 @@ pub(crate) struct BodyJob {
     pub(crate) fingerprint: bool,
     /// Turn an HTML body into Markdown and text, for the sinks that read it.
     pub(crate) content: Option<Arc<Extractor>>,
+    /// Find each link's line, and an HTML page's anchors, for a sink that
+    /// reads `Page::links` (a link checker).
+    pub(crate) lines: bool,
 }
 
 /// The rules to apply to one page, and when its exchange started.
@@ -198,6 +227,8 @@ pub(crate) struct BodyLinks {
     pub(crate) fingerprint: Option<u64>,
     /// An HTML body as Markdown and text, if asked for.
     pub(crate) content: Option<Document>,
+    /// Each link's line (and an HTML page's anchors), if asked for.
+    pub(crate) checked: Option<Checked>,
 }
 
 impl BodyJob {
@@ -238,31 +269,36 @@ impl BodyJob {
             fetched_at: job.fetched_at,
         });
         let rules = self.items.as_ref().map(|job| &*job.rules);
-        let (mut render, mut fingerprint, mut content) = (None, None, None);
+        let (mut render, mut fingerprint, mut content, mut checked) = (None, None, None, None);
         let mut cut = 0;
         let (links, charset, items) = match (self.doc, rules.zip(page)) {
             (Doc::Html, items) => {
-                let (doc, items, hint, print, text) = html_pass(
+                let (doc, extras) = html_pass(
                     body,
                     charset,
                     &self.url,
-                    self.mode,
-                    self.max_links,
+                    (self.mode, self.max_links, self.lines),
                     items,
                     (self.judge, self.fingerprint, self.content.as_deref()),
                 );
-                content = text;
-                render = hint;
-                fingerprint = print;
+                content = extras.content;
+                render = extras.render;
+                fingerprint = extras.fingerprint;
+                checked = extras.checked;
                 cut = doc.cut;
-                (doc.links, Some(doc.charset), items)
+                (doc.links, Some(doc.charset), extras.items)
             }
             (Doc::Css, items) => {
-                let mut links = links::extract_css(&String::from_utf8_lossy(body), &self.url);
+                let text = String::from_utf8_lossy(body);
+                let mut links = links::extract_css(&text, &self.url);
                 if links.len() > self.max_links {
                     cut = (links.len() - self.max_links) as u64;
                     links.truncate(self.max_links);
                 }
+                checked = self.lines.then(|| Checked {
+                    lines: links::lines_of(&text, links.iter().map(|l| l.at)),
+                    anchors: None,
+                });
                 let items = items.and_then(|(rules, page)| rules.extract(&page));
                 (links, None, items)
             }
@@ -283,6 +319,7 @@ impl BodyJob {
             render,
             fingerprint,
             content,
+            checked,
         })
     }
 }

@@ -97,12 +97,11 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
     let shared = std::cell::Cell::new(0u32);
     let mut runner = TestRunner::new(config);
     let result = runner.run(&page(), |html| {
-        let (alone, _, _, _, _) = html_pass(
+        let (alone, _) = html_pass(
             html.as_bytes(),
             None,
             &url,
-            ExtractMode::Pages,
-            DEFAULT_MAX_LINKS,
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
             None,
             (false, false, None),
         );
@@ -113,12 +112,11 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             fetched_at: chrono::DateTime::UNIX_EPOCH,
         };
         let streams = rules.stream_pass(&url, &html).is_some_and(|p| p.is_ok());
-        let (with, _, _, _, _) = html_pass(
+        let (with, _) = html_pass(
             html.as_bytes(),
             None,
             &url,
-            ExtractMode::Pages,
-            DEFAULT_MAX_LINKS,
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
             Some((&rules, input)),
             (false, false, None),
         );
@@ -133,4 +131,45 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
     // The test means something only if the shared pass often runs.
     let shared = shared.get();
     assert!(shared >= CASES / 2, "shared on {shared} of {CASES} pages");
+}
+
+/// The crawl's one pass, asked for lines and anchors (a link check), finds
+/// what a checker's own read of the page would: the same links, lines and
+/// anchors.
+#[test]
+fn the_crawls_pass_gives_a_checker_what_its_own_read_would() {
+    use crate::parse::links::{DEFAULT_MAX_ANCHORS, extract_anchored};
+    let url = Url::parse("http://example.test/dir/page").unwrap();
+    let config = Config {
+        cases: CASES / 4,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed_0037),
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&page(), |html| {
+        let (doc, extras) = html_pass(
+            html.as_bytes(),
+            None,
+            &url,
+            (ExtractMode::Resources, DEFAULT_MAX_LINKS, true),
+            None,
+            (false, false, None),
+        );
+        let own = extract_anchored(
+            html.as_bytes(),
+            None,
+            &url,
+            DEFAULT_MAX_LINKS,
+            DEFAULT_MAX_ANCHORS,
+        );
+        let checked = extras.checked.expect("lines asked for");
+        prop_assert_eq!(&doc.links, &own.doc.links, "page {:?}", html);
+        prop_assert_eq!(&checked.lines, &own.lines);
+        prop_assert_eq!(checked.anchors, Some((own.anchors, own.anchors_cut)));
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
 }

@@ -26,6 +26,9 @@ pub(crate) struct Pipeline {
     pub(crate) keep: Keep,
     /// Whether a sink wants the decoded copy of compressed HTML pages.
     pub(crate) keep_decoded: bool,
+    /// Whether a sink reads each page's links, lines and anchors
+    /// (`Page::links`).
+    pub(crate) keep_links: bool,
     /// How HTML pages become Markdown and text, when a sink reads them.
     pub(crate) content: Option<Arc<Extractor>>,
     /// Runs the decoding and link extraction of large bodies off the async threads.
@@ -71,6 +74,7 @@ impl Pipeline {
             fetcher,
             keep,
             keep_decoded: sinks.iter().any(|s| s.wants_decoded_bodies()),
+            keep_links: sinks.iter().any(|s| s.wants_links()),
             content: sinks
                 .iter()
                 .any(|s| s.wants_content())

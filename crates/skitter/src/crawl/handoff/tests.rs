@@ -23,6 +23,7 @@ fn handoff(i: usize) -> (ToSinks, oneshot::Receiver<()>) {
         rendered: None,
         items: None,
         content: None,
+        links: None,
     };
     let message = ToSinks::Page(Handoff {
         page,

@@ -22,7 +22,7 @@ use crate::fetch::{Keep, Response, redirect};
 use crate::frontier::{Lease, Request};
 use crate::host::{HostFeedback, HostKey, ThrottleReason};
 use crate::output::Page;
-use crate::parse::links;
+use crate::parse::links::{self, Link, PageLinks};
 use crate::render::RenderMode;
 use crate::robots::{OriginRules, RobotsSource};
 use crate::state::recrawl::Visit;
@@ -156,6 +156,7 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
         rendered: None,
         items: None,
         content: None,
+        links: None,
     }
 }
 
@@ -173,6 +174,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         };
         return Step::Done(Box::new(page), HostFeedback::Silent, None);
     }
@@ -189,6 +191,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 rendered: None,
                 items: None,
                 content: None,
+                links: None,
             };
             return Step::Done(Box::new(page), HostFeedback::Silent, None);
         }
@@ -351,7 +354,7 @@ async fn outcome(
     earlier: Option<&Visit>,
     (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
 ) -> (Page, Option<Visit>) {
-    let (mut items, mut rendered, mut content) = (None, None, None);
+    let (mut items, mut rendered, mut content, mut page_links) = (None, None, None, None);
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
     let (mut sha1, mut validators, mut fetched_at) = (None, Validators::default(), started_at);
@@ -380,6 +383,7 @@ async fn outcome(
             }
             rendered = handled.rendered;
             content = handled.content;
+            page_links = handled.links;
             exchange.map(|mut x| {
                 x.decoded_body = handled.decoded;
                 x
@@ -400,6 +404,7 @@ async fn outcome(
         rendered,
         items,
         content,
+        links: page_links,
     };
     (page, visit)
 }
@@ -415,6 +420,8 @@ struct Handled {
     rendered: Option<Box<crate::output::RenderedPage>>,
     /// The page as Markdown and text, when a sink reads it.
     content: Option<Arc<crate::content::Document>>,
+    /// Its links with their lines, and its anchors, when a sink reads them.
+    links: Option<Arc<PageLinks>>,
 }
 
 /// Why a URL is not fetched on this claim.
@@ -584,10 +591,13 @@ async fn handle_response(
     }
     if let Some(trusted) = ctx.pipeline.sitemaps.sitemap(req) {
         record.kind = OutcomeKind::Other;
-        let (found, new) = handle_sitemap(ctx, req, resp, trusted).await;
+        let (found, new, listed) = handle_sitemap(ctx, req, resp, trusted).await;
         record.num_urls = found;
         record.num_new_urls = new;
-        return Handled::default();
+        return Handled {
+            links: listed.map(|links| Arc::new(lineless(links))),
+            ..Handled::default()
+        };
     }
     let mut links = links::header_links(
         resp.header("refresh"),
@@ -598,6 +608,7 @@ async fn handle_response(
         &req.url,
         ctx.config.extract_mode,
     );
+    let headers = links.len();
     let mut handled = Handled::default();
     let mut fingerprint = None;
     record.kind = OutcomeKind::Other;
@@ -634,6 +645,7 @@ async fn handle_response(
             max_links: ctx.config.max_links_per_page,
             fingerprint: ctx.config.trap_rules.max_similar_chain > 0,
             content: ctx.pipeline.content.clone().filter(|_| doc == Doc::Html),
+            lines: ctx.pipeline.keep_links,
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -650,6 +662,20 @@ async fn handle_response(
                 handled.items = found.items;
                 fingerprint = found.fingerprint;
                 links.extend(found.links);
+                // Taken before a render replaces the links: lines are the
+                // source's.
+                if let Some(checked) = found.checked {
+                    let mut lines = vec![0; headers];
+                    lines.extend(checked.lines);
+                    let (anchors, anchors_cut) =
+                        checked.anchors.map_or((None, 0), |(a, cut)| (Some(a), cut));
+                    handled.links = Some(Arc::new(PageLinks {
+                        links: links.clone(),
+                        lines,
+                        anchors,
+                        anchors_cut,
+                    }));
+                }
                 if doc == Doc::Html {
                     record.kind = OutcomeKind::Html;
                     record.encoding = found.charset.map(str::to_ascii_lowercase);
@@ -692,10 +718,24 @@ async fn handle_response(
             }
         }
     }
+    if ctx.pipeline.keep_links && handled.links.is_none() && !links.is_empty() {
+        handled.links = Some(Arc::new(lineless(links.clone())));
+    }
     let (found, new) = offer_links(ctx, req, links, fingerprint).await;
     record.num_urls = found;
     record.num_new_urls = new;
     handled
+}
+
+/// Links with no line to point at (a response's headers, a sitemap's
+/// entries), for a sink that reads `Page::links`.
+fn lineless(links: Vec<Link>) -> PageLinks {
+    PageLinks {
+        lines: vec![0; links.len()],
+        links,
+        anchors: None,
+        anchors_cut: 0,
+    }
 }
 
 #[cfg(test)]

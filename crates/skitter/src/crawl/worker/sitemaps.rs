@@ -20,14 +20,15 @@ use crate::parse::sitemap::{self, SitemapKind};
 
 /// Parses a sitemap and queues what it lists: more sitemaps for an index, pages
 /// otherwise (only at or below the sitemap's directory unless robots.txt named it).
+/// The pages listed, when a sink reads a page's links (`Page::links`).
 pub(super) async fn handle_sitemap(
     ctx: &Ctx,
     req: &Request,
     resp: &Response,
     trusted: bool,
-) -> (usize, usize) {
+) -> (usize, usize, Option<Vec<Link>>) {
     let Some(raw) = resp.body.clone() else {
-        return (0, 0);
+        return (0, 0, None);
     };
     let encoding = resp.header("content-encoding").map(str::to_owned);
     let (max, cut) = (ctx.config.fetch.max_body_size, resp.truncated);
@@ -44,7 +45,7 @@ pub(super) async fn handle_sitemap(
         Ok(s) => s,
         Err(e) => {
             tracing::debug!(url = %req.url, error = %e, "not a usable sitemap");
-            return (0, 0);
+            return (0, 0, None);
         }
     };
     let targets = sitemap
@@ -54,9 +55,9 @@ pub(super) async fn handle_sitemap(
     if sitemap.kind == SitemapKind::Index {
         let children: Vec<Url> = targets.take(MAX_INDEX_ENTRIES).collect();
         let found = children.len();
-        return (found, offer_child_sitemaps(ctx, req, children).await);
+        return (found, offer_child_sitemaps(ctx, req, children).await, None);
     }
-    let links = targets
+    let links: Vec<Link> = targets
         .filter(|t| sitemap::sitemap_allows(&req.url, t, trusted))
         .map(|url| Link {
             raw: url.to_string(),
@@ -67,9 +68,11 @@ pub(super) async fn handle_sitemap(
             at: 0,
         })
         .collect();
+    let listed = ctx.pipeline.keep_links.then(|| links.clone());
     // A sitemap has no text to compare: only chains already found to be
     // traps can stop its entries.
-    offer_links(ctx, req, links, None).await
+    let (found, new) = offer_links(ctx, req, links, None).await;
+    (found, new, listed)
 }
 
 /// Queues the sitemaps an index lists: registered only once the gate admits

@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::output::report::{Report, ReportError};
 
+pub use format::esc;
 pub use stats::Stats;
 pub use timeline::{Timeline, TimelineHandle, TimelineSink};
 
@@ -36,12 +37,25 @@ const SCRIPT: &str = include_str!("report.js");
 /// The report as one HTML document; fails when the report's records cannot be
 /// read back from their spill files.
 pub fn render(report: &Report, timeline: &Timeline) -> Result<String, ReportError> {
+    render_with(report, timeline, &|_| {})
+}
+
+/// [`render`], with the sections `extra` writes (a link check's: see
+/// `crate::check`) after the totals. `extra` writes markup whose every
+/// string from the network went through [`esc`], and no script: the
+/// report's policy runs only its own.
+pub fn render_with(
+    report: &Report,
+    timeline: &Timeline,
+    extra: &dyn Fn(&mut String),
+) -> Result<String, ReportError> {
     let stats = Stats::of(report)?;
     let mut out = String::with_capacity(64 * 1024);
     head(&mut out);
     out.push_str("<body><main>");
     sections::header(&mut out, report);
     sections::cards(&mut out, report, &stats);
+    extra(&mut out);
     sections::timeline(&mut out, timeline, report.elapsed);
     out.push_str(r#"<div class="grid2">"#);
     sections::statuses(&mut out, &stats);
@@ -62,7 +76,17 @@ pub fn render(report: &Report, timeline: &Timeline) -> Result<String, ReportErro
 
 /// Renders the report and writes it to `path`, replacing the file.
 pub fn write(path: &Path, report: &Report, timeline: &Timeline) -> io::Result<()> {
-    let html = render(report, timeline).map_err(io::Error::other)?;
+    write_with(path, report, timeline, &|_| {})
+}
+
+/// [`write`], with the sections `extra` writes (see [`render_with`]).
+pub fn write_with(
+    path: &Path,
+    report: &Report,
+    timeline: &Timeline,
+    extra: &dyn Fn(&mut String),
+) -> io::Result<()> {
+    let html = render_with(report, timeline, extra).map_err(io::Error::other)?;
     // A link at the report's name is replaced, not written through.
     let mut file = io::BufWriter::new(crate::output::create_output(path)?);
     file.write_all(html.as_bytes())?;

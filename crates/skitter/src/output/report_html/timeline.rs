@@ -257,6 +257,7 @@ mod tests {
             rendered: None,
             items: None,
             content: None,
+            links: None,
         };
         sink.record(&page(OutcomeKind::Html)).await.unwrap();
         tokio::time::advance(Duration::from_millis(3)).await;

@@ -14,18 +14,22 @@ use super::{Link, LinkKind};
 ///
 /// Finds `url(x)`, `url('x')`, `url("x")`, `@import "x"` and
 /// `@import url(x)`; ignores `/* comments */`. Each link has kind
-/// [`LinkKind::Resource`], element `""` and attr `"url()"` or `"@import"`.
+/// [`LinkKind::Resource`], element `""`, attr `"url()"` or `"@import"`, and
+/// as [`Link::at`] the byte offset in `css` of its construct (where a link
+/// checker says it is).
 pub fn extract_css(css: &str, base: &url::Url) -> Vec<Link> {
     let mut links = Vec::new();
-    scan(css, |raw, attr| {
-        links.push(Link::resolve(raw, base, (LinkKind::Resource, "", attr), 0))
+    scan(css, |raw, attr, at| {
+        links.push(Link::resolve(raw, base, (LinkKind::Resource, "", attr), at))
     });
     links
 }
 
-/// Calls `found(raw, construct)` for each URL in `css`, in order; empty URLs
-/// are skipped (they refer to the stylesheet itself).
-pub(super) fn scan(css: &str, mut found: impl FnMut(String, &'static str)) {
+/// Calls `found(raw, construct, at)` for each URL in `css`, in order, `at`
+/// the byte offset of its `url(` or `@import`; empty URLs are skipped (they
+/// refer to the stylesheet itself). One pass, no recursion: the cost is
+/// linear in the text whatever it holds.
+pub(super) fn scan(css: &str, mut found: impl FnMut(String, &'static str, usize)) {
     let bytes = css.as_bytes();
     let mut pos = 0;
     while pos < bytes.len() {
@@ -38,7 +42,7 @@ pub(super) fn scan(css: &str, mut found: impl FnMut(String, &'static str)) {
                 match bytes.get(after) {
                     Some(b'"' | b'\'') => {
                         let (value, next) = read_string(css, after);
-                        emit(value, "@import", &mut found);
+                        emit(value, ("@import", pos), &mut found);
                         next
                     }
                     // `@import url(...)` is picked up by the url( branch next.
@@ -47,7 +51,7 @@ pub(super) fn scan(css: &str, mut found: impl FnMut(String, &'static str)) {
             }
             b'u' | b'U' if starts_url(css, pos) => {
                 let (value, next) = read_url(css, pos + 4);
-                emit(value, "url()", &mut found);
+                emit(value, ("url()", pos), &mut found);
                 next
             }
             _ => pos + 1,
@@ -55,7 +59,11 @@ pub(super) fn scan(css: &str, mut found: impl FnMut(String, &'static str)) {
     }
 }
 
-fn emit(value: String, construct: &'static str, found: &mut impl FnMut(String, &'static str)) {
+fn emit(
+    value: String,
+    (construct, at): (&'static str, usize),
+    found: &mut impl FnMut(String, &'static str, usize),
+) {
     let trimmed = value.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0C' | '\r'));
     if !trimmed.is_empty() {
         let raw = if trimmed.len() == value.len() {
@@ -63,7 +71,7 @@ fn emit(value: String, construct: &'static str, found: &mut impl FnMut(String, &
         } else {
             trimmed.to_owned()
         };
-        found(raw, construct);
+        found(raw, construct, at);
     }
 }
 
@@ -188,7 +196,7 @@ mod tests {
 
     fn raw_links(css: &str) -> Vec<(String, &'static str)> {
         let mut out = Vec::new();
-        scan(css, |raw, construct| out.push((raw, construct)));
+        scan(css, |raw, construct, _| out.push((raw, construct)));
         out
     }
 
@@ -231,6 +239,37 @@ mod tests {
         for (css, want) in cases {
             let want: Vec<(String, &str)> = want.iter().map(|(r, c)| (r.to_string(), *c)).collect();
             assert_eq!(raw_links(css), want, "css {css:?}");
+        }
+    }
+
+    #[test]
+    fn each_link_points_at_its_construct() {
+        let base = url::Url::parse("http://example.com/s.css").unwrap();
+        let css = "a{}\n@import 'x.css';\nb{c:url(y.png)}";
+        let at: Vec<usize> = extract_css(css, &base).iter().map(|l| l.at).collect();
+        assert_eq!(at, [4, 25]);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 512,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(37),
+            ..Default::default()
+        })]
+        /// Any text: no panic, and each link's offset is in the text, on
+        /// the `url(` or `@import` it came from.
+        #[test]
+        fn any_text_is_scanned_with_offsets_on_their_constructs(
+            css in "(?s)(url\\(|@import|[\"'()\\\\/*uU@ a-z\n]|é){0,200}"
+        ) {
+            let mut seen = 0;
+            scan(&css, |_, construct, at| {
+                seen += 1;
+                let head = css.get(at..).unwrap_or("");
+                let want = if construct == "@import" { "@import" } else { "url(" };
+                assert!(starts_with_ignore_case(head, want), "{construct} at {at} of {css:?}");
+            });
+            proptest::prop_assert!(seen <= css.len());
         }
     }
 

@@ -44,7 +44,10 @@ mod srcset;
 
 use std::borrow::Cow;
 
-pub use anchored::{AnchoredDocument, DEFAULT_MAX_ANCHORS, MAX_ANCHOR_LEN, extract_anchored};
+pub(crate) use anchored::{AnchorPass, lines_of};
+pub use anchored::{
+    AnchoredDocument, DEFAULT_MAX_ANCHORS, MAX_ANCHOR_LEN, PageLinks, extract_anchored,
+};
 pub use charset::decode_html;
 pub use css::extract_css;
 pub use header::{header_links, link_header_targets, link_with_rel, refresh_target};
@@ -103,10 +106,11 @@ pub struct Link {
     /// The attribute the link came from (`"href"`, `"srcset"`, …); for CSS
     /// text, the construct: `"url()"` or `"@import"`.
     pub attr: &'static str,
-    /// Where the element (or, for `<style>` text, the text) the link came
-    /// from starts: a byte offset in the decoded document text, for a link
-    /// checker to say on which line a link is. 0 where there is no text
-    /// to point into (headers, sitemaps, a stylesheet file's links).
+    /// Where the element the link came from starts (for CSS text, in a
+    /// `<style>` or a stylesheet: its `url(` or `@import`): a byte offset
+    /// in the decoded document text, for a link checker to say on which
+    /// line a link is. 0 where there is no text to point into (headers,
+    /// sitemaps).
     pub at: usize,
 }
 

@@ -139,5 +139,6 @@ pub fn page(url: &str, rule_set: &str, items: Vec<Vec<(&str, serde_json::Value)>
             rule_sets: vec![rule_set.to_string()],
             errors: vec![],
         })),
+        links: None,
     }
 }

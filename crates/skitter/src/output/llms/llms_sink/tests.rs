@@ -36,6 +36,7 @@ pub(crate) fn page(url: &str, depth: u32, title: &str, text: &str) -> Page {
         rendered: None,
         items: None,
         content: Some(Arc::new(doc)),
+        links: None,
     }
 }
 

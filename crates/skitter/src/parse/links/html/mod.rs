@@ -396,7 +396,7 @@ fn add_resource_handlers<'h>(
             let value = el.get_attribute("style").unwrap_or_default();
             let at = el.source_location().bytes().start;
             let mut state = state.borrow_mut();
-            css::scan(&decode_attribute(&value), |raw, _| {
+            css::scan(&decode_attribute(&value), |raw, _, _| {
                 state.push(raw, (LinkKind::Resource, tag, "style"), at)
             });
             Ok(())
@@ -478,8 +478,10 @@ fn on_style_text(chunk: &TextChunk, state: &mut State) {
     if chunk.last_in_text_node() {
         let css_text = std::mem::take(&mut state.style_text);
         let at = state.style_start.take().unwrap_or(0);
-        css::scan(&css_text, |raw, construct| {
-            state.push(raw, (LinkKind::Resource, "style", construct), at)
+        // Each link where its `url(` is, so a checker names its own line
+        // of a long `<style>`.
+        css::scan(&css_text, |raw, construct, pos| {
+            state.push(raw, (LinkKind::Resource, "style", construct), at + pos)
         });
     }
 }
