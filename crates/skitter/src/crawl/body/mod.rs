@@ -27,6 +27,7 @@ use url::Url;
 
 use lol_html::{HtmlRewriter, Settings};
 
+use crate::base::trap;
 use crate::content::{Document, Extractor};
 use crate::fetch::decode::{self, DecodeError};
 use crate::parse::fingerprint::text_simhash;
@@ -110,12 +111,11 @@ fn html_pass(
     url: &Url,
     (mode, max_links, lines): (ExtractMode, usize, bool),
     items: Option<(&Rules, PageInput<'_>)>,
-    (judge, fingerprint, content): (bool, bool, Option<&Extractor>),
+    (judge, fingerprint, content): (bool, Fingerprint, Option<&Extractor>),
 ) -> (links::HtmlDocument, HtmlExtras) {
     let (text, encoding, had_errors) = links::decode_html(body, charset);
     let content = content.map(|extractor| extractor.extract(&text, url));
     let render = if judge { auto::judge(&text) } else { None };
-    let fingerprint = fingerprint.then(|| text_simhash(&text));
     let links = LinkPass::new(&text, mode, max_links);
     let anchors = lines.then(|| AnchorPass::new(DEFAULT_MAX_ANCHORS));
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
@@ -143,6 +143,15 @@ fn html_pass(
         tracing::debug!(%error, "HTML link extraction stopped early");
     }
     let doc = links.finish(url, encoding.name(), had_errors);
+    let fingerprint = match fingerprint {
+        Fingerprint::Off => false,
+        Fingerprint::Always => true,
+        Fingerprint::IfChained => doc
+            .links
+            .iter()
+            .any(|link| link.url.as_ref().is_ok_and(|to| trap::may_step(url, to))),
+    };
+    let fingerprint = fingerprint.then(|| text_simhash(&text));
     let checked = anchors.map(|anchors| Checked {
         lines: links::lines_of(&text, doc.links.iter().map(|l| l.at)),
         anchors: Some(anchors.finish()),
@@ -175,6 +184,19 @@ pub(crate) enum Doc {
     Other,
 }
 
+/// When a page's near-duplicate fingerprint is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fingerprint {
+    /// Never: the endless-pager rule is off.
+    Off,
+    /// For every HTML page: links may come from elsewhere than the body
+    /// (a rendered DOM), so the body's links cannot tell.
+    Always,
+    /// Only for a page with a link that may step along a numeric chain
+    /// ([`trap::may_step`]): the rule reads no other page's fingerprint.
+    IfChained,
+}
+
 /// One body to decode and read links from.
 pub(crate) struct BodyJob {
     pub(crate) raw: Bytes,
@@ -192,9 +214,9 @@ pub(crate) struct BodyJob {
     pub(crate) items: Option<ItemsJob>,
     /// Apply the `--render auto` rules to an HTML body.
     pub(crate) judge: bool,
-    /// Compute an HTML body's near-duplicate fingerprint (for the
+    /// When to compute an HTML body's near-duplicate fingerprint (for the
     /// endless-pager trap rule).
-    pub(crate) fingerprint: bool,
+    pub(crate) fingerprint: Fingerprint,
     /// Turn an HTML body into Markdown and text, for the sinks that read it.
     pub(crate) content: Option<Arc<Extractor>>,
     /// Find each link's line, and an HTML page's anchors, for a sink that

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use url::Url;
 
-use super::html_pass;
+use super::{Fingerprint, html_pass};
 use crate::parse::items::{PageInput, Rules};
 use crate::parse::links::{DEFAULT_MAX_LINKS, ExtractMode};
 
@@ -103,7 +103,7 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             &url,
             (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
             None,
-            (false, false, None),
+            (false, Fingerprint::Off, None),
         );
         let input = PageInput {
             url: &url,
@@ -118,7 +118,7 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             &url,
             (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
             Some((&rules, input)),
-            (false, false, None),
+            (false, Fingerprint::Off, None),
         );
         shared.set(shared.get() + u32::from(streams));
         prop_assert_eq!(&alone.links, &with.links, "page {:?}", html);
@@ -154,7 +154,7 @@ fn the_crawls_pass_gives_a_checker_what_its_own_read_would() {
             &url,
             (ExtractMode::Resources, DEFAULT_MAX_LINKS, true),
             None,
-            (false, false, None),
+            (false, Fingerprint::Off, None),
         );
         let own = extract_anchored(
             html.as_bytes(),
@@ -172,4 +172,37 @@ fn the_crawls_pass_gives_a_checker_what_its_own_read_would() {
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+/// The fingerprint is computed for a page with a link one number away from
+/// its own URL (or an escaped one, which normalising may make so), and not
+/// for a page whose links cannot step along a chain; `Always` and `Off` do
+/// what they say.
+#[test]
+fn a_fingerprint_only_where_a_chain_may_read_it() {
+    let url = Url::parse("http://example.test/list/7").unwrap();
+    let print = |html: &str, when: Fingerprint| {
+        let (_, extras) = html_pass(
+            html.as_bytes(),
+            None,
+            &url,
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
+            None,
+            (false, when, None),
+        );
+        extras.fingerprint
+    };
+    let pager = "<p>Results</p><a href=\"/list/8\">next</a>";
+    let escaped = "<p>Results</p><a href=\"/list/%38\">next</a>";
+    let elsewhere =
+        "<p>Results</p><a href=\"/about\">about</a><a href=\"http://other.test/list/8\">x</a>";
+    assert!(print(pager, Fingerprint::IfChained).is_some());
+    assert!(print(escaped, Fingerprint::IfChained).is_some());
+    assert_eq!(print(elsewhere, Fingerprint::IfChained), None);
+    assert!(print(elsewhere, Fingerprint::Always).is_some());
+    assert_eq!(print(pager, Fingerprint::Off), None);
+    assert_eq!(
+        print(pager, Fingerprint::IfChained),
+        print(pager, Fingerprint::Always)
+    );
 }

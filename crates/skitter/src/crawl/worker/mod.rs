@@ -13,7 +13,7 @@ use url::Url;
 
 use crate::base::outcome::{ErrorKind, FetchFailure, OutcomeKind, PageRecord, SkipReason};
 use crate::base::request::Validators;
-use crate::crawl::body::{BodyJob, Doc, ItemsJob};
+use crate::crawl::body::{BodyJob, Doc, Fingerprint, ItemsJob};
 use crate::crawl::ctx::Ctx;
 use crate::crawl::deadline::TIMEOUT_TRIES;
 use crate::crawl::stall::Waiting;
@@ -643,7 +643,12 @@ async fn handle_response(
             // after it decides on what they said.
             judge: ctx.config.render.mode == RenderMode::Auto,
             max_links: ctx.config.max_links_per_page,
-            fingerprint: ctx.config.trap_rules.max_similar_chain > 0,
+            fingerprint: match ctx.config.trap_rules.max_similar_chain {
+                0 => Fingerprint::Off,
+                // A rendered page's links come from its DOM, not the body.
+                _ if ctx.pipeline.renderer.is_some() => Fingerprint::Always,
+                _ => Fingerprint::IfChained,
+            },
             content: ctx.pipeline.content.clone().filter(|_| doc == Doc::Html),
             lines: ctx.pipeline.keep_links,
         };
