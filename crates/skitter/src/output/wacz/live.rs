@@ -44,7 +44,7 @@ pub(crate) struct Live {
     files: Vec<Written>,
 }
 
-type BufWriter = io::BufWriter<tempfile::NamedTempFile>;
+type BufWriter = io::BufWriter<std::fs::File>;
 
 /// A WARC file this run wrote.
 struct Written {
@@ -56,11 +56,8 @@ struct Written {
 impl Live {
     /// Indexes a crawl whose WACZ goes in `dir`.
     pub(crate) fn new(dir: &Path) -> io::Result<Live> {
-        let pages = io::BufWriter::new(
-            tempfile::Builder::new()
-                .prefix(".skitter-pages-")
-                .tempfile_in(dir)?,
-        );
+        // Unnamed: a killed crawl leaves no temporary file beside the WACZ.
+        let pages = io::BufWriter::new(tempfile::tempfile_in(dir)?);
         Ok(Live {
             dir: dir.to_path_buf(),
             scan: Scan::tagged(dir),

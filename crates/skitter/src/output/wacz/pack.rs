@@ -118,18 +118,15 @@ pub(crate) struct Warc {
 /// The page list being written: a temporary file beside the WACZ, its header
 /// first.
 pub(crate) struct PageList {
-    pub out: BufWriter<tempfile::NamedTempFile>,
+    /// An unnamed temporary file: a killed process leaves nothing behind.
+    pub out: BufWriter<File>,
     /// Entries written.
     pub count: u64,
 }
 
 impl PageList {
     pub(crate) fn new(dir: &Path) -> io::Result<PageList> {
-        let mut out = BufWriter::new(
-            tempfile::Builder::new()
-                .prefix(".skitter-pages-")
-                .tempfile_in(dir)?,
-        );
+        let mut out = BufWriter::new(tempfile::tempfile_in(dir)?);
         out.write_all(PAGES_HEADER.as_bytes())?;
         Ok(PageList { out, count: 0 })
     }
@@ -147,13 +144,9 @@ pub(crate) fn write_archive(
     let dir = folder_of(out);
     let fail = |e| WaczError::io(format!("cannot write {}", out.display()), e);
     let page_count = pages.count;
-    let mut pages = pages
-        .out
-        .into_inner()
-        .map_err(|e| fail(e.into_error()))?
-        .reopen()
-        .map_err(fail)?;
+    let mut pages = pages.out.into_inner().map_err(|e| fail(e.into_error()))?;
     let pages_len = pages.metadata().map_err(fail)?.len();
+    pages.rewind().map_err(fail)?;
     let captures = lines.len();
     // The compressed index (a tenth of the lines' size) goes to a file of its
     // own as the sorted lines come, so its entry's size is known before it is
