@@ -2,7 +2,8 @@
 //!
 //! The WARC files are read once to index them and list their pages (`scan`),
 //! then copied into the zip through a hashing writer: a WARC is never held in
-//! memory, whatever its size. The entries are `archive/*` (stored: the records
+//! memory, whatever its size. A crawl's own files come indexed, listed and
+//! hashed already (`live`): [`write_archive`] only copies them. The entries are `archive/*` (stored: the records
 //! are gzip members already, and readers seek into them), `indexes/index.cdx.gz`
 //! (stored, read by offset through `index.idx`) and `indexes/index.idx`,
 //! `pages/pages.jsonl`, `datapackage.json` and `datapackage-digest.json`

@@ -7,6 +7,9 @@
 //! (`cdx::line`), the same keys and fields pywb's indexer gives. Page entries go
 //! to a writer as they are found (a page's text can be large); the index lines
 //! go to an external sort (`sort`), which holds a bounded part of them.
+//! The WACZ sink's in-crawl index (`live`) hands the records the WARC writer
+//! builds to the same [`Scan::add`], so a crawl's archive and `wacz create`'s
+//! of the same files agree line for line.
 
 use std::collections::HashSet;
 use std::io::{self, Write};
