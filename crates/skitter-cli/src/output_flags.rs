@@ -188,17 +188,17 @@ pub fn wacz_sink(
         }
         None => base,
     };
-    let warc = WarcSink::create(&path, options)?;
     let wacz = WaczOptions {
         software: crate::wacz_cmd::software(),
         title: None,
     };
-    Ok(Box::new(WaczSink::new(
-        warc,
+    Ok(Box::new(WaczSink::create(
+        &path,
+        options,
         out.to_path_buf(),
         wacz,
         state.is_some(),
-    )))
+    )?))
 }
 
 #[cfg(test)]

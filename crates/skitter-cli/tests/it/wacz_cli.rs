@@ -75,6 +75,7 @@ async fn crawl_wacz_writes_a_valid_archive_and_wacz_create_repacks_it() {
     assert!(out.contains(": valid: 4 files"), "{out}");
     assert!(out.contains(" 21 pages checked"), "{out}");
     webrecorder_check("wacz_cli::crawl_wacz", &wacz);
+    assert_same_as_repacked(&wacz, dir.path());
 
     // `wacz create` packs WARCs it did not write: those of the archive.
     let warc_dir = dir.path().join("warcs");
@@ -216,6 +217,53 @@ async fn a_resumed_crawl_packs_the_whole_crawl() {
     // The folder is kept for the next run.
     assert!(dir.path().join("site.wacz.warcs").is_dir());
     webrecorder_check("wacz_cli::resumed", &wacz);
+    // The second run indexed its own files as it wrote them and read the
+    // first run's: the same archive as `wacz create` makes of them all.
+    assert_same_as_repacked(&wacz, dir.path());
+}
+
+/// Runs `wacz create` on the WARC files of `wacz` and asserts it makes the
+/// same archive: the same index, byte for byte, and the same page entries
+/// (but for their random ids).
+fn assert_same_as_repacked(wacz: &Path, scratch: &Path) {
+    let read = |path: &Path, name: &str| {
+        let mut zip = zip::ZipArchive::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut zip.by_name(name).unwrap(), &mut bytes).unwrap();
+        bytes
+    };
+    let warc_dir = scratch.join("repacked");
+    std::fs::create_dir(&warc_dir).unwrap();
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(wacz).unwrap()).unwrap();
+    let mut args = vec!["wacz".to_string(), "create".into(), "-o".into()];
+    let again = scratch.join("repacked.wacz");
+    args.push(again.to_str().unwrap().into());
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).unwrap();
+        if let Some(file) = entry.name().unwrap().strip_prefix("archive/") {
+            let path = warc_dir.join(file);
+            std::io::copy(&mut entry, &mut std::fs::File::create(&path).unwrap()).unwrap();
+            args.push(path.to_str().unwrap().into());
+        }
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out) = run(&args);
+    assert_eq!(code, Some(0), "{out}");
+    for name in ["indexes/index.cdx.gz", "indexes/index.idx"] {
+        assert!(read(wacz, name) == read(&again, name), "{name} differs");
+    }
+    let pages = |path: &Path| -> Vec<serde_json::Value> {
+        String::from_utf8(read(path, "pages/pages.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut page: serde_json::Value = serde_json::from_str(l).unwrap();
+                page.as_object_mut().unwrap().remove("id");
+                page
+            })
+            .collect()
+    };
+    assert_eq!(pages(wacz), pages(&again));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,9 +7,11 @@
 //! `pages/pages.jsonl`, `datapackage.json`, `datapackage-digest.json`.
 //! [`pack_wacz`] writes one from WARC files (`pack`), reading them to index
 //! them and list their pages (`scan`); [`validate_wacz`] checks one (`check`);
-//! [`WaczSink`] archives a crawl as one (`sink`).
+//! [`WaczSink`] archives a crawl as one (`sink`), indexing the WARC files as
+//! they are written (`live`).
 
 mod check;
+mod live;
 mod pack;
 mod package;
 mod scan;

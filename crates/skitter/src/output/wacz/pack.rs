@@ -2,7 +2,8 @@
 //!
 //! The WARC files are read once to index them and list their pages (`scan`),
 //! then copied into the zip through a hashing writer: a WARC is never held in
-//! memory, whatever its size. The entries are `archive/*` (stored: the records
+//! memory, whatever its size. A crawl's own files come indexed, listed and
+//! hashed already (`live`): [`write_archive`] only copies them. The entries are `archive/*` (stored: the records
 //! are gzip members already, and readers seek into them), `indexes/index.cdx.gz`
 //! (stored, read by offset through `index.idx`) and `indexes/index.idx`,
 //! `pages/pages.jsonl`, `datapackage.json` and `datapackage-digest.json`
@@ -31,6 +32,7 @@ use zip::write::{SimpleFileOptions, ZipWriter};
 
 use super::package::{self, DataPackage, Hashing, PackageDigest, Resource};
 use super::scan::{Scan, scan_warc};
+use super::sort::ExternalSort;
 use super::{WaczError, zipnum};
 
 /// How to write a WACZ file.
@@ -57,6 +59,9 @@ pub struct WaczSummary {
     pub pages: u64,
 }
 
+/// The write buffer of the zip: WARC files are copied through it.
+const COPY_BUFFER: usize = 1 << 20;
+
 /// The page list's header line.
 const PAGES_HEADER: &str = "{\"format\": \"json-pages-1.0\", \"id\": \"pages\", \"title\": \"All Pages\", \"hasText\": true}\n";
 
@@ -70,38 +75,86 @@ pub fn pack_wacz(
     options: &WaczOptions,
 ) -> Result<WaczSummary, WaczError> {
     let names = archive_names(warcs)?;
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
+    let dir = folder_of(out);
     let fail = |e| WaczError::io(format!("cannot write {}", out.display()), e);
     // The page list is written to a file beside the result while the WARCs are
     // read, since the pages' text is not something to hold in memory.
-    let mut pages = BufWriter::new(
-        tempfile::Builder::new()
-            .prefix(".skitter-pages-")
-            .tempfile_in(dir)
-            .map_err(fail)?,
-    );
-    pages.write_all(PAGES_HEADER.as_bytes()).map_err(fail)?;
+    let mut pages = PageList::new(dir).map_err(fail)?;
     let mut scan = Scan::new(dir);
     for (path, name) in warcs.iter().zip(&names) {
-        scan_warc(path, name, &mut scan, &mut pages)
+        scan_warc(path, name, &mut scan, &mut pages.out)
             .map_err(|e| WaczError::io(format!("cannot index {}", path.display()), e))?;
     }
-    let mut pages = pages
-        .into_inner()
-        .map_err(|e| fail(e.into_error()))?
-        .reopen()
-        .map_err(fail)?;
+    pages.count = scan.pages;
+    let files = warcs
+        .iter()
+        .zip(names)
+        .map(|(path, name)| Warc {
+            path: path.clone(),
+            name,
+            known: None,
+        })
+        .collect();
+    write_archive(files, scan.lines, pages, out, options)
+}
+
+/// The folder a file is in (`.` for a bare name).
+pub(crate) fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// One WARC file to pack.
+pub(crate) struct Warc {
+    pub path: PathBuf,
+    /// Its name in `archive/`.
+    pub name: String,
+    /// Its size and SHA-256 when already known (hashed as it was written):
+    /// then it is only copied.
+    pub known: Option<Resource>,
+}
+
+/// The page list being written: a temporary file beside the WACZ, its header
+/// first.
+pub(crate) struct PageList {
+    /// An unnamed temporary file: a killed process leaves nothing behind.
+    pub out: BufWriter<File>,
+    /// Entries written.
+    pub count: u64,
+}
+
+impl PageList {
+    pub(crate) fn new(dir: &Path) -> io::Result<PageList> {
+        let mut out = BufWriter::new(tempfile::tempfile_in(dir)?);
+        out.write_all(PAGES_HEADER.as_bytes())?;
+        Ok(PageList { out, count: 0 })
+    }
+}
+
+/// Writes the WACZ file at `out`: the WARC files `warcs`, the index of the
+/// lines in `lines`, the page list `pages`; see the module docs.
+pub(crate) fn write_archive(
+    warcs: Vec<Warc>,
+    lines: ExternalSort,
+    pages: PageList,
+    out: &Path,
+    options: &WaczOptions,
+) -> Result<WaczSummary, WaczError> {
+    let dir = folder_of(out);
+    let fail = |e| WaczError::io(format!("cannot write {}", out.display()), e);
+    let page_count = pages.count;
+    let mut pages = pages.out.into_inner().map_err(|e| fail(e.into_error()))?;
     let pages_len = pages.metadata().map_err(fail)?.len();
-    let (captures, page_count) = (scan.lines.len(), scan.pages);
+    pages.rewind().map_err(fail)?;
+    let captures = lines.len();
     // The compressed index (a tenth of the lines' size) goes to a file of its
     // own as the sorted lines come, so its entry's size is known before it is
     // written (zip64 only when it must be) and it is never held in memory.
     let mut blocks = BufWriter::new(tempfile::tempfile_in(dir).map_err(fail)?);
     let idx =
-        zipnum::write_blocks(scan.lines.into_sorted().map_err(fail)?, &mut blocks).map_err(fail)?;
+        zipnum::write_blocks(lines.into_sorted().map_err(fail)?, &mut blocks).map_err(fail)?;
     let mut blocks = blocks.into_inner().map_err(|e| fail(e.into_error()))?;
     let blocks_len = blocks.stream_position().map_err(fail)?;
     blocks.rewind().map_err(fail)?;
@@ -111,20 +164,44 @@ pub fn pack_wacz(
         .suffix(".wacz.tmp")
         .tempfile_in(dir)
         .map_err(fail)?;
-    let mut zip = ZipWriter::new(BufWriter::new(tmp));
+    let mut zip = ZipWriter::new(BufWriter::with_capacity(COPY_BUFFER, tmp));
     let mut resources = Vec::new();
     let zip_fail = |e: zip::result::ZipError| fail(io::Error::other(e));
-    for (path, name) in warcs.iter().zip(&names) {
-        let mut file = File::open(path)
-            .map_err(|e| WaczError::io(format!("cannot read {}", path.display()), e))?;
-        let len = file.metadata().map_err(fail)?.len();
-        let entry = format!("archive/{name}");
-        resources.push(
-            entry_with(&mut zip, &entry, stored(len), |w| {
+    for warc in &warcs {
+        let read_fail = |e| WaczError::io(format!("cannot read {}", warc.path.display()), e);
+        let mut file = File::open(&warc.path).map_err(read_fail)?;
+        let len = file.metadata().map_err(read_fail)?.len();
+        let entry = format!("archive/{}", warc.name);
+        let resource = match &warc.known {
+            // Hashed as it was written: copied, not hashed again.
+            Some(known) => {
+                if known.bytes != len {
+                    return Err(WaczError::BadInput(format!(
+                        "{} changed while it was archived ({} bytes written, {len} found)",
+                        warc.path.display(),
+                        known.bytes
+                    )));
+                }
+                zip.start_file(entry.as_str(), stored(len))
+                    .map_err(zip_fail)?;
+                let copied = io::copy(&mut file, &mut zip).map_err(read_fail)?;
+                if copied != len {
+                    return Err(WaczError::BadInput(format!(
+                        "{} changed while it was packed",
+                        warc.path.display()
+                    )));
+                }
+                Resource {
+                    path: entry,
+                    ..known.clone()
+                }
+            }
+            None => entry_with(&mut zip, &entry, stored(len), |w| {
                 io::copy(&mut file, w).map(drop)
             })
             .map_err(fail)?,
-        );
+        };
+        resources.push(resource);
     }
     resources.push(
         entry_with(&mut zip, "indexes/index.cdx.gz", stored(blocks_len), |w| {
@@ -193,7 +270,7 @@ pub fn pack_wacz(
 
 /// The WARC files' names in `archive/`: their own file names, which must differ
 /// (the index names records by file name alone).
-fn archive_names(warcs: &[PathBuf]) -> Result<Vec<String>, WaczError> {
+pub(crate) fn archive_names(warcs: &[PathBuf]) -> Result<Vec<String>, WaczError> {
     let mut seen = HashSet::new();
     let mut names = Vec::with_capacity(warcs.len());
     for path in warcs {

@@ -7,6 +7,9 @@
 //! (`cdx::line`), the same keys and fields pywb's indexer gives. Page entries go
 //! to a writer as they are found (a page's text can be large); the index lines
 //! go to an external sort (`sort`), which holds a bounded part of them.
+//! The WACZ sink's in-crawl index (`live`) hands the records the WARC writer
+//! builds to the same [`Scan::add`], so a crawl's archive and `wacz create`'s
+//! of the same files agree line for line.
 
 use std::collections::HashSet;
 use std::io::{self, Write};
@@ -24,7 +27,12 @@ use crate::output::warc::read::{ReadRecord, WarcReader};
 
 /// The most of a record's block kept for reading a page's text; a longer page
 /// gives the text of its first part.
-const KEEP: usize = 8 << 20;
+pub(crate) const KEEP: usize = 8 << 20;
+
+/// The most of a page's text its entry holds (bytes of UTF-8; longer text is
+/// cut at a character boundary): enough for any article, and a bound on the
+/// page list that ReplayWeb.page loads into its search index.
+pub(crate) const TEXT_MAX: usize = 256 << 10;
 
 /// Records that get an index line, as pywb's indexer chooses them.
 const INDEXED: [&str; 3] = ["response", "revisit", "resource"];
@@ -40,6 +48,9 @@ pub(crate) struct Scan {
     /// memory; two URLs of one hash, one chance in 2^64 per pair, would
     /// list only the first).
     seen: HashSet<u64>,
+    /// Each page entry starts with its URL's hash (16 hex digits and a
+    /// space), for a later pass to leave out pages listed elsewhere.
+    tag_pages: bool,
 }
 
 impl Scan {
@@ -49,6 +60,26 @@ impl Scan {
             lines: ExternalSort::new(dir, sort::RUN_BYTES),
             pages: 0,
             seen: HashSet::new(),
+            tag_pages: false,
+        }
+    }
+
+    /// A pass whose page entries start with their URL's hash (see
+    /// [`Scan::listed`]).
+    pub(crate) fn tagged(dir: &Path) -> Scan {
+        Scan {
+            tag_pages: true,
+            ..Scan::new(dir)
+        }
+    }
+
+    /// A pass continuing the index lines of `lines`, listing pages afresh.
+    pub(crate) fn with_lines(lines: ExternalSort) -> Scan {
+        Scan {
+            lines,
+            pages: 0,
+            seen: HashSet::new(),
+            tag_pages: false,
         }
     }
 }
@@ -62,6 +93,72 @@ struct PageEntry<'a> {
     title: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     text: &'a str,
+}
+
+/// One record to index, wherever it comes from: read back from a WARC file
+/// ([`scan_warc`]) or told by the WARC writer as it writes one (the WACZ
+/// sink's in-crawl index, `live`). Both give the same lines and page entries
+/// for the same record, since both go through [`Scan::add`].
+pub(crate) struct Capture<'a> {
+    /// `response`, `revisit` or `resource`.
+    pub kind: &'a str,
+    pub url: &'a Url,
+    pub date: DateTime<Utc>,
+    /// The HTTP head (a response's or revisit's block up to its blank line).
+    pub head: &'a [u8],
+    /// The block after the head, at most [`KEEP`] bytes with the head.
+    pub body: &'a [u8],
+    /// The body stops short: at [`KEEP`], or at the fetch cap
+    /// (`WARC-Truncated`).
+    pub body_cut: bool,
+    /// A resource record's `Content-Type`.
+    pub resource_mime: Option<&'a str>,
+    /// Base32 SHA-1 of the payload, `-` when none is known.
+    pub digest: &'a str,
+    pub length: u64,
+    pub offset: u64,
+    /// The WARC file's name in the archive.
+    pub filename: &'a str,
+}
+
+impl Scan {
+    /// Adds `capture`'s index line, and writes its page entry to `pages` when
+    /// it is an HTML page not listed before.
+    pub(crate) fn add(&mut self, capture: &Capture<'_>, pages: &mut impl Write) -> io::Result<()> {
+        let http = (capture.kind != "resource").then(|| HttpHead::parse(capture.head));
+        let (status, mime) = match (&http, capture.kind) {
+            (_, "revisit") => (http.as_ref().and_then(|h| h.status), Some("warc/revisit")),
+            (Some(h), _) => (h.status, h.mime.as_deref()),
+            // pywb gives a resource record the status 200 and its own type.
+            (None, _) => (Some(200), capture.resource_mime),
+        };
+        self.lines.push(cdx::line(&cdx::Entry {
+            url: capture.url,
+            date: capture.date,
+            mime: mime.map(|m| m.split(';').next().unwrap_or(m).trim()),
+            status,
+            digest: capture.digest,
+            length: capture.length,
+            offset: capture.offset,
+            filename: capture.filename,
+        }))?;
+        if let Some(head) = http.filter(|h| capture.kind == "response" && h.is_page()) {
+            let hash = xxh3_64(capture.url.as_str().as_bytes());
+            if self.seen.insert(hash) {
+                if self.tag_pages {
+                    write!(pages, "{hash:016x} ")?;
+                }
+                write_page(capture, &head, pages)?;
+                self.pages += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a page of this URL hash was listed.
+    pub(crate) fn listed(&self, hash: u64) -> bool {
+        self.seen.contains(&hash)
+    }
 }
 
 /// Indexes the WARC file at `path`, known in the archive as `name`, adding its
@@ -82,58 +179,62 @@ pub(crate) fn scan_warc(
         let (Some(url), Some(date)) = (record_url(&record), record_date(&record)) else {
             continue;
         };
-        let http = (kind != "resource").then(|| HttpHead::parse(&record.block));
-        let (status, mime) = match (&http, kind) {
-            (_, "revisit") => (http.as_ref().and_then(|h| h.status), Some("warc/revisit")),
-            (Some(h), _) => (h.status, h.mime.as_deref()),
-            // pywb gives a resource record the status 200 and its own type.
-            (None, _) => (Some(200), record.field("Content-Type")),
+        let head_len = if kind == "resource" {
+            0
+        } else {
+            head_len(&record.block)
         };
         let digest = record
             .field("WARC-Payload-Digest")
             .map(|d| d.strip_prefix("sha1:").unwrap_or(d))
             .unwrap_or("-");
-        scan.lines.push(cdx::line(&cdx::Entry {
+        let capture = Capture {
+            kind,
             url: &url,
             date,
-            mime: mime.map(|m| m.split(';').next().unwrap_or(m).trim()),
-            status,
+            head: &record.block[..head_len],
+            body: &record.block[head_len..],
+            body_cut: record.block_cut || record.field("WARC-Truncated").is_some(),
+            resource_mime: record.field("Content-Type"),
             digest,
             length: record.length,
             offset: record.offset,
             filename: name,
-        }))?;
-        if let Some(head) = http.filter(|h| kind == "response" && h.is_page())
-            && scan.seen.insert(xxh3_64(url.as_str().as_bytes()))
-        {
-            write_page(&record, &head, &url, date, pages)?;
-            scan.pages += 1;
-        }
+        };
+        scan.add(&capture, pages)?;
     }
     Ok(())
 }
 
+/// The length of the HTTP head at the start of `block`, up to and with its
+/// blank line (all of it when there is none).
+pub(crate) fn head_len(block: &[u8]) -> usize {
+    memchr::memmem::find(block, b"\r\n\r\n").map_or(block.len(), |i| i + 4)
+}
+
 /// Writes the page entry of an HTML response: title and text from the content
-/// extractor, over the body decoded as the crawler decodes it.
-fn write_page(
-    record: &ReadRecord,
-    head: &HttpHead,
-    url: &Url,
-    date: DateTime<Utc>,
-    out: &mut impl Write,
-) -> io::Result<()> {
-    let body = &record.block[head.len.min(record.block.len())..];
+/// extractor, over the body decoded as the crawler decodes it; the text cut
+/// at [`TEXT_MAX`].
+fn write_page(capture: &Capture<'_>, head: &HttpHead, out: &mut impl Write) -> io::Result<()> {
+    let url = capture.url;
     let decoded = crate::fetch::decode::decode_prefix(
         head.encoding.as_deref(),
-        body,
+        capture.body,
         KEEP as u64,
-        record.block_cut,
+        capture.body_cut,
     );
     let document = decoded.ok().map(|d| {
         let (text, _, _) = crate::parse::links::decode_html(&d.body, head.charset.as_deref());
         crate::content::extract(&text, url)
     });
-    let text = document.as_ref().map(|d| d.text()).unwrap_or_default();
+    let mut text = document.as_ref().map(|d| d.text()).unwrap_or_default();
+    if text.len() > TEXT_MAX {
+        let mut end = TEXT_MAX;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
     let title = document
         .as_ref()
         .and_then(|d| d.title.as_deref())
@@ -144,7 +245,9 @@ fn write_page(
             .simple()
             .to_string(),
         url: url.as_str(),
-        ts: date.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        ts: capture
+            .date
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         title,
         text: &text,
     };
@@ -176,7 +279,7 @@ struct HttpHead {
 
 impl HttpHead {
     fn parse(block: &[u8]) -> HttpHead {
-        let len = memchr::memmem::find(block, b"\r\n\r\n").map_or(block.len(), |i| i + 4);
+        let len = head_len(block);
         let text = String::from_utf8_lossy(&block[..len]);
         let mut lines = text.split("\r\n");
         let status = lines

@@ -2,20 +2,27 @@
 //! crawl finishes, whole, or not at all.
 //!
 //! The crawl's WARC files are written (by a [`WarcSink`], rotating at
-//! [`WARC_ROTATION`]) into a folder beside the WACZ file, [`wacz_warc_dir`];
-//! when the crawl finishes, every WARC file in that folder is packed
-//! ([`pack_wacz`], on the blocking pool) into the WACZ, which is written under a
-//! temporary name and renamed. A crawl that is killed leaves the folder and no
-//! WACZ file. When the folder is kept (`keep_warcs`: a crawl kept in a state
-//! directory, which a later run resumes), it holds the WARC files of every run,
-//! so each run's WACZ is the whole crawl; otherwise it is removed once packed.
+//! [`WARC_ROTATION`]) into a folder beside the WACZ file, [`wacz_warc_dir`].
+//! As they are written, the writer tells a `Live` (see `live`) each record
+//! and each byte: the index lines, the page list (each page's text extracted
+//! on the writer's blocking thread) and every file's SHA-256 are made while
+//! the crawl runs. When the crawl finishes the files are copied into the
+//! WACZ (on the blocking pool), which is written under a temporary name and
+//! renamed. A crawl that is killed leaves the folder and no WACZ file. When
+//! the folder is kept (`keep_warcs`: a crawl kept in a state directory,
+//! which a later run resumes), it holds the WARC files of every run, so each
+//! run's WACZ is the whole crawl: the earlier runs' files, which this run's
+//! index does not cover, are read again when it packs. Otherwise the folder
+//! is removed once packed.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::{WaczOptions, pack_wacz};
+use super::WaczOptions;
+use super::live::Live;
+use crate::output::warc::WarcOptions;
 use crate::output::{Page, Sink, SinkError, SinkSummary, Syncable, WarcSink};
 
 /// Size past which the crawl's WARC files rotate inside the WACZ (as
@@ -39,16 +46,28 @@ pub struct WaczSink {
 }
 
 impl WaczSink {
-    /// A sink packing into `out` what `warc` (writing into
-    /// [`wacz_warc_dir`]`(out)`) archives; the folder is removed once packed
-    /// unless `keep_warcs`.
-    pub fn new(warc: WarcSink, out: PathBuf, options: WaczOptions, keep_warcs: bool) -> WaczSink {
-        WaczSink {
+    /// A sink packing into `out` what it archives as WARC files at `warc`
+    /// (a path in [`wacz_warc_dir`]`(out)`, written as `warc_options` say;
+    /// rotation numbers the files); the folder is removed once packed
+    /// unless `keep_warcs`. Fails when the first WARC file or the
+    /// temporary files beside `out` cannot be created.
+    pub fn create(
+        warc: &Path,
+        warc_options: WarcOptions,
+        out: PathBuf,
+        options: WaczOptions,
+        keep_warcs: bool,
+    ) -> Result<WaczSink, SinkError> {
+        let dir = super::pack::folder_of(&out);
+        let live = Live::new(dir)
+            .map_err(|e| SinkError::io("wacz", format!("cannot write in {}", dir.display()), e))?;
+        let warc = WarcSink::observed(warc, warc_options, Some(Box::new(live)))?;
+        Ok(WaczSink {
             warc,
             out,
             options,
             keep_warcs,
-        }
+        })
     }
 }
 
@@ -72,6 +91,11 @@ impl Sink for WaczSink {
 
     async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
         self.warc.finish().await?;
+        let live = self
+            .warc
+            .take_observer()
+            .and_then(|o| o.into_any().downcast::<Live>().ok())
+            .ok_or_else(|| SinkError::new("wacz", "the in-crawl index is gone"))?;
         let out = self.out.clone();
         let options = self.options.clone();
         let keep = self.keep_warcs;
@@ -79,8 +103,9 @@ impl Sink for WaczSink {
             let dir = wacz_warc_dir(&out);
             let warcs = warc_files(&dir)
                 .map_err(|e| SinkError::io("wacz", format!("cannot list {}", dir.display()), e))?;
-            let summary =
-                pack_wacz(&warcs, &out, &options).map_err(|e| SinkError::from_source("wacz", e))?;
+            let summary = live
+                .pack(&warcs, &out, &options)
+                .map_err(|e| SinkError::from_source("wacz", e))?;
             if !keep {
                 std::fs::remove_dir_all(&dir).map_err(|e| {
                     SinkError::io("wacz", format!("cannot remove {}", dir.display()), e)

@@ -214,3 +214,144 @@ fn two_warcs_of_one_name_are_refused() {
     assert!(matches!(e, WaczError::BadInput(_)), "{e}");
     assert!(!dir.path().join("x.wacz").exists());
 }
+
+/// The page list of a WACZ without the entries' random ids.
+fn pages_without_ids(wacz: &Path) -> Vec<serde_json::Value> {
+    String::from_utf8(entry(wacz, "pages/pages.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut page: serde_json::Value = serde_json::from_str(l).unwrap();
+            page.as_object_mut().unwrap().remove("id");
+            page
+        })
+        .collect()
+}
+
+/// The index lines of a WACZ, inflated.
+fn index_text(wacz: &Path) -> String {
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(&entry(wacz, "indexes/index.cdx.gz")[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// Packs the WARC files of `wacz` again, as `wacz create` reads them, and
+/// asserts the result is the same archive: the same index and `.idx` byte for
+/// byte, the same page entries (but for their random ids), the same files
+/// with the same sizes and hashes. Answers how many WARC files it holds.
+fn assert_same_as_repacked(wacz: &Path, scratch: &Path) -> usize {
+    let mut zip = ZipArchive::new(std::fs::File::open(wacz).unwrap()).unwrap();
+    let mut warcs = Vec::new();
+    for i in 0..zip.len() {
+        let mut file = zip.by_index(i).unwrap();
+        let name = file.name().unwrap().to_string();
+        if let Some(name) = name.strip_prefix("archive/") {
+            let path = scratch.join(name);
+            std::io::copy(&mut file, &mut std::fs::File::create(&path).unwrap()).unwrap();
+            warcs.push(path);
+        }
+    }
+    let again = scratch.join("again.wacz");
+    pack_wacz(&warcs, &again, &WaczOptions::default()).unwrap();
+    assert_eq!(index_text(wacz), index_text(&again));
+    assert_eq!(
+        entry(wacz, "indexes/index.idx"),
+        entry(&again, "indexes/index.idx")
+    );
+    assert_eq!(pages_without_ids(wacz), pages_without_ids(&again));
+    let resources = |path: &Path| {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&entry(path, "datapackage.json")).unwrap();
+        manifest["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["path"] != "pages/pages.jsonl")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(resources(wacz), resources(&again));
+    assert_eq!(validate_wacz(wacz).unwrap().problems, vec![]);
+    warcs.len()
+}
+
+/// Crawls a test site of `pages` pages into a WACZ through [`WaczSink`], its
+/// WARC files rotating past `max_size`; `keep` keeps their folder.
+async fn crawl_wacz(out: &Path, pages: usize, max_size: u64, keep: bool) -> WaczSummary {
+    use skitter_testsite::{SiteConfig, TestSite};
+
+    let site = TestSite::start(SiteConfig {
+        pages,
+        gzip: true,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = wacz_warc_dir(out);
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = crate::output::WarcOptions {
+        max_size: Some(max_size),
+        software: "skitter/test".into(),
+        ..Default::default()
+    };
+    let sink = WaczSink::create(
+        &dir.join("crawl.warc.gz"),
+        options,
+        out.to_path_buf(),
+        WaczOptions::default(),
+        keep,
+    )
+    .unwrap();
+    let report = crate::Crawler::builder()
+        .root(site.url("/"))
+        .sink(Box::new(sink))
+        .build()
+        .unwrap()
+        .run(tokio_util::sync::CancellationToken::new())
+        .await
+        .unwrap();
+    let summary = &report.sinks[0];
+    assert_eq!(summary.name, "wacz");
+    WaczSummary {
+        path: out.to_path_buf(),
+        bytes: summary.bytes,
+        captures: summary.records,
+        ..WaczSummary::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_in_crawl_index_of_rotated_files_is_what_reading_them_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site.wacz");
+    let summary = crawl_wacz(&out, 40, 8 << 10, false).await;
+    // The site's pages, its index and one broken link.
+    assert_eq!(summary.captures, 42);
+    assert!(!wacz_warc_dir(&out).exists(), "the folder is removed");
+    let scratch = tempfile::tempdir().unwrap();
+    let files = assert_same_as_repacked(&out, scratch.path());
+    assert!(files >= 3, "{files} WARC files");
+    assert_eq!(pages_without_ids(&out).len(), 1 + 41);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_an_earlier_run_left_are_read_and_listed_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("site.wacz");
+    // An earlier run's files: two pages of another host.
+    let folder = wacz_warc_dir(&out);
+    std::fs::create_dir_all(&folder).unwrap();
+    let earlier = warcs(&folder);
+    let summary = crawl_wacz(&out, 10, 1 << 30, true).await;
+    assert_eq!(summary.captures, 12 + 4);
+    let scratch = tempfile::tempdir().unwrap();
+    assert_eq!(assert_same_as_repacked(&out, scratch.path()), 3);
+    let pages = pages_without_ids(&out);
+    assert_eq!(
+        (pages[1]["url"].as_str(), pages.len()),
+        (Some("http://h/"), 1 + 2 + 11)
+    );
+    // The folder is kept for the next run, earlier files and all.
+    assert!(earlier.iter().all(|f| f.exists()));
+}

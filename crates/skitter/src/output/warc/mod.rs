@@ -99,9 +99,19 @@ const BATCH: usize = 32;
 impl WarcSink {
     /// Creates the first WARC file (and checks the index path can be written), so a
     /// bad path fails before the crawl starts.
-    pub fn create(path: impl AsRef<Path>, mut options: WarcOptions) -> Result<WarcSink, SinkError> {
+    pub fn create(path: impl AsRef<Path>, options: WarcOptions) -> Result<WarcSink, SinkError> {
+        WarcSink::observed(path.as_ref(), options, None)
+    }
+
+    /// [`WarcSink::create`], telling `observer` what it writes from the
+    /// first byte on.
+    pub(crate) fn observed(
+        path: &Path,
+        mut options: WarcOptions,
+        observer: Option<Box<dyn Observer>>,
+    ) -> Result<WarcSink, SinkError> {
         let already_archived = std::mem::take(&mut options.already_archived);
-        let writer = Writer::open(path.as_ref().to_path_buf(), options)?;
+        let writer = Writer::open(path.to_path_buf(), options, observer)?;
         Ok(WarcSink {
             already_archived,
             writer: Some(writer),
@@ -152,6 +162,11 @@ impl WarcSink {
             self.writer = Some(writer);
         }
         result
+    }
+
+    /// The observer given at creation, taken back (after [`Sink::finish`]).
+    pub(crate) fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
+        self.writer.as_mut()?.observer.take()
     }
 }
 
@@ -267,6 +282,52 @@ fn io_error(what: String, e: std::io::Error) -> SinkError {
     SinkError::io("warc", what, e)
 }
 
+/// Watches a [`WarcSink`] write: every byte appended to each file, and each
+/// record an index lists, with its place. The WACZ sink indexes and hashes a
+/// crawl's WARC files this way as they are written, instead of reading them
+/// again when the crawl ends. Called on the writer's blocking-pool thread,
+/// in file order; an error stops the archive as a failed write does.
+pub(crate) trait Observer: Send {
+    /// `bytes` were built to be appended to the file `name` at `path` (each
+    /// file's first bytes are its `warcinfo` record). Called just before the
+    /// write: a failed write stops the archive.
+    fn wrote(&mut self, name: &str, path: &Path, bytes: &[u8]) -> std::io::Result<()>;
+
+    /// A record an index lists (a response, revisit or resource) was built
+    /// for the file its `filename` names.
+    fn record(&mut self, record: &Built<'_>) -> std::io::Result<()>;
+
+    /// The observer itself, for its owner to take back after the crawl.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
+}
+
+/// A record the writer built, as an index needs it.
+pub(crate) struct Built<'a> {
+    /// `response`, `revisit` or `resource`.
+    pub kind: &'static str,
+    /// The target URI.
+    pub url: &'a Url,
+    /// `WARC-Date`.
+    pub date: chrono::DateTime<chrono::Utc>,
+    /// The HTTP response head as archived (empty for a resource).
+    pub head: &'a [u8],
+    /// The payload as archived: the body as received (empty for a revisit),
+    /// or a resource's data.
+    pub body: &'a [u8],
+    /// The record says `WARC-Truncated`: the body stops at the fetch cap.
+    pub truncated: bool,
+    /// A resource's media type.
+    pub mime: Option<&'a str>,
+    /// Base32 SHA-1 of the payload, `-` when none is known.
+    pub digest: &'a str,
+    /// The record's length in the file (its gzip member's, in a gzip file).
+    pub length: u64,
+    /// Its offset in the file.
+    pub offset: u64,
+    /// The file's name.
+    pub filename: &'a str,
+}
+
 /// What the writer needs from one page or picture (owned, to cross into the
 /// blocking pool).
 enum Job {
@@ -326,10 +387,16 @@ struct Writer {
     cdx: Option<Arc<SyncedFile>>,
     /// Index lines of records built but not yet written.
     cdx_lines: Vec<u8>,
+    /// Told of every byte and every indexed record (see [`Observer`]).
+    observer: Option<Box<dyn Observer>>,
 }
 
 impl Writer {
-    fn open(base: PathBuf, options: WarcOptions) -> Result<Writer, SinkError> {
+    fn open(
+        base: PathBuf,
+        options: WarcOptions,
+        mut observer: Option<Box<dyn Observer>>,
+    ) -> Result<Writer, SinkError> {
         let gzip = options
             .gzip
             .unwrap_or_else(|| base.to_string_lossy().ends_with(".gz"));
@@ -344,7 +411,7 @@ impl Writer {
             Some(_) => numbered(&base, 0),
             None => base.clone(),
         };
-        let current = new_file(path, &options, gzip)?;
+        let current = new_file(path, &options, gzip, observer.as_mut())?;
         Ok(Writer {
             files: vec![current.path.display().to_string()],
             bytes: current.size,
@@ -358,6 +425,7 @@ impl Writer {
             next_index: 1,
             cdx,
             cdx_lines: Vec::new(),
+            observer,
         })
     }
 
@@ -367,13 +435,34 @@ impl Writer {
                 .map_err(|e| io_error(format!("cannot build records for {}", job.url), e))
         };
         let mut pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
-        let len = (pair.request.len() + pair.response.len()) as u64;
-        if self.should_rotate(len) {
+        if self.should_rotate((pair.request.len() + pair.response.len()) as u64) {
             self.rotate()?;
-            // The records name their file's warcinfo, so they are built again.
+            // The records name their file's warcinfo, so they are built again
+            // (and their gzip members may come out a byte longer or shorter:
+            // the length is taken after).
             pair = build(&self.current.warcinfo_id, self.deflater.as_mut())?;
         }
+        let len = (pair.request.len() + pair.response.len()) as u64;
         let offset = self.current.size + pair.request.len() as u64;
+        if let Some(observer) = &mut self.observer {
+            let revisit = job.exchange.revisit.is_some();
+            let built = Built {
+                kind: if revisit { "revisit" } else { "response" },
+                url: &job.url,
+                date: job.exchange.started,
+                head: &pair.head,
+                body: if revisit { &[] } else { &job.exchange.body },
+                truncated: !revisit && job.exchange.truncated,
+                mime: None,
+                digest: &pair.payload_digest,
+                length: pair.response.len() as u64,
+                offset,
+                filename: &self.current.name,
+            };
+            observer
+                .record(&built)
+                .map_err(|e| io_error(format!("cannot index {}", job.url), e))?;
+        }
         self.unwritten.extend_from_slice(&pair.request);
         self.unwritten.extend_from_slice(&pair.response);
         let cur = &mut self.current;
@@ -421,6 +510,24 @@ impl Writer {
         }
         let (bytes, digest) = built;
         let (offset, len) = (self.current.size, bytes.len() as u64);
+        if let Some(observer) = &mut self.observer {
+            let built = Built {
+                kind: "resource",
+                url: &job.uri,
+                date: job.date,
+                head: &[],
+                body: &job.data,
+                truncated: false,
+                mime: Some(job.mime),
+                digest: &digest,
+                length: len,
+                offset,
+                filename: &self.current.name,
+            };
+            observer
+                .record(&built)
+                .map_err(|e| io_error(format!("cannot index {}", job.uri), e))?;
+        }
         self.unwritten.extend_from_slice(&bytes);
         self.current.size += len;
         self.bytes += len;
@@ -450,6 +557,10 @@ impl Writer {
     fn write_out(&mut self) -> Result<(), SinkError> {
         if !self.unwritten.is_empty() {
             let cur = &mut self.current;
+            if let Some(observer) = &mut self.observer {
+                let noted = observer.wrote(&cur.name, &cur.path, &self.unwritten);
+                noted.map_err(|e| io_error(format!("cannot index {}", cur.path.display()), e))?;
+            }
             let result = cur.file.file().write_all(&self.unwritten);
             self.unwritten.clear();
             result.map_err(|e| io_error(format!("cannot write {}", cur.path.display()), e))?;
@@ -481,7 +592,7 @@ impl Writer {
         sync(&self.current)?;
         let path = numbered(&self.base, self.next_index);
         self.next_index += 1;
-        self.current = new_file(path, &self.options, self.gzip)?;
+        self.current = new_file(path, &self.options, self.gzip, self.observer.as_mut())?;
         self.files.push(self.current.path.display().to_string());
         self.bytes += self.current.size;
         self.records += 1;
@@ -515,7 +626,12 @@ fn sync(cur: &Current) -> Result<(), SinkError> {
 }
 
 /// Creates a WARC file and writes its `warcinfo` record.
-fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current, SinkError> {
+fn new_file(
+    path: PathBuf,
+    options: &WarcOptions,
+    gzip: bool,
+    observer: Option<&mut Box<dyn Observer>>,
+) -> Result<Current, SinkError> {
     let fail = |e| io_error(format!("cannot write {}", path.display()), e);
     let name = path
         .file_name()
@@ -531,6 +647,9 @@ fn new_file(path: PathBuf, options: &WarcOptions, gzip: bool) -> Result<Current,
     )
     .map_err(fail)?;
     let mut file = super::create_output(&path).map_err(fail)?;
+    if let Some(observer) = observer {
+        observer.wrote(&name, &path, &info).map_err(fail)?;
+    }
     file.write_all(&info).map_err(fail)?;
     let size = info.len() as u64;
     Ok(Current {

@@ -140,6 +140,8 @@ pub(crate) struct Pair {
     pub response: Vec<u8>,
     /// Base32 SHA-1 of the response payload (the raw body).
     pub payload_digest: String,
+    /// The response head as archived (see [`archived_head`]).
+    pub head: Vec<u8>,
 }
 
 /// Builds the `request` and `response` records of one exchange, each pointing at the
@@ -186,6 +188,7 @@ pub(crate) fn exchange_pair(
         request: request.encode(deflater.as_deref_mut())?,
         response: response.encode(deflater)?,
         payload_digest,
+        head,
     })
 }
 
