@@ -74,8 +74,28 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
         "{}",
         String::from_utf8_lossy(&paused.stderr)
     );
-    let set = ctl(&addr, TOKEN, &["set", "--max-tasks", "1"]);
-    assert!(set.status.success());
+    let set = ctl(
+        &addr,
+        TOKEN,
+        &[
+            "set",
+            "--max-tasks",
+            "1",
+            "--per-host",
+            "1",
+            "--delay",
+            "20ms",
+        ],
+    );
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    assert!(
+        !ctl(&addr, TOKEN, &["set"]).status.success(),
+        "set needs a setting"
+    );
     let mut held = None;
     for _ in 0..400 {
         let s = status(&addr).unwrap();
@@ -89,6 +109,10 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
     assert_eq!(
         (held["paused"].as_bool(), held["max_tasks"].as_u64()),
         (Some(true), Some(1))
+    );
+    assert_eq!(
+        (held["per_host"].as_u64(), held["delay_seconds"].as_f64()),
+        (Some(1), Some(0.02))
     );
     let requests = site.stats().total_requests;
     tokio::time::sleep(Duration::from_millis(300)).await;

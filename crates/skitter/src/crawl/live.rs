@@ -16,6 +16,7 @@ use crate::crawl::progress::{Progress, ProgressSnapshot};
 use crate::crawl::steer::{Steer, SteerState};
 use crate::fetch::{Fetcher, ProxyStats};
 use crate::frontier::{Frontier, FrontierCounts};
+use crate::host::HostPolicy;
 use crate::output::report::{Counters, PageHistograms, RecentError, Tally};
 use crate::render::Renderer;
 
@@ -75,6 +76,8 @@ pub struct LiveSnapshot {
     pub progress: ProgressSnapshot,
     /// Paused or not, and the cap on concurrent fetches.
     pub steer: SteerState,
+    /// The per-host rules now (`None` when the frontier keeps them fixed).
+    pub politeness: Option<HostPolicy>,
     /// The report's counters so far (the finished URLs', and those no record
     /// accounts for: retries, link skips, slow-downs, the browser's requests).
     pub counters: Counters,
@@ -165,6 +168,7 @@ impl Live {
         LiveSnapshot {
             progress: inner.progress.snapshot(),
             steer: inner.steer.state(),
+            politeness: inner.steer.politeness(),
             counters,
             histograms,
             recent_errors,

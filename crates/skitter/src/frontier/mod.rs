@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::base::outcome::PageRecord;
-use crate::host::{HostFeedback, HostKey, Throttle};
+use crate::host::{HostFeedback, HostKey, LivePolicy, Throttle};
 use crate::state::recrawl::{PassInfo, Visit};
 
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
@@ -281,6 +281,13 @@ pub trait Frontier: Send + Sync {
 
     /// Current counts.
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
+
+    /// The politeness rules this frontier's hosts read at each claim, to
+    /// change them while the crawl runs (`--per-host`, `--delay`); `None`
+    /// (the default) when this frontier keeps its rules fixed.
+    fn politeness(&self) -> Option<LivePolicy> {
+        None
+    }
 
     /// Takes one fetch of `host`'s crawl-wide quota of `max` (`max_per_host`):
     /// `Some(true)` if taken, `Some(false)` when it is used up. `None` (the

@@ -15,7 +15,9 @@
     return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
   }
   function fmt(key, v) {
+    if (v === null || v === undefined) return "–";
     if (key === "bytes" || key === "resident_bytes") return fmtBytes(v);
+    if (key === "delay_seconds") return Math.round(v * 1000) + " ms";
     if (key === "rate") return v.toFixed(1);
     return String(v);
   }
@@ -91,7 +93,13 @@
   }
   async function command(cmd) {
     let path = "/control/" + cmd;
-    if (cmd === "set") path += "?max_tasks=" + encodeURIComponent($("tasks").value);
+    if (cmd === "set") {
+      // Only the boxes filled in are sent; the rest stay as they are.
+      const given = [["max_tasks", "tasks"], ["per_host", "per_host"], ["delay_ms", "delay_ms"]]
+        .filter(([, id]) => $(id).value !== "")
+        .map(([name, id]) => name + "=" + encodeURIComponent($(id).value));
+      path += "?" + given.join("&");
+    }
     const r = await fetch(path, { method: "POST", headers: { Authorization: "Bearer " + $("token").value } });
     $("said").textContent = r.ok ? cmd + ": done" : cmd + ": " + r.status + " " + (await r.text());
   }

@@ -250,6 +250,18 @@ impl Collector for Exposition {
                 proxies.iter().map(|x| x.benchings as f64).sum(),
             ),
         ];
+        if let Some(policy) = s.politeness {
+            gauges.push((
+                "per_host",
+                "The cap on concurrent fetches to one host",
+                policy.max_in_flight as f64,
+            ));
+            gauges.push((
+                "delay_seconds",
+                "The least gap between two request starts to one host",
+                policy.delay.as_secs_f64(),
+            ));
+        }
         if let Some(r) = self.resident {
             gauges.push((
                 "process_resident_bytes",

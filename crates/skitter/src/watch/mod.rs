@@ -5,8 +5,8 @@
 //! - `GET /api/status`: the same numbers as JSON, for the dashboard and
 //!   `skitter ctl status` ([`status`]);
 //! - `GET /`: the live dashboard ([`dashboard`]);
-//! - `POST /control/pause|resume|stop|set?max_tasks=N`: the control API,
-//!   behind a token ([`control`]).
+//! - `POST /control/pause|resume|stop|set?max_tasks=N&per_host=N&delay_ms=N`:
+//!   the control API, behind a token ([`control`]).
 //!
 //! Everything it shows comes from a [`Live`] handle taken when asked, and
 //! everything it changes goes through the crawl's [`Steer`] or its stop
@@ -226,9 +226,10 @@ async fn handle(req: Request<Incoming>, state: &State) -> Reply {
                     r
                 }
                 Auth::Wrong => reply(StatusCode::FORBIDDEN, "text/plain", "wrong control token\n"),
-                Auth::Allowed => match Command::parse(p, req.uri().query()) {
-                    Ok(command) => {
-                        command.run(state.live.steer(), &state.stop);
+                Auth::Allowed => match Command::parse(p, req.uri().query())
+                    .and_then(|command| command.run(state.live.steer(), &state.stop))
+                {
+                    Ok(()) => {
                         let snapshot = state.live.snapshot().await;
                         let json = status::to_json(&snapshot, state.report.get().is_some());
                         reply(StatusCode::OK, "application/json", json.to_string())

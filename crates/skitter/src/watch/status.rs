@@ -35,6 +35,8 @@ pub fn to_json(s: &LiveSnapshot, report: bool) -> Value {
         "rate": p.rate(),
         "paused": s.steer.paused,
         "max_tasks": s.steer.max_tasks,
+        "per_host": s.politeness.map(|p| p.max_in_flight),
+        "delay_seconds": s.politeness.map(|p| p.delay.as_secs_f64()),
         "ended": s.ended,
         "report": report,
         "counters": s.counters,

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use skitter::watch::WatchServer;
 use skitter::watch::client::{self, Answer};
-use skitter::watch::control::{Command, Token};
+use skitter::watch::control::{Command, Settings, Token};
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -143,7 +143,15 @@ async fn commands_need_the_token() {
         (Some(true), Some(0))
     );
     assert_eq!(site.stats().total_requests, 0);
-    let bad = client::send(addr, Some(TOKEN), &Command::SetMaxTasks(0)).await;
+    let bad = client::send(
+        addr,
+        Some(TOKEN),
+        &Command::Set(Settings {
+            max_tasks: Some(0),
+            ..Settings::default()
+        }),
+    )
+    .await;
     assert_eq!(bad.unwrap().status, 400);
     let ok = client::send(addr, Some(TOKEN), &Command::Resume)
         .await
@@ -151,6 +159,52 @@ async fn commands_need_the_token() {
     assert_eq!(ok.status, 200, "{}", ok.body);
     let report = task.await.unwrap();
     assert!(report.completed());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn set_changes_per_host_and_delay_of_a_running_crawl() {
+    let site = site(5, 0);
+    let stop = CancellationToken::new();
+    let (server, task) = watched(builder(&site, 2), &stop, true).await;
+    let addr = server.addr();
+    let s = status(addr).await;
+    assert_eq!(
+        (s["per_host"].as_u64(), s["delay_seconds"].as_f64()),
+        (Some(2), Some(0.0))
+    );
+    let set = Command::Set(Settings {
+        per_host: Some(1),
+        delay: Some(Duration::from_millis(250)),
+        ..Settings::default()
+    });
+    let answer = client::send(addr, Some(TOKEN), &set).await.unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let s: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(
+        (s["per_host"].as_u64(), s["delay_seconds"].as_f64()),
+        (Some(1), Some(0.25))
+    );
+    let metrics = client::get(addr, "/metrics").await.unwrap().body;
+    assert_eq!(sample(&metrics, "skitter_per_host"), Some(1.0));
+    assert_eq!(sample(&metrics, "skitter_delay_seconds"), Some(0.25));
+    // A refused value changes nothing.
+    let zero = Command::Set(Settings {
+        per_host: Some(0),
+        delay: Some(Duration::ZERO),
+        ..Settings::default()
+    });
+    assert_eq!(
+        client::send(addr, Some(TOKEN), &zero).await.unwrap().status,
+        400
+    );
+    assert_eq!(status(addr).await["per_host"], 1);
+    client::send(addr, Some(TOKEN), &Command::Resume)
+        .await
+        .unwrap();
+    let report = task.await.unwrap();
+    assert!(report.completed());
+    assert_eq!(site.stats().in_flight_peak, 1);
     server.shutdown().await;
 }
 

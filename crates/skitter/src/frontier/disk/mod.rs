@@ -29,7 +29,7 @@ use crate::base::outcome::{OutcomeKind, PageRecord};
 use crate::frontier::{
     Claim, Fetched, Frontier, FrontierCounts, FrontierError, Lease, Request, RequestKind,
 };
-use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
+use crate::host::{HostFeedback, HostKey, HostPolicy, LivePolicy, Throttle};
 use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
 use crate::state::store::batch::Op;
 use crate::state::store::epoch::unix_ms;
@@ -123,6 +123,8 @@ pub struct DiskFrontier {
     /// WAL readers never wait for the writer, so a revisit does not queue
     /// behind a group commit's `fsync` on the writer's lock.
     visits: Option<std::sync::Mutex<rusqlite::Connection>>,
+    /// The hosts' rules, changeable while the crawl runs.
+    policy: LivePolicy,
 }
 
 impl std::fmt::Debug for DiskFrontier {
@@ -178,7 +180,8 @@ impl DiskFrontier {
             buffer_bytes: budget / 8,
         };
         let mut records = Records::new(conn)?;
-        let state = State::load(&mut records, options.policy, limits)?;
+        let policy = LivePolicy::new(options.policy);
+        let state = State::load(&mut records, policy.clone(), limits)?;
         let shared = Arc::new(Shared::new(state, records, options.commit_ops.max(1)));
         let committer = {
             let shared = Arc::clone(&shared);
@@ -226,6 +229,7 @@ impl DiskFrontier {
                 not_due: start.as_ref().map_or(0, |(s, _)| s.not_due),
             },
             visits,
+            policy,
         };
         if let Some((start, max_redirect)) = start {
             frontier.seed_pass(start, max_redirect)?;
@@ -469,6 +473,10 @@ impl Frontier for DiskFrontier {
     /// With [`DiskOptions::durable`], which `fsync`s the commits.
     fn syncs(&self) -> bool {
         self.wal.is_some()
+    }
+
+    fn politeness(&self) -> Option<LivePolicy> {
+        Some(self.policy.clone())
     }
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {

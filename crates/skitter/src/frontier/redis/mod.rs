@@ -86,7 +86,9 @@ use tokio::task::JoinHandle;
 use url::Url;
 
 use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
-use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle, ThrottleReason, politeness};
+use crate::host::{
+    HostFeedback, HostKey, HostPolicy, LivePolicy, Throttle, ThrottleReason, politeness,
+};
 use layout::{Keys, encode_request, host_of};
 use link::Link;
 use shard::Shards;
@@ -191,6 +193,10 @@ struct Shared {
     /// Where the next claim starts looking, so no shard starves.
     rotor: AtomicUsize,
     options: RedisOptions,
+    /// This worker's politeness rules, passed to each script call (so a live
+    /// change takes effect at the next one); `options.policy` is where
+    /// they started.
+    policy: LivePolicy,
     scripts: Scripts,
     /// Leases this worker holds, for the heartbeat and to tell a lease it never
     /// issued (an error) from one that expired meanwhile (a warning).
@@ -254,6 +260,7 @@ impl RedisFrontier {
             shards: Shards::new(crawl, shards)?,
             rotor: AtomicUsize::new(rand::rng().random_range(0..usize::from(shards))),
             options,
+            policy: LivePolicy::new(options.policy),
             scripts: Scripts::new(),
             mine: Mutex::new(HashSet::new()),
             limit_reached: AtomicBool::new(false),
@@ -454,7 +461,7 @@ impl RedisFrontier {
         };
         let (shard, seq) = self.shared.shards.split_lease(id);
         let mut call = self.invocation(shard, script);
-        call.arg(self.shared.options.policy.max_in_flight.max(1))
+        call.arg(self.shared.policy.get().max_in_flight.max(1))
             .arg(seq)
             .arg(signal)
             .arg(wait)
@@ -619,6 +626,12 @@ fn random_up_to(max: Duration) -> Duration {
 impl Frontier for RedisFrontier {
     fn durable(&self) -> bool {
         true
+    }
+
+    /// This worker's rules: a change holds for its own claims (the other
+    /// workers' keep theirs).
+    fn politeness(&self) -> Option<LivePolicy> {
+        Some(self.shared.policy.clone())
     }
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
