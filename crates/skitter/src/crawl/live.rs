@@ -17,7 +17,7 @@ use crate::crawl::steer::{Steer, SteerState};
 use crate::fetch::{Fetcher, ProxyStats};
 use crate::frontier::{Frontier, FrontierCounts};
 use crate::host::HostPolicy;
-use crate::output::report::{Counters, PageHistograms, RecentError, Tally};
+use crate::output::report::{Counters, HostCount, PageHistograms, RecentError, Tally};
 use crate::render::Renderer;
 
 /// A cheap-to-clone handle on a crawl's live numbers ([`crate::Crawler::live`]).
@@ -39,12 +39,16 @@ struct Inner {
     ended: OnceLock<Taken>,
 }
 
+/// Hosts a snapshot lists as the busiest.
+pub const BUSIEST_HOSTS: usize = 10;
+
 /// What a snapshot reads from the tally.
 #[derive(Clone)]
 struct Taken {
     counters: Counters,
     histograms: PageHistograms,
     recent_errors: Vec<RecentError>,
+    busiest: Vec<HostCount>,
 }
 
 impl Taken {
@@ -53,6 +57,7 @@ impl Taken {
             counters: tally.counters().clone(),
             histograms: tally.histograms().clone(),
             recent_errors: tally.recent_errors(),
+            busiest: tally.busiest(BUSIEST_HOSTS),
         }
     }
 }
@@ -89,6 +94,12 @@ pub struct LiveSnapshot {
     pub frontier: Option<FrontierCounts>,
     /// Hosts that slowed the crawl down so far: host → reason → how often.
     pub throttled: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The hosts with the most URLs fetched, most first (at most
+    /// [`BUSIEST_HOSTS`], from a bounded counter: see [`HostCount::over`]).
+    pub busiest: Vec<HostCount>,
+    /// Origins whose URLs wait now because their robots.txt is
+    /// unavailable (benched until it answers or the outage limit passes).
+    pub hosts_benched: usize,
     /// What each proxy of the pool did (empty without a pool).
     pub proxies: Vec<ProxyStats>,
     /// `(tabs rendering, tabs at most)` when pages may be rendered.
@@ -146,6 +157,7 @@ impl Live {
             mut counters,
             histograms,
             recent_errors,
+            busiest,
         } = {
             let tally = inner.tally.lock().unwrap_or_else(|e| e.into_inner());
             match inner.ended.get() {
@@ -155,7 +167,9 @@ impl Live {
         };
         let mut throttled = BTreeMap::new();
         let mut render_tabs = None;
+        let mut hosts_benched = 0;
         if let Some(run) = inner.run.get() {
+            hosts_benched = run.guards.stall.waiting();
             let mut kept = Counters::default();
             run.guards.count_into(&mut kept);
             if let Some(r) = &run.renderer {
@@ -174,6 +188,8 @@ impl Live {
             recent_errors,
             frontier,
             throttled,
+            busiest,
+            hosts_benched,
             proxies: inner.fetcher.proxy_stats(),
             render_tabs,
             ended: inner.ended.get().is_some(),

@@ -90,6 +90,16 @@ pub struct FrontierCounts {
     pub leased: u64,
     /// Distinct URLs ever offered (the seen set's size).
     pub seen: u64,
+    /// Hosts the frontier keeps live state for now (work queued or in
+    /// flight, or a gap still owed; idle ones are forgotten); `None` when it
+    /// does not count them (Redis).
+    #[serde(default)]
+    pub hosts: Option<u64>,
+    /// Bytes the frontier's files take on disk (the crash-safe store's
+    /// directory); `None` for a frontier that keeps no files of its own
+    /// (the memory frontier's spill files are not counted).
+    #[serde(default)]
+    pub disk_bytes: Option<u64>,
 }
 
 /// What earlier runs of a resumed crawl fetched, as the limits count

@@ -16,7 +16,7 @@
   }
   function fmt(key, v) {
     if (v === null || v === undefined) return "–";
-    if (key === "bytes" || key === "resident_bytes") return fmtBytes(v);
+    if (key === "bytes" || key === "resident_bytes" || key === "frontier_disk_bytes") return fmtBytes(v);
     if (key === "delay_seconds") return Math.round(v * 1000) + " ms";
     if (key === "rate") return v.toFixed(1);
     return String(v);
@@ -77,6 +77,8 @@
     let prev = 0;
     rows($("latency"), rb.buckets.map(([le, n]) => { const own = n - prev; prev = n; return ["≤ " + le + " s", own]; })
       .concat([["> " + rb.buckets[rb.buckets.length - 1][0] + " s", rb.count - prev]]));
+    // A count inherited from displaced hosts (a crawl of very many) shows as "≤".
+    rows($("busiest"), s.busiest_hosts.map((h) => [h.host, (h.over ? "≤ " : "") + h.pages]));
     rows($("hosts"), s.throttled_hosts.map((h) => [h.host, h.slowdowns, Object.keys(h.reasons).join(", ")]));
     rows($("recent"), s.recent_errors.slice().reverse().map((e) => [e.url, e.what]));
     rows($("errors"), Object.keys(c).filter((k) => k.startsWith("fail_") || k.startsWith("status_")).map((k) => [k, c[k]]));

@@ -204,6 +204,11 @@ impl Collector for Exposition {
                 s.throttled.len() as f64,
             ),
             (
+                "hosts_benched",
+                "Origins whose URLs wait now for an unavailable robots.txt",
+                s.hosts_benched as f64,
+            ),
+            (
                 "max_tasks",
                 "The cap on concurrent fetches",
                 s.steer.max_tasks as f64,
@@ -250,6 +255,20 @@ impl Collector for Exposition {
                 proxies.iter().map(|x| x.benchings as f64).sum(),
             ),
         ];
+        if let Some(hosts) = s.frontier.and_then(|f| f.hosts) {
+            gauges.push((
+                "hosts_active",
+                "Hosts the frontier keeps live state for (work queued or in flight, or a gap owed)",
+                hosts as f64,
+            ));
+        }
+        if let Some(bytes) = s.frontier.and_then(|f| f.disk_bytes) {
+            gauges.push((
+                "frontier_disk_bytes",
+                "Bytes the frontier's files take on disk (the --state directory)",
+                bytes as f64,
+            ));
+        }
         if let Some(policy) = s.politeness {
             gauges.push((
                 "per_host",

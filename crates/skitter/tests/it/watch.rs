@@ -106,11 +106,25 @@ async fn metrics_name_what_the_crawl_did() {
     );
     assert_eq!(sample(text, "skitter_ended"), Some(1.0));
     assert_eq!(sample(text, "skitter_in_flight"), Some(0.0));
+    // The memory frontier counts its hosts (none left live at the end, or
+    // the one it has not forgotten yet) and keeps no files.
+    assert!(
+        sample(text, "skitter_hosts_active").is_some_and(|n| n <= 1.0),
+        "{text}"
+    );
+    assert_eq!(sample(text, "skitter_hosts_benched"), Some(0.0));
+    assert_eq!(sample(text, "skitter_frontier_disk_bytes"), None);
     assert!(sample(text, "skitter_process_resident_bytes").is_some_and(|b| b > 0.0));
     // No per-URL or per-host label anywhere.
     assert!(!text.contains("127.0.0.1"), "{text}");
     // The status lists the last failures (the site links `/P/n`, a 404).
     let s = status(server.addr()).await;
+    // One host, all its URLs counted (robots.txt is not a URL of the crawl).
+    let busiest = s["busiest_hosts"].as_array().unwrap();
+    assert_eq!(busiest.len(), 1, "{busiest:?}");
+    assert_eq!(busiest[0]["host"], "127.0.0.1");
+    assert_eq!(busiest[0]["pages"], report.done - c.skipped);
+    assert_eq!(busiest[0]["over"], 0);
     assert!(report.counters.error > 0);
     let recent = s["recent_errors"].as_array().unwrap();
     assert_eq!(recent.len() as u64, report.counters.error.min(20));
@@ -442,5 +456,33 @@ async fn the_dashboard_shows_the_numbers_rising_in_chromium() {
     server.ended("<!DOCTYPE html><title>skitter crawl report</title>".into());
     let end = client::get(server.addr(), "/").await.unwrap();
     assert!(end.body.contains("skitter crawl report"), "{}", end.body);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_origin_waiting_on_its_robots_txt_counts_as_benched() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        robots_txt: Some((503, String::new())),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let stop = CancellationToken::new();
+    let (server, task) = watched(builder(&site, 2), &stop, false).await;
+    let mut benched = None;
+    for _ in 0..400 {
+        let s = status(server.addr()).await;
+        if s["hosts_benched"] == 1 {
+            benched = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let s = benched.expect("the origin never showed as benched");
+    assert_eq!(s["done"], 0);
+    let metrics = client::get(server.addr(), "/metrics").await.unwrap().body;
+    assert_eq!(sample(&metrics, "skitter_hosts_benched"), Some(1.0));
+    stop.cancel();
+    task.await.unwrap();
     server.shutdown().await;
 }

@@ -464,6 +464,21 @@ impl Drop for DiskFrontier {
     }
 }
 
+/// The bytes of the regular files directly in `dir` (the database, its WAL
+/// and shared memory, the robots and outcome stores beside them); what
+/// cannot be read counts 0.
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
 #[async_trait]
 impl Frontier for DiskFrontier {
     fn durable(&self) -> bool {
@@ -565,7 +580,10 @@ impl Frontier for DiskFrontier {
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
-        Ok(self.with(|state| Ok(state.counts()))?)
+        let mut counts = self.with(|state| Ok(state.counts()))?;
+        // Outside the state's lock: a few `stat`s of the directory's files.
+        counts.disk_bytes = Some(dir_bytes(&self.dir));
+        Ok(counts)
     }
 
     /// As last committed: asked at the start of a run, when that is all

@@ -392,6 +392,8 @@ impl Frontier for MemoryFrontier {
             queued: state.queued,
             leased: state.leases.len() as u64 + state.retrying,
             seen: state.seen.len(),
+            hosts: Some(state.hosts.live() as u64),
+            disk_bytes: None,
         })
     }
 }

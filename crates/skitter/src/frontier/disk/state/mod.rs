@@ -476,6 +476,8 @@ impl State {
             queued: self.progress.queued,
             leased: self.leases.len() as u64 + self.retrying,
             seen: self.progress.seen,
+            hosts: Some(self.host_counts().0 as u64),
+            disk_bytes: None,
         }
     }
 
