@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use anyhow::Context;
 use clap::Args;
+use skitter::cluster::ClusterWatch;
 use skitter::crawl::live::Live;
 use skitter::watch::WatchServer;
 use skitter::watch::control::Token;
@@ -45,6 +46,22 @@ impl WatchFlags {
         };
         let (token, made) = self.token()?;
         let server = WatchServer::start(addr, token, live, stop.clone()).await?;
+        Ok(Some(announce(server, made, ("dashboard", ""))))
+    }
+
+    /// Starts the server for one worker of a Redis crawl: as [`Self::start`],
+    /// and its status and dashboard show the whole crawl through `cluster`.
+    pub async fn start_worker(
+        &self,
+        live: Live,
+        cluster: ClusterWatch,
+        stop: &CancellationToken,
+    ) -> anyhow::Result<Option<WatchServer>> {
+        let Some(addr) = self.metrics else {
+            return Ok(None);
+        };
+        let (token, made) = self.token()?;
+        let server = WatchServer::start_worker(addr, token, live, cluster, stop.clone()).await?;
         Ok(Some(announce(server, made, ("dashboard", ""))))
     }
 

@@ -80,6 +80,16 @@
     // A count inherited from displaced hosts (a crawl of very many) shows as "≤".
     rows($("busiest"), s.busiest_hosts.map((h) => [h.host, (h.over ? "≤ " : "") + h.pages]));
     rows($("hosts"), s.throttled_hosts.map((h) => [h.host, h.slowdowns, Object.keys(h.reasons).join(", ")]));
+    if (s.crawl || s.crawl_error) {
+      $("whole").hidden = false;
+      $("crawl_error").textContent = s.crawl_error ? "Redis: " + s.crawl_error : "";
+      const w = s.crawl || { counters: {} };
+      rows($("crawl"), [["URLs done", w.done], ["queued", w.queued], ["leased", w.leased], ["seen", w.seen], ["claimed", w.claimed]]
+        .concat(["html", "other", "redirect", "error", "fail", "skipped"].filter((k) => w.counters[k]).map((k) => [k, w.counters[k]]))
+        .filter((r) => r[1] !== undefined));
+      rows($("workers"), (s.workers || []).map((x) => [x.worker + (x.this ? " (this)" : ""), x.done, x.in_flight,
+        Number(x.rate).toFixed(1), x.ended ? "ended" : x.paused ? "paused" : "running", Math.round(x.age_seconds) + " s ago"]));
+    }
     rows($("recent"), s.recent_errors.slice().reverse().map((e) => [e.url, e.what]));
     rows($("errors"), Object.keys(c).filter((k) => k.startsWith("fail_") || k.startsWith("status_")).map((k) => [k, c[k]]));
     if (s.report && !ended) { ended = true; location.reload(); }

@@ -39,6 +39,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::{ClusterWatch, PUBLISH_INTERVAL};
 use crate::crawl::live::Live;
 use control::{Auth, Command, Token};
 use fetch::FetchWatch;
@@ -74,6 +75,8 @@ pub struct WatchServer {
 
 struct State {
     source: Source,
+    /// A Redis crawl's whole, for a worker's status and dashboard.
+    cluster: Option<ClusterWatch>,
     token: Token,
     stop: CancellationToken,
     /// The end report's HTML, once the crawl has one.
@@ -97,7 +100,25 @@ impl WatchServer {
         live: Live,
         stop: CancellationToken,
     ) -> Result<WatchServer, WatchError> {
-        WatchServer::serve(addr, token, Source::Crawl(live), stop).await
+        WatchServer::serve(addr, token, Source::Crawl(live), None, stop).await
+    }
+
+    /// [`WatchServer::start`] for one worker of a Redis crawl: the status
+    /// and the dashboard also show the whole crawl and every worker's line
+    /// (see [`ClusterWatch`]), and this worker publishes its own line every
+    /// [`PUBLISH_INTERVAL`] while the server runs.
+    pub async fn start_worker(
+        addr: SocketAddr,
+        token: Token,
+        live: Live,
+        cluster: ClusterWatch,
+        stop: CancellationToken,
+    ) -> Result<WatchServer, WatchError> {
+        let publisher = (live.clone(), cluster.clone());
+        let server =
+            WatchServer::serve(addr, token, Source::Crawl(live), Some(cluster), stop).await?;
+        tokio::spawn(publish(publisher.0, publisher.1, server.shutdown.clone()));
+        Ok(server)
     }
 
     /// Listens on `addr` for a bulk fetch (`skitter fetch`): `/metrics`
@@ -109,13 +130,14 @@ impl WatchServer {
         watch: FetchWatch,
         stop: CancellationToken,
     ) -> Result<WatchServer, WatchError> {
-        WatchServer::serve(addr, token, Source::Fetch(watch), stop).await
+        WatchServer::serve(addr, token, Source::Fetch(watch), None, stop).await
     }
 
     async fn serve(
         addr: SocketAddr,
         token: Token,
         source: Source,
+        cluster: Option<ClusterWatch>,
         stop: CancellationToken,
     ) -> Result<WatchServer, WatchError> {
         let listener = TcpListener::bind(addr)
@@ -132,6 +154,7 @@ impl WatchServer {
         }
         let state = Arc::new(State {
             source,
+            cluster,
             token,
             stop,
             report: OnceLock::new(),
@@ -220,6 +243,21 @@ async fn accept(listener: TcpListener, state: Arc<State>, shutdown: Cancellation
     let _ = tokio::time::timeout(Duration::from_secs(1), tracker.wait()).await;
 }
 
+/// Publishes this worker's line every [`PUBLISH_INTERVAL`] until `shutdown`.
+async fn publish(live: Live, cluster: ClusterWatch, shutdown: CancellationToken) {
+    loop {
+        let snapshot = live.snapshot().await;
+        if let Err(e) = cluster.publish(&snapshot).await {
+            // The crawl's own Redis calls report an outage; this line can wait.
+            tracing::debug!(error = %e, "cannot publish this worker's line");
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(PUBLISH_INTERVAL) => {}
+        }
+    }
+}
+
 type Reply = Response<Full<Bytes>>;
 
 async fn handle(req: Request<Incoming>, state: &State) -> Reply {
@@ -236,7 +274,16 @@ async fn handle(req: Request<Incoming>, state: &State) -> Reply {
         }
         (&Method::GET, "/api/status") => {
             let snapshot = live.snapshot().await;
-            let json = status::to_json(&snapshot, state.report.get().is_some());
+            let mut json = status::to_json(&snapshot, state.report.get().is_some());
+            if let Some(cluster) = &state.cluster {
+                match cluster.read().await {
+                    Ok(whole) => {
+                        json["crawl"] = whole["crawl"].clone();
+                        json["workers"] = whole["workers"].clone();
+                    }
+                    Err(e) => json["crawl_error"] = e.to_string().into(),
+                }
+            }
             reply(StatusCode::OK, "application/json", json.to_string())
         }
         (&Method::GET, "/") => match state.report.get() {

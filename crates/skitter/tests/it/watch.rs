@@ -486,3 +486,55 @@ async fn an_origin_waiting_on_its_robots_txt_counts_as_benched() {
     task.await.unwrap();
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_redis_workers_status_shows_the_whole_crawl_and_each_worker() {
+    use skitter::cluster::{ClusterWatch, RedisStatsSink};
+    use skitter::frontier::{RedisFrontier, RedisOptions};
+    let Some(redis) = crate::support::redis_server::RedisServer::start(false) else {
+        return;
+    };
+    let site = site(5, 0);
+    let frontier = std::sync::Arc::new(
+        RedisFrontier::connect(&redis.url(), "watched", RedisOptions::default())
+            .await
+            .unwrap(),
+    );
+    let crawler = Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(2)
+        .frontier(frontier.clone())
+        .sink(Box::new(RedisStatsSink::new(frontier.clone())))
+        .build()
+        .unwrap();
+    let live = crawler.live();
+    let stop = CancellationToken::new();
+    let server = WatchServer::start_worker(
+        "127.0.0.1:0".parse().unwrap(),
+        Token::new(TOKEN).unwrap(),
+        live.clone(),
+        ClusterWatch::new(frontier.clone(), "w1"),
+        stop.clone(),
+    )
+    .await
+    .unwrap();
+    let report = crawler.run(stop).await.unwrap();
+    // Another worker's line, and one that stopped long ago.
+    ClusterWatch::new(frontier.clone(), "w2")
+        .publish(&live.snapshot().await)
+        .await
+        .unwrap();
+    frontier.put_worker("gone", r#"{"at_ms":1}"#).await.unwrap();
+    let s = status(server.addr()).await;
+    assert_eq!(s["crawl"]["done"], report.done, "{s}");
+    assert_eq!(s["crawl"]["counters"]["html"], report.counters.html);
+    let workers: Vec<(&str, bool)> = s["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["worker"].as_str().unwrap(), w["this"] == true))
+        .collect();
+    assert_eq!(workers, [("w1", true), ("w2", false)]);
+    assert!(!frontier.workers().await.unwrap().contains_key("gone"));
+    server.shutdown().await;
+}

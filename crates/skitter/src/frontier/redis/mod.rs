@@ -50,6 +50,7 @@
 //! | `stats:p<N>` | hash | the totals of finished recrawl pass `N` |
 //! | `meta` | hash | crawl-wide metadata (roots, options, `shards`) for joining workers; the recrawl pass (`pass`, `pass_not_due`, and `pass_seeding`/`pass_wiped` while one starts, see `pass`) |
 //! | `claims` | string | with S > 1 and `max_claims`: claims reserved so far |
+//! | `workers` | hash | worker id → its last published line (JSON) for the watchers of `--metrics`; each line carries its time, and a line not renewed for a while is dropped by the next reader |
 //!
 //! Lease ids are `seq * S + k` for lease `seq` of shard k.
 //!
@@ -382,6 +383,29 @@ impl RedisFrontier {
             }
         }
         Ok(totals)
+    }
+
+    /// Publishes worker `id`'s line for the crawl's watchers (a small JSON
+    /// document that `cluster::ClusterWatch` writes and reads).
+    pub async fn put_worker(&self, id: &str, line: &str) -> Result<(), FrontierError> {
+        let mut set = ::redis::cmd("HSET");
+        set.arg(self.shared.keys.key("workers")).arg(id).arg(line);
+        self.shared.link.query("put_worker", &set).await
+    }
+
+    /// Every worker's last published line, by worker id.
+    pub async fn workers(&self) -> Result<BTreeMap<String, String>, FrontierError> {
+        let mut all = ::redis::cmd("HGETALL");
+        all.arg(self.shared.keys.key("workers"));
+        self.shared.link.query("workers", &all).await
+    }
+
+    /// Forgets worker `id`'s line (one that stopped publishing).
+    pub async fn drop_worker(&self, id: &str) -> Result<(), FrontierError> {
+        let mut del = ::redis::cmd("HDEL");
+        del.arg(self.shared.keys.key("workers")).arg(id);
+        self.shared.link.query::<i64>("drop_worker", &del).await?;
+        Ok(())
     }
 
     /// Stores crawl-wide metadata (e.g. roots and options as JSON) so a worker
