@@ -45,8 +45,10 @@ ALLOWED["cluster"] = BELOW_CRAWL | {"crawl"}
 # Link checking runs on a crawl, as a bulk fetch runs beside one.
 ALLOWED["check"] = BELOW_CRAWL | {"crawl"}
 ALLOWED["probe"] = {"base", "fetch"}
-# Watching and steering a crawl over HTTP: reads the crawl's live numbers.
-ALLOWED["watch"] = BELOW_CRAWL | {"crawl"}
+# Watching and steering a crawl over HTTP: reads the crawl's live numbers,
+# a bulk fetch's summary (`skitter fetch --metrics`), and a Redis crawl's
+# whole (`cluster`).
+ALLOWED["watch"] = BELOW_CRAWL | {"crawl", "bulk", "cluster"}
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 crate = args[0] if args else "skitter"

@@ -1,5 +1,6 @@
 //! `skitter ctl`: steers a crawl started with `--metrics ADDR` through its
-//! control API (pause, resume, stop, a new `--max-tasks`), or prints its
+//! control API (pause, resume, stop, a new `--max-tasks`, `--per-host` or
+//! `--delay`), or prints its
 //! status, by the library's client ([`skitter::watch::client`]).
 
 use std::net::SocketAddr;
@@ -7,7 +8,7 @@ use std::net::SocketAddr;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use skitter::watch::client;
-use skitter::watch::control::Command;
+use skitter::watch::control::{Command, Settings};
 
 /// Options of `skitter ctl`.
 #[derive(Args, Debug, Clone)]
@@ -42,11 +43,21 @@ pub enum CtlAction {
     Resume,
     /// Stop as Ctrl-C does: outputs completed, state saved.
     Stop,
-    /// Change a setting of the running crawl.
+    /// Change settings of the running crawl (at least one).
+    #[command(group(clap::ArgGroup::new("setting").required(true).multiple(true)))]
     Set {
         /// The new cap on concurrent requests.
-        #[arg(long, value_name = "N", value_parser = crate::flags::count)]
-        max_tasks: usize,
+        #[arg(long, value_name = "N", value_parser = crate::flags::count, group = "setting")]
+        max_tasks: Option<usize>,
+        /// The new cap on concurrent requests to one host; each host reaches
+        /// a higher one a clean answer at a time.
+        #[arg(long, value_name = "N", value_parser = crate::flags::count, group = "setting")]
+        per_host: Option<usize>,
+        /// The new least gap between two request starts to one host (in
+        /// whole milliseconds, e.g. 250ms, 2s; 0 for none), from each host's
+        /// next request on.
+        #[arg(long, value_name = "DURATION", value_parser = crate::flags::duration, group = "setting")]
+        delay: Option<std::time::Duration>,
     },
     /// Print the crawl's live numbers as JSON (needs no token).
     Status,
@@ -58,7 +69,15 @@ pub async fn run(args: CtlArgs) -> anyhow::Result<u8> {
         CtlAction::Pause => Command::Pause,
         CtlAction::Resume => Command::Resume,
         CtlAction::Stop => Command::Stop,
-        CtlAction::Set { max_tasks } => Command::SetMaxTasks(max_tasks),
+        CtlAction::Set {
+            max_tasks,
+            per_host,
+            delay,
+        } => Command::Set(Settings {
+            max_tasks,
+            per_host,
+            delay,
+        }),
         CtlAction::Status => {
             let answer = client::get(args.addr, "/api/status").await?;
             println!("{}", answer.body.trim_end());

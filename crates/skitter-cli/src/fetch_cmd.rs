@@ -23,6 +23,7 @@ use skitter::bulk::{
 };
 use skitter::host::HostPolicy;
 use skitter::output::{ContentField, MarkdownSink, WarcOptions, WarcSink};
+use skitter::watch::fetch::FetchWatch;
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
@@ -30,6 +31,7 @@ use crate::content_flags::ContentFlags;
 use crate::extract_flags::ExtractFlags;
 use crate::flags;
 use crate::request_flags::RequestFlags;
+use crate::watch_flags::WatchFlags;
 
 /// Options of `skitter fetch`.
 #[derive(Args, Debug, Clone)]
@@ -152,6 +154,8 @@ pub struct FetchArgs {
     pub content_options: ContentFlags,
     #[command(flatten)]
     pub llms: crate::llms_flags::LlmsFlags,
+    #[command(flatten)]
+    pub watch: WatchFlags,
 }
 
 type Items = Pin<Box<dyn Stream<Item = InputItem> + Send>>;
@@ -299,15 +303,21 @@ pub async fn run(
     {
         builder = builder.sink(Box::new(db));
     }
+    let watch = args.watch.metrics.map(|_| FetchWatch::new());
     let fetcher = builder
-        .on_item(observer(bar.clone(), verbose > 0))
+        .on_item(observer(bar.clone(), verbose > 0, watch.clone()))
         .build()?;
-    let summary = fetcher.run(items, cancel).await;
+    let server = match watch {
+        Some(watch) => args.watch.start_fetch(watch, &cancel).await?,
+        None => None,
+    };
+    let summary = fetcher.run(items, cancel.clone()).await;
     bar.finish_and_clear();
     if !quiet || summary.failed() > 0 || summary.stopped.is_some() {
         eprint!("{summary}");
         print_outputs(&summary);
     }
+    args.watch.linger(server, None, &cancel).await;
     Ok(exit_status(&summary))
 }
 
@@ -359,12 +369,20 @@ fn progress_bar(show: bool, total: Option<u64>) -> ProgressBar {
     bar
 }
 
-/// Advances the bar; prints malformed input, values that could not be read
-/// and chains that looped always, other failures with -v.
-fn observer(bar: ProgressBar, verbose: bool) -> impl Fn(&ItemReport) + Send + Sync + 'static {
+/// Advances the bar (and counts for `--metrics`); prints malformed input,
+/// values that could not be read and chains that looped always, other
+/// failures with -v.
+fn observer(
+    bar: ProgressBar,
+    verbose: bool,
+    watch: Option<FetchWatch>,
+) -> impl Fn(&ItemReport) + Send + Sync + 'static {
     let errors = Arc::new(AtomicU64::new(0));
     move |report: &ItemReport| {
         bar.inc(1);
+        if let Some(watch) = &watch {
+            watch.observe(report);
+        }
         if !report.outcome.is_failure() {
             if matches!(report.chain_stop, Some(ChainStop::Loop(_))) {
                 bar.suspend(|| eprintln!("skitter: note: {report}"));

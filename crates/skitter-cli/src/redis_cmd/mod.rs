@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use skitter::cluster::RedisStatsSink;
+use skitter::cluster::{ClusterWatch, RedisStatsSink};
 use skitter::fetch::ProxyLedger;
 use skitter::frontier::{Frontier, RedisFrontier, RedisOptions};
 use skitter::output::report::{Limit, StopReason};
@@ -329,7 +329,11 @@ async fn crawl(
         ))
         .build()?;
     tracing::info!(crawl = %target.crawl, worker = %id, "crawling as one worker of a shared crawl");
-    let watch = own.watch.start(crawler.live(), &cancel).await?;
+    let cluster = ClusterWatch::new(frontier.clone(), ClusterWatch::process_id());
+    let watch = own
+        .watch
+        .start_worker(crawler.live(), cluster, &cancel)
+        .await?;
     let mut report = crawler.run(cancel.clone()).await?;
     if report.stopped.is_none() && frontier.claim_limit_reached() {
         report.stopped = Some(StopReason::Limit(Limit::MaxPagesCrawlWide));

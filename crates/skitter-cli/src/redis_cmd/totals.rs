@@ -199,6 +199,7 @@ mod tests {
                 queued,
                 leased,
                 seen,
+                ..FrontierCounts::default()
             },
             claimed,
             done: 4,

@@ -74,8 +74,28 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
         "{}",
         String::from_utf8_lossy(&paused.stderr)
     );
-    let set = ctl(&addr, TOKEN, &["set", "--max-tasks", "1"]);
-    assert!(set.status.success());
+    let set = ctl(
+        &addr,
+        TOKEN,
+        &[
+            "set",
+            "--max-tasks",
+            "1",
+            "--per-host",
+            "1",
+            "--delay",
+            "20ms",
+        ],
+    );
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    assert!(
+        !ctl(&addr, TOKEN, &["set"]).status.success(),
+        "set needs a setting"
+    );
     let mut held = None;
     for _ in 0..400 {
         let s = status(&addr).unwrap();
@@ -89,6 +109,10 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
     assert_eq!(
         (held["paused"].as_bool(), held["max_tasks"].as_u64()),
         (Some(true), Some(1))
+    );
+    assert_eq!(
+        (held["per_host"].as_u64(), held["delay_seconds"].as_f64()),
+        (Some(1), Some(0.02))
     );
     let requests = site.stats().total_requests;
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -131,4 +155,76 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
         .map(|(p, n)| (p.clone(), *n))
         .collect();
     assert!(twice.is_empty(), "{twice:?}");
+}
+
+/// `GET path` on the metrics server, the body.
+fn get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.split_once("\r\n\r\n").unwrap().1.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_serves_metrics_and_status_and_stops_from_ctl() {
+    let site = TestSite::start(SiteConfig {
+        pages: 10,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let pattern = site.url("/p/[1-6]");
+    let fetch = skitter(&[
+        "fetch",
+        &pattern,
+        "-o",
+        dir.path().to_str().unwrap(),
+        "--metrics",
+        &addr,
+        "--control-token",
+        TOKEN,
+        "--metrics-linger",
+        "60s",
+    ]);
+    let mut done = None;
+    for _ in 0..400 {
+        if let Some(s) = status(&addr).filter(|s| s["done"] == 6) {
+            done = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let s = done.expect("the fetch never reported its 6 items");
+    assert_eq!(
+        (s["command"].as_str(), s["ok"].as_u64()),
+        (Some("fetch"), Some(6))
+    );
+    let metrics = get(&addr, "/metrics");
+    assert!(
+        metrics.contains("skitter_fetch_items_total{outcome=\"ok\"} 6"),
+        "{metrics}"
+    );
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
+    // A fetch cannot be paused; a wrong token is refused; stop ends the linger.
+    let pause = ctl(&addr, TOKEN, &["pause"]);
+    assert_eq!(pause.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&pause.stderr).contains("only be stopped"));
+    assert_eq!(
+        ctl(&addr, "cli-test-token-wrong-0000", &["stop"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert!(ctl(&addr, TOKEN, &["stop"]).status.success());
+    let run = finish(fetch).await;
+    run.assert_ok("fetch --metrics");
+    assert!(
+        run.stderr
+            .contains(&format!("status at http://{addr}/api/status")),
+        "{}",
+        run.stderr
+    );
 }

@@ -90,7 +90,7 @@ impl Crawler {
         }));
         let live = Live::new(
             progress.clone(),
-            Steer::new(config.max_tasks),
+            Steer::new(config.max_tasks, frontier.politeness()),
             tally,
             frontier.clone(),
             fetcher.clone(),
@@ -150,6 +150,7 @@ impl Crawler {
             sitemaps,
             renderer.clone(),
             &self.sinks,
+            self.live.steer().live_policy(),
         );
         let stop_signal = Arc::new(StopSignal::default());
         let live = self.live;

@@ -16,7 +16,8 @@ use crate::crawl::progress::{Progress, ProgressSnapshot};
 use crate::crawl::steer::{Steer, SteerState};
 use crate::fetch::{Fetcher, ProxyStats};
 use crate::frontier::{Frontier, FrontierCounts};
-use crate::output::report::{Counters, PageHistograms, RecentError, Tally};
+use crate::host::HostPolicy;
+use crate::output::report::{Counters, HostCount, PageHistograms, RecentError, Tally};
 use crate::render::Renderer;
 
 /// A cheap-to-clone handle on a crawl's live numbers ([`crate::Crawler::live`]).
@@ -38,12 +39,16 @@ struct Inner {
     ended: OnceLock<Taken>,
 }
 
+/// Hosts a snapshot lists as the busiest.
+pub const BUSIEST_HOSTS: usize = 10;
+
 /// What a snapshot reads from the tally.
 #[derive(Clone)]
 struct Taken {
     counters: Counters,
     histograms: PageHistograms,
     recent_errors: Vec<RecentError>,
+    busiest: Vec<HostCount>,
 }
 
 impl Taken {
@@ -52,6 +57,7 @@ impl Taken {
             counters: tally.counters().clone(),
             histograms: tally.histograms().clone(),
             recent_errors: tally.recent_errors(),
+            busiest: tally.busiest(BUSIEST_HOSTS),
         }
     }
 }
@@ -75,6 +81,8 @@ pub struct LiveSnapshot {
     pub progress: ProgressSnapshot,
     /// Paused or not, and the cap on concurrent fetches.
     pub steer: SteerState,
+    /// The per-host rules now (`None` when the frontier keeps them fixed).
+    pub politeness: Option<HostPolicy>,
     /// The report's counters so far (the finished URLs', and those no record
     /// accounts for: retries, link skips, slow-downs, the browser's requests).
     pub counters: Counters,
@@ -86,6 +94,12 @@ pub struct LiveSnapshot {
     pub frontier: Option<FrontierCounts>,
     /// Hosts that slowed the crawl down so far: host → reason → how often.
     pub throttled: BTreeMap<String, BTreeMap<String, u64>>,
+    /// The hosts with the most URLs fetched, most first (at most
+    /// [`BUSIEST_HOSTS`], from a bounded counter: see [`HostCount::over`]).
+    pub busiest: Vec<HostCount>,
+    /// Origins whose URLs wait now because their robots.txt is
+    /// unavailable (benched until it answers or the outage limit passes).
+    pub hosts_benched: usize,
     /// What each proxy of the pool did (empty without a pool).
     pub proxies: Vec<ProxyStats>,
     /// `(tabs rendering, tabs at most)` when pages may be rendered.
@@ -143,6 +157,7 @@ impl Live {
             mut counters,
             histograms,
             recent_errors,
+            busiest,
         } = {
             let tally = inner.tally.lock().unwrap_or_else(|e| e.into_inner());
             match inner.ended.get() {
@@ -152,7 +167,9 @@ impl Live {
         };
         let mut throttled = BTreeMap::new();
         let mut render_tabs = None;
+        let mut hosts_benched = 0;
         if let Some(run) = inner.run.get() {
+            hosts_benched = run.guards.stall.waiting();
             let mut kept = Counters::default();
             run.guards.count_into(&mut kept);
             if let Some(r) = &run.renderer {
@@ -165,11 +182,14 @@ impl Live {
         LiveSnapshot {
             progress: inner.progress.snapshot(),
             steer: inner.steer.state(),
+            politeness: inner.steer.politeness(),
             counters,
             histograms,
             recent_errors,
             frontier,
             throttled,
+            busiest,
+            hosts_benched,
             proxies: inner.fetcher.proxy_stats(),
             render_tabs,
             ended: inner.ended.get().is_some(),

@@ -73,6 +73,11 @@ impl RobotsStall {
         self.lock().waiting.insert(origin.to_owned(), waiting);
     }
 
+    /// Origins whose URLs wait for their robots.txt now.
+    pub(crate) fn waiting(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
     /// A request to `origin` starts: the crawl is moving, and the origin's
     /// robots.txt is in force again.
     pub(crate) fn started(&self, origin: &str) {

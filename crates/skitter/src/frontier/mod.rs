@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::base::outcome::PageRecord;
-use crate::host::{HostFeedback, HostKey, Throttle};
+use crate::host::{HostFeedback, HostKey, LivePolicy, Throttle};
 use crate::state::recrawl::{PassInfo, Visit};
 
 pub use memory::{DEFAULT_MEMORY_BUDGET, MemoryFrontier, MemoryOptions};
@@ -90,6 +90,16 @@ pub struct FrontierCounts {
     pub leased: u64,
     /// Distinct URLs ever offered (the seen set's size).
     pub seen: u64,
+    /// Hosts the frontier keeps live state for now (work queued or in
+    /// flight, or a gap still owed; idle ones are forgotten); `None` when it
+    /// does not count them (Redis).
+    #[serde(default)]
+    pub hosts: Option<u64>,
+    /// Bytes the frontier's files take on disk (the crash-safe store's
+    /// directory); `None` for a frontier that keeps no files of its own
+    /// (the memory frontier's spill files are not counted).
+    #[serde(default)]
+    pub disk_bytes: Option<u64>,
 }
 
 /// What earlier runs of a resumed crawl fetched, as the limits count
@@ -281,6 +291,13 @@ pub trait Frontier: Send + Sync {
 
     /// Current counts.
     async fn counts(&self) -> Result<FrontierCounts, FrontierError>;
+
+    /// The politeness rules this frontier's hosts read at each claim, to
+    /// change them while the crawl runs (`--per-host`, `--delay`); `None`
+    /// (the default) when this frontier keeps its rules fixed.
+    fn politeness(&self) -> Option<LivePolicy> {
+        None
+    }
 
     /// Takes one fetch of `host`'s crawl-wide quota of `max` (`max_per_host`):
     /// `Some(true)` if taken, `Some(false)` when it is used up. `None` (the

@@ -1,10 +1,12 @@
-//! Hosts: the politeness key of a URL and the rules every host starts with (the
-//! live per-host state is in `politeness`).
+//! Hosts: the politeness key of a URL and the rules every host runs under,
+//! shared by all hosts of a crawl and changeable while it runs (the live
+//! per-host state is in `politeness`).
 //!
 //! A "host" is an authority — host name plus effective port — so two test servers
 //! on one address but different ports are two hosts, as they are two servers.
 
 use std::fmt;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use url::Url;
@@ -61,6 +63,39 @@ impl Default for HostPolicy {
             delay: Duration::ZERO,
             jitter: Duration::ZERO,
         }
+    }
+}
+
+/// The politeness rules in force for every host of one crawl: one shared
+/// value that each host reads at each request, so a change (`skitter ctl set
+/// --per-host N --delay D`) reaches every host from its next request on,
+/// including hosts that already exist. Cheap to clone; the clones share it.
+#[derive(Clone, Debug, Default)]
+pub struct LivePolicy(Arc<RwLock<HostPolicy>>);
+
+impl LivePolicy {
+    /// Rules starting as `policy`.
+    pub fn new(policy: HostPolicy) -> LivePolicy {
+        LivePolicy(Arc::new(RwLock::new(policy)))
+    }
+
+    /// The rules now.
+    pub fn get(&self) -> HostPolicy {
+        // A panic cannot leave a half-written `HostPolicy` (it is replaced
+        // whole), so a poisoned lock still holds a valid value.
+        *self.0.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replaces the rules. A host already waiting out a gap keeps that one
+    /// wait; its later starts follow the new rules.
+    pub fn set(&self, policy: HostPolicy) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = policy;
+    }
+}
+
+impl From<HostPolicy> for LivePolicy {
+    fn from(policy: HostPolicy) -> LivePolicy {
+        LivePolicy::new(policy)
     }
 }
 

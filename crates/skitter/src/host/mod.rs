@@ -16,6 +16,6 @@ pub(crate) mod slots;
 pub(crate) mod slowdown;
 
 pub(crate) use jitter::random_up_to;
-pub use key::{DEFAULT_PER_HOST, HostKey, HostPolicy};
+pub use key::{DEFAULT_PER_HOST, HostKey, HostPolicy, LivePolicy};
 pub use politeness::{HostFeedback, THROTTLED_TRY, Throttle, ThrottleReason};
 pub use ring::{LINGER, SESSION_BUDGET};

@@ -24,12 +24,13 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::host::politeness::HostSlots;
-use crate::host::{HostFeedback, HostKey, HostPolicy, random_up_to};
+use crate::host::{HostFeedback, HostKey, HostPolicy, LivePolicy, random_up_to};
 
 /// The per-host gates.
 #[derive(Debug)]
 pub(crate) struct HostLimits {
-    policy: HostPolicy,
+    /// The rules every gate reads at each request (a crawl's change live).
+    policy: LivePolicy,
     map: Mutex<Hosts>,
 }
 
@@ -65,11 +66,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl HostLimits {
     pub(crate) fn new(policy: HostPolicy) -> Arc<HostLimits> {
+        HostLimits::live(LivePolicy::new(policy))
+    }
+
+    /// Gates that follow `policy` as it changes (a crawl's render path, whose
+    /// rules are the frontier's).
+    pub(crate) fn live(policy: LivePolicy) -> Arc<HostLimits> {
         Arc::new(HostLimits {
-            policy: HostPolicy {
-                max_in_flight: policy.max_in_flight.max(1),
-                ..policy
-            },
+            policy,
             map: Mutex::default(),
         })
     }
@@ -141,7 +145,7 @@ impl HostLimits {
                 .retain(|_, g| Arc::strong_count(g) > 1 || !lock(&g.slots).is_idle(now));
         }
         let gate = Arc::new(HostGate {
-            slots: Mutex::new(HostSlots::new(self.policy)),
+            slots: Mutex::new(HostSlots::new(self.policy.clone())),
             changed: Notify::new(),
         });
         hosts.gates.insert(key.clone(), gate.clone());

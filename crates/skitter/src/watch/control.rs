@@ -8,6 +8,7 @@
 //! preflight, which the server never grants.
 
 use std::fmt;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -97,8 +98,71 @@ pub enum Command {
     /// Stop as Ctrl-C does: in-flight fetches finish within the grace
     /// period, outputs complete, state is saved.
     Stop,
-    /// A new cap on concurrent fetches.
-    SetMaxTasks(usize),
+    /// New settings; each one not given stays as it is.
+    Set(Settings),
+}
+
+/// The settings `POST /control/set` changes, each optional (at least one
+/// given): `?max_tasks=N&per_host=N&delay_ms=N`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// The cap on concurrent fetches (at least 1).
+    pub max_tasks: Option<usize>,
+    /// The cap on concurrent fetches to one host (at least 1).
+    pub per_host: Option<usize>,
+    /// The least gap between request starts to one host, in whole
+    /// milliseconds on the wire.
+    pub delay: Option<Duration>,
+}
+
+impl Settings {
+    /// Reads a query string; names other than these three are refused, so a
+    /// misspelt one is not silently ignored.
+    fn parse(query: &str) -> Result<Settings, String> {
+        let mut set = Settings::default();
+        for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+            let (name, value) = kv.split_once('=').unwrap_or((kv, ""));
+            let number = || {
+                value
+                    .parse::<u64>()
+                    .map_err(|_| format!("{name} must be a whole number, not {value:?}"))
+            };
+            let count = || match number()? {
+                0 => Err(format!(
+                    "{name} must be at least 1 (pause the crawl to hold it)"
+                )),
+                n => usize::try_from(n).map_err(|_| format!("{name} is too large")),
+            };
+            match name {
+                "max_tasks" => set.max_tasks = Some(count()?),
+                "per_host" => set.per_host = Some(count()?),
+                "delay_ms" => set.delay = Some(Duration::from_millis(number()?)),
+                _ => {
+                    return Err(format!(
+                        "set takes max_tasks, per_host and delay_ms, not {name:?}"
+                    ));
+                }
+            }
+        }
+        if set == Settings::default() {
+            return Err("set needs at least one of max_tasks=N, per_host=N, delay_ms=N".into());
+        }
+        Ok(set)
+    }
+
+    fn query(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(n) = self.max_tasks {
+            parts.push(format!("max_tasks={n}"));
+        }
+        if let Some(n) = self.per_host {
+            parts.push(format!("per_host={n}"));
+        }
+        if let Some(d) = self.delay {
+            parts.push(format!("delay_ms={}", d.as_millis()));
+        }
+        parts.join("&")
+    }
 }
 
 impl Command {
@@ -108,23 +172,7 @@ impl Command {
             "/control/pause" => Ok(Command::Pause),
             "/control/resume" => Ok(Command::Resume),
             "/control/stop" => Ok(Command::Stop),
-            "/control/set" => {
-                let query = query.unwrap_or("");
-                let value = query
-                    .split('&')
-                    .find_map(|kv| kv.strip_prefix("max_tasks="))
-                    .ok_or(
-                        "set needs max_tasks=N (per-host and delay are not settable live yet)",
-                    )?;
-                value
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .map(Command::SetMaxTasks)
-                    .ok_or_else(|| {
-                        format!("max_tasks must be a whole number above 0, not {value:?}")
-                    })
-            }
+            "/control/set" => Settings::parse(query.unwrap_or("")).map(Command::Set),
             _ => Err(format!("no command at {path}")),
         }
     }
@@ -135,22 +183,30 @@ impl Command {
             Command::Pause => "/control/pause".into(),
             Command::Resume => "/control/resume".into(),
             Command::Stop => "/control/stop".into(),
-            Command::SetMaxTasks(n) => format!("/control/set?max_tasks={n}"),
+            Command::Set(set) => format!("/control/set?{}", set.query()),
         }
     }
 
-    /// Carries the command out.
-    pub fn run(&self, steer: &Steer, stop: &CancellationToken) {
+    /// Carries the command out, or says why it cannot (a frontier whose
+    /// per-host rules are fixed); a refused `set` changes nothing.
+    pub fn run(&self, steer: &Steer, stop: &CancellationToken) -> Result<(), String> {
         match self {
             Command::Pause => steer.pause(),
             Command::Resume => steer.resume(),
             Command::Stop => stop.cancel(),
-            // Zero is refused by `parse`.
-            Command::SetMaxTasks(n) => {
-                let _ = steer.set_max_tasks(*n);
+            Command::Set(set) => {
+                if set.per_host.is_some() || set.delay.is_some() {
+                    steer
+                        .set_politeness(set.per_host, set.delay)
+                        .map_err(|e| e.to_string())?;
+                }
+                if let Some(n) = set.max_tasks {
+                    steer.set_max_tasks(n).map_err(|e| e.to_string())?;
+                }
             }
         }
         tracing::info!(command = ?self, "control command");
+        Ok(())
     }
 }
 
@@ -185,7 +241,15 @@ mod tests {
             Command::Pause,
             Command::Resume,
             Command::Stop,
-            Command::SetMaxTasks(7),
+            Command::Set(Settings {
+                max_tasks: Some(7),
+                ..Settings::default()
+            }),
+            Command::Set(Settings {
+                max_tasks: None,
+                per_host: Some(2),
+                delay: Some(Duration::from_millis(250)),
+            }),
         ] {
             let p = c.path();
             let (path, query) = p
@@ -193,7 +257,15 @@ mod tests {
                 .map_or((p.as_str(), None), |(a, b)| (a, Some(b)));
             assert_eq!(Command::parse(path, query), Ok(c));
         }
-        assert!(Command::parse("/control/set", Some("max_tasks=0")).is_err());
+        for bad in [
+            "max_tasks=0",
+            "per_host=0",
+            "delay_ms=-1",
+            "delay=1s",
+            "per_host=x",
+        ] {
+            assert!(Command::parse("/control/set", Some(bad)).is_err(), "{bad}");
+        }
         assert!(Command::parse("/control/set", None).is_err());
         assert!(Command::parse("/control/other", None).is_err());
     }

@@ -15,7 +15,9 @@
     return (i === 0 ? n : n.toFixed(1)) + " " + units[i];
   }
   function fmt(key, v) {
-    if (key === "bytes" || key === "resident_bytes") return fmtBytes(v);
+    if (v === null || v === undefined) return "–";
+    if (key === "bytes" || key === "resident_bytes" || key === "frontier_disk_bytes") return fmtBytes(v);
+    if (key === "delay_seconds") return Math.round(v * 1000) + " ms";
     if (key === "rate") return v.toFixed(1);
     return String(v);
   }
@@ -75,7 +77,19 @@
     let prev = 0;
     rows($("latency"), rb.buckets.map(([le, n]) => { const own = n - prev; prev = n; return ["≤ " + le + " s", own]; })
       .concat([["> " + rb.buckets[rb.buckets.length - 1][0] + " s", rb.count - prev]]));
+    // A count inherited from displaced hosts (a crawl of very many) shows as "≤".
+    rows($("busiest"), s.busiest_hosts.map((h) => [h.host, (h.over ? "≤ " : "") + h.pages]));
     rows($("hosts"), s.throttled_hosts.map((h) => [h.host, h.slowdowns, Object.keys(h.reasons).join(", ")]));
+    if (s.crawl || s.crawl_error) {
+      $("whole").hidden = false;
+      $("crawl_error").textContent = s.crawl_error ? "Redis: " + s.crawl_error : "";
+      const w = s.crawl || { counters: {} };
+      rows($("crawl"), [["URLs done", w.done], ["queued", w.queued], ["leased", w.leased], ["seen", w.seen], ["claimed", w.claimed]]
+        .concat(["html", "other", "redirect", "error", "fail", "skipped"].filter((k) => w.counters[k]).map((k) => [k, w.counters[k]]))
+        .filter((r) => r[1] !== undefined));
+      rows($("workers"), (s.workers || []).map((x) => [x.worker + (x.this ? " (this)" : ""), x.done, x.in_flight,
+        Number(x.rate).toFixed(1), x.ended ? "ended" : x.paused ? "paused" : "running", Math.round(x.age_seconds) + " s ago"]));
+    }
     rows($("recent"), s.recent_errors.slice().reverse().map((e) => [e.url, e.what]));
     rows($("errors"), Object.keys(c).filter((k) => k.startsWith("fail_") || k.startsWith("status_")).map((k) => [k, c[k]]));
     if (s.report && !ended) { ended = true; location.reload(); }
@@ -91,7 +105,13 @@
   }
   async function command(cmd) {
     let path = "/control/" + cmd;
-    if (cmd === "set") path += "?max_tasks=" + encodeURIComponent($("tasks").value);
+    if (cmd === "set") {
+      // Only the boxes filled in are sent; the rest stay as they are.
+      const given = [["max_tasks", "tasks"], ["per_host", "per_host"], ["delay_ms", "delay_ms"]]
+        .filter(([, id]) => $(id).value !== "")
+        .map(([name, id]) => name + "=" + encodeURIComponent($(id).value));
+      path += "?" + given.join("&");
+    }
     const r = await fetch(path, { method: "POST", headers: { Authorization: "Bearer " + $("token").value } });
     $("said").textContent = r.ok ? cmd + ": done" : cmd + ": " + r.status + " " + (await r.text());
   }

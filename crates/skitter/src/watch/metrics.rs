@@ -204,6 +204,11 @@ impl Collector for Exposition {
                 s.throttled.len() as f64,
             ),
             (
+                "hosts_benched",
+                "Origins whose URLs wait now for an unavailable robots.txt",
+                s.hosts_benched as f64,
+            ),
+            (
                 "max_tasks",
                 "The cap on concurrent fetches",
                 s.steer.max_tasks as f64,
@@ -250,6 +255,32 @@ impl Collector for Exposition {
                 proxies.iter().map(|x| x.benchings as f64).sum(),
             ),
         ];
+        if let Some(hosts) = s.frontier.and_then(|f| f.hosts) {
+            gauges.push((
+                "hosts_active",
+                "Hosts the frontier keeps live state for (work queued or in flight, or a gap owed)",
+                hosts as f64,
+            ));
+        }
+        if let Some(bytes) = s.frontier.and_then(|f| f.disk_bytes) {
+            gauges.push((
+                "frontier_disk_bytes",
+                "Bytes the frontier's files take on disk (the --state directory)",
+                bytes as f64,
+            ));
+        }
+        if let Some(policy) = s.politeness {
+            gauges.push((
+                "per_host",
+                "The cap on concurrent fetches to one host",
+                policy.max_in_flight as f64,
+            ));
+            gauges.push((
+                "delay_seconds",
+                "The least gap between two request starts to one host",
+                policy.delay.as_secs_f64(),
+            ));
+        }
         if let Some(r) = self.resident {
             gauges.push((
                 "process_resident_bytes",

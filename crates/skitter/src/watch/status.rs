@@ -1,6 +1,7 @@
 //! `GET /api/status`: a [`LiveSnapshot`] as JSON, the shape the dashboard's
 //! script and `skitter ctl status` read. The hosts in it are the few that
-//! slowed the crawl down most, so its size does not grow with the crawl.
+//! slowed the crawl down most and the few busiest, so its size does not grow
+//! with the crawl.
 
 use serde_json::{Value, json};
 
@@ -35,10 +36,16 @@ pub fn to_json(s: &LiveSnapshot, report: bool) -> Value {
         "rate": p.rate(),
         "paused": s.steer.paused,
         "max_tasks": s.steer.max_tasks,
+        "per_host": s.politeness.map(|p| p.max_in_flight),
+        "delay_seconds": s.politeness.map(|p| p.delay.as_secs_f64()),
         "ended": s.ended,
         "report": report,
         "counters": s.counters,
+        "hosts_active": s.frontier.and_then(|f| f.hosts),
         "hosts_throttled": s.throttled.len(),
+        "hosts_benched": s.hosts_benched,
+        "frontier_disk_bytes": s.frontier.and_then(|f| f.disk_bytes),
+        "busiest_hosts": s.busiest,
         "throttled_hosts": throttled,
         "recent_errors": s.recent_errors,
         "response_seconds": { "count": h.response_seconds.count(), "sum": h.response_seconds.sum(), "buckets": h.response_seconds.cumulative() },

@@ -134,6 +134,9 @@ async fn reopen_requeues_only_unfinished_leases() {
     let f = open(dir.path(), unlimited());
     let counts = f.counts().await.unwrap();
     assert_eq!((counts.queued, counts.leased, counts.seen), (2, 0, 3));
+    // Two hosts with work; the files' bytes for the watch's gauge.
+    assert_eq!(counts.hosts, Some(2));
+    assert!(counts.disk_bytes.is_some_and(|b| b > 0), "{counts:?}");
     let mut again: Vec<String> = vec![take(&f).await, take(&f).await]
         .into_iter()
         .map(|l| l.request.url.to_string())

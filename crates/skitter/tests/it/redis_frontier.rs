@@ -530,3 +530,33 @@ async fn new_host_starts_with_one_lease() {
     .await;
     contract::new_host_starts_with_one_lease(&f).await;
 }
+
+#[tokio::test]
+async fn a_delay_set_live_spaces_this_workers_next_claims() {
+    let Some(server) = RedisServer::start(false) else {
+        return;
+    };
+    let f = worker(&server, "live-delay", options(8, Duration::ZERO)).await;
+    let urls = ["http://a.test/1", "http://a.test/2", "http://a.test/3"];
+    f.offer(urls.iter().map(|u| req(u)).collect())
+        .await
+        .unwrap();
+    // No delay: one start after the other.
+    for _ in 0..2 {
+        let lease = take(&f).await;
+        f.complete(lease, HostFeedback::Clean).await.unwrap();
+    }
+    let live = f
+        .politeness()
+        .expect("the Redis frontier's rules change live");
+    live.set(HostPolicy {
+        delay: Duration::from_secs(3600),
+        ..live.get()
+    });
+    // The claim after the change starts at once (the last start owed no
+    // gap) and sets the new one: the host waits an hour for the next.
+    let third = take(&f).await;
+    f.complete(third, HostFeedback::Clean).await.unwrap();
+    f.offer(vec![req("http://a.test/4")]).await.unwrap();
+    assert_wait(f.claim().await.unwrap());
+}

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use skitter::watch::WatchServer;
 use skitter::watch::client::{self, Answer};
-use skitter::watch::control::{Command, Token};
+use skitter::watch::control::{Command, Settings, Token};
 use skitter::{Crawler, CrawlerBuilder, Report};
 use skitter_testsite::{RunningSite, SiteConfig, TestSite};
 use tokio_util::sync::CancellationToken;
@@ -106,11 +106,25 @@ async fn metrics_name_what_the_crawl_did() {
     );
     assert_eq!(sample(text, "skitter_ended"), Some(1.0));
     assert_eq!(sample(text, "skitter_in_flight"), Some(0.0));
+    // The memory frontier counts its hosts (none left live at the end, or
+    // the one it has not forgotten yet) and keeps no files.
+    assert!(
+        sample(text, "skitter_hosts_active").is_some_and(|n| n <= 1.0),
+        "{text}"
+    );
+    assert_eq!(sample(text, "skitter_hosts_benched"), Some(0.0));
+    assert_eq!(sample(text, "skitter_frontier_disk_bytes"), None);
     assert!(sample(text, "skitter_process_resident_bytes").is_some_and(|b| b > 0.0));
     // No per-URL or per-host label anywhere.
     assert!(!text.contains("127.0.0.1"), "{text}");
     // The status lists the last failures (the site links `/P/n`, a 404).
     let s = status(server.addr()).await;
+    // One host, all its URLs counted (robots.txt is not a URL of the crawl).
+    let busiest = s["busiest_hosts"].as_array().unwrap();
+    assert_eq!(busiest.len(), 1, "{busiest:?}");
+    assert_eq!(busiest[0]["host"], "127.0.0.1");
+    assert_eq!(busiest[0]["pages"], report.done - c.skipped);
+    assert_eq!(busiest[0]["over"], 0);
     assert!(report.counters.error > 0);
     let recent = s["recent_errors"].as_array().unwrap();
     assert_eq!(recent.len() as u64, report.counters.error.min(20));
@@ -143,7 +157,15 @@ async fn commands_need_the_token() {
         (Some(true), Some(0))
     );
     assert_eq!(site.stats().total_requests, 0);
-    let bad = client::send(addr, Some(TOKEN), &Command::SetMaxTasks(0)).await;
+    let bad = client::send(
+        addr,
+        Some(TOKEN),
+        &Command::Set(Settings {
+            max_tasks: Some(0),
+            ..Settings::default()
+        }),
+    )
+    .await;
     assert_eq!(bad.unwrap().status, 400);
     let ok = client::send(addr, Some(TOKEN), &Command::Resume)
         .await
@@ -151,6 +173,52 @@ async fn commands_need_the_token() {
     assert_eq!(ok.status, 200, "{}", ok.body);
     let report = task.await.unwrap();
     assert!(report.completed());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn set_changes_per_host_and_delay_of_a_running_crawl() {
+    let site = site(5, 0);
+    let stop = CancellationToken::new();
+    let (server, task) = watched(builder(&site, 2), &stop, true).await;
+    let addr = server.addr();
+    let s = status(addr).await;
+    assert_eq!(
+        (s["per_host"].as_u64(), s["delay_seconds"].as_f64()),
+        (Some(2), Some(0.0))
+    );
+    let set = Command::Set(Settings {
+        per_host: Some(1),
+        delay: Some(Duration::from_millis(250)),
+        ..Settings::default()
+    });
+    let answer = client::send(addr, Some(TOKEN), &set).await.unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let s: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(
+        (s["per_host"].as_u64(), s["delay_seconds"].as_f64()),
+        (Some(1), Some(0.25))
+    );
+    let metrics = client::get(addr, "/metrics").await.unwrap().body;
+    assert_eq!(sample(&metrics, "skitter_per_host"), Some(1.0));
+    assert_eq!(sample(&metrics, "skitter_delay_seconds"), Some(0.25));
+    // A refused value changes nothing.
+    let zero = Command::Set(Settings {
+        per_host: Some(0),
+        delay: Some(Duration::ZERO),
+        ..Settings::default()
+    });
+    assert_eq!(
+        client::send(addr, Some(TOKEN), &zero).await.unwrap().status,
+        400
+    );
+    assert_eq!(status(addr).await["per_host"], 1);
+    client::send(addr, Some(TOKEN), &Command::Resume)
+        .await
+        .unwrap();
+    let report = task.await.unwrap();
+    assert!(report.completed());
+    assert_eq!(site.stats().in_flight_peak, 1);
     server.shutdown().await;
 }
 
@@ -388,5 +456,85 @@ async fn the_dashboard_shows_the_numbers_rising_in_chromium() {
     server.ended("<!DOCTYPE html><title>skitter crawl report</title>".into());
     let end = client::get(server.addr(), "/").await.unwrap();
     assert!(end.body.contains("skitter crawl report"), "{}", end.body);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_origin_waiting_on_its_robots_txt_counts_as_benched() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        robots_txt: Some((503, String::new())),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let stop = CancellationToken::new();
+    let (server, task) = watched(builder(&site, 2), &stop, false).await;
+    let mut benched = None;
+    for _ in 0..400 {
+        let s = status(server.addr()).await;
+        if s["hosts_benched"] == 1 {
+            benched = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let s = benched.expect("the origin never showed as benched");
+    assert_eq!(s["done"], 0);
+    let metrics = client::get(server.addr(), "/metrics").await.unwrap().body;
+    assert_eq!(sample(&metrics, "skitter_hosts_benched"), Some(1.0));
+    stop.cancel();
+    task.await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_redis_workers_status_shows_the_whole_crawl_and_each_worker() {
+    use skitter::cluster::{ClusterWatch, RedisStatsSink};
+    use skitter::frontier::{RedisFrontier, RedisOptions};
+    let Some(redis) = crate::support::redis_server::RedisServer::start(false) else {
+        return;
+    };
+    let site = site(5, 0);
+    let frontier = std::sync::Arc::new(
+        RedisFrontier::connect(&redis.url(), "watched", RedisOptions::default())
+            .await
+            .unwrap(),
+    );
+    let crawler = Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(2)
+        .frontier(frontier.clone())
+        .sink(Box::new(RedisStatsSink::new(frontier.clone())))
+        .build()
+        .unwrap();
+    let live = crawler.live();
+    let stop = CancellationToken::new();
+    let server = WatchServer::start_worker(
+        "127.0.0.1:0".parse().unwrap(),
+        Token::new(TOKEN).unwrap(),
+        live.clone(),
+        ClusterWatch::new(frontier.clone(), "w1"),
+        stop.clone(),
+    )
+    .await
+    .unwrap();
+    let report = crawler.run(stop).await.unwrap();
+    // Another worker's line, and one that stopped long ago.
+    ClusterWatch::new(frontier.clone(), "w2")
+        .publish(&live.snapshot().await)
+        .await
+        .unwrap();
+    frontier.put_worker("gone", r#"{"at_ms":1}"#).await.unwrap();
+    let s = status(server.addr()).await;
+    assert_eq!(s["crawl"]["done"], report.done, "{s}");
+    assert_eq!(s["crawl"]["counters"]["html"], report.counters.html);
+    let workers: Vec<(&str, bool)> = s["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["worker"].as_str().unwrap(), w["this"] == true))
+        .collect();
+    assert_eq!(workers, [("w1", true), ("w2", false)]);
+    assert!(!frontier.workers().await.unwrap().contains_key("gone"));
     server.shutdown().await;
 }

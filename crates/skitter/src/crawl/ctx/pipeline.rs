@@ -11,6 +11,7 @@ use crate::crawl::body::CpuPool;
 use crate::crawl::config::Config;
 use crate::fetch::{Fetcher, Keep};
 use crate::host::HostKey;
+use crate::host::LivePolicy;
 use crate::host::slots::HostLimits;
 use crate::output::Sink;
 use crate::parse::discovery::SitemapRegistry;
@@ -55,6 +56,7 @@ impl Pipeline {
         sitemaps: SitemapRegistry,
         renderer: Option<Arc<Renderer>>,
         sinks: &[Box<dyn Sink>],
+        politeness: Option<&LivePolicy>,
     ) -> Pipeline {
         let keep = if sinks.iter().any(|s| s.wants_bodies()) {
             Keep::Everything
@@ -84,7 +86,12 @@ impl Pipeline {
             delays_applied: Mutex::new(HashSet::new()),
             sitemaps,
             renderer,
-            render_hosts: HostLimits::new(config.host_policy),
+            // The frontier's rules when they change live, so the browser's
+            // requests follow a new `--per-host`/`--delay` too.
+            render_hosts: match politeness {
+                Some(live) => HostLimits::live(live.clone()),
+                None => HostLimits::new(config.host_policy),
+            },
         }
     }
 }

@@ -122,3 +122,78 @@ async fn the_cap_goes_down_and_up_in_permits() {
     drop(held);
     assert_eq!(slots.available_permits(), 3);
 }
+
+/// A crawl of one host, one request at a time, `delay` apart.
+fn one_at_a_time(site: &skitter_testsite::RunningSite, delay: Duration) -> Crawler {
+    Crawler::builder()
+        .root(site.url("/"))
+        .max_tasks(4)
+        .per_host(1)
+        .host_delay(delay, Duration::ZERO)
+        .ignore_robots(true)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_delay_changed_live_spaces_the_next_requests() {
+    let site = TestSite::start(SiteConfig {
+        pages: 60,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let crawler = one_at_a_time(&site, Duration::from_secs(10));
+    let steer = crawler.steer();
+    let task = tokio::spawn(crawler.run(CancellationToken::new()));
+    // Starts at 0, 10 and 20 s of the paused clock.
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    let slow = site.stats().total_requests;
+    assert!(
+        (2..=3).contains(&slow),
+        "{slow} requests in 25 s at 10 s apart"
+    );
+    let set = steer
+        .set_politeness(None, Some(Duration::from_secs(1)))
+        .unwrap();
+    assert_eq!(set.delay, Duration::from_secs(1));
+    // The gap owed ends at 30 s; from then on a start a second: 30..=44 s.
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let fast = site.stats().total_requests - slow;
+    assert!(
+        (10..=16).contains(&fast),
+        "{fast} requests in the next 20 s at 1 s apart"
+    );
+    // And back to slow: at most one more start in the next 9 s than the
+    // gap owed lets through.
+    steer
+        .set_politeness(None, Some(Duration::from_secs(10)))
+        .unwrap();
+    let before = site.stats().total_requests;
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert!(site.stats().total_requests - before <= 1);
+    steer.set_politeness(None, Some(Duration::ZERO)).unwrap();
+    let report = task.await.unwrap().unwrap();
+    assert!(report.completed());
+    assert_eq!(report.counters.html, 61);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_host_raised_live_is_reached_by_slow_start() {
+    let site = TestSite::start(SiteConfig {
+        pages: 40,
+        latency: Duration::from_secs(2),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let crawler = one_at_a_time(&site, Duration::ZERO);
+    let steer = crawler.steer();
+    let task = tokio::spawn(crawler.run(CancellationToken::new()));
+    tokio::time::sleep(Duration::from_secs(9)).await;
+    assert_eq!(site.stats().in_flight_peak, 1);
+    assert!(site.stats().total_requests >= 3, "the crawl is under way");
+    steer.set_politeness(Some(4), None).unwrap();
+    let report = task.await.unwrap().unwrap();
+    assert!(report.completed());
+    // The global cap is 4 too: the host got all of it.
+    assert_eq!(site.stats().in_flight_peak, 4);
+}

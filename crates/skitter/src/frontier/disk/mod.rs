@@ -29,7 +29,7 @@ use crate::base::outcome::{OutcomeKind, PageRecord};
 use crate::frontier::{
     Claim, Fetched, Frontier, FrontierCounts, FrontierError, Lease, Request, RequestKind,
 };
-use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
+use crate::host::{HostFeedback, HostKey, HostPolicy, LivePolicy, Throttle};
 use crate::state::recrawl::{PassInfo, RecrawlOrder, Visit};
 use crate::state::store::batch::Op;
 use crate::state::store::epoch::unix_ms;
@@ -123,6 +123,8 @@ pub struct DiskFrontier {
     /// WAL readers never wait for the writer, so a revisit does not queue
     /// behind a group commit's `fsync` on the writer's lock.
     visits: Option<std::sync::Mutex<rusqlite::Connection>>,
+    /// The hosts' rules, changeable while the crawl runs.
+    policy: LivePolicy,
 }
 
 impl std::fmt::Debug for DiskFrontier {
@@ -178,7 +180,8 @@ impl DiskFrontier {
             buffer_bytes: budget / 8,
         };
         let mut records = Records::new(conn)?;
-        let state = State::load(&mut records, options.policy, limits)?;
+        let policy = LivePolicy::new(options.policy);
+        let state = State::load(&mut records, policy.clone(), limits)?;
         let shared = Arc::new(Shared::new(state, records, options.commit_ops.max(1)));
         let committer = {
             let shared = Arc::clone(&shared);
@@ -226,6 +229,7 @@ impl DiskFrontier {
                 not_due: start.as_ref().map_or(0, |(s, _)| s.not_due),
             },
             visits,
+            policy,
         };
         if let Some((start, max_redirect)) = start {
             frontier.seed_pass(start, max_redirect)?;
@@ -460,6 +464,21 @@ impl Drop for DiskFrontier {
     }
 }
 
+/// The bytes of the regular files directly in `dir` (the database, its WAL
+/// and shared memory, the robots and outcome stores beside them); what
+/// cannot be read counts 0.
+fn dir_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
 #[async_trait]
 impl Frontier for DiskFrontier {
     fn durable(&self) -> bool {
@@ -469,6 +488,10 @@ impl Frontier for DiskFrontier {
     /// With [`DiskOptions::durable`], which `fsync`s the commits.
     fn syncs(&self) -> bool {
         self.wal.is_some()
+    }
+
+    fn politeness(&self) -> Option<LivePolicy> {
+        Some(self.policy.clone())
     }
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {
@@ -557,7 +580,10 @@ impl Frontier for DiskFrontier {
     }
 
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
-        Ok(self.with(|state| Ok(state.counts()))?)
+        let mut counts = self.with(|state| Ok(state.counts()))?;
+        // Outside the state's lock: a few `stat`s of the directory's files.
+        counts.disk_bytes = Some(dir_bytes(&self.dir));
+        Ok(counts)
     }
 
     /// As last committed: asked at the start of a run, when that is all

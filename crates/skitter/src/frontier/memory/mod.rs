@@ -25,7 +25,7 @@ use super::seen::SeenSet;
 use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
 use crate::host::politeness::HostSlots;
 use crate::host::rota::{Place, Rota};
-use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
+use crate::host::{HostFeedback, HostKey, HostPolicy, LivePolicy, Throttle};
 use crate::state::spill::SpillDir;
 use async_trait::async_trait;
 use table::HostTable;
@@ -70,6 +70,8 @@ impl Default for MemoryOptions {
 /// The frontier of a crawl that lives in this process only.
 pub struct MemoryFrontier {
     inner: Mutex<State>,
+    /// The hosts' rules, changeable while the crawl runs.
+    policy: LivePolicy,
 }
 
 impl std::fmt::Debug for MemoryFrontier {
@@ -111,8 +113,10 @@ impl MemoryFrontier {
             policy,
             ..MemoryOptions::default()
         };
+        let policy = LivePolicy::new(options.policy);
         MemoryFrontier {
-            inner: Mutex::new(State::new(&options)),
+            inner: Mutex::new(State::new(&options, policy.clone())),
+            policy,
         }
     }
 
@@ -124,8 +128,10 @@ impl MemoryFrontier {
         if options.spill_dir.is_some() {
             SpillDir::new(options.spill_dir.clone()).check_writable()?;
         }
+        let policy = LivePolicy::new(options.policy);
         Ok(MemoryFrontier {
-            inner: Mutex::new(State::new(&options)),
+            inner: Mutex::new(State::new(&options, policy.clone())),
+            policy,
         })
     }
 
@@ -148,7 +154,7 @@ impl MemoryFrontier {
 }
 
 impl State {
-    fn new(options: &MemoryOptions) -> State {
+    fn new(options: &MemoryOptions, policy: LivePolicy) -> State {
         let budget = options.memory_budget.max(MIN_MEMORY_BUDGET);
         let dir = SpillDir::new(options.spill_dir.clone());
         State {
@@ -156,7 +162,7 @@ impl State {
             seen: SeenSet::new(budget / 2, dir.clone()),
             queues: Queues::new(budget / 4, budget / 8, dir),
             tail_limit: budget / 8,
-            hosts: HostTable::new(options.policy),
+            hosts: HostTable::new(policy),
             rota: Rota::default(),
             leases: HashMap::new(),
             retrying: 0,
@@ -376,12 +382,18 @@ impl Frontier for MemoryFrontier {
         Ok(())
     }
 
+    fn politeness(&self) -> Option<LivePolicy> {
+        Some(self.policy.clone())
+    }
+
     async fn counts(&self) -> Result<FrontierCounts, FrontierError> {
         let state = self.lock();
         Ok(FrontierCounts {
             queued: state.queued,
             leased: state.leases.len() as u64 + state.retrying,
             seen: state.seen.len(),
+            hosts: Some(state.hosts.live() as u64),
+            disk_bytes: None,
         })
     }
 }

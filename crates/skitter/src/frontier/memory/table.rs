@@ -26,7 +26,7 @@ use super::super::retry_queue::RetryQueue;
 use crate::frontier::Request;
 use crate::host::politeness::HostSlots;
 use crate::host::rota::Place;
-use crate::host::{HostKey, HostPolicy};
+use crate::host::{HostKey, LivePolicy};
 
 /// Watched hosts looked at per sweep: more than one, so the watch list drains
 /// faster than a request can add to it.
@@ -47,7 +47,7 @@ pub(super) struct Host {
 }
 
 impl Host {
-    fn new(policy: HostPolicy, key: Option<HostKey>) -> Host {
+    fn new(policy: LivePolicy, key: Option<HostKey>) -> Host {
         Host {
             queue: HostQueue::default(),
             retries: RetryQueue::default(),
@@ -67,7 +67,8 @@ impl Host {
 /// The hosts, by index (the rota's names for them) and by key.
 #[derive(Debug)]
 pub(super) struct HostTable {
-    policy: HostPolicy,
+    /// The crawl's rules, shared with every host (see [`LivePolicy`]).
+    policy: LivePolicy,
     hosts: Vec<Host>,
     by_key: HashMap<HostKey, usize>,
     /// Free slots of `hosts`, reused before the table grows.
@@ -80,7 +81,7 @@ pub(super) struct HostTable {
 }
 
 impl HostTable {
-    pub(super) fn new(policy: HostPolicy) -> HostTable {
+    pub(super) fn new(policy: LivePolicy) -> HostTable {
         HostTable {
             policy,
             hosts: Vec::new(),
@@ -113,7 +114,7 @@ impl HostTable {
         if let Some(&idx) = self.by_key.get(&key) {
             return idx;
         }
-        let mut host = Host::new(self.policy, Some(key.clone()));
+        let mut host = Host::new(self.policy.clone(), Some(key.clone()));
         if let Some(&delay) = self.delay_floors.get(&key) {
             host.slots.set_delay_floor(delay);
         }
@@ -180,7 +181,7 @@ impl HostTable {
     /// harmless: the rota re-checks a host's place and work when it takes it
     /// out, and a free or reused slot has its own.
     fn forget(&mut self, idx: usize) {
-        let host = std::mem::replace(&mut self.hosts[idx], Host::new(self.policy, None));
+        let host = std::mem::replace(&mut self.hosts[idx], Host::new(self.policy.clone(), None));
         if let Some(key) = host.key {
             self.by_key.remove(&key);
         }

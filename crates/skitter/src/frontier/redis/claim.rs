@@ -103,10 +103,11 @@ impl RedisFrontier {
         let options = self.shared.options;
         let shards = &self.shared.shards;
         loop {
+            let policy = self.shared.policy.get();
             let mut call = self.invocation(k, &self.shared.scripts.claim);
-            call.arg(options.policy.max_in_flight.max(1))
-                .arg(millis(options.policy.delay))
-                .arg(millis(random_up_to(options.policy.jitter)))
+            call.arg(policy.max_in_flight.max(1))
+                .arg(millis(policy.delay))
+                .arg(millis(random_up_to(policy.jitter)))
                 .arg(millis(options.lease))
                 .arg(millis(options.poll).max(1))
                 .arg(RECLAIM_BATCH)
@@ -258,7 +259,7 @@ impl RedisFrontier {
         chunk: &[(String, Vec<u8>, Request)],
     ) -> Result<usize, FrontierError> {
         let mut call = self.invocation(k, &self.shared.scripts.offer);
-        call.arg(self.shared.options.policy.max_in_flight.max(1));
+        call.arg(self.shared.policy.get().max_in_flight.max(1));
         for (bucket, field, request) in chunk {
             call.arg(bucket)
                 .arg(&field[..])

@@ -50,6 +50,7 @@
 //! | `stats:p<N>` | hash | the totals of finished recrawl pass `N` |
 //! | `meta` | hash | crawl-wide metadata (roots, options, `shards`) for joining workers; the recrawl pass (`pass`, `pass_not_due`, and `pass_seeding`/`pass_wiped` while one starts, see `pass`) |
 //! | `claims` | string | with S > 1 and `max_claims`: claims reserved so far |
+//! | `workers` | hash | worker id → its last published line (JSON) for the watchers of `--metrics`; each line carries its time, and a line not renewed for a while is dropped by the next reader |
 //!
 //! Lease ids are `seq * S + k` for lease `seq` of shard k.
 //!
@@ -86,7 +87,9 @@ use tokio::task::JoinHandle;
 use url::Url;
 
 use crate::frontier::{Claim, Frontier, FrontierCounts, FrontierError, Lease, Request};
-use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle, ThrottleReason, politeness};
+use crate::host::{
+    HostFeedback, HostKey, HostPolicy, LivePolicy, Throttle, ThrottleReason, politeness,
+};
 use layout::{Keys, encode_request, host_of};
 use link::Link;
 use shard::Shards;
@@ -191,6 +194,10 @@ struct Shared {
     /// Where the next claim starts looking, so no shard starves.
     rotor: AtomicUsize,
     options: RedisOptions,
+    /// This worker's politeness rules, passed to each script call (so a live
+    /// change takes effect at the next one); `options.policy` is where
+    /// they started.
+    policy: LivePolicy,
     scripts: Scripts,
     /// Leases this worker holds, for the heartbeat and to tell a lease it never
     /// issued (an error) from one that expired meanwhile (a warning).
@@ -254,6 +261,7 @@ impl RedisFrontier {
             shards: Shards::new(crawl, shards)?,
             rotor: AtomicUsize::new(rand::rng().random_range(0..usize::from(shards))),
             options,
+            policy: LivePolicy::new(options.policy),
             scripts: Scripts::new(),
             mine: Mutex::new(HashSet::new()),
             limit_reached: AtomicBool::new(false),
@@ -377,6 +385,29 @@ impl RedisFrontier {
         Ok(totals)
     }
 
+    /// Publishes worker `id`'s line for the crawl's watchers (a small JSON
+    /// document that `cluster::ClusterWatch` writes and reads).
+    pub async fn put_worker(&self, id: &str, line: &str) -> Result<(), FrontierError> {
+        let mut set = ::redis::cmd("HSET");
+        set.arg(self.shared.keys.key("workers")).arg(id).arg(line);
+        self.shared.link.query("put_worker", &set).await
+    }
+
+    /// Every worker's last published line, by worker id.
+    pub async fn workers(&self) -> Result<BTreeMap<String, String>, FrontierError> {
+        let mut all = ::redis::cmd("HGETALL");
+        all.arg(self.shared.keys.key("workers"));
+        self.shared.link.query("workers", &all).await
+    }
+
+    /// Forgets worker `id`'s line (one that stopped publishing).
+    pub async fn drop_worker(&self, id: &str) -> Result<(), FrontierError> {
+        let mut del = ::redis::cmd("HDEL");
+        del.arg(self.shared.keys.key("workers")).arg(id);
+        self.shared.link.query::<i64>("drop_worker", &del).await?;
+        Ok(())
+    }
+
     /// Stores crawl-wide metadata (e.g. roots and options as JSON) so a worker
     /// can join knowing only the Redis URL and the crawl name.
     pub async fn put_meta(&self, name: &str, value: &str) -> Result<(), FrontierError> {
@@ -454,7 +485,7 @@ impl RedisFrontier {
         };
         let (shard, seq) = self.shared.shards.split_lease(id);
         let mut call = self.invocation(shard, script);
-        call.arg(self.shared.options.policy.max_in_flight.max(1))
+        call.arg(self.shared.policy.get().max_in_flight.max(1))
             .arg(seq)
             .arg(signal)
             .arg(wait)
@@ -619,6 +650,12 @@ fn random_up_to(max: Duration) -> Duration {
 impl Frontier for RedisFrontier {
     fn durable(&self) -> bool {
         true
+    }
+
+    /// This worker's rules: a change holds for its own claims (the other
+    /// workers' keep theirs).
+    fn politeness(&self) -> Option<LivePolicy> {
+        Some(self.shared.policy.clone())
     }
 
     async fn offer(&self, requests: Vec<Request>) -> Result<usize, FrontierError> {

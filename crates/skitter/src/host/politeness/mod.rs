@@ -61,7 +61,7 @@ use tokio::time::Instant;
 
 use super::jitter::random_up_to;
 use super::ring::{LINGER, Ring, SESSION_BUDGET};
-use crate::host::key::HostPolicy;
+use crate::host::key::LivePolicy;
 
 /// The fewest answers in a distress window (and between two cuts); a host with
 /// more than half as many in flight has windows of two rounds instead.
@@ -153,7 +153,8 @@ pub struct Throttle {
 /// One host's live politeness state.
 #[derive(Debug)]
 pub(crate) struct HostSlots {
-    policy: HostPolicy,
+    /// The crawl's rules, read at each use (they change live), not copied.
+    policy: LivePolicy,
     /// Concurrency allowed right now: starts at 1, cut in distress, regained on
     /// clean answers.
     limit: usize,
@@ -187,7 +188,7 @@ pub(crate) struct HostSlots {
 }
 
 impl HostSlots {
-    pub(crate) fn new(policy: HostPolicy) -> Self {
+    pub(crate) fn new(policy: LivePolicy) -> Self {
         HostSlots {
             policy,
             limit: 1,
@@ -237,14 +238,14 @@ impl HostSlots {
         if ring == Ring::Cold {
             self.session = 0;
         }
-        let jitter = random_up_to(self.policy.jitter);
+        let jitter = random_up_to(self.policy.get().jitter);
         self.start(now, jitter);
     }
 
     /// When a request may start, if a slot is free: `Ok(())` now, `Err(Some(t))`
     /// at `t`, `Err(None)` only once a request completes.
     pub(crate) fn ready_at(&self, now: Instant) -> Result<(), Option<Instant>> {
-        if self.in_flight >= self.limit {
+        if self.in_flight >= self.limit.min(self.max_in_flight()) {
             return Err(None);
         }
         match self.next_start {
@@ -274,8 +275,15 @@ impl HostSlots {
         }
     }
 
+    /// The `--per-host` cap now (a live change may have lowered it below
+    /// `limit`).
+    fn max_in_flight(&self) -> usize {
+        self.policy.get().max_in_flight.max(1)
+    }
+
     fn gap(&self) -> Duration {
         self.policy
+            .get()
             .delay
             .max(self.delay_floor)
             .max(self.distress_gap)
@@ -367,7 +375,8 @@ impl HostSlots {
         } else {
             self.limit + 1
         };
-        self.limit = grown.min(self.policy.max_in_flight.max(1)).max(self.limit);
+        // Never above the cap, which may have been lowered live.
+        self.limit = grown.min(self.max_in_flight());
     }
 
     fn throttle(&self, reason: ThrottleReason, cut: bool) -> Throttle {
@@ -413,8 +422,8 @@ impl HostSlots {
     /// cut is kept until quiet, since slow start would regain its concurrency
     /// faster than that recovery.
     pub(crate) fn is_idle(&self, now: Instant) -> bool {
-        let settled = self.cut_at.is_none()
-            && (self.slow_start || self.limit >= self.policy.max_in_flight.max(1));
+        let settled =
+            self.cut_at.is_none() && (self.slow_start || self.limit >= self.max_in_flight());
         let quiet = || {
             [self.cut_at, self.last_start]
                 .into_iter()
@@ -434,7 +443,7 @@ impl HostSlots {
 
     /// The configured random extra gap.
     pub(crate) fn jitter(&self) -> Duration {
-        self.policy.jitter
+        self.policy.get().jitter
     }
 }
 

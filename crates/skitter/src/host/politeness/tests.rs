@@ -1,13 +1,18 @@
 //! The politeness rule, step by step on explicit instants.
 
 use super::*;
+use crate::host::HostPolicy;
 
-fn policy(max: usize, delay_ms: u64) -> HostPolicy {
+fn rules(max: usize, delay_ms: u64) -> HostPolicy {
     HostPolicy {
         max_in_flight: max,
         delay: Duration::from_millis(delay_ms),
         jitter: Duration::ZERO,
     }
+}
+
+fn policy(max: usize, delay_ms: u64) -> LivePolicy {
+    LivePolicy::new(rules(max, delay_ms))
 }
 
 /// Runs one request start-to-finish at `now` with `signal`.
@@ -336,4 +341,31 @@ fn a_host_in_slow_start_is_idle_but_one_recovering_from_a_cut_is_kept() {
     assert!(!h.is_idle(now), "its additive recovery is still owed");
     now += SETTLE_TIME;
     assert!(h.is_idle(now), "quiet {SETTLE_TIME:?}");
+}
+
+#[test]
+fn a_live_change_reaches_a_host_that_exists_from_its_next_start() {
+    let t0 = Instant::now();
+    let live = policy(4, 1000);
+    let mut h = warmed(4, 1000, t0);
+    h.policy = live.clone();
+    h.start(t0, Duration::ZERO);
+    // The gap already owed is kept; the next one is the new delay.
+    live.set(rules(1, 100));
+    assert_eq!(h.ready_at(t0), Err(None), "per-host lowered to 1: full");
+    h.finish(t0, HostFeedback::Clean);
+    assert_eq!(h.limit, 1, "a clean answer does not widen past the new cap");
+    let owed = t0 + Duration::from_millis(1000);
+    assert_eq!(h.ready_at(t0), Err(Some(owed)));
+    h.start(owed, Duration::ZERO);
+    h.finish(owed, HostFeedback::Clean);
+    let next = owed + Duration::from_millis(100);
+    assert_eq!(h.ready_at(owed), Err(Some(next)));
+    // Raised again: clean answers widen it up to the new cap.
+    live.set(rules(3, 0));
+    for _ in 0..3 {
+        h.start(next, Duration::ZERO);
+        h.finish(next, HostFeedback::Clean);
+    }
+    assert_eq!(h.limit, 3);
 }

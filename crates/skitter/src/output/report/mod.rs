@@ -19,11 +19,14 @@ mod pages;
 mod runs;
 #[cfg(test)]
 mod tests;
+mod top;
 
 pub use counters::Counters;
 pub use histogram::{Histogram, PAGE_BYTES, PageHistograms, RESPONSE_SECONDS};
 use pages::PageLog;
 pub use pages::{DEFAULT_REPORT_MEMORY, Pages, PagesIter, ReportOptions};
+pub use top::HostCount;
+use top::TopCounts;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Write};
@@ -73,6 +76,8 @@ pub struct Tally {
     histograms: PageHistograms,
     /// The last [`RECENT_ERRORS`] failures, oldest first, for a watcher.
     recent_errors: VecDeque<RecentError>,
+    /// The hosts with the most URLs fetched, for a watcher (bounded).
+    busiest: TopCounts,
 }
 
 /// Failures a [`Tally`] keeps for a watcher (the live dashboard).
@@ -108,6 +113,7 @@ impl Tally {
             throttled: BTreeMap::new(),
             histograms: PageHistograms::default(),
             recent_errors: VecDeque::with_capacity(RECENT_ERRORS),
+            busiest: TopCounts::default(),
         }
     }
 
@@ -130,6 +136,9 @@ impl Tally {
             let h = &mut self.histograms;
             h.response_seconds.observe(record.elapsed.as_secs_f64());
             h.page_bytes.observe(record.size as f64);
+        }
+        if record.kind != OutcomeKind::Skipped {
+            self.busiest.observe(record.url.host_str().unwrap_or(""));
         }
         if let Some(what) = failure(record) {
             if self.recent_errors.len() == RECENT_ERRORS {
@@ -172,6 +181,13 @@ impl Tally {
     /// The last failures, oldest first (at most [`RECENT_ERRORS`]).
     pub fn recent_errors(&self) -> Vec<RecentError> {
         self.recent_errors.iter().cloned().collect()
+    }
+
+    /// The `n` hosts with the most URLs fetched so far (skips not counted),
+    /// most first; counts may be over by a little in a crawl of very many
+    /// hosts (see [`HostCount::over`]).
+    pub fn busiest(&self, n: usize) -> Vec<HostCount> {
+        self.busiest.top(n)
     }
 
     /// The response-time and page-size histograms so far.

@@ -115,7 +115,7 @@ impl State {
     }
 
     fn insert_host(&mut self, row: HostRow) -> usize {
-        let mut slots = HostSlots::new(self.policy);
+        let mut slots = HostSlots::new(self.policy.clone());
         slots.set_delay_floor(row.delay_floor);
         let key = row.key.clone();
         let host = Host {
@@ -187,7 +187,7 @@ impl State {
     fn forget(&mut self, idx: usize) {
         let vacant = Host {
             row: HostRow::default(),
-            slots: HostSlots::new(self.policy),
+            slots: HostSlots::new(self.policy.clone()),
             place: Place::Idle,
             queue: HostQueue::default(),
             waiting: 0,

@@ -22,7 +22,7 @@ use super::Db;
 use crate::frontier::{Claim, FrontierCounts, Lease, Request};
 use crate::host::politeness::HostSlots;
 use crate::host::rota::{Place, Rota};
-use crate::host::{HostFeedback, HostKey, HostPolicy, Throttle};
+use crate::host::{HostFeedback, HostKey, LivePolicy, Throttle};
 
 mod hosts;
 mod restore;
@@ -79,7 +79,8 @@ pub(super) struct Limits {
 }
 
 pub(super) struct State {
-    policy: HostPolicy,
+    /// The crawl's rules, shared with every host (see [`LivePolicy`]).
+    policy: LivePolicy,
     limits: Limits,
     seen: FpSet,
     progress: Progress,
@@ -475,6 +476,8 @@ impl State {
             queued: self.progress.queued,
             leased: self.leases.len() as u64 + self.retrying,
             seen: self.progress.seen,
+            hosts: Some(self.host_counts().0 as u64),
+            disk_bytes: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use tokio::time::Instant;
 
 use super::{Host, HostQueue, HostSlots, Limits, Place, Rota, State};
-use crate::host::HostPolicy;
+use crate::host::LivePolicy;
 use crate::state::store::StoreError;
 use crate::state::store::batch::Batch;
 use crate::state::store::counters::Progress;
@@ -20,14 +20,14 @@ impl State {
     /// in-memory seen set is reloaded.
     pub(in crate::frontier::disk) fn load(
         records: &mut Records,
-        policy: HostPolicy,
+        policy: LivePolicy,
         limits: Limits,
     ) -> Result<State, StoreError> {
         let mut progress = records.load_progress()?;
         let done = records.done_fps()?;
         let attempts = records.restore_attempts()?;
         let mut state = State {
-            policy,
+            policy: policy.clone(),
             limits,
             seen: FpSet::default(),
             progress: Progress::default(),
@@ -58,7 +58,7 @@ impl State {
             row.pending = 0;
             index.insert(row.id, state.hosts.len());
             state.by_key.insert(row.key.clone(), state.hosts.len());
-            let mut slots = HostSlots::new(policy);
+            let mut slots = HostSlots::new(policy.clone());
             slots.set_delay_floor(row.delay_floor);
             state.hosts.push(Host {
                 row,
