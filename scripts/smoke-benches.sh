@@ -14,7 +14,7 @@
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
 # items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura),
-# bench-check.sh python3 (and lychee, optional: skipped loudly without it).
+# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -42,6 +42,7 @@ declare -A figures=(
     [bench-if-modified.sh]='^-- run 2: WARC [0-9]+ bytes'
     [bench-recrawl.sh]='^pass 2 / pass 1: bytes [0-9.]+%, speed-up [0-9.]+x'
     [bench-memory.sh]='^ +2000 +[0-9.]+ +[0-9]+ +[0-9.]+ ok \('
+    [bench-realsite.sh]='^skitter / wget2 wall: [0-9.]+x'
     [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
     [bench-proxies.sh]='^proxies-check [0-9]+ proxies .*elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
     [bench-power.sh]='^median: before [0-9]+ pages/s [0-9.]+ cpu-s, after [0-9]+ pages/s [0-9.]+ cpu-s, ratio [0-9.]+'

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# skitter beside wget2 on a real documentation site (issue 35): the Debian
+# rust-doc package (the Rust books and standard library docs, about 21,000
+# pages nobody here wrote), served by nginx on loopback. Per round, crawled
+# interleaved by
+#   skitter crawl -q --max-tasks 16 --per-host 16 --include PREFIX --report json
+#     (no outputs; the --include regex is wget2's --no-parent)
+#   wget2 -r -l inf --no-parent --max-threads 16 (writes every file, as wget2 must)
+# and prints each tool's wall time, its CPU time (user+sys, from
+# /usr/bin/time) per page, and the medians with skitter's wall over wget2's.
+# Issue 35's targets: skitter <= 90 us of CPU per page and <= 0.4x wget2's wall.
+# Correctness: skitter must report every HTML page wget2 saved (their counts
+# are printed; a difference of more than 1% fails the script).
+#
+# Usage: scripts/bench-realsite.sh [--smoke] [ROUNDS=3]
+# Needs nginx, wget2 and /usr/bin/time; the docs at $DOCS (a folder holding
+# rust-doc/html), else /usr/share/doc/rust-doc/html (apt-get install rust-doc),
+# else `apt-get download rust-doc` into target/realsite (needs the Debian
+# mirror). SKITTER defaults to target/release/skitter. --smoke: one round
+# against a small generated tree, for CI; the figures mean nothing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+smoke=0
+if [[ ${1:-} == --smoke ]]; then smoke=1; shift; fi
+rounds=${1:-3}
+skitter=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
+[[ -x $skitter ]] || { echo "no binary at $skitter (cargo build --release -p skitter-cli)" >&2; exit 2; }
+for tool in nginx wget2 /usr/bin/time; do
+    command -v "$tool" >/dev/null || { echo "$tool is needed (apt-get install nginx-light wget2 time)" >&2; exit 2; }
+done
+work=$(mktemp -d)
+# nginx's worker drops to an unprivileged user when started as root.
+chmod 755 "$work"
+nginx_pid=
+cleanup() {
+    [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [[ $smoke == 1 ]]; then
+    rounds=1
+    docs=$work/docs
+    mkdir -p "$docs/rust-doc/html/sub"
+    for i in $(seq 0 49); do
+        { echo "<html><body><h1>page $i</h1>"; for j in 1 2 3; do echo "<a href=\"p$(( (i * 7 + j) % 50 )).html\">next</a>"; done; echo "</body></html>"; } >"$docs/rust-doc/html/sub/p$i.html"
+    done
+    echo '<html><body><a href="sub/p0.html">start</a></body></html>' >"$docs/rust-doc/html/index.html"
+elif [[ -n ${DOCS:-} ]]; then
+    docs=$DOCS
+elif [[ -d /usr/share/doc/rust-doc/html ]]; then
+    docs=/usr/share/doc
+else
+    docs=${CARGO_TARGET_DIR:-target}/realsite/root/usr/share/doc
+    if [[ ! -d $docs/rust-doc/html ]]; then
+        mkdir -p target/realsite && (cd target/realsite && apt-get download rust-doc >/dev/null && dpkg-deb -x rust-doc_*.deb root)
+    fi
+fi
+docs=$(cd "$docs" && pwd)
+[[ -f $docs/rust-doc/html/index.html ]] || { echo "no rust-doc/html/index.html under $docs" >&2; exit 2; }
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$work/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  server { listen 127.0.0.1:$port; root $docs; }
+}
+CONF
+nginx -c "$work/nginx.conf" &
+nginx_pid=$!
+start=http://127.0.0.1:$port/rust-doc/html/index.html
+served=0
+for _ in $(seq 50); do curl -sf -o /dev/null "$start" && { served=1; break; }; sleep 0.1; done
+[[ $served == 1 ]] || { echo "nginx does not answer (log: $(tail -3 "$work/nginx-error.log" 2>/dev/null))" >&2; exit 1; }
+
+# Each prints "pages wall-s cpu-s".
+crawl_skitter() {
+    /usr/bin/time -f "%e %U %S" -o "$work/time" "$skitter" crawl -q --max-tasks 16 --per-host 16 --include "^${start%index.html}" --report json "$start" >"$work/report.json"
+    python3 - "$work/report.json" "$work/time" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+wall, user, sys_ = map(float, open(sys.argv[2]).read().split()[-3:])
+print(r["counters"]["html"], wall, user + sys_)
+PY
+}
+crawl_wget2() {
+    rm -rf "$work/wget2"
+    mkdir "$work/wget2"
+    (cd "$work/wget2" && /usr/bin/time -f "%e %U %S" -o "$work/time" wget2 -q -r -l inf --no-parent --max-threads 16 --no-robots "$start" || true)
+    local pages
+    pages=$(find "$work/wget2" -name '*.html' | wc -l)
+    echo "$pages $(tail -1 "$work/time" | awk '{print $1, $2 + $3}')"
+}
+
+s=() w=()
+for i in $(seq "$rounds"); do
+    s+=("$(crawl_skitter)")
+    w+=("$(crawl_wget2)")
+    echo "round $i: skitter ${s[-1]}  wget2 ${w[-1]}   (pages wall-s cpu-s)"
+done
+python3 - "${s[@]}" -- "${w[@]}" <<'PY'
+import statistics, sys
+args = sys.argv[1:]
+cut = args.index("--")
+sk, wg = args[:cut], args[cut + 1:]
+def med(rows, k): return statistics.median(float(r.split()[k]) for r in rows)
+sp, wp = int(sk[0].split()[0]), int(wg[0].split()[0])
+print(f"pages: skitter {sp:,} HTML pages, wget2 {wp:,} .html files")
+print(f"skitter  wall {med(sk, 1):.2f} s  cpu {med(sk, 2):.2f} s  ({med(sk, 2) / sp * 1e6:.0f} us/page)")
+print(f"wget2    wall {med(wg, 1):.2f} s  cpu {med(wg, 2):.2f} s  ({med(wg, 2) / max(wp, 1) * 1e6:.0f} us/page)")
+print(f"skitter / wget2 wall: {med(sk, 1) / med(wg, 1):.2f}x (target <= 0.4x); cpu per page target <= 90 us")
+if abs(sp - wp) > max(1, wp // 100):
+    sys.exit(f"page counts differ by more than 1%: skitter {sp}, wget2 {wp}")
+PY
