@@ -95,9 +95,9 @@ pub struct FrontierCounts {
     /// does not count them (Redis).
     #[serde(default)]
     pub hosts: Option<u64>,
-    /// Bytes the frontier's files take on disk (the crash-safe store's
-    /// directory); `None` for a frontier that keeps no files of its own
-    /// (the memory frontier's spill files are not counted).
+    /// Bytes the frontier's files take on disk: the crash-safe store's
+    /// directory, or what the memory frontier spilled past its budget and
+    /// still holds; `None` for a frontier that keeps no files (Redis).
     #[serde(default)]
     pub disk_bytes: Option<u64>,
 }

@@ -14,14 +14,13 @@
 //! (and, being an anonymous file, freed) once every chunk in it has been read.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::sync::Arc;
 
 use url::Url;
 
 use super::queued::{Encoded, Queued, decode};
 use super::{FrontierError, Request};
-use crate::state::spill::{SpillDir, read_at, write_at_end};
+use crate::state::spill::{SpillDir, SpillFile, read_at, write_at_end};
 
 const SEGMENT_BYTES: u64 = 64 << 20;
 
@@ -55,7 +54,7 @@ struct Chunk {
 }
 
 struct Segment {
-    file: File,
+    file: SpillFile,
     len: u64,
     live: u64,
 }

@@ -9,10 +9,8 @@
 //! least a quarter of its size, so there are few of them: one up to four spills. The index costs 1/256 of the
 //! in-memory set per URL and counts against the same limit.
 
-use std::fs::File;
-
 use super::FrontierError;
-use crate::state::spill::{SpillDir, read_at, write_at_end};
+use crate::state::spill::{SpillDir, SpillFile, read_at, write_at_end};
 use crate::state::store::fpset::FpSet;
 
 /// Fingerprints per indexed block (4 KiB).
@@ -37,7 +35,7 @@ pub(crate) struct SeenSet {
 
 /// One sorted run file and its sparse index.
 struct Run {
-    file: File,
+    file: SpillFile,
     len: u64,
     /// The first fingerprint of each block.
     index: Vec<u128>,
@@ -175,7 +173,7 @@ fn block_contains(block: &[u8], fp: u128) -> bool {
 /// Writes a run in large sequential writes, building its index.
 struct RunWriter<'a> {
     dir: &'a SpillDir,
-    file: File,
+    file: SpillFile,
     buf: Vec<u8>,
     len: u64,
     index: Vec<u128>,

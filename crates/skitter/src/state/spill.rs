@@ -23,11 +23,37 @@ pub struct SpillError {
     source: io::Error,
 }
 
-/// Where spill files are created. Clones share one count of files created.
+/// Where spill files are created. Clones share one count of files created
+/// and one of the bytes their live files hold.
 #[derive(Clone, Debug)]
 pub(crate) struct SpillDir {
     path: PathBuf,
     created: Arc<AtomicU64>,
+    live: Arc<AtomicU64>,
+}
+
+/// One anonymous spill file; what was written to it counts towards its
+/// directory's live bytes until it is dropped (and the file with it).
+#[derive(Debug)]
+pub(crate) struct SpillFile {
+    file: File,
+    written: AtomicU64,
+    live: Arc<AtomicU64>,
+}
+
+impl std::ops::Deref for SpillFile {
+    type Target = File;
+
+    fn deref(&self) -> &File {
+        &self.file
+    }
+}
+
+impl Drop for SpillFile {
+    fn drop(&mut self) {
+        self.live
+            .fetch_sub(*self.written.get_mut(), Ordering::Relaxed);
+    }
 }
 
 impl SpillDir {
@@ -36,6 +62,7 @@ impl SpillDir {
         SpillDir {
             path: path.unwrap_or_else(std::env::temp_dir),
             created: Arc::default(),
+            live: Arc::default(),
         }
     }
 
@@ -49,8 +76,26 @@ impl SpillDir {
         self.created.load(Ordering::Relaxed)
     }
 
+    /// Bytes written to the spill files still open (the frontier's size on
+    /// disk, for `skitter_frontier_disk_bytes`).
+    pub(crate) fn live_bytes(&self) -> u64 {
+        self.live.load(Ordering::Relaxed)
+    }
+
     /// A new, empty, anonymous spill file.
-    pub(crate) fn create(&self) -> Result<File, SpillError> {
+    pub(crate) fn create(&self) -> Result<SpillFile, SpillError> {
+        let file = self.open()?;
+        self.created.fetch_add(1, Ordering::Relaxed);
+        Ok(SpillFile {
+            file,
+            written: AtomicU64::new(0),
+            live: self.live.clone(),
+        })
+    }
+
+    /// A new, empty, anonymous spill file whose bytes its writer accounts
+    /// for itself (the report's runs), not counted in [`Self::live_bytes`].
+    pub(crate) fn create_file(&self) -> Result<File, SpillError> {
         let file = self.open()?;
         self.created.fetch_add(1, Ordering::Relaxed);
         Ok(file)
@@ -75,6 +120,7 @@ impl SpillDir {
         SpillDir {
             path: "/dev/full".into(),
             created: Arc::default(),
+            live: Arc::default(),
         }
     }
 
@@ -113,9 +159,13 @@ pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()
 }
 
 /// Appends `data` to a spill file whose current length is `len`.
-pub(crate) fn write_at_end(file: &File, data: &[u8], len: u64) -> io::Result<()> {
+pub(crate) fn write_at_end(file: &SpillFile, data: &[u8], len: u64) -> io::Result<()> {
     use std::io::{Seek, SeekFrom, Write};
-    let mut f = file;
+    let mut f = &file.file;
     f.seek(SeekFrom::Start(len))?;
-    f.write_all(data)
+    f.write_all(data)?;
+    let n = data.len() as u64;
+    file.written.fetch_add(n, Ordering::Relaxed);
+    file.live.fetch_add(n, Ordering::Relaxed);
+    Ok(())
 }

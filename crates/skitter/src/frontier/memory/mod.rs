@@ -393,7 +393,8 @@ impl Frontier for MemoryFrontier {
             leased: state.leases.len() as u64 + state.retrying,
             seen: state.seen.len(),
             hosts: Some(state.hosts.live() as u64),
-            disk_bytes: None,
+            // What spilled past the memory budget and is still held.
+            disk_bytes: Some(state.spill.live_bytes()),
         })
     }
 }

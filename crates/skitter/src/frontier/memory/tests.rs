@@ -70,6 +70,9 @@ async fn spilled_queues_keep_per_host_fifo_and_every_url_once() {
             state.queues.bytes()
         );
     }
+    // What spilled is the frontier's size on disk (`skitter_frontier_disk_bytes`).
+    let spilled = f.counts().await.unwrap().disk_bytes.unwrap();
+    assert!(spilled > 0, "spilled files count on disk");
     // Everything already queued is rejected, from memory or from disk.
     let again: Vec<Request> = (0..per_host).step_by(13).map(|i| page(7, i)).collect();
     assert_eq!(f.offer(again).await.unwrap(), 0);
@@ -94,6 +97,9 @@ async fn spilled_queues_keep_per_host_fifo_and_every_url_once() {
     assert_eq!(f.lock().queues.segments(), 0, "read segments are freed");
     let counts = f.counts().await.unwrap();
     assert_eq!((counts.seen, counts.queued), ((hosts * per_host) as u64, 0));
+    // The freed queue segments no longer count; the seen set's runs still do.
+    let left = counts.disk_bytes.unwrap();
+    assert!(left > 0 && left < spilled, "{left} of {spilled} bytes left");
 }
 
 #[tokio::test]

@@ -203,7 +203,7 @@ struct RunWriter {
 
 impl RunWriter {
     fn new(dir: &SpillDir) -> Result<RunWriter, ReportError> {
-        let file = dir.create().map_err(ReportError::Spill)?;
+        let file = dir.create_file().map_err(ReportError::Spill)?;
         let shared = file.try_clone().map_err(spill_io)?;
         Ok(RunWriter {
             out: BufWriter::with_capacity(READ_BUFFER, file),
