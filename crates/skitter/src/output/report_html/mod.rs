@@ -79,7 +79,7 @@ pub fn write(path: &Path, report: &Report, timeline: &Timeline) -> io::Result<()
     write_with(path, report, timeline, &|_| {})
 }
 
-/// [`write`], with the sections `extra` writes (see [`render_with`]).
+/// [`write()`], with the sections `extra` writes (see [`render_with`]).
 pub fn write_with(
     path: &Path,
     report: &Report,
