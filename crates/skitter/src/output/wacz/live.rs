@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use super::pack::{self, PageList, Warc};
 use super::package::Hashing;
-use super::scan::{Capture, KEEP, Scan, scan_warc};
+use super::scan::{KEEP, Scan, scan_warc};
 use super::{WaczError, WaczOptions, WaczSummary};
 use crate::output::warc::{Built, Observer};
 
@@ -161,18 +161,10 @@ impl Observer for Live {
         // What a reader of the file keeps of the block: KEEP bytes.
         let room = KEEP.saturating_sub(built.head.len());
         let body = &built.body[..built.body.len().min(room)];
-        let capture = Capture {
-            kind: built.kind,
-            url: built.url,
-            date: built.date,
-            head: built.head,
+        let capture = Built {
             body,
-            body_cut: built.truncated || body.len() < built.body.len(),
-            resource_mime: built.mime,
-            digest: built.digest,
-            length: built.length,
-            offset: built.offset,
-            filename: built.filename,
+            truncated: built.truncated || body.len() < built.body.len(),
+            ..*built
         };
         self.scan.add(&capture, &mut self.pages)
     }

@@ -22,8 +22,8 @@ use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::sort::{self, ExternalSort};
-use crate::output::warc::cdx;
 use crate::output::warc::read::{ReadRecord, WarcReader};
+use crate::output::warc::{Built, cdx};
 
 /// The most of a record's block kept for reading a page's text; a longer page
 /// gives the text of its first part.
@@ -95,42 +95,20 @@ struct PageEntry<'a> {
     text: &'a str,
 }
 
-/// One record to index, wherever it comes from: read back from a WARC file
-/// ([`scan_warc`]) or told by the WARC writer as it writes one (the WACZ
-/// sink's in-crawl index, `live`). Both give the same lines and page entries
-/// for the same record, since both go through [`Scan::add`].
-pub(crate) struct Capture<'a> {
-    /// `response`, `revisit` or `resource`.
-    pub kind: &'a str,
-    pub url: &'a Url,
-    pub date: DateTime<Utc>,
-    /// The HTTP head (a response's or revisit's block up to its blank line).
-    pub head: &'a [u8],
-    /// The block after the head, at most [`KEEP`] bytes with the head.
-    pub body: &'a [u8],
-    /// The body stops short: at [`KEEP`], or at the fetch cap
-    /// (`WARC-Truncated`).
-    pub body_cut: bool,
-    /// A resource record's `Content-Type`.
-    pub resource_mime: Option<&'a str>,
-    /// Base32 SHA-1 of the payload, `-` when none is known.
-    pub digest: &'a str,
-    pub length: u64,
-    pub offset: u64,
-    /// The WARC file's name in the archive.
-    pub filename: &'a str,
-}
-
 impl Scan {
     /// Adds `capture`'s index line, and writes its page entry to `pages` when
-    /// it is an HTML page not listed before.
-    pub(crate) fn add(&mut self, capture: &Capture<'_>, pages: &mut impl Write) -> io::Result<()> {
+    /// it is an HTML page not listed before. The same for a record read back
+    /// from a WARC file ([`scan_warc`]) and one the crawl's writer reports
+    /// (the sink's in-crawl index, `live`): its `body` is what a reader of the
+    /// file keeps (at most [`KEEP`] bytes with the head) and `truncated` says
+    /// the body stops short of the payload, at [`KEEP`] or at the fetch cap.
+    pub(crate) fn add(&mut self, capture: &Built<'_>, pages: &mut impl Write) -> io::Result<()> {
         let http = (capture.kind != "resource").then(|| HttpHead::parse(capture.head));
         let (status, mime) = match (&http, capture.kind) {
             (_, "revisit") => (http.as_ref().and_then(|h| h.status), Some("warc/revisit")),
             (Some(h), _) => (h.status, h.mime.as_deref()),
             // pywb gives a resource record the status 200 and its own type.
-            (None, _) => (Some(200), capture.resource_mime),
+            (None, _) => (Some(200), capture.mime),
         };
         self.lines.push(cdx::line(&cdx::Entry {
             url: capture.url,
@@ -188,14 +166,14 @@ pub(crate) fn scan_warc(
             .field("WARC-Payload-Digest")
             .map(|d| d.strip_prefix("sha1:").unwrap_or(d))
             .unwrap_or("-");
-        let capture = Capture {
+        let capture = Built {
             kind,
             url: &url,
             date,
             head: &record.block[..head_len],
             body: &record.block[head_len..],
-            body_cut: record.block_cut || record.field("WARC-Truncated").is_some(),
-            resource_mime: record.field("Content-Type"),
+            truncated: record.block_cut || record.field("WARC-Truncated").is_some(),
+            mime: record.field("Content-Type"),
             digest,
             length: record.length,
             offset: record.offset,
@@ -215,13 +193,13 @@ pub(crate) fn head_len(block: &[u8]) -> usize {
 /// Writes the page entry of an HTML response: title and text from the content
 /// extractor, over the body decoded as the crawler decodes it; the text cut
 /// at [`TEXT_MAX`].
-fn write_page(capture: &Capture<'_>, head: &HttpHead, out: &mut impl Write) -> io::Result<()> {
+fn write_page(capture: &Built<'_>, head: &HttpHead, out: &mut impl Write) -> io::Result<()> {
     let url = capture.url;
     let decoded = crate::fetch::decode::decode_prefix(
         head.encoding.as_deref(),
         capture.body,
         KEEP as u64,
-        capture.body_cut,
+        capture.truncated,
     );
     let document = decoded.ok().map(|d| {
         let (text, _, _) = crate::parse::links::decode_html(&d.body, head.charset.as_deref());

@@ -304,7 +304,7 @@ pub(crate) trait Observer: Send {
 /// A record the writer built, as an index needs it.
 pub(crate) struct Built<'a> {
     /// `response`, `revisit` or `resource`.
-    pub kind: &'static str,
+    pub kind: &'a str,
     /// The target URI.
     pub url: &'a Url,
     /// `WARC-Date`.
@@ -314,7 +314,8 @@ pub(crate) struct Built<'a> {
     /// The payload as archived: the body as received (empty for a revisit),
     /// or a resource's data.
     pub body: &'a [u8],
-    /// The record says `WARC-Truncated`: the body stops at the fetch cap.
+    /// The body stops short of the payload: the record says `WARC-Truncated`
+    /// (the fetch cap).
     pub truncated: bool,
     /// A resource's media type.
     pub mime: Option<&'a str>,
