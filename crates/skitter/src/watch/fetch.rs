@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
-use prometheus_client::metrics::MetricType;
+use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 
+use super::metrics;
 use crate::bulk::{ItemReport, Summary};
 
 /// A handle on one bulk fetch's running counts; clones share them.
@@ -159,32 +159,21 @@ impl Collector for Numbers {
             ),
         ];
         for (name, help, label, samples) in labelled {
-            let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
-            for (value, n) in samples {
-                m.encode_family(&[(label, value)])?
-                    .encode_counter::<NoLabelSet, _, u64>(&n, None)?;
-            }
+            metrics::family(&mut e, name, help, label, samples)?;
         }
-        for (name, help, n) in self.counters {
-            let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
-            m.encode_counter::<NoLabelSet, _, u64>(&n, None)?;
-        }
-        let mut gauges = vec![(
+        metrics::counters(&mut e, self.counters)?;
+        let elapsed = (
             "elapsed_seconds",
             "Time since the fetch started",
             self.elapsed,
-        )];
-        if let Some(r) = self.resident {
-            gauges.push((
+        );
+        let resident = self.resident.map(|r| {
+            (
                 "process_resident_bytes",
                 "Resident memory of the process",
                 r as f64,
-            ));
-        }
-        for (name, help, v) in gauges {
-            let mut m = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
-            m.encode_gauge(&v)?;
-        }
-        Ok(())
+            )
+        });
+        metrics::gauges(&mut e, std::iter::once(elapsed).chain(resident))
     }
 }

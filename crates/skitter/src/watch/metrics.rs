@@ -115,50 +115,50 @@ impl Collector for Exposition {
             "rule",
             c.traps.iter().map(|(k, n)| (k.as_str().to_string(), *n)),
         )?;
-        for (name, help, n) in [
-            ("retries", "Attempts handed back for another try", c.retries),
-            ("truncated", "Bodies cut at the size cap", c.truncated),
-            ("items", "Records the extraction rules found", c.items),
-            (
-                "items_refused",
-                "Items an items database refused",
-                c.items_refused,
-            ),
-            ("rendered", "Pages rendered in the browser", c.rendered),
-            (
-                "render_failed",
-                "Rendered pages whose render failed",
-                c.render_failed,
-            ),
-            (
-                "render_requests",
-                "Requests the browser made that the crawl fetched",
-                c.render_requests,
-            ),
-            (
-                "render_restarts",
-                "Times the browser was restarted",
-                c.render_restarts,
-            ),
-            (
-                "internal_errors",
-                "URLs whose handling hit a bug in skitter",
-                c.internal_errors,
-            ),
-            (
-                "urls_done",
-                "URLs finished (fetched, failed or skipped)",
-                p.done,
-            ),
-            (
-                "fetch_errors",
-                "Failed fetches and error statuses",
-                p.errors,
-            ),
-        ] {
-            let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
-            m.encode_counter::<NoLabelSet, _, u64>(&n, None)?;
-        }
+        counters(
+            &mut e,
+            [
+                ("retries", "Attempts handed back for another try", c.retries),
+                ("truncated", "Bodies cut at the size cap", c.truncated),
+                ("items", "Records the extraction rules found", c.items),
+                (
+                    "items_refused",
+                    "Items an items database refused",
+                    c.items_refused,
+                ),
+                ("rendered", "Pages rendered in the browser", c.rendered),
+                (
+                    "render_failed",
+                    "Rendered pages whose render failed",
+                    c.render_failed,
+                ),
+                (
+                    "render_requests",
+                    "Requests the browser made that the crawl fetched",
+                    c.render_requests,
+                ),
+                (
+                    "render_restarts",
+                    "Times the browser was restarted",
+                    c.render_restarts,
+                ),
+                (
+                    "internal_errors",
+                    "URLs whose handling hit a bug in skitter",
+                    c.internal_errors,
+                ),
+                (
+                    "urls_done",
+                    "URLs finished (fetched, failed or skipped)",
+                    p.done,
+                ),
+                (
+                    "fetch_errors",
+                    "Failed fetches and error statuses",
+                    p.errors,
+                ),
+            ],
+        )?;
 
         histogram(
             &mut e,
@@ -288,11 +288,7 @@ impl Collector for Exposition {
                 r as f64,
             ));
         }
-        for (name, help, v) in gauges {
-            let mut m = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
-            m.encode_gauge(&v)?;
-        }
-        Ok(())
+        self::gauges(&mut e, gauges)
     }
 }
 
@@ -302,16 +298,40 @@ fn counter(m: &mut MetricEncoder, labels: &impl EncodeLabelSet, n: u64) -> fmt::
 }
 
 /// A counter with one label, one sample per value of it.
-fn family(
+pub(super) fn family<V: AsRef<str>>(
     e: &mut DescriptorEncoder,
     name: &str,
     help: &str,
     label: &str,
-    samples: impl Iterator<Item = (String, u64)>,
+    samples: impl IntoIterator<Item = (V, u64)>,
 ) -> fmt::Result {
     let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
     for (value, n) in samples {
-        counter(&mut m, &[(label, value.as_str())], n)?;
+        counter(&mut m, &[(label, value.as_ref())], n)?;
+    }
+    Ok(())
+}
+
+/// Counters without labels: `(name, help, value)`.
+pub(super) fn counters<'a>(
+    e: &mut DescriptorEncoder,
+    counters: impl IntoIterator<Item = (&'a str, &'a str, u64)>,
+) -> fmt::Result {
+    for (name, help, n) in counters {
+        let mut m = e.encode_descriptor(name, help, None, MetricType::Counter)?;
+        m.encode_counter::<NoLabelSet, _, u64>(&n, None)?;
+    }
+    Ok(())
+}
+
+/// Gauges without labels: `(name, help, value)`.
+pub(super) fn gauges<'a>(
+    e: &mut DescriptorEncoder,
+    gauges: impl IntoIterator<Item = (&'a str, &'a str, f64)>,
+) -> fmt::Result {
+    for (name, help, v) in gauges {
+        let mut m = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        m.encode_gauge(&v)?;
     }
     Ok(())
 }
