@@ -29,6 +29,22 @@ fn status(addr: &str) -> Option<serde_json::Value> {
         .then(|| serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// The status once `ready` holds for it, asked every 25 ms for up to
+/// `tries` times; `None` if it never did.
+async fn status_when(
+    addr: &str,
+    tries: u32,
+    ready: impl Fn(&serde_json::Value) -> bool,
+) -> Option<serde_json::Value> {
+    for _ in 0..tries {
+        if let Some(s) = status(addr).filter(|s| ready(s)) {
+            return Some(s);
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    None
+}
+
 fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
@@ -56,14 +72,7 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
         "--metrics-linger",
         "60s",
     ]);
-    let mut up = None;
-    for _ in 0..200 {
-        up = status(&addr);
-        if up.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let up = status_when(&addr, 200, |_| true).await;
     assert!(up.is_some(), "the metrics server never answered");
     let wrong = ctl(&addr, "cli-test-token-wrong-0000", &["pause"]);
     assert_eq!(wrong.status.code(), Some(2));
@@ -96,16 +105,9 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
         !ctl(&addr, TOKEN, &["set"]).status.success(),
         "set needs a setting"
     );
-    let mut held = None;
-    for _ in 0..400 {
-        let s = status(&addr).unwrap();
-        if s["in_flight"] == 0 {
-            held = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let held = held.expect("fetches still in flight after the pause");
+    let held = status_when(&addr, 400, |s| s["in_flight"] == 0)
+        .await
+        .expect("fetches still in flight after the pause");
     assert_eq!(
         (held["paused"].as_bool(), held["max_tasks"].as_u64()),
         (Some(true), Some(1))
@@ -122,15 +124,8 @@ async fn ctl_pauses_resumes_and_stops_a_crawl() {
         "a request went out while paused"
     );
     assert!(ctl(&addr, TOKEN, &["resume"]).status.success());
-    let mut ended = false;
-    for _ in 0..1200 {
-        if status(&addr).is_some_and(|s| s["ended"] == true && s["report"] == true) {
-            ended = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(ended, "the crawl never ended");
+    let ended = status_when(&addr, 1200, |s| s["ended"] == true && s["report"] == true).await;
+    assert!(ended.is_some(), "the crawl never ended");
     // The dashboard is the end report now; a stop ends the linger.
     assert!(ctl(&addr, TOKEN, &["stop"]).status.success());
     let run = finish(crawl).await;
@@ -189,15 +184,9 @@ async fn fetch_serves_metrics_and_status_and_stops_from_ctl() {
         "--metrics-linger",
         "60s",
     ]);
-    let mut done = None;
-    for _ in 0..400 {
-        if let Some(s) = status(&addr).filter(|s| s["done"] == 6) {
-            done = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let s = done.expect("the fetch never reported its 6 items");
+    let s = status_when(&addr, 400, |s| s["done"] == 6)
+        .await
+        .expect("the fetch never reported its 6 items");
     assert_eq!(
         (s["command"].as_str(), s["ok"].as_u64()),
         (Some("fetch"), Some(6))
