@@ -24,12 +24,10 @@ rounds=${1:-5}
 skitter=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
 [[ -x $skitter ]] || { echo "no binary at $skitter (cargo build --release -p skitter-cli)" >&2; exit 2; }
 work=$(mktemp -d)
-# nginx's worker drops to an unprivileged user when started as root (as in CI):
-# it must be able to read the smoke run's pages under $work.
-chmod 755 "$work"
-nginx_pid=
+# shellcheck source=scripts/lib-docs-server.sh
+source "$root/scripts/lib-docs-server.sh"
 cleanup() {
-    [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null || true
+    [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -56,35 +54,7 @@ else
 fi
 docs=$(cd "$docs" && pwd)
 
-# nginx on a free loopback port, in the foreground as our child.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$work/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  server { listen 127.0.0.1:$port; root $docs; }
-}
-CONF
-if command -v nginx >/dev/null; then
-    nginx -c "$work/nginx.conf" &
-    nginx_pid=$!
-elif [[ $smoke == 1 ]]; then
-    # The smoke run checks the script, not a figure: Python's server will do.
-    echo "(smoke: nginx is not installed; serving with python3 -m http.server)"
-    python3 -m http.server --bind 127.0.0.1 --directory "$docs" "$port" >/dev/null 2>&1 &
-    nginx_pid=$!
-else
-    echo "nginx is needed (apt-get install nginx-light)" >&2
-    exit 2
-fi
-served=0
-for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/${starts[0]}" && { served=1; break; }; sleep 0.1; done
-[[ $served == 1 ]] || { echo "the server does not answer for ${starts[0]} (nginx log: $(tail -3 "$work/nginx-error.log" 2>/dev/null))" >&2; exit 1; }
+serve_docs "$docs" "${starts[0]}" "$smoke"
 urls=()
 for s in "${starts[@]}"; do urls+=("http://127.0.0.1:$port/$s"); done
 

@@ -30,16 +30,11 @@ skitter=${SKITTER:-${CARGO_TARGET_DIR:-target}/release/skitter}
 for tool in wget2 /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "$tool is needed (apt-get install wget2 time)" >&2; exit 2; }
 done
-if ! command -v nginx >/dev/null && [[ $smoke != 1 ]]; then
-    echo "nginx is needed (apt-get install nginx-light)" >&2
-    exit 2
-fi
 work=$(mktemp -d)
-# nginx's worker drops to an unprivileged user when started as root.
-chmod 755 "$work"
-nginx_pid=
+# shellcheck source=scripts/lib-docs-server.sh
+source "$root/scripts/lib-docs-server.sh"
 cleanup() {
-    [[ -n $nginx_pid ]] && kill "$nginx_pid" 2>/dev/null || true
+    [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -65,32 +60,8 @@ fi
 docs=$(cd "$docs" && pwd)
 [[ -f $docs/rust-doc/html/index.html ]] || { echo "no rust-doc/html/index.html under $docs" >&2; exit 2; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$work/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  server { listen 127.0.0.1:$port; root $docs; }
-}
-CONF
-if command -v nginx >/dev/null; then
-    nginx -c "$work/nginx.conf" &
-    nginx_pid=$!
-else
-    # The smoke run checks the script, not a figure: Python's server will do.
-    echo "(smoke: nginx is not installed; serving with python3 -m http.server)"
-    python3 -m http.server --bind 127.0.0.1 --directory "$docs" "$port" >/dev/null 2>&1 &
-    nginx_pid=$!
-fi
+serve_docs "$docs" "rust-doc/html/index.html" "$smoke"
 start=http://127.0.0.1:$port/rust-doc/html/index.html
-served=0
-for _ in $(seq 50); do curl -sf -o /dev/null "$start" && { served=1; break; }; sleep 0.1; done
-[[ $served == 1 ]] || { echo "the server does not answer (log: $(tail -3 "$work/nginx-error.log" 2>/dev/null))" >&2; exit 1; }
 
 # Each prints "pages wall-s cpu-s".
 crawl_skitter() {

@@ -1,0 +1,46 @@
+# Serves a folder of documentation on a free loopback port for the real-site
+# bench scripts; source it after `set -euo pipefail` (not a bench itself, so its
+# name is not bench-*). The caller owns $work (a scratch directory) and its
+# cleanup, which must kill $server_pid when set.
+#
+#   serve_docs DIR PATH SMOKE   nginx (in the foreground, as our child) serving DIR;
+#                               sets $port and $server_pid and waits until PATH
+#                               answers. When nginx is missing, SMOKE=1 serves with
+#                               python3 -m http.server (a smoke run checks the
+#                               script, not a figure); otherwise it exits 2.
+
+server_pid=
+
+serve_docs() {
+    local docs=$1 path=$2 smoke=$3
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    # nginx's worker drops to an unprivileged user when started as root (as in
+    # CI): it must be able to read the pages under $work.
+    chmod 755 "$work"
+    cat >"$work/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  server { listen 127.0.0.1:$port; root $docs; }
+}
+CONF
+    if command -v nginx >/dev/null; then
+        nginx -c "$work/nginx.conf" &
+        server_pid=$!
+    elif [[ $smoke == 1 ]]; then
+        echo "(smoke: nginx is not installed; serving with python3 -m http.server)"
+        python3 -m http.server --bind 127.0.0.1 --directory "$docs" "$port" >/dev/null 2>&1 &
+        server_pid=$!
+    else
+        echo "nginx is needed (apt-get install nginx-light)" >&2
+        exit 2
+    fi
+    local served=0
+    for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/$path" && { served=1; break; }; sleep 0.1; done
+    [[ $served == 1 ]] || { echo "the server does not answer for $path (nginx log: $(tail -3 "$work/nginx-error.log" 2>/dev/null))" >&2; exit 1; }
+}
