@@ -143,10 +143,11 @@ async fn a_resumed_run_continues_a_chain_from_its_last_page() {
     // The failing output stops the first run from its own task, while the
     // chain goes on fetching: without a latency the chain could reach its
     // last page before the stop was seen (it did, once, on a loaded machine),
-    // and the item would count as done. 30 ms a response leaves the stop
-    // five pages' time to land.
+    // and the item would count as done. 150 ms a response leaves the stop
+    // five pages' time (750 ms) to land: 30 ms (150 ms) was not enough once
+    // beside a full suite and other crawls on two cores.
     let site = site(SiteConfig {
-        latency: std::time::Duration::from_millis(30),
+        latency: std::time::Duration::from_millis(150),
         ..SiteConfig::default()
     });
     let dir = tempfile::tempdir().unwrap();
