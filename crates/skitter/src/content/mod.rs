@@ -51,7 +51,7 @@ use scraper::{Html, Selector};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use self::stats::Stats;
+use self::stats::{Stats, TextCounts};
 use self::tree::{Tag, Tree};
 use crate::parse::items::nesting;
 
@@ -141,13 +141,14 @@ impl Extractor {
         let base = links::base_url(&tree, url);
         let mut keep = prune::invisible(&tree, &self.exclude);
         let body = tree.find(Tag::Body).unwrap_or(0);
+        let counts = TextCounts::new(&tree);
         if self.options.scope == ContentScope::Main {
-            let stats = Stats::new(&tree, &keep);
+            let stats = Stats::new(&tree, &counts, &keep);
             let mut pruned = keep.clone();
             prune::furniture(&tree, &mut pruned, &stats, body);
             // Furniture rules that leave next to nothing misfired (a page
             // builder naming every wrapper alike): the scoring alone decides.
-            let left = Stats::new(&tree, &pruned).text[body] as f64;
+            let left = Stats::new(&tree, &counts, &pruned).text[body] as f64;
             if left >= prune::LEAST * stats.text[body] as f64 {
                 keep = pruned;
             }
@@ -155,7 +156,7 @@ impl Extractor {
         let roots = if !self.include.is_empty() {
             included(&tree, &keep, &self.include)
         } else if self.options.scope == ContentScope::Main {
-            let stats = Stats::new(&tree, &keep);
+            let stats = Stats::new(&tree, &counts, &keep);
             let roots = select::main_roots(&tree, &keep, &stats, body);
             select::clean(&tree, &mut keep, &stats, &roots);
             roots

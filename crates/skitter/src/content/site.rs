@@ -243,9 +243,9 @@ fn block_hash(block: &super::Block) -> Option<u64> {
 fn is_tidy(bytes: &[u8]) -> bool {
     bytes.first() != Some(&b' ')
         && bytes.last() != Some(&b' ')
-        && !bytes
-            .iter()
-            .any(|&b| matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        // memchr's vector search: a byte loop here was half the hashing.
+        && memchr::memchr3(b'\t', b'\n', b'\r', bytes).is_none()
+        && memchr::memchr2(0x0b, 0x0c, bytes).is_none()
         && memchr::memmem::find(bytes, b"  ").is_none()
 }
 
