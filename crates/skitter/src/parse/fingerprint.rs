@@ -20,8 +20,15 @@
 //! 14,247 pages/s). The sample is chosen by content, so two
 //! pages with the same words sample the same ones; the first words all count,
 //! so a short page (a listing of a few items) is judged on all its words.
-
-use xxhash_rust::xxh3::xxh3_64;
+//!
+//! A word is hashed as it is scanned, a byte at a time (FNV-1a, then
+//! MurmurHash3's 64-bit finaliser to spread its bits over the simhash's
+//! lanes): no word is copied or read twice. Copying each word and hashing it
+//! with xxh3 afterwards was a third of a `skitter bench` crawl's instructions
+//! (145 k a 4 KiB page; now about 40 k). The word hash is no stable format:
+//! fingerprints saved by an older version (`--state`, Redis) differ from
+//! this one's, so a numeric chain that crosses such an upgrade is judged
+//! anew from its next page.
 
 /// The simhash of `html`'s visible words, digits masked; `0` for a page
 /// without words.
@@ -30,7 +37,7 @@ pub fn text_simhash(html: &str) -> u64 {
         lanes: [0; 64],
         words: 0,
     };
-    let mut word = String::new();
+    let mut word = Word::new();
     for text in VisibleText(html) {
         add_words(text, &mut word, &mut weights);
     }
@@ -43,45 +50,36 @@ pub fn text_simhash(html: &str) -> u64 {
 }
 
 /// Adds the words of one stretch of text: runs of letters and digits,
-/// lowercased, each run of digits one `0`.
-///
-/// A word of lowercase ASCII letters standing alone (most words of most
-/// pages) is hashed where it lies; only a word that must be rewritten
-/// (capitals, digits, other scripts) is copied into `word`. Going by
-/// decoded characters, each pushed into `word`, this was a third of the
-/// instructions of a `skitter bench` crawl (about 260 a word).
-fn add_words(text: &str, word: &mut String, weights: &mut Weights) {
+/// lowercased, each run of digits one `0`. A word does not run on into the
+/// next stretch (`a<b>b</b>` is two words).
+fn add_words(text: &str, word: &mut Word, weights: &mut Weights) {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
         match CLASS[usize::from(bytes[i])] {
             LOWER => {
-                let start = i;
-                while i < bytes.len() && CLASS[usize::from(bytes[i])] == LOWER {
+                // Most bytes of most pages: a tight loop.
+                while let Some(&b) = bytes.get(i).filter(|&&b| CLASS[usize::from(b)] == LOWER) {
+                    word.push(b);
                     i += 1;
                 }
-                // The word ends here unless what follows is a letter or a
-                // digit (an ASCII one, or any non-ASCII character: it may be).
-                let ends = bytes.get(i).is_none_or(|&b| CLASS[usize::from(b)] == OTHER);
-                if word.is_empty() && ends {
-                    weights.add(&text[start..i]);
-                } else {
-                    word.push_str(&text[start..i]);
-                }
+                word.digits = false;
             }
             UPPER => {
-                word.push(char::from(bytes[i].to_ascii_lowercase()));
+                word.push(bytes[i].to_ascii_lowercase());
+                word.digits = false;
                 i += 1;
             }
             DIGIT => {
                 // One `0` for the whole run: `9` and `10` are the same word.
-                if !word.ends_with('0') {
-                    word.push('0');
+                if !word.digits {
+                    word.push(b'0');
+                    word.digits = true;
                 }
                 i += 1;
             }
             OTHER => {
-                flush(word, weights);
+                word.end(weights);
                 i += 1;
             }
             _ => {
@@ -90,15 +88,75 @@ fn add_words(text: &str, word: &mut String, weights: &mut Weights) {
                     .next()
                     .unwrap_or(char::REPLACEMENT_CHARACTER);
                 if c.is_alphanumeric() {
-                    word.extend(c.to_lowercase());
+                    let mut buf = [0u8; 4];
+                    for lower in c.to_lowercase() {
+                        for &b in lower.encode_utf8(&mut buf).as_bytes() {
+                            word.push(b);
+                        }
+                    }
+                    word.digits = false;
                 } else {
-                    flush(word, weights);
+                    word.end(weights);
                 }
                 i += c.len_utf8();
             }
         }
     }
-    flush(word, weights);
+    word.end(weights);
+}
+
+/// A word being hashed as its bytes come.
+struct Word {
+    hash: u64,
+    empty: bool,
+    /// The last thing added was a run of digits (its `0`).
+    digits: bool,
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+impl Word {
+    fn new() -> Word {
+        Word {
+            hash: FNV_OFFSET,
+            empty: true,
+            digits: false,
+        }
+    }
+
+    fn push(&mut self, b: u8) {
+        self.hash = (self.hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+        self.empty = false;
+    }
+
+    /// Adds the word, if any, and starts the next.
+    fn end(&mut self, weights: &mut Weights) {
+        if !self.empty {
+            weights.add(finish(self.hash));
+        }
+        *self = Word::new();
+    }
+}
+
+/// The hash of a word's bytes, as [`Word`] computes it byte by byte.
+#[cfg(test)]
+fn word_hash(word: &[u8]) -> u64 {
+    let mut w = Word::new();
+    for &b in word {
+        w.push(b);
+    }
+    finish(w.hash)
+}
+
+/// MurmurHash3's 64-bit finaliser: every input bit flips each output bit
+/// with probability about 1/2, which FNV alone does not give the high bits.
+fn finish(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 /// What a byte is to [`add_words`]: one table lookup instead of a chain of
@@ -126,14 +184,6 @@ static CLASS: [u8; 256] = {
     }
     table
 };
-
-/// Adds the word being built, if any, and empties it.
-fn flush(word: &mut String, weights: &mut Weights) {
-    if !word.is_empty() {
-        weights.add(word);
-        word.clear();
-    }
-}
 
 /// For each byte value, the +1/-1 each of its eight bits adds to its weight:
 /// adding a word is then eight table rows added lane by lane (which the
@@ -168,9 +218,9 @@ struct Weights {
 }
 
 impl Weights {
-    /// Adds `word` if it is among the first words or in the sample.
-    fn add(&mut self, word: &str) {
-        let h = xxh3_64(word.as_bytes());
+    /// Adds a word's hash `h` if it is among the first words or in the
+    /// sample.
+    fn add(&mut self, h: u64) {
         self.words = self.words.saturating_add(1);
         if self.words > WORDS_IN_FULL && !h.is_multiple_of(SAMPLE) {
             return;
@@ -301,8 +351,9 @@ mod tests {
         }
     }
 
-    /// `text_simhash` as first written (a decoded character at a time,
-    /// each pushed into the word), the reference for the byte scan.
+    /// The words of `html` as first read (a decoded character at a time,
+    /// each pushed into a `String`), each hashed whole: the reference for
+    /// the scan that hashes as it reads.
     fn text_simhash_reference(html: &str) -> u64 {
         let mut weights = Weights {
             lanes: [0; 64],
@@ -320,12 +371,12 @@ mod tests {
                         word.extend(c.to_lowercase());
                     }
                 } else if !word.is_empty() {
-                    weights.add(&word);
+                    weights.add(word_hash(word.as_bytes()));
                     word.clear();
                 }
             }
             if !word.is_empty() {
-                weights.add(&word);
+                weights.add(word_hash(word.as_bytes()));
                 word.clear();
             }
         }
@@ -398,7 +449,7 @@ mod tests {
     fn the_table_adds_what_each_bit_of_the_hash_says() {
         for word in ["a", "page", "0", "événement", "results"] {
             let mut table = [0i32; 64];
-            let h = xxh3_64(word.as_bytes());
+            let h = word_hash(word.as_bytes());
             add(&mut table, h);
             let bits: Vec<i32> = (0..64)
                 .map(|bit| if h >> bit & 1 == 1 { 1 } else { -1 })
@@ -463,7 +514,7 @@ mod tests {
     fn unsampled(words: &[&str]) -> u64 {
         let mut lanes = [0i32; 64];
         for w in words {
-            add(&mut lanes, xxh3_64(w.as_bytes()));
+            add(&mut lanes, word_hash(w.as_bytes()));
         }
         lanes
             .iter()
@@ -494,7 +545,7 @@ mod tests {
             .iter()
             .enumerate()
             .filter(|(i, w)| {
-                *i < WORDS_IN_FULL as usize || xxh3_64(w.as_bytes()).is_multiple_of(SAMPLE)
+                *i < WORDS_IN_FULL as usize || word_hash(w.as_bytes()).is_multiple_of(SAMPLE)
             })
             .map(|(_, w)| *w)
             .collect();
