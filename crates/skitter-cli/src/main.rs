@@ -64,14 +64,16 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
-/// With the `jemalloc` feature, jemalloc instead of the system allocator. On
-/// `skitter bench` it gives about 40% more pages/s for the same work (glibc's
-/// malloc spends much of a crawler's CPU in its own bookkeeping) and about 12.5 KB
-/// instead of 14.5 KB of peak RSS per request in flight. The default stays the
-/// system allocator: with everything else that much cheaper, writing WARC + JSONL
-/// costs about 26% of pages/s instead of 15% (the same absolute work, hashing and
-/// compressing each page), which is over the 25% the project allows for outputs.
-/// The library leaves the choice to the program that links it.
+/// jemalloc instead of the system allocator (the `jemalloc` feature, on by
+/// default; `--no-default-features` for the system one). On `skitter bench`
+/// it gives about 40% more pages/s for the same work (glibc's malloc spends
+/// much of a crawler's CPU in its own bookkeeping), and at 100,000 hosts
+/// twice the pages/s (glibc's free lists grow with the heap); RSS per request
+/// in flight is about the same, the base RSS some 15 MB more. It was once
+/// left off because writing WARC + JSONL then costs a larger share of the
+/// (higher) pages/s, about 26% instead of 15%: a ratio, while every crawl,
+/// with outputs or without, is faster with it. The library leaves the choice
+/// to the program that links it.
 #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

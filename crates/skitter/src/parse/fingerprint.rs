@@ -58,12 +58,21 @@ fn add_words(text: &str, word: &mut Word, weights: &mut Weights) {
     while i < bytes.len() {
         match CLASS[usize::from(bytes[i])] {
             LOWER => {
-                // Most bytes of most pages: a tight loop.
-                while let Some(&b) = bytes.get(i).filter(|&&b| CLASS[usize::from(b)] == LOWER) {
-                    word.push(b);
-                    i += 1;
+                // Most bytes of most pages: a tight loop over the slice (no
+                // bounds checks), the hash kept in a register.
+                let run = bytes[i..]
+                    .iter()
+                    .take_while(|&&b| CLASS[usize::from(b)] == LOWER);
+                let mut hash = word.hash;
+                let mut len = 0;
+                for &b in run {
+                    hash = (hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+                    len += 1;
                 }
+                word.hash = hash;
+                word.empty = false;
                 word.digits = false;
+                i += len;
             }
             UPPER => {
                 word.push(bytes[i].to_ascii_lowercase());
