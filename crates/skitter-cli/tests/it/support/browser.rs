@@ -117,10 +117,9 @@ impl Chromium {
     /// heard by the [`Console`] returned with it.
     pub async fn open(&self, url: &str) -> (Page, Console) {
         let page = self.browser.new_page("about:blank").await.unwrap();
-        let entry = |kind: Option<&str>, exclude| {
-            let entry = FilterEntry::builder().exclude(exclude);
-            kind.map_or(entry.clone(), |kind| entry.r#type(kind))
-                .build()
+        let entry = |kind: Option<&str>, exclude| FilterEntry {
+            exclude: Some(exclude),
+            r#type: kind.map(String::from),
         };
         // Chromium's default filter (no browser or tab targets, everything
         // else), with service workers excluded first.
