@@ -10,8 +10,14 @@
 use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use chromiumoxide::cdp::browser_protocol::log::EventEntryAdded;
+use chromiumoxide::cdp::browser_protocol::target::{
+    FilterEntry, SetAutoAttachParams, TargetFilter,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
 use chromiumoxide::{Browser, Page};
 use futures_util::StreamExt as _;
 
@@ -96,6 +102,145 @@ impl Chromium {
             handler,
             _profile: profile,
         }
+    }
+
+    /// Opens `url` in a new tab whose service workers run unhindered.
+    ///
+    /// chromiumoxide sets every tab to auto-attach the workers it starts,
+    /// paused until the client resumes them; a service worker it resumes and
+    /// at once detaches from, as it does, is in a race inside Chromium: often
+    /// the worker stays paused for good, so its registration never finishes
+    /// (ReplayWeb.page then never renders) and a reload waits behind it too.
+    /// The tab is opened blank, told to leave service workers out of its
+    /// auto-attach, and only then sent to `url`, so no worker of the page
+    /// can start under the old setting. What the page says from the start is
+    /// heard by the [`Console`] returned with it.
+    pub async fn open(&self, url: &str) -> (Page, Console) {
+        let page = self.browser.new_page("about:blank").await.unwrap();
+        let entry = |kind: Option<&str>, exclude| FilterEntry {
+            exclude: Some(exclude),
+            r#type: kind.map(String::from),
+        };
+        // Chromium's default filter (no browser or tab targets, everything
+        // else), with service workers excluded first.
+        let filter = TargetFilter::new(vec![
+            entry(Some("service_worker"), true),
+            entry(Some("browser"), true),
+            entry(Some("tab"), true),
+            entry(None, false),
+        ]);
+        let attach = SetAutoAttachParams::builder()
+            .auto_attach(true)
+            .wait_for_debugger_on_start(true)
+            .flatten(true)
+            .filter(filter)
+            .build()
+            .unwrap();
+        page.execute(attach).await.unwrap();
+        let console = Console::listen(&page).await;
+        page.goto(url).await.unwrap();
+        (page, console)
+    }
+}
+
+/// The most console lines [`Console`] keeps; later ones are counted.
+const MAX_CONSOLE: usize = 500;
+
+/// What a page said while it ran: its console calls, its uncaught exceptions
+/// and the browser's log entries for it (failed loads, warnings), frames in
+/// its process included, for a failing test to print. Stops listening when
+/// dropped.
+pub struct Console {
+    lines: Arc<Mutex<(Vec<String>, usize)>>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        self.tasks.iter().for_each(|task| task.abort());
+    }
+}
+
+impl Console {
+    /// Starts listening to `page`.
+    pub async fn listen(page: &Page) -> Console {
+        let lines = Arc::new(Mutex::new((Vec::new(), 0)));
+        let start = Instant::now();
+        let keep = move |lines: &Mutex<(Vec<String>, usize)>, line: String| {
+            let mut lines = lines.lock().unwrap();
+            if lines.0.len() < MAX_CONSOLE {
+                let at = start.elapsed().as_secs_f64();
+                lines.0.push(format!("{at:7.2}s {line}"));
+            } else {
+                lines.1 += 1;
+            }
+        };
+        let mut calls = page
+            .event_listener::<EventConsoleApiCalled>()
+            .await
+            .unwrap();
+        let mut thrown = page.event_listener::<EventExceptionThrown>().await.unwrap();
+        let mut logged = page.event_listener::<EventEntryAdded>().await.unwrap();
+        let tasks = vec![
+            tokio::spawn({
+                let lines = lines.clone();
+                async move {
+                    while let Some(call) = calls.next().await {
+                        let args: Vec<String> = call
+                            .args
+                            .iter()
+                            .map(|arg| match (&arg.value, &arg.description) {
+                                (Some(value), _) => value.to_string(),
+                                (None, Some(text)) => text.clone(),
+                                (None, None) => format!("{:?}", arg.r#type),
+                            })
+                            .collect();
+                        keep(
+                            &lines,
+                            format!("console.{:?}: {}", call.r#type, args.join(" ")),
+                        );
+                    }
+                }
+            }),
+            tokio::spawn({
+                let lines = lines.clone();
+                async move {
+                    while let Some(thrown) = thrown.next().await {
+                        let details = &thrown.exception_details;
+                        let what = details
+                            .exception
+                            .as_ref()
+                            .and_then(|e| e.description.clone())
+                            .unwrap_or_else(|| details.text.clone());
+                        keep(&lines, format!("uncaught: {what} ({:?})", details.url));
+                    }
+                }
+            }),
+            tokio::spawn({
+                let lines = lines.clone();
+                async move {
+                    while let Some(entry) = logged.next().await {
+                        let entry = &entry.entry;
+                        let url = entry.url.as_deref().unwrap_or("");
+                        keep(
+                            &lines,
+                            format!("log {:?}: {} {url}", entry.level, entry.text),
+                        );
+                    }
+                }
+            }),
+        ];
+        Console { lines, tasks }
+    }
+
+    /// Everything heard so far, a line a message.
+    pub fn text(&self) -> String {
+        let lines = self.lines.lock().unwrap();
+        let mut text = lines.0.join("\n");
+        if lines.1 > 0 {
+            text.push_str(&format!("\n(and {} more)", lines.1));
+        }
+        text
     }
 }
 
