@@ -58,17 +58,16 @@ fn add_words(text: &str, word: &mut Word, weights: &mut Weights) {
     while i < bytes.len() {
         match CLASS[usize::from(bytes[i])] {
             LOWER => {
-                // Most bytes of most pages: two tight loops over the slice (no
-                // bounds checks), the run's end found first, the hash kept in
-                // a register.
-                let rest = &bytes[i..];
-                let len = rest
+                // Most bytes of most pages: a tight loop over the slice (no
+                // bounds checks), the hash kept in a register.
+                let run = bytes[i..]
                     .iter()
-                    .position(|&b| CLASS[usize::from(b)] != LOWER)
-                    .unwrap_or(rest.len());
+                    .take_while(|&&b| CLASS[usize::from(b)] == LOWER);
                 let mut hash = word.hash;
-                for &b in &rest[..len] {
+                let mut len = 0;
+                for &b in run {
                     hash = (hash ^ u64::from(b)).wrapping_mul(FNV_PRIME);
+                    len += 1;
                 }
                 word.hash = hash;
                 word.empty = false;
