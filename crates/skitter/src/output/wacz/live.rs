@@ -7,9 +7,11 @@
 //! (the same [`Scan::add`] makes both), and the SHA-256 and size of each
 //! file. Packing at the end then only copies the files into the zip.
 //!
-//! This runs on the writer's blocking-pool thread, never on an async worker:
-//! each HTML page's text is extracted there, one batch of pages at a time,
-//! while the crawl fetches the next ones. Memory is what `pack` holds: the
+//! This runs on the writer's blocking-pool thread, never on an async worker,
+//! one batch of pages at a time while the crawl fetches the next ones. Each
+//! page's title and text come with its record ([`Built::text`]), gathered by
+//! the crawl's own parse of the page on its CPU pool; only a page the crawl
+//! did not read as HTML has its text read here. Memory is what `pack` holds: the
 //! index lines through the external sort (at most [`RUN_BYTES`] of lines,
 //! then sorted runs on disk), the page entries in a temporary file, 8 bytes
 //! per listed page, and a hasher per WARC file.

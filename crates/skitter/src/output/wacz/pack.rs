@@ -67,7 +67,7 @@ const PAGES_HEADER: &str = "{\"format\": \"json-pages-1.0\", \"id\": \"pages\", 
 
 /// Packs the WARC files `warcs` (in that order) into a WACZ file at `out`.
 ///
-/// Blocking: it reads and writes whole files and extracts each page's text, so
+/// Blocking: it reads and writes whole files and reads each page's text, so
 /// async callers run it on the blocking pool.
 pub fn pack_wacz(
     warcs: &[PathBuf],

@@ -332,7 +332,16 @@ async fn the_in_crawl_index_of_rotated_files_is_what_reading_them_gives() {
     let scratch = tempfile::tempdir().unwrap();
     let files = assert_same_as_repacked(&out, scratch.path());
     assert!(files >= 3, "{files} WARC files");
-    assert_eq!(pages_without_ids(&out).len(), 1 + 41);
+    let pages = pages_without_ids(&out);
+    assert_eq!(pages.len(), 1 + 41);
+    // The crawl's own reading of each page gave the text reading the
+    // archived body gives (compared above), and there was text to give.
+    assert!(
+        pages[1..]
+            .iter()
+            .all(|p| p["text"].as_str().is_some_and(|t| t.len() > 20)),
+        "{pages:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -53,6 +53,7 @@ use async_trait::async_trait;
 use url::Url;
 
 use super::{Exchange, Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
+use crate::parse::text::PageText;
 
 pub use cdx::resume as resume_cdx;
 pub use repair::{WarcRepair, repair_warc};
@@ -177,46 +178,7 @@ impl Sink for WarcSink {
     }
 
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
-        let Some(exchange) = page.exchange.clone() else {
-            return Ok(());
-        };
-        if !self.already_archived.is_empty()
-            && self.already_archived.remove(page.record.url.as_str())
-        {
-            return Ok(());
-        }
-        let date = exchange.started;
-        self.pending.push(Job::Pair(Box::new(PairJob {
-            url: page.record.url.clone(),
-            status: page.record.status,
-            mime: page.record.content_type.clone(),
-            exchange,
-        })));
-        // A rendered page's requests (scripts, XHR, images) follow it, each
-        // a request/response pair like the page's own; then its pictures.
-        for (url, exchange) in page.rendered.iter().flat_map(|r| &r.exchanges) {
-            let (status, mime) = head_status_and_type(&exchange.response_head);
-            self.pending.push(Job::Pair(Box::new(PairJob {
-                url: url.clone(),
-                status,
-                mime,
-                exchange: exchange.clone(),
-            })));
-        }
-        for shot in page.rendered.iter().flat_map(|r| &r.screenshots) {
-            let uri = format!("urn:{}:{}", shot.kind, page.record.url);
-            let Ok(uri) = Url::parse(&uri) else { continue };
-            self.pending.push(Job::Resource(ResourceJob {
-                uri,
-                date,
-                mime: shot.mime,
-                data: shot.data.clone(),
-            }));
-        }
-        if self.pending.len() >= BATCH {
-            self.start_batch().await?;
-        }
-        Ok(())
+        self.record_with_text(page, None).await
     }
 
     async fn flush(&mut self) -> Result<(), SinkError> {
@@ -248,6 +210,59 @@ impl Sink for WarcSink {
         let writer = self.take_writer().await?;
         self.writer = Some(writer);
         self.with_writer(Writer::finish).await
+    }
+}
+
+impl WarcSink {
+    /// [`Sink::record`], handing the observer `text` as the page's title and
+    /// text with its response record ([`Built::text`]).
+    pub(crate) async fn record_with_text(
+        &mut self,
+        page: &Page,
+        text: Option<Arc<PageText>>,
+    ) -> Result<(), SinkError> {
+        let Some(exchange) = page.exchange.clone() else {
+            return Ok(());
+        };
+        if !self.already_archived.is_empty()
+            && self.already_archived.remove(page.record.url.as_str())
+        {
+            return Ok(());
+        }
+        let date = exchange.started;
+        self.pending.push(Job::Pair(Box::new(PairJob {
+            url: page.record.url.clone(),
+            status: page.record.status,
+            mime: page.record.content_type.clone(),
+            exchange,
+            text,
+        })));
+        // A rendered page's requests (scripts, XHR, images) follow it, each
+        // a request/response pair like the page's own; then its pictures.
+        for (url, exchange) in page.rendered.iter().flat_map(|r| &r.exchanges) {
+            let (status, mime) = head_status_and_type(&exchange.response_head);
+            self.pending.push(Job::Pair(Box::new(PairJob {
+                url: url.clone(),
+                status,
+                mime,
+                exchange: exchange.clone(),
+                text: None,
+            })));
+        }
+        for shot in page.rendered.iter().flat_map(|r| &r.screenshots) {
+            let uri = format!("urn:{}:{}", shot.kind, page.record.url);
+            let Ok(uri) = Url::parse(&uri) else { continue };
+            self.pending.push(Job::Resource(ResourceJob {
+                uri,
+                date,
+                mime: shot.mime,
+                data: shot.data.clone(),
+            }));
+        }
+        if self.pending.len() >= BATCH {
+            self.start_batch().await?;
+        }
+        Ok(())
     }
 }
 
@@ -327,6 +342,9 @@ pub(crate) struct Built<'a> {
     pub offset: u64,
     /// The file's name.
     pub filename: &'a str,
+    /// The page's title and text as the crawl read them, when it did; a
+    /// reader of the file reads them from the body.
+    pub text: Option<&'a PageText>,
 }
 
 /// What the writer needs from one page or picture (owned, to cross into the
@@ -355,6 +373,8 @@ struct PairJob {
     status: Option<u16>,
     mime: Option<String>,
     exchange: Exchange,
+    /// The page's title and text, for the observer.
+    text: Option<Arc<PageText>>,
 }
 
 /// The open file being appended to.
@@ -459,6 +479,7 @@ impl Writer {
                 length: pair.response.len() as u64,
                 offset,
                 filename: &self.current.name,
+                text: job.text.as_deref(),
             };
             observer
                 .record(&built)
@@ -524,6 +545,7 @@ impl Writer {
                 length: len,
                 offset,
                 filename: &self.current.name,
+                text: None,
             };
             observer
                 .record(&built)
