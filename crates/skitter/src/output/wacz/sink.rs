@@ -135,7 +135,7 @@ impl Sink for WaczSink {
 /// another output (`--markdown`, `--content`; the rendered DOM's, when it
 /// was rendered), else its visible text. `None` leaves the writer to read
 /// the body, as `wacz create` does.
-fn listed_text(page: &Page) -> Option<Arc<PageText>> {
+pub(super) fn listed_text(page: &Page) -> Option<Arc<PageText>> {
     match &page.content {
         Some(doc) => {
             let mut text = String::new();
