@@ -165,12 +165,20 @@ impl Gathered {
         if self.cut {
             return;
         }
-        if self.node.is_empty() {
-            self.node_escaped = chunk.text_type().allows_html_entities();
-        }
         let room = (TEXT_MAX + MARGIN).saturating_sub(self.text.len());
-        push_within(&mut self.node, chunk.as_str(), room);
-        if chunk.last_in_text_node() {
+        let raw = chunk.as_str();
+        let last = chunk.last_in_text_node();
+        if self.node.is_empty() {
+            let escaped = chunk.text_type().allows_html_entities();
+            if last {
+                // A whole node in one chunk, the common case: read in place.
+                self.add(&raw[..floor(raw, room)], escaped);
+                return;
+            }
+            self.node_escaped = escaped;
+        }
+        push_within(&mut self.node, raw, room);
+        if last {
             self.end_node();
         }
     }
@@ -180,11 +188,19 @@ impl Gathered {
         if self.node.is_empty() {
             return;
         }
-        let node = std::mem::take(&mut self.node);
-        let decoded = if self.node_escaped {
-            htmlize::unescape(&node)
+        let mut node = std::mem::take(&mut self.node);
+        self.add(&node, self.node_escaped);
+        // Its room serves the next node.
+        node.clear();
+        self.node = node;
+    }
+
+    /// Adds the raw text of a node to the text.
+    fn add(&mut self, raw: &str, escaped: bool) {
+        let decoded = if escaped && raw.contains('&') {
+            htmlize::unescape(raw)
         } else {
-            node.as_str().into()
+            raw.into()
         };
         self.cut |= collapse_within(&mut self.text, &decoded, TEXT_MAX);
     }
@@ -218,7 +234,7 @@ fn push_within(out: &mut String, s: &str, max: usize) {
 /// of `out`, stopping at `max` bytes (a word that does not fit is cut at a
 /// character boundary); answers whether it stopped.
 pub(crate) fn collapse_within(out: &mut String, s: &str, max: usize) -> bool {
-    for word in s.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+    for word in words(s) {
         let space = usize::from(!out.is_empty());
         let room = max.saturating_sub(out.len() + space);
         if word.len() > room {
@@ -233,6 +249,41 @@ pub(crate) fn collapse_within(out: &mut String, s: &str, max: usize) -> bool {
         out.push_str(word);
     }
     false
+}
+
+/// The words of `s`, split at whitespace (`char::is_whitespace`), as
+/// `s.split(char::is_whitespace)` without the empty ones, but byte by byte
+/// where the text is ASCII (most of a page's text, read here for every
+/// page the crawl archives).
+fn words(s: &str) -> impl Iterator<Item = &str> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + skip(&s[at..], true);
+        let end = start + skip(&s[start..], false);
+        at = end;
+        (end > start).then(|| &s[start..end])
+    })
+}
+
+/// The length of the run of whitespace (`space`) or of other characters at
+/// the start of `s`.
+fn skip(s: &str, space: bool) -> usize {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (is_space, len) = if b.is_ascii() {
+            (matches!(b, b'\t'..=b'\r' | b' '), 1)
+        } else {
+            let c = s[i..].chars().next().unwrap_or(' ');
+            (c.is_whitespace(), c.len_utf8())
+        };
+        if is_space != space {
+            break;
+        }
+        i += len;
+    }
+    i
 }
 
 /// The largest character boundary of `s` at or before `at` (`str`'s own is

@@ -125,23 +125,31 @@ impl Live {
 
 /// Copies the tagged page entries of `entries` to `out` without their tags,
 /// leaving out the pages `earlier` listed; answers the entries copied.
-fn untagged(entries: impl BufRead, earlier: &Scan, out: &mut impl Write) -> io::Result<u64> {
+fn untagged(mut entries: impl BufRead, earlier: &Scan, out: &mut impl Write) -> io::Result<u64> {
     let mut copied = 0;
-    for line in entries.split(b'\n') {
-        let line = line?;
+    // One buffer for every entry: a page list is as long as the pages' text.
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if entries.read_until(b'\n', &mut line)? == 0 {
+            return Ok(copied);
+        }
         let tag = line
             .get(..16)
             .and_then(|t| std::str::from_utf8(t).ok())
-            .and_then(|t| u64::from_str_radix(t, 16).ok())
-            .ok_or_else(|| io::Error::other("a page entry lost its tag"))?;
+            .and_then(|t| u64::from_str_radix(t, 16).ok());
+        let (Some(tag), Some(entry)) = (tag, line.get(17..)) else {
+            return Err(io::Error::other("a page entry lost its tag"));
+        };
         if earlier.listed(tag) {
             continue;
         }
-        out.write_all(&line[17..])?;
-        out.write_all(b"\n")?;
+        out.write_all(entry)?;
+        if !entry.ends_with(b"\n") {
+            out.write_all(b"\n")?;
+        }
         copied += 1;
     }
-    Ok(copied)
 }
 
 impl Observer for Live {

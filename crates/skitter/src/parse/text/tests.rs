@@ -219,3 +219,28 @@ fn generated_pages_give_bounded_clean_text() {
         })
         .unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn words_split_as_char_is_whitespace_splits() {
+    let pieces = prop::sample::select(vec![
+        "a", "word", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{c}", "\u{a0}", "\u{2003}", "é",
+        "\u{85}", "\u{1680}", "\u{3000}", "x y", "日本", "\u{0}", "\u{200b}",
+    ]);
+    let strategy = prop::collection::vec(pieces, 0..16).prop_map(|v| v.concat());
+    let mut runner = TestRunner::new(Config {
+        cases: 2000,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed_3070),
+        ..Config::default()
+    });
+    runner
+        .run(&strategy, |s| {
+            let want: Vec<&str> = s
+                .split(char::is_whitespace)
+                .filter(|w| !w.is_empty())
+                .collect();
+            prop_assert_eq!(super::words(&s).collect::<Vec<_>>(), want);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+}
