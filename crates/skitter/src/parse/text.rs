@@ -1,7 +1,7 @@
 //! A page's title and visible text, read by a `lol_html` pass: the text a
 //! WACZ's page list holds for full-text search.
 //!
-//! [`TextPass`] adds its handlers to the crawl's own link pass over a page
+//! `TextPass` adds its handlers to the crawl's own link pass over a page
 //! (see `crawl::body`), so a page the crawl tokenizes anyway costs only the
 //! copying of its text; [`page_text`] runs it alone over a page read from a
 //! WARC file (`skitter wacz create`). Both give the same text for the same
@@ -56,7 +56,7 @@ pub struct PageText {
 }
 
 /// The title and visible text of `html`, a decoded page, read alone (the
-/// crawl adds a [`TextPass`] to its own pass instead).
+/// crawl adds a `TextPass` to its own pass instead).
 pub fn page_text(html: &str) -> PageText {
     let pass = TextPass::new();
     let settings = pass.handlers(Settings::new().with_strict(false));
