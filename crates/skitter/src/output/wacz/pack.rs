@@ -218,7 +218,7 @@ pub(crate) fn write_archive(
     resources.push(
         // The fastest level: the page list is as long as the pages' text
         // (80 MB for 20,000 pages of the test site), which the default
-        // level deflated at a third of the speed (see benchmarks/wacz.md).
+        // level takes 2.6 times as long to deflate (see benchmarks/wacz.md).
         entry_with(
             &mut zip,
             "pages/pages.jsonl",
