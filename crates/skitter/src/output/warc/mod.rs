@@ -165,55 +165,6 @@ impl WarcSink {
         result
     }
 
-    /// The observer given at creation, taken back (after [`Sink::finish`]).
-    pub(crate) fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
-        self.writer.as_mut()?.observer.take()
-    }
-}
-
-#[async_trait]
-impl Sink for WarcSink {
-    fn wants_bodies(&self) -> bool {
-        true
-    }
-
-    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
-        self.record_with_text(page, None).await
-    }
-
-    async fn flush(&mut self) -> Result<(), SinkError> {
-        if !self.pending.is_empty() {
-            self.start_batch().await?;
-        }
-        if self.in_flight.is_some() {
-            let writer = self.take_writer().await?;
-            self.writer = Some(writer);
-        }
-        Ok(())
-    }
-
-    /// The current file and the index: a file rotated away was synced when
-    /// it was closed.
-    fn unsynced(&mut self) -> Vec<Arc<dyn Syncable>> {
-        let Some(writer) = &self.writer else {
-            return Vec::new();
-        };
-        let mut files: Vec<Arc<dyn Syncable>> = vec![writer.current.file.clone()];
-        files.extend(writer.cdx.iter().map(|f| f.clone() as Arc<dyn Syncable>));
-        files
-    }
-
-    async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
-        if !self.pending.is_empty() {
-            self.start_batch().await?;
-        }
-        let writer = self.take_writer().await?;
-        self.writer = Some(writer);
-        self.with_writer(Writer::finish).await
-    }
-}
-
-impl WarcSink {
     /// [`Sink::record`], handing the observer `text` as the page's title and
     /// text with its response record ([`Built::text`]).
     pub(crate) async fn record_with_text(
@@ -263,6 +214,53 @@ impl WarcSink {
             self.start_batch().await?;
         }
         Ok(())
+    }
+
+    /// The observer given at creation, taken back (after [`Sink::finish`]).
+    pub(crate) fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
+        self.writer.as_mut()?.observer.take()
+    }
+}
+
+#[async_trait]
+impl Sink for WarcSink {
+    fn wants_bodies(&self) -> bool {
+        true
+    }
+
+    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+        self.record_with_text(page, None).await
+    }
+
+    async fn flush(&mut self) -> Result<(), SinkError> {
+        if !self.pending.is_empty() {
+            self.start_batch().await?;
+        }
+        if self.in_flight.is_some() {
+            let writer = self.take_writer().await?;
+            self.writer = Some(writer);
+        }
+        Ok(())
+    }
+
+    /// The current file and the index: a file rotated away was synced when
+    /// it was closed.
+    fn unsynced(&mut self) -> Vec<Arc<dyn Syncable>> {
+        let Some(writer) = &self.writer else {
+            return Vec::new();
+        };
+        let mut files: Vec<Arc<dyn Syncable>> = vec![writer.current.file.clone()];
+        files.extend(writer.cdx.iter().map(|f| f.clone() as Arc<dyn Syncable>));
+        files
+    }
+
+    async fn finish(&mut self) -> Result<SinkSummary, SinkError> {
+        if !self.pending.is_empty() {
+            self.start_batch().await?;
+        }
+        let writer = self.take_writer().await?;
+        self.writer = Some(writer);
+        self.with_writer(Writer::finish).await
     }
 }
 
