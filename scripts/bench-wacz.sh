@@ -4,9 +4,11 @@
 # beyond the crawl's.
 #
 # 1. Crawls the test site (PAGES pages of 4 KiB) ROUNDS times each way,
-#    interleaved: plain, and with --wacz. Prints each run's wall time and peak
-#    RSS (/usr/bin/time -v) and the WACZ's size, then the medians and the ratio
-#    of wall times.
+#    interleaved: plain, with --warc, and with --wacz. Prints each run's wall
+#    time, CPU seconds (user + system, the crawler's process alone) and peak
+#    RSS (/usr/bin/time -v) and the WACZ's size, then the medians and the
+#    ratios to the plain crawl. On a machine shared with other work the CPU
+#    seconds are the steadier figure.
 # 2. Packs the same crawl's WARC (written with --warc) with `skitter wacz
 #    create`, alone: the pack time and the packer's own peak RSS.
 # 3. Packs a synthetic WARC of CAPTURES tiny resource records (an index far
@@ -34,7 +36,7 @@ fi
 source "$(dirname "$0")/lib-bench.sh"
 bench_bin "$profile"
 
-# measure NAME CMD...: runs CMD under /usr/bin/time -v; "wall_s rss_mb".
+# measure NAME CMD...: runs CMD under /usr/bin/time -v; "wall_s rss_mb cpu_s".
 measure() {
     local name=$1
     shift
@@ -47,7 +49,8 @@ secs = 0.0
 for part in wall.split(":"):
     secs = secs * 60 + float(part)
 rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", t).group(1))
-print(f"{secs:.2f} {rss / 1024:.1f}")
+cpu = sum(float(re.search(rf"{k} time \(seconds\): (\S+)", t).group(1)) for k in ("User", "System"))
+print(f"{secs:.2f} {rss / 1024:.1f} {cpu:.2f}")
 PY
 }
 
@@ -55,31 +58,39 @@ start_site --pages "$pages"
 crawl=("$bin" -q crawl "$origin/" --max-tasks "$tasks" --per-host "$tasks" --no-trap-rules --no-progress)
 echo "== $pages pages, --max-tasks $tasks, $rounds rounds, $bin"
 plain=()
+warc=()
 wacz=()
 for round in $(seq "$rounds"); do
-    read -r w r < <(measure plain "${crawl[@]}")
-    plain+=("$w $r")
+    read -r w r c < <(measure plain "${crawl[@]}")
+    plain+=("$w $r $c")
+    rm -f "$work/round.warc.gz"
+    read -r w r c < <(measure warc "${crawl[@]}" --warc "$work/round.warc.gz")
+    warc+=("$w $r $c")
     rm -f "$work/site.wacz"
-    read -r w r < <(measure wacz "${crawl[@]}" --wacz "$work/site.wacz")
-    wacz+=("$w $r")
+    read -r w r c < <(measure wacz "${crawl[@]}" --wacz "$work/site.wacz")
+    wacz+=("$w $r $c")
     size=$(stat -c %s "$work/site.wacz")
-    echo "round $round: plain ${plain[-1]% *} s ${plain[-1]#* } MB; --wacz $w s $r MB, WACZ $((size / 1024)) KiB"
+    echo "round $round (wall s, peak MB, CPU s): plain ${plain[-1]}; --warc ${warc[-1]}; --wacz $w $r $c, WACZ $((size / 1024)) KiB"
 done
-python3 - "${plain[@]}" -- "${wacz[@]}" <<'PY'
+python3 - "${plain[@]}" -- "${warc[@]}" -- "${wacz[@]}" <<'PY'
 import statistics, sys
-args = sys.argv[1:]
-cut = args.index("--")
-plain = [tuple(map(float, a.split())) for a in args[:cut]]
-wacz = [tuple(map(float, a.split())) for a in args[cut + 1:]]
-pw, pr = statistics.median(w for w, _ in plain), statistics.median(r for _, r in plain)
-ww, wr = statistics.median(w for w, _ in wacz), statistics.median(r for _, r in wacz)
-print(f"median: plain {pw:.2f} s {pr:.1f} MB, --wacz {ww:.2f} s {wr:.1f} MB, "
-      f"wall ratio {ww / pw:.3f} (target <= 1.10), RSS +{wr - pr:.1f} MB")
+runs = [[]]
+for a in sys.argv[1:]:
+    if a == "--":
+        runs.append([])
+    else:
+        runs[-1].append(tuple(map(float, a.split())))
+med = [[statistics.median(r[i] for r in mode) for i in range(3)] for mode in runs]
+(pw, pr, pc), (aw, ar, ac), (ww, wr, wc) = med
+print(f"median: plain {pw:.2f} s {pr:.1f} MB {pc:.2f} CPU s; --warc {aw:.2f} s {ar:.1f} MB {ac:.2f} CPU s; "
+      f"--wacz {ww:.2f} s {wr:.1f} MB {wc:.2f} CPU s")
+print(f"--wacz: wall ratio {ww / pw:.3f} (target <= 1.10), CPU ratio {wc / pc:.3f}, RSS +{wr - pr:.1f} MB; "
+      f"--warc: wall ratio {aw / pw:.3f}, CPU ratio {ac / pc:.3f}")
 PY
 
 # The pack alone, on the crawl's own WARC.
 "${crawl[@]}" --warc "$work/crawl.warc.gz" >/dev/null
-read -r w r < <(measure pack "$bin" wacz create "$work/crawl.warc.gz" -o "$work/pack.wacz")
+read -r w r _ < <(measure pack "$bin" wacz create "$work/crawl.warc.gz" -o "$work/pack.wacz")
 echo "pack: $pages pages' WARC ($(($(stat -c %s "$work/crawl.warc.gz") / 1024)) KiB) packed in $w s, peak RSS $r MB"
 stop_site
 
@@ -102,5 +113,5 @@ with open(path, "wb") as out:
         ).encode()
         out.write(gzip.compress(head + body + b"\r\n\r\n", compresslevel=1))
 PY
-read -r w r < <(measure many "$bin" wacz create "$work/many.warc.gz" -o "$work/many.wacz")
+read -r w r _ < <(measure many "$bin" wacz create "$work/many.warc.gz" -o "$work/many.wacz")
 echo "pack: $captures captures ($(($(stat -c %s "$work/many.warc.gz") / 1048576)) MiB WARC) packed in $w s, peak RSS $r MB"

@@ -67,6 +67,7 @@ fn page(p: u64) -> Page {
             errors: vec![],
         })),
         links: None,
+        text: None,
     }
 }
 

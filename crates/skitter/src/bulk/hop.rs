@@ -235,6 +235,7 @@ async fn fetch_hop(
             items: None,
             content: None,
             links: None,
+            text: None,
         },
         fetched_at: started_at,
         body: None,

@@ -49,6 +49,10 @@ pub struct Page {
     /// the crawl's own parse; only when a sink asked for them
     /// ([`Sink::wants_links`]).
     pub links: Option<std::sync::Arc<crate::parse::links::PageLinks>>,
+    /// An HTML page's title and visible text from the crawl's own parse
+    /// (see [`crate::parse::text`]); only when a sink asked for it
+    /// ([`Sink::wants_text`]) and no content extraction ran for the page.
+    pub text: Option<std::sync::Arc<crate::parse::text::PageText>>,
 }
 
 /// A page as the browser rendered it.
@@ -280,6 +284,14 @@ pub trait Sink: Send {
     /// of each page's links, with their lines and the page's anchors
     /// (a link checker's input), instead of only queueing them.
     fn wants_links(&self) -> bool {
+        false
+    }
+
+    /// Whether this sink reads [`Page::text`]. The crawl's link pass then
+    /// also gathers each HTML page's title and visible text (a copy of the
+    /// text it tokenizes anyway), unless the crawl extracts the page's
+    /// content for [`Page::content`], whose text a sink reads instead.
+    fn wants_text(&self) -> bool {
         false
     }
 

@@ -98,6 +98,7 @@ impl SiteContent {
                 items: None,
                 content: Some(doc.clone()),
                 links: None,
+                text: None,
             },
             dropped_blocks: dropped.0,
             dropped_bytes: dropped.1,
@@ -191,6 +192,7 @@ mod tests {
                 ..Document::default()
             })),
             links: None,
+            text: None,
         }
     }
 

@@ -79,6 +79,7 @@ fn page(url: &str) -> Page {
         items: None,
         content: None,
         links: None,
+        text: None,
     }
 }
 

@@ -42,6 +42,7 @@ fn page(path: &str, n: u32) -> Page {
             },
         })),
         links: None,
+        text: None,
     }
 }
 

@@ -79,6 +79,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
         Page {
             record: redirect,
@@ -87,6 +88,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
         Page {
             record: fetched("http://h/x", OutcomeKind::HttpError, Some(404)),
@@ -95,6 +97,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
         Page {
             record: failed,
@@ -103,6 +106,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
         Page {
             rendered: None,
@@ -116,6 +120,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
     ]
 }

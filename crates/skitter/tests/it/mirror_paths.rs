@@ -205,6 +205,7 @@ fn page(url: &str, status: u16, mime: Option<&str>, headers: &str, body: &[u8]) 
         items: None,
         content: None,
         links: None,
+        text: None,
     }
 }
 
@@ -299,6 +300,7 @@ async fn mirror(convert_links: bool) -> tempfile::TempDir {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
     ];
     for p in &pages {

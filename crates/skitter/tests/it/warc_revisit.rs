@@ -57,6 +57,7 @@ fn page(status: u16, head: &str, body: &[u8], started: &str, revisit: Option<Rev
         items: None,
         content: None,
         links: None,
+        text: None,
     }
 }
 

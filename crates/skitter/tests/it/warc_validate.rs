@@ -74,6 +74,7 @@ fn page(path: &str, status: u16, version: &'static str, headers: &str, body: Vec
         items: None,
         content: None,
         links: None,
+        text: None,
     }
 }
 
@@ -137,6 +138,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
         Page {
             rendered: None,
@@ -150,6 +152,7 @@ fn pages() -> Vec<Page> {
             items: None,
             content: None,
             links: None,
+            text: None,
         },
     ]
 }

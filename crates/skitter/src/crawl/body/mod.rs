@@ -33,6 +33,7 @@ use crate::fetch::decode::{self, DecodeError};
 use crate::parse::fingerprint::text_simhash;
 use crate::parse::items::{Css, Items, PageInput, Rules};
 use crate::parse::links::{self, AnchorPass, DEFAULT_MAX_ANCHORS, ExtractMode, Link, LinkPass};
+use crate::parse::text::{PageText, TextPass};
 use crate::render::{RenderReason, auto};
 
 /// Plain bodies up to this size are handled on the calling task.
@@ -91,6 +92,8 @@ struct HtmlExtras {
     content: Option<Document>,
     /// Each link's line and the page's anchors, when asked for.
     checked: Option<Checked>,
+    /// The page's title and visible text, when asked for.
+    text: Option<PageText>,
 }
 
 /// A page's link lines and anchors, for a link checker.
@@ -104,12 +107,12 @@ pub(crate) struct Checked {
 /// `lol_html` pass over the decoded text: the streaming item fields (see
 /// `items::stream`) share the link extraction's tokenization, and the text
 /// is decoded once for both; so do the anchors a link checker reads
-/// (`lines`).
+/// (`lines`), and the page's visible text (`text`).
 fn html_pass(
     body: &[u8],
     charset: Option<&str>,
     url: &Url,
-    (mode, max_links, lines): (ExtractMode, usize, bool),
+    (mode, max_links, lines, text_too): (ExtractMode, usize, bool, bool),
     items: Option<(&Rules, PageInput<'_>)>,
     (judge, fingerprint, content): (bool, Fingerprint, Option<&Extractor>),
 ) -> (links::HtmlDocument, HtmlExtras) {
@@ -118,6 +121,7 @@ fn html_pass(
     let render = if judge { auto::judge(&text) } else { None };
     let links = LinkPass::new(&text, mode, max_links);
     let anchors = lines.then(|| AnchorPass::new(DEFAULT_MAX_ANCHORS));
+    let visible = text_too.then(TextPass::new);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
     // With a streaming extraction, its `*` handler hands the link pass its
     // elements: one handler per tag instead of two passes of selectors.
@@ -133,6 +137,9 @@ fn html_pass(
     }
     if let Some(anchors) = &anchors {
         settings = anchors.handlers(settings);
+    }
+    if let Some(visible) = &visible {
+        settings = visible.handlers(settings);
     }
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     let written = rewriter
@@ -172,6 +179,7 @@ fn html_pass(
         fingerprint,
         content,
         checked,
+        text: visible.map(TextPass::finish),
     };
     (doc, extras)
 }
@@ -222,6 +230,9 @@ pub(crate) struct BodyJob {
     /// Find each link's line, and an HTML page's anchors, for a sink that
     /// reads `Page::links` (a link checker).
     pub(crate) lines: bool,
+    /// Gather an HTML page's title and visible text, for a sink that reads
+    /// `Page::text` (a WACZ's page list).
+    pub(crate) text: bool,
 }
 
 /// The rules to apply to one page, and when its exchange started.
@@ -251,6 +262,8 @@ pub(crate) struct BodyLinks {
     pub(crate) content: Option<Document>,
     /// Each link's line (and an HTML page's anchors), if asked for.
     pub(crate) checked: Option<Checked>,
+    /// An HTML page's title and visible text, if asked for.
+    pub(crate) text: Option<PageText>,
 }
 
 impl BodyJob {
@@ -292,6 +305,7 @@ impl BodyJob {
         });
         let rules = self.items.as_ref().map(|job| &*job.rules);
         let (mut render, mut fingerprint, mut content, mut checked) = (None, None, None, None);
+        let mut text = None;
         let mut cut = 0;
         let (links, charset, items) = match (self.doc, rules.zip(page)) {
             (Doc::Html, items) => {
@@ -299,7 +313,7 @@ impl BodyJob {
                     body,
                     charset,
                     &self.url,
-                    (self.mode, self.max_links, self.lines),
+                    (self.mode, self.max_links, self.lines, self.text),
                     items,
                     (self.judge, self.fingerprint, self.content.as_deref()),
                 );
@@ -307,6 +321,7 @@ impl BodyJob {
                 render = extras.render;
                 fingerprint = extras.fingerprint;
                 checked = extras.checked;
+                text = extras.text;
                 cut = doc.cut;
                 (doc.links, Some(doc.charset), extras.items)
             }
@@ -342,6 +357,7 @@ impl BodyJob {
             fingerprint,
             content,
             checked,
+            text,
         })
     }
 }

@@ -101,7 +101,7 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             html.as_bytes(),
             None,
             &url,
-            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false, false),
             None,
             (false, Fingerprint::Off, None),
         );
@@ -112,17 +112,19 @@ fn links_are_the_same_with_or_without_a_streaming_extraction() {
             fetched_at: chrono::DateTime::UNIX_EPOCH,
         };
         let streams = rules.stream_pass(&url, &html).is_some_and(|p| p.is_ok());
-        let (with, _) = html_pass(
+        let (with, extras) = html_pass(
             html.as_bytes(),
             None,
             &url,
-            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false, true),
             Some((&rules, input)),
             (false, Fingerprint::Off, None),
         );
         shared.set(shared.get() + u32::from(streams));
         prop_assert_eq!(&alone.links, &with.links, "page {:?}", html);
         prop_assert_eq!(&alone.base, &with.base);
+        // The page text read beside links and items is the text read alone.
+        prop_assert_eq!(extras.text, Some(text_alone(&html)));
         Ok(())
     });
     if let Err(e) = result {
@@ -152,7 +154,7 @@ fn the_crawls_pass_gives_a_checker_what_its_own_read_would() {
             html.as_bytes(),
             None,
             &url,
-            (ExtractMode::Resources, DEFAULT_MAX_LINKS, true),
+            (ExtractMode::Resources, DEFAULT_MAX_LINKS, true, true),
             None,
             (false, Fingerprint::Off, None),
         );
@@ -167,6 +169,7 @@ fn the_crawls_pass_gives_a_checker_what_its_own_read_would() {
         prop_assert_eq!(&doc.links, &own.doc.links, "page {:?}", html);
         prop_assert_eq!(&checked.lines, &own.lines);
         prop_assert_eq!(checked.anchors, Some((own.anchors, own.anchors_cut)));
+        prop_assert_eq!(extras.text, Some(text_alone(&html)));
         Ok(())
     });
     if let Err(e) = result {
@@ -186,7 +189,7 @@ fn a_fingerprint_only_where_a_chain_may_read_it() {
             html.as_bytes(),
             None,
             &url,
-            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false),
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, false, false),
             None,
             (false, when, None),
         );
@@ -205,4 +208,10 @@ fn a_fingerprint_only_where_a_chain_may_read_it() {
         print(pager, Fingerprint::IfChained),
         print(pager, Fingerprint::Always)
     );
+}
+
+/// A page's text as `wacz create` reads it: decoded, then read alone.
+fn text_alone(html: &str) -> crate::parse::text::PageText {
+    let (text, _, _) = crate::parse::links::decode_html(html.as_bytes(), None);
+    crate::parse::text::page_text(&text)
 }

@@ -30,6 +30,8 @@ pub(crate) struct Pipeline {
     /// Whether a sink reads each page's links, lines and anchors
     /// (`Page::links`).
     pub(crate) keep_links: bool,
+    /// Whether a sink reads each HTML page's visible text (`Page::text`).
+    pub(crate) keep_text: bool,
     /// How HTML pages become Markdown and text, when a sink reads them.
     pub(crate) content: Option<Arc<Extractor>>,
     /// Runs the decoding and link extraction of large bodies off the async threads.
@@ -77,6 +79,7 @@ impl Pipeline {
             keep,
             keep_decoded: sinks.iter().any(|s| s.wants_decoded_bodies()),
             keep_links: sinks.iter().any(|s| s.wants_links()),
+            keep_text: sinks.iter().any(|s| s.wants_text()),
             content: sinks
                 .iter()
                 .any(|s| s.wants_content())

@@ -24,6 +24,7 @@ fn handoff(i: usize) -> (ToSinks, oneshot::Receiver<()>) {
         items: None,
         content: None,
         links: None,
+        text: None,
     };
     let message = ToSinks::Page(Handoff {
         page,

@@ -157,6 +157,7 @@ fn internal_failure(req: &Request, panic: &(dyn std::any::Any + Send)) -> Page {
         items: None,
         content: None,
         links: None,
+        text: None,
     }
 }
 
@@ -175,6 +176,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             items: None,
             content: None,
             links: None,
+            text: None,
         };
         return Step::Done(Box::new(page), HostFeedback::Silent, None);
     }
@@ -192,6 +194,7 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
                 items: None,
                 content: None,
                 links: None,
+                text: None,
             };
             return Step::Done(Box::new(page), HostFeedback::Silent, None);
         }
@@ -355,6 +358,7 @@ async fn outcome(
     (started, started_at): (Instant, chrono::DateTime<chrono::Utc>),
 ) -> (Page, Option<Visit>) {
     let (mut items, mut rendered, mut content, mut page_links) = (None, None, None, None);
+    let mut page_text = None;
     let mut record = PageRecord::new(req.url.clone(), req.depth, req.parent.clone());
     record.attempts = attempts;
     let (mut sha1, mut validators, mut fetched_at) = (None, Validators::default(), started_at);
@@ -384,6 +388,7 @@ async fn outcome(
             rendered = handled.rendered;
             content = handled.content;
             page_links = handled.links;
+            page_text = handled.text;
             exchange.map(|mut x| {
                 x.decoded_body = handled.decoded;
                 x
@@ -405,6 +410,7 @@ async fn outcome(
         items,
         content,
         links: page_links,
+        text: page_text,
     };
     (page, visit)
 }
@@ -422,6 +428,8 @@ struct Handled {
     content: Option<Arc<crate::content::Document>>,
     /// Its links with their lines, and its anchors, when a sink reads them.
     links: Option<Arc<PageLinks>>,
+    /// Its title and visible text, when a sink reads them.
+    text: Option<Arc<crate::parse::text::PageText>>,
 }
 
 /// Why a URL is not fetched on this claim.
@@ -651,6 +659,8 @@ async fn handle_response(
             },
             content: ctx.pipeline.content.clone().filter(|_| doc == Doc::Html),
             lines: ctx.pipeline.keep_links,
+            // A page whose content is extracted gives its text from that.
+            text: ctx.pipeline.keep_text && ctx.pipeline.content.is_none(),
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -665,6 +675,7 @@ async fn handle_response(
                 record.truncated = found.truncated;
                 ctx.guards.link_skips.cut(found.cut);
                 handled.items = found.items;
+                handled.text = found.text.map(Arc::new);
                 fingerprint = found.fingerprint;
                 links.extend(found.links);
                 // Taken before a render replaces the links: lines are the

@@ -258,6 +258,7 @@ mod tests {
             items: None,
             content: None,
             links: None,
+            text: None,
         };
         sink.record(&page(OutcomeKind::Html)).await.unwrap();
         tokio::time::advance(Duration::from_millis(3)).await;

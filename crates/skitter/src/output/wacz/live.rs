@@ -7,9 +7,11 @@
 //! (the same [`Scan::add`] makes both), and the SHA-256 and size of each
 //! file. Packing at the end then only copies the files into the zip.
 //!
-//! This runs on the writer's blocking-pool thread, never on an async worker:
-//! each HTML page's text is extracted there, one batch of pages at a time,
-//! while the crawl fetches the next ones. Memory is what `pack` holds: the
+//! This runs on the writer's blocking-pool thread, never on an async worker,
+//! one batch of pages at a time while the crawl fetches the next ones. Each
+//! page's title and text come with its record ([`Built::text`]), gathered by
+//! the crawl's own parse of the page on its CPU pool; only a page the crawl
+//! did not read as HTML has its text read here. Memory is what `pack` holds: the
 //! index lines through the external sort (at most [`RUN_BYTES`] of lines,
 //! then sorted runs on disk), the page entries in a temporary file, 8 bytes
 //! per listed page, and a hasher per WARC file.
@@ -123,23 +125,31 @@ impl Live {
 
 /// Copies the tagged page entries of `entries` to `out` without their tags,
 /// leaving out the pages `earlier` listed; answers the entries copied.
-fn untagged(entries: impl BufRead, earlier: &Scan, out: &mut impl Write) -> io::Result<u64> {
+fn untagged(mut entries: impl BufRead, earlier: &Scan, out: &mut impl Write) -> io::Result<u64> {
     let mut copied = 0;
-    for line in entries.split(b'\n') {
-        let line = line?;
+    // One buffer for every entry: a page list is as long as the pages' text.
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if entries.read_until(b'\n', &mut line)? == 0 {
+            return Ok(copied);
+        }
         let tag = line
             .get(..16)
             .and_then(|t| std::str::from_utf8(t).ok())
-            .and_then(|t| u64::from_str_radix(t, 16).ok())
-            .ok_or_else(|| io::Error::other("a page entry lost its tag"))?;
+            .and_then(|t| u64::from_str_radix(t, 16).ok());
+        let (Some(tag), Some(entry)) = (tag, line.get(17..)) else {
+            return Err(io::Error::other("a page entry lost its tag"));
+        };
         if earlier.listed(tag) {
             continue;
         }
-        out.write_all(&line[17..])?;
-        out.write_all(b"\n")?;
+        out.write_all(entry)?;
+        if !entry.ends_with(b"\n") {
+            out.write_all(b"\n")?;
+        }
         copied += 1;
     }
-    Ok(copied)
 }
 
 impl Observer for Live {

@@ -1,6 +1,6 @@
 //! One pass over the WARC files of a WACZ: the CDXJ line of each capture, and the
-//! page list entry of each HTML page (its title and main text from the content
-//! extractor, for ReplayWeb.page's full-text search).
+//! page list entry of each HTML page (its title and visible text, see
+//! [`crate::parse::text`], for ReplayWeb.page's full-text search).
 //!
 //! The index is built from the records themselves, so any WARC files can be
 //! packed, not only skitter's; the lines are those skitter's WARC sink writes
@@ -24,15 +24,11 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::sort::{self, ExternalSort};
 use crate::output::warc::read::{ReadRecord, WarcReader};
 use crate::output::warc::{Built, cdx};
+use crate::parse::text::{PageText, page_text};
 
 /// The most of a record's block kept for reading a page's text; a longer page
 /// gives the text of its first part.
 pub(crate) const KEEP: usize = 8 << 20;
-
-/// The most of a page's text its entry holds (bytes of UTF-8; longer text is
-/// cut at a character boundary): enough for any article, and a bound on the
-/// page list that ReplayWeb.page loads into its search index.
-pub(crate) const TEXT_MAX: usize = 256 << 10;
 
 /// Records that get an index line, as pywb's indexer chooses them.
 const INDEXED: [&str; 3] = ["response", "revisit", "resource"];
@@ -178,6 +174,7 @@ pub(crate) fn scan_warc(
             length: record.length,
             offset: record.offset,
             filename: name,
+            text: None,
         };
         scan.add(&capture, pages)?;
     }
@@ -190,33 +187,19 @@ pub(crate) fn head_len(block: &[u8]) -> usize {
     memchr::memmem::find(block, b"\r\n\r\n").map_or(block.len(), |i| i + 4)
 }
 
-/// Writes the page entry of an HTML response: title and text from the content
-/// extractor, over the body decoded as the crawler decodes it; the text cut
-/// at [`TEXT_MAX`].
+/// Writes the page entry of an HTML response: its title and text as the
+/// crawl read them, or else read from the body (decoded as the crawler
+/// decodes it) by the same gatherer, [`page_text`].
 fn write_page(capture: &Built<'_>, head: &HttpHead, out: &mut impl Write) -> io::Result<()> {
     let url = capture.url;
-    let decoded = crate::fetch::decode::decode_prefix(
-        head.encoding.as_deref(),
-        capture.body,
-        KEEP as u64,
-        capture.truncated,
-    );
-    let document = decoded.ok().map(|d| {
-        let (text, _, _) = crate::parse::links::decode_html(&d.body, head.charset.as_deref());
-        crate::content::extract(&text, url)
-    });
-    let mut text = document.as_ref().map(|d| d.text()).unwrap_or_default();
-    if text.len() > TEXT_MAX {
-        let mut end = TEXT_MAX;
-        while !text.is_char_boundary(end) {
-            end -= 1;
+    let read;
+    let page = match capture.text {
+        Some(text) => text,
+        None => {
+            read = body_text(capture, head);
+            &read
         }
-        text.truncate(end);
-    }
-    let title = document
-        .as_ref()
-        .and_then(|d| d.title.as_deref())
-        .unwrap_or(url.as_str());
+    };
     let entry = PageEntry {
         id: uuid::Builder::from_random_bytes(rand::random())
             .into_uuid()
@@ -226,11 +209,26 @@ fn write_page(capture: &Built<'_>, head: &HttpHead, out: &mut impl Write) -> io:
         ts: capture
             .date
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        title,
-        text: &text,
+        title: page.title.as_deref().unwrap_or(url.as_str()),
+        text: &page.text,
     };
     serde_json::to_writer(&mut *out, &entry)?;
     out.write_all(b"\n")
+}
+
+/// The title and visible text of an HTML response's body; none when the
+/// body cannot be decoded.
+fn body_text(capture: &Built<'_>, head: &HttpHead) -> PageText {
+    let decoded = crate::fetch::decode::decode_prefix(
+        head.encoding.as_deref(),
+        capture.body,
+        KEEP as u64,
+        capture.truncated,
+    );
+    decoded.map_or_else(
+        |_| PageText::default(),
+        |d| page_text(&crate::parse::links::decode_html(&d.body, head.charset.as_deref()).0),
+    )
 }
 
 fn record_url(record: &ReadRecord) -> Option<Url> {

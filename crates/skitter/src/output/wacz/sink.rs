@@ -4,9 +4,9 @@
 //! The crawl's WARC files are written (by a [`WarcSink`], rotating at
 //! [`WARC_ROTATION`]) into a folder beside the WACZ file, [`wacz_warc_dir`].
 //! As they are written, the writer tells a `Live` (see `live`) each record
-//! and each byte: the index lines, the page list (each page's text extracted
-//! on the writer's blocking thread) and every file's SHA-256 are made while
-//! the crawl runs. When the crawl finishes the files are copied into the
+//! and each byte: the index lines, the page list (each page's title and text
+//! as the crawl's own parse read them: see [`crate::parse::text`]) and every
+//! file's SHA-256 are made while the crawl runs. When the crawl finishes the files are copied into the
 //! WACZ (on the blocking pool), which is written under a temporary name and
 //! renamed. A crawl that is killed leaves the folder and no WACZ file. When
 //! the folder is kept (`keep_warcs`: a crawl kept in a state directory,
@@ -24,6 +24,7 @@ use super::WaczOptions;
 use super::live::Live;
 use crate::output::warc::WarcOptions;
 use crate::output::{Page, Sink, SinkError, SinkSummary, Syncable, WarcSink};
+use crate::parse::text::{PageText, TEXT_MAX, collapse_within};
 
 /// Size past which the crawl's WARC files rotate inside the WACZ (as
 /// Browsertrix does at 1 GB): no one file in the archive grows without bound.
@@ -77,8 +78,12 @@ impl Sink for WaczSink {
         true
     }
 
+    fn wants_text(&self) -> bool {
+        true
+    }
+
     async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
-        self.warc.record(page).await
+        self.warc.record_with_text(page, listed_text(page)).await
     }
 
     async fn flush(&mut self) -> Result<(), SinkError> {
@@ -122,6 +127,26 @@ impl Sink for WaczSink {
             records: summary.captures,
             refused: 0,
         })
+    }
+}
+
+/// A page's title and text for the page list, from the crawl's own reading
+/// of it: the main text of its content when the crawl extracted it for
+/// another output (`--markdown`, `--content`; the rendered DOM's, when it
+/// was rendered), else its visible text. `None` leaves the writer to read
+/// the body, as `wacz create` does.
+pub(super) fn listed_text(page: &Page) -> Option<Arc<PageText>> {
+    match &page.content {
+        Some(doc) => {
+            let mut text = String::new();
+            let cut = collapse_within(&mut text, &doc.text(), TEXT_MAX);
+            Some(Arc::new(PageText {
+                title: doc.title.clone(),
+                text,
+                cut,
+            }))
+        }
+        None => page.text.clone(),
     }
 }
 

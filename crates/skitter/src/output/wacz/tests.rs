@@ -332,7 +332,16 @@ async fn the_in_crawl_index_of_rotated_files_is_what_reading_them_gives() {
     let scratch = tempfile::tempdir().unwrap();
     let files = assert_same_as_repacked(&out, scratch.path());
     assert!(files >= 3, "{files} WARC files");
-    assert_eq!(pages_without_ids(&out).len(), 1 + 41);
+    let pages = pages_without_ids(&out);
+    assert_eq!(pages.len(), 1 + 41);
+    // The crawl's own reading of each page gave the text reading the
+    // archived body gives (compared above), and there was text to give.
+    assert!(
+        pages[1..]
+            .iter()
+            .all(|p| p["text"].as_str().is_some_and(|t| t.len() > 20)),
+        "{pages:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -354,4 +363,44 @@ async fn files_an_earlier_run_left_are_read_and_listed_first() {
     );
     // The folder is kept for the next run, earlier files and all.
     assert!(earlier.iter().all(|f| f.exists()));
+}
+
+/// A page the crawl extracted content from is listed with that content's
+/// main text and title; another with the text its parse gathered.
+#[test]
+fn the_listed_text_is_the_contents_where_the_crawl_extracted_it() {
+    use crate::base::outcome::PageRecord;
+    use crate::output::Page;
+    use crate::parse::text::PageText;
+    use std::sync::Arc;
+
+    let url = url::Url::parse("http://h/a").unwrap();
+    let html = "<title>Doc</title><nav><a href=/>Home</a></nav>\
+                <main><h1>Heading</h1><p>The   main\n text.</p></main>";
+    let gathered = Arc::new(PageText {
+        title: Some("Gathered".into()),
+        text: "Home Heading The main text.".into(),
+        cut: false,
+    });
+    let mut page = Page {
+        record: PageRecord::new(url.clone(), 0, None),
+        exchange: None,
+        rendered: None,
+        items: None,
+        content: None,
+        links: None,
+        text: Some(gathered.clone()),
+    };
+    assert_eq!(sink::listed_text(&page), Some(gathered));
+    let doc = crate::content::extract(html, &url);
+    page.content = Some(Arc::new(doc.clone()));
+    let listed = sink::listed_text(&page).unwrap();
+    assert_eq!(listed.title.as_deref(), Some("Doc"));
+    let text = doc.text();
+    assert_eq!(
+        listed.text,
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    assert!(listed.text.contains("The main text."), "{listed:?}");
+    assert!(!listed.cut);
 }

@@ -53,6 +53,7 @@ use async_trait::async_trait;
 use url::Url;
 
 use super::{Exchange, Page, Sink, SinkError, SinkSummary, Syncable, SyncedFile};
+use crate::parse::text::PageText;
 
 pub use cdx::resume as resume_cdx;
 pub use repair::{WarcRepair, repair_warc};
@@ -164,19 +165,13 @@ impl WarcSink {
         result
     }
 
-    /// The observer given at creation, taken back (after [`Sink::finish`]).
-    pub(crate) fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
-        self.writer.as_mut()?.observer.take()
-    }
-}
-
-#[async_trait]
-impl Sink for WarcSink {
-    fn wants_bodies(&self) -> bool {
-        true
-    }
-
-    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+    /// [`Sink::record`], handing the observer `text` as the page's title and
+    /// text with its response record ([`Built::text`]).
+    pub(crate) async fn record_with_text(
+        &mut self,
+        page: &Page,
+        text: Option<Arc<PageText>>,
+    ) -> Result<(), SinkError> {
         let Some(exchange) = page.exchange.clone() else {
             return Ok(());
         };
@@ -191,6 +186,7 @@ impl Sink for WarcSink {
             status: page.record.status,
             mime: page.record.content_type.clone(),
             exchange,
+            text,
         })));
         // A rendered page's requests (scripts, XHR, images) follow it, each
         // a request/response pair like the page's own; then its pictures.
@@ -201,6 +197,7 @@ impl Sink for WarcSink {
                 status,
                 mime,
                 exchange: exchange.clone(),
+                text: None,
             })));
         }
         for shot in page.rendered.iter().flat_map(|r| &r.screenshots) {
@@ -217,6 +214,22 @@ impl Sink for WarcSink {
             self.start_batch().await?;
         }
         Ok(())
+    }
+
+    /// The observer given at creation, taken back (after [`Sink::finish`]).
+    pub(crate) fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
+        self.writer.as_mut()?.observer.take()
+    }
+}
+
+#[async_trait]
+impl Sink for WarcSink {
+    fn wants_bodies(&self) -> bool {
+        true
+    }
+
+    async fn record(&mut self, page: &Page) -> Result<(), SinkError> {
+        self.record_with_text(page, None).await
     }
 
     async fn flush(&mut self) -> Result<(), SinkError> {
@@ -327,6 +340,9 @@ pub(crate) struct Built<'a> {
     pub offset: u64,
     /// The file's name.
     pub filename: &'a str,
+    /// The page's title and text as the crawl read them, when it did; a
+    /// reader of the file reads them from the body.
+    pub text: Option<&'a PageText>,
 }
 
 /// What the writer needs from one page or picture (owned, to cross into the
@@ -355,6 +371,8 @@ struct PairJob {
     status: Option<u16>,
     mime: Option<String>,
     exchange: Exchange,
+    /// The page's title and text, for the observer.
+    text: Option<Arc<PageText>>,
 }
 
 /// The open file being appended to.
@@ -459,6 +477,7 @@ impl Writer {
                 length: pair.response.len() as u64,
                 offset,
                 filename: &self.current.name,
+                text: job.text.as_deref(),
             };
             observer
                 .record(&built)
@@ -524,6 +543,7 @@ impl Writer {
                 length: len,
                 offset,
                 filename: &self.current.name,
+                text: None,
             };
             observer
                 .record(&built)

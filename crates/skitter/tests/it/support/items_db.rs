@@ -140,5 +140,6 @@ pub fn page(url: &str, rule_set: &str, items: Vec<Vec<(&str, serde_json::Value)>
             errors: vec![],
         })),
         links: None,
+        text: None,
     }
 }

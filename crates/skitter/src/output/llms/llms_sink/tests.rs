@@ -37,6 +37,7 @@ pub(crate) fn page(url: &str, depth: u32, title: &str, text: &str) -> Page {
         items: None,
         content: Some(Arc::new(doc)),
         links: None,
+        text: None,
     }
 }
 
