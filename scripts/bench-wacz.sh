@@ -16,7 +16,9 @@
 #    with many captures, which the external sort of the index keeps flat.
 #
 # Usage: scripts/bench-wacz.sh [--smoke]
-# Env: PAGES (20000), ROUNDS (3), CAPTURES (1000000), TASKS (100).
+# Env: PAGES (20000), ROUNDS (3), CAPTURES (1000000), TASKS (100), LATENCY
+# (0s: the site answers at once, so the crawl is bound by the CPU; e.g. 20ms
+# for a crawl bound by the site's answers, as a crawl of a real site is).
 # Needs /usr/bin/time (Debian's `time`) and a release build: cargo build
 # --release -p skitter-cli --features testsite (--smoke uses the debug build).
 set -euo pipefail
@@ -25,6 +27,7 @@ pages=${PAGES:-20000}
 rounds=${ROUNDS:-3}
 captures=${CAPTURES:-1000000}
 tasks=${TASKS:-100}
+latency=${LATENCY:-0s}
 profile=release
 if [[ ${1:-} == --smoke ]]; then
     pages=300
@@ -54,9 +57,9 @@ print(f"{secs:.2f} {rss / 1024:.1f} {cpu:.2f}")
 PY
 }
 
-start_site --pages "$pages"
+start_site --pages "$pages" --latency "$latency"
 crawl=("$bin" -q crawl "$origin/" --max-tasks "$tasks" --per-host "$tasks" --no-trap-rules --no-progress)
-echo "== $pages pages, --max-tasks $tasks, $rounds rounds, $bin"
+echo "== $pages pages, --max-tasks $tasks, site latency $latency, $rounds rounds, $bin"
 plain=()
 warc=()
 wacz=()
