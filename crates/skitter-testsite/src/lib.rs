@@ -65,7 +65,7 @@ pub use fault::Faults;
 pub use listing::LISTING_PAGES;
 pub use proxy::{TestProxy, dead_proxy_url};
 pub use proxy_mode::ProxyMode;
-pub use script::PARTS;
+pub use script::{PARTS, WORKER_WORD};
 pub use server::serve;
 pub use special::{BIG_BIN_LEN, SPECIALS};
 pub use stats::{MAX_RECORDED_STARTS, Stats};

@@ -8,6 +8,8 @@
 //! `/js/private/` is for robots.txt to disallow, `/js/guarded` loads from it
 //! and from a cloud-metadata address the address policy refuses. `/js/parts`
 //! (linked from nowhere) loads [`PARTS`] scripts from its own host.
+//! `/js/worker` (linked from nowhere) waits for its service worker,
+//! `/js/sw.js`, before it shows anything.
 
 use std::fmt::Write as _;
 
@@ -95,6 +97,25 @@ pub(crate) fn scripted_page(config: &SiteConfig, i: usize) -> String {
 /// `script_share` mode, so `--render auto` must tell script-built pages from
 /// pages that merely have a script.
 pub(crate) const TRACKER: &str = "<script>window.dataLayer = window.dataLayer || [];</script>\n";
+
+/// `/js/worker`'s body: registers `/js/sw.js`, then writes
+/// [`WORKER_WORD`] and a link to `/js/t/worker` when the worker is ready (or
+/// why it never will be, for a failing test to show).
+const WORKER_PAGE: &str = "<div id=\"app\"></div>\n<script>\n\
+    const say = (t) => { const p = document.createElement('p'); p.textContent = t; \
+    document.body.appendChild(p); };\n\
+    navigator.serviceWorker.register('/js/sw.js').catch((e) => say('registration failed: ' + e));\n\
+    navigator.serviceWorker.ready.then(() => { say('Worker says ' + 'pelican'); \
+    addLinks(['/js/t/worker']); });\n</script>\n";
+
+/// The word `/js/worker` shows once its service worker is ready; written in
+/// two halves in its script, so the served page does not hold it whole.
+pub const WORKER_WORD: &str = "Worker says pelican";
+
+/// The service worker `/js/worker` registers: it takes over at once and
+/// does nothing else.
+const WORKER_SCRIPT: &str = "self.addEventListener('install', () => self.skipWaiting());\n\
+    self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));\n";
 
 fn serde_json_list(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|h| format!("\"{h}\"")).collect();
@@ -186,6 +207,10 @@ pub(crate) fn route(config: &SiteConfig, path: &str) -> Option<Response<SiteBody
         {
             reply(StatusCode::OK, Some(JS), "addLinks([]);\n")
         }
+        // Not linked from /js/: a page that shows its text and its link only
+        // once its service worker is active, as an offline-first app may.
+        "/js/worker" => page("Worker", WORKER_PAGE),
+        "/js/sw.js" => reply(StatusCode::OK, Some(JS), WORKER_SCRIPT),
         "/js/plain" => page(
             "Plain",
             "<a href=\"/js/t/plain\">plain</a>\n<a href=\"/js/\">back</a>\n",

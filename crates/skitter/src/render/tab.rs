@@ -23,6 +23,9 @@ use chromiumoxide::cdp::browser_protocol::emulation::{
     EventVirtualTimeBudgetExpired, SetVirtualTimePolicyParams, VirtualTimePolicy,
 };
 use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
+use chromiumoxide::cdp::browser_protocol::target::{
+    FilterEntry, SetAutoAttachParams, TargetFilter,
+};
 use chromiumoxide::listeners::EventStream;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt as _, StreamExt as _};
@@ -120,6 +123,7 @@ impl Tab {
             .await
             .map_err(browser_err)?;
         let streams = async {
+            page.execute(worker_free_auto_attach()).await?;
             let paused = page.event_listener::<EventRequestPaused>().await?;
             let expired = page
                 .event_listener::<EventVirtualTimeBudgetExpired>()
@@ -291,6 +295,34 @@ impl Tab {
         };
         bridge.finish(&mut out);
         Ok(out)
+    }
+}
+
+/// The tab's auto-attach setting as chromiumoxide makes it (every worker and
+/// frame the tab starts waits for the client, which resumes it), with service
+/// workers left out. chromiumoxide (0.9.1, no option for it) resumes a
+/// service worker and at once detaches from it; Chromium then often leaves
+/// the worker paused for good, so its registration never finishes (Playwright
+/// had the same bug and now filters service workers out too). Sent while the
+/// tab is blank, so no worker starts under chromiumoxide's setting.
+fn worker_free_auto_attach() -> SetAutoAttachParams {
+    let entry = |kind: Option<&str>, exclude| FilterEntry {
+        exclude: Some(exclude),
+        r#type: kind.map(String::from),
+    };
+    // Chromium's default filter (no browser or tab targets, everything
+    // else), with service workers excluded first.
+    let filter = TargetFilter::new(vec![
+        entry(Some("service_worker"), true),
+        entry(Some("browser"), true),
+        entry(Some("tab"), true),
+        entry(None, false),
+    ]);
+    SetAutoAttachParams {
+        auto_attach: true,
+        wait_for_debugger_on_start: true,
+        flatten: Some(true),
+        filter: Some(filter),
     }
 }
 

@@ -49,6 +49,7 @@ mod redis_quota;
 mod redis_sharded;
 mod render;
 mod render_safety;
+mod render_worker;
 mod report_html;
 mod request_options;
 mod resumed_limits;
