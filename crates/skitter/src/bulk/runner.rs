@@ -111,14 +111,17 @@ async fn dispatch(
     let mut urls = pin!(urls);
     let mut n = 0u64;
     loop {
+        // `biased`: a stop wins over a ready slot or item (see attempt.rs).
         let slot = tokio::select! {
-            slot = window.clone().acquire_owned() => slot,
+            biased;
             () = ctx.stop.cancelled() => return,
+            slot = window.clone().acquire_owned() => slot,
         };
         let Ok(slot) = slot else { return };
         let item = tokio::select! {
-            item = urls.next() => item,
+            biased;
             () = ctx.stop.cancelled() => return,
+            item = urls.next() => item,
         };
         let Some(item) = item else { return };
         n += 1;

@@ -153,9 +153,12 @@ impl Remote {
                 let global = self.global.clone().acquire_owned().await.ok()?;
                 Some((host, global))
             };
+            // `biased`: a stop wins over a ready slot (unbiased, `select!`
+            // picks at random among ready branches).
             let (host, _global) = tokio::select! {
-                slots = slots => slots?,
+                biased;
                 () = cancel.cancelled() => return None,
+                slots = slots => slots?,
             };
             let result = if get {
                 self.fetcher.get(url, Keep::Html).await
@@ -173,8 +176,9 @@ impl Remote {
                 Verdict::Retry(wait) => {
                     tracing::debug!(%url, ?wait, "link check: retrying");
                     tokio::select! {
-                        () = tokio::time::sleep(wait) => {}
+                        biased;
                         () = cancel.cancelled() => return None,
+                        () = tokio::time::sleep(wait) => {}
                     }
                 }
             }

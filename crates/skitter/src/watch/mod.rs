@@ -203,11 +203,14 @@ async fn accept(listener: TcpListener, state: Arc<State>, shutdown: Cancellation
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let tracker = TaskTracker::new();
     loop {
+        // `biased`: a shutdown wins over a ready permit or connection.
         let permit = tokio::select! {
+            biased;
             _ = shutdown.cancelled() => break,
             permit = slots.clone().acquire_owned() => permit.expect("never closed"),
         };
         let stream = tokio::select! {
+            biased;
             _ = shutdown.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
