@@ -243,10 +243,7 @@ fn block_hash(block: &super::Block) -> Option<u64> {
 fn is_tidy(bytes: &[u8]) -> bool {
     bytes.first() != Some(&b' ')
         && bytes.last() != Some(&b' ')
-        // memchr's vector search: a byte loop here was half the hashing.
-        && memchr::memchr3(b'\t', b'\n', b'\r', bytes).is_none()
-        && memchr::memchr2(0x0b, 0x0c, bytes).is_none()
-        && memchr::memmem::find(bytes, b"  ").is_none()
+        && super::writer::single_spaced(bytes)
 }
 
 /// Each block's hash, in order.

@@ -41,12 +41,7 @@ pub fn text_simhash(html: &str) -> u64 {
     for text in VisibleText(html) {
         add_words(text, &mut word, &mut weights);
     }
-    weights
-        .lanes
-        .iter()
-        .enumerate()
-        .filter(|(_, w)| **w > 0)
-        .fold(0, |hash, (bit, _)| hash | 1 << bit)
+    weights.simhash()
 }
 
 /// Adds the words of one stretch of text: runs of letters and digits,
@@ -227,6 +222,15 @@ struct Weights {
 }
 
 impl Weights {
+    /// The simhash: a bit set for each lane whose sum is positive.
+    fn simhash(&self) -> u64 {
+        self.lanes
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w > 0)
+            .fold(0, |hash, (bit, _)| hash | 1 << bit)
+    }
+
     /// Adds a word's hash `h` if it is among the first words or in the
     /// sample.
     fn add(&mut self, h: u64) {
@@ -391,12 +395,7 @@ mod tests {
                 word.clear();
             }
         }
-        weights
-            .lanes
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| **w > 0)
-            .fold(0, |hash, (bit, _)| hash | 1 << bit)
+        weights.simhash()
     }
 
     proptest! {
