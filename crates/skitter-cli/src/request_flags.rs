@@ -109,9 +109,13 @@ pub struct RequestFlags {
     #[arg(long, default_value_t = 64, value_parser = crate::flags::count, value_name = "N")]
     pub max_dns_lookups: usize,
     /// Most connections open at once, idle ones kept for reuse included
-    /// [default: half the open-file limit, at most 16384]. At the cap, a new
-    /// connection closes those of the host idle longest, or waits (the wait
-    /// counts in --connect-timeout).
+    /// [default: half the open-file limit, at most 16384, or --max-tasks
+    /// (--concurrency) when that is more]. At the cap, a new connection
+    /// closes those of the host idle longest, or waits (the wait counts in
+    /// --connect-timeout). More than the open-file limit leaves room for (it
+    /// less 512) is an error, as are more requests in flight than that with
+    /// no cap given; a cap under --max-tasks is allowed (HTTP/2 runs many
+    /// requests on one connection).
     #[arg(long, value_parser = crate::flags::count, value_name = "N")]
     pub max_connections: Option<usize>,
     /// After Ctrl-C, how long in-flight requests may take to finish.

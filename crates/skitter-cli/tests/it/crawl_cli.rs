@@ -242,3 +242,68 @@ fn a_rendering_crawl_warns_of_a_secret_on_its_command_line() {
         assert!(!stderr.contains(":pw@"), "{stderr}");
     }
 }
+
+/// Under an open-file limit of 256 (hard, so skitter cannot raise it), more
+/// requests in flight than connections fit is an error that names the limit
+/// and what to change, before any request; with a connection cap given, the
+/// same crawl runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_requests_in_flight_than_open_files_allow_is_a_clear_error() {
+    let site = TestSite::start(SiteConfig {
+        pages: 5,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let root = site.url("/");
+    let limited = |args: &[&str]| {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg("ulimit -S -n 256 && ulimit -H -n 256 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_skitter"))
+            .args(args)
+            .stdin(Stdio::null());
+        cmd.output().unwrap()
+    };
+    for args in [
+        &["crawl", "-q", root.as_str(), "--max-tasks", "1000"][..],
+        &["fetch", "-q", root.as_str(), "--concurrency", "1000"][..],
+    ] {
+        let out = limited(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} ran: {stderr}");
+        assert!(
+            stderr.contains("1000 requests in flight")
+                && stderr.contains("open-file limit of 256 leaves room for 128")
+                && stderr.contains("it is the hard limit")
+                && stderr.contains("128 or less"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(site.stats().total_requests, 0, "a request went out");
+    let out = limited(&["crawl", "-q", root.as_str(), "--max-connections", "200"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--max-connections) 200"),
+        "a cap over the room was accepted: {stderr}"
+    );
+    for args in [
+        &["crawl", "-q", root.as_str(), "--max-connections", "64"][..],
+        &[
+            "crawl",
+            "-q",
+            root.as_str(),
+            "--max-tasks",
+            "1000",
+            "--max-connections",
+            "64",
+        ][..],
+    ] {
+        let out = limited(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(site.stats().total_requests > 0);
+}

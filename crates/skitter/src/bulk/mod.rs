@@ -64,7 +64,7 @@ use futures_util::Stream;
 use tokio_util::sync::CancellationToken;
 
 use crate::fetch::retry::RetryPolicy;
-use crate::fetch::{FetchConfig, Fetcher, Keep};
+use crate::fetch::{FetchConfig, FetchSetupError, Fetcher, Keep, OpenFileLimit};
 use crate::host::HostPolicy;
 use crate::output::Sink;
 use crate::parse::items::Rules;
@@ -307,6 +307,11 @@ impl BulkFetcherBuilder {
             observer,
         } = self;
         settings.check().map_err(BuildError::Value)?;
+        // Room for a connection per request at once, or an error saying what
+        // to change, before the output directory is made.
+        let connections = OpenFileLimit::current()
+            .connection_cap(settings.request.fetch.max_connections, settings.concurrency)
+            .map_err(FetchSetupError::from)?;
         let recipe = recipe::Recipe::compile(&settings.recipe)?;
         let names = recipe.as_ref().map(|r| r.names()).unwrap_or_default();
         let naming = match &settings.name_template {
@@ -350,7 +355,8 @@ impl BulkFetcherBuilder {
             .iter()
             .any(|s| s.wants_content())
             .then(|| Arc::new(content));
-        let request = settings.request;
+        let mut request = settings.request;
+        request.fetch.max_connections = Some(connections);
         Ok(BulkFetcher {
             config: Config {
                 concurrency: settings.concurrency,

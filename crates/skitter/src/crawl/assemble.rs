@@ -12,7 +12,7 @@ use crate::base::scope::Scope;
 use crate::base::urlnorm;
 use crate::crawl::config::{BuildError, Config, CrawlerBuilder};
 use crate::crawl::crawler::{Crawler, Parts};
-use crate::fetch::Fetcher;
+use crate::fetch::{FetchSetupError, Fetcher, OpenFileLimit};
 use crate::frontier::{DEFAULT_MEMORY_BUDGET, Frontier, MemoryFrontier, MemoryOptions};
 use crate::parse::items::{Rules, RulesSource};
 
@@ -93,7 +93,15 @@ impl CrawlerBuilder {
             // Fails now rather than when the report first outgrows its memory.
             crate::state::spill::SpillDir::new(Some(dir.clone())).check_writable()?;
         }
-        let fetcher = Fetcher::new(settings.request.fetch)?;
+        // Every request in flight may need a connection: room for them all
+        // within the open-file limit, or an error saying what to change.
+        let mut fetch = settings.request.fetch;
+        fetch.max_connections = Some(
+            OpenFileLimit::current()
+                .connection_cap(fetch.max_connections, run.max_tasks)
+                .map_err(FetchSetupError::from)?,
+        );
+        let fetcher = Fetcher::new(fetch)?;
         let frontier: Arc<dyn Frontier> = match frontier {
             Some(frontier) => frontier,
             None => Arc::new(MemoryFrontier::with_options(MemoryOptions {

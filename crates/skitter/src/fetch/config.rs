@@ -106,7 +106,10 @@ pub struct FetchConfig {
     pub pool_idle_timeout: Duration,
     /// Most connections open at once, idle pooled ones included (default
     /// `None`: [`default_max_connections`](super::default_max_connections),
-    /// from the open-file limit). At the cap, a new connection first closes
+    /// from the open-file limit; the crawler's and the bulk fetcher's builders
+    /// grow it to their requests in flight, and refuse more than the limit
+    /// leaves room for: [`OpenFileLimit::connection_cap`](super::OpenFileLimit::connection_cap)).
+    /// At the cap, a new connection first closes
     /// the idle connections of the host idle longest, or waits for one to
     /// close; the wait counts in [`FetchConfig::connect_timeout`].
     pub max_connections: Option<usize>,

@@ -44,7 +44,10 @@ use origin::{NamedOrigins, basic_auth, credentials_of};
 pub use proxy_ledger::{ProxyLedger, ProxyTally};
 pub use proxy_pool::{ProxyBench, Rotation};
 pub use proxy_stats::ProxyStats;
-pub use sockets::default_max_connections;
+pub use sockets::{
+    FILES_RESERVED, OpenFileLimit, OpenFilesError, Wanted as OpenFilesWanted,
+    default_max_connections,
+};
 
 /// The client could not be built from the configuration.
 #[derive(Debug, thiserror::Error)]
@@ -73,6 +76,10 @@ pub enum FetchSetupError {
     /// The TLS settings could not be built (no usable root certificates).
     #[error("cannot set up TLS: {0}")]
     Tls(String),
+    /// More connections were asked for (or more requests in flight, with no
+    /// connection cap given) than the open-file limit leaves room for.
+    #[error(transparent)]
+    OpenFiles(#[from] OpenFilesError),
 }
 
 /// An error from a library skitter uses, boxed so its type stays out of

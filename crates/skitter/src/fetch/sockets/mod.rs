@@ -28,19 +28,21 @@ use url::Url;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The cap used when none is given: half the soft open-file limit, at most
-/// 16,384 and at least 16, leaving the other half for output files, the crawl
-/// store, name lookups and the test site of a bench. The ceiling was 1,024:
+mod limit;
+pub use limit::{FILES_RESERVED, OpenFileLimit, OpenFilesError, Wanted};
+
+/// The cap used when none is given and the requests in flight are few: half
+/// the soft open-file limit, at most 16,384 and at least 16, leaving the
+/// other half for output files, the crawl store, name lookups and the test
+/// site of a bench; a crawl with more requests in flight gets a cap as large
+/// as they are ([`OpenFileLimit::connection_cap`]). The ceiling was 1,024:
 /// a broad crawl with more hosts in progress than that closed, at the cap,
 /// the idle connections of hosts the frontier was about to come back to (it
 /// serves hosts in turn), so nearly every request opened a connection
 /// (measured: 21,297 connects for 2,000 hosts of 10 pages, and 4,292 pages/s
 /// against 7,740 with the cap at 10,000).
 pub fn default_max_connections() -> usize {
-    let soft = rlimit::Resource::NOFILE
-        .get()
-        .map_or(1024, |(soft, _)| soft);
-    usize::try_from(soft / 2).unwrap_or(1024).clamp(16, 16384)
+    OpenFileLimit::current().default_cap(0)
 }
 
 /// The connections of one fetcher, under one cap. Cheap to clone.
