@@ -14,7 +14,7 @@
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
 # items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura),
-# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2.
+# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2, bench-manyhosts.sh wget2, iproute2 and unshare -m -n.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -43,6 +43,8 @@ declare -A figures=(
     [bench-recrawl.sh]='^pass 2 / pass 1: bytes [0-9.]+%, speed-up [0-9.]+x'
     [bench-memory.sh]='^ +2000 +[0-9.]+ +[0-9]+ +[0-9.]+ ok \('
     [bench-realsite.sh]='^skitter / wget2 wall: [0-9.]+x'
+    # Skipped, loudly, where no network namespace can be made.
+    [bench-manyhosts.sh]='^skitter / wget2 wall: [0-9.]+x|^SKIPPED bench-manyhosts.sh: '
     [bench-inflight-memory.sh]='round 1: peak RSS [0-9.]+ MB .* KB per extra request in flight'
     [bench-proxies.sh]='^proxies-check [0-9]+ proxies .*elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
     [bench-power.sh]='^median: before [0-9]+ pages/s [0-9.]+ cpu-s, after [0-9]+ pages/s [0-9.]+ cpu-s, ratio [0-9.]+'
