@@ -120,7 +120,8 @@ fi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A ports
-pids=()
+# shellcheck source=scripts/lib-docs-server.sh
+source "$root/scripts/lib-docs-server.sh"
 if command -v nginx >/dev/null; then
     port=$(free_port)
     servers=
@@ -128,17 +129,7 @@ if command -v nginx >/dev/null; then
         ports[$n]=$port
         servers+="  server { listen 127.0.0.1:$port; server_name $n.docs.test; root ${docroot[$n]}; }"$'\n'
     done
-    cat >"$work/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 4096; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-$servers}
-CONF
+    write_nginx_conf "$servers"
     nginx -c "$work/nginx.conf" &
     pids+=($!)
 else

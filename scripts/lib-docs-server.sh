@@ -3,6 +3,7 @@
 # name is not bench-*). The caller owns $work (a scratch directory) and its
 # cleanup, which must kill $server_pid when set.
 #
+#   write_nginx_conf SERVERS    $work/nginx.conf with those server blocks
 #   serve_docs DIR PATH SMOKE   nginx (in the foreground, as our child) serving DIR;
 #                               sets $port and $server_pid and waits until PATH
 #                               answers. When nginx is missing, SMOKE=1 serves with
@@ -11,24 +12,30 @@
 
 server_pid=
 
+# write_nginx_conf SERVERS: $work/nginx.conf for nginx in the foreground, one
+# worker, no access log, with the given server blocks.
+write_nginx_conf() {
+    cat >"$work/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+$1
+}
+CONF
+}
+
 serve_docs() {
     local docs=$1 path=$2 smoke=$3
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     # nginx's worker drops to an unprivileged user when started as root (as in
     # CI): it must be able to read the pages under $work.
     chmod 755 "$work"
-    cat >"$work/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 1024; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  server { listen 127.0.0.1:$port; root $docs; }
-}
-CONF
+    write_nginx_conf "  server { listen 127.0.0.1:$port; root $docs; }"
     if command -v nginx >/dev/null; then
         nginx -c "$work/nginx.conf" &
         server_pid=$!
