@@ -155,12 +155,16 @@ kinds = lambda c: ", ".join(f"{k} {v:.2f}" for k, v in sorted(c["by_kind"].items
 print(f"-- round {rnd} (CPU: {always['method']})")
 for name, c in (("always", always), ("same", same), ("bare", bare), ("never", never), ("auto", auto)):
     print(f"{name:6} wall {c['wall']:7.2f} s  CPU {c['cpu']:7.2f} s (rusage {c['cpu_rusage']:.2f})  [{kinds(c)}]")
+    if c["lingered"]:
+        print(f"WARNING: {c['lingered']} processes of the {name} run outlived it by 10 s and were killed")
 print(f"rendered: skitter {r_s} ({same_pages} HTML pages in the same crawl without), bare {r_b} "
       f"(failed {bare_run['failed']}, node's own CPU {bare_run['node_cpu']:.2f} s, "
       f"render loop {bare_run['loop_wall']:.2f} s, median ms per step {bare_run['median_ms']})")
 print(f"CPU per rendered page: skitter {ms(s_iso)} (raw {ms(s_raw)}), bare {ms(b_pp)}; "
       f"skitter / bare {s_iso / b_pp:.2f}x (raw {s_raw / b_pp:.2f}x), target <= 1.5x")
-print(f"auto: rendered {r_a} ({scripted} pages built by script), wall {auto['wall']:.2f} s; "
+auto_found = sum(1 for p in load("auto")["pages"] if "/p/" in p["url"] and p.get("kind") == "html")
+print(f"auto: found {auto_found}/{pages} pages, rendered {r_a} ({scripted} built by script: "
+      f"{r_a - scripted} false positives, documented: none on this site), wall {auto['wall']:.2f} s; "
       f"bound: never {never['wall']:.2f} s + ({r_a} x {ms(per_tab)} / {tabs}) x 1.3 = {bound:.2f} s; "
       f"auto / bound {auto['wall'] / bound:.2f}")
 json.dump({"iso": s_iso, "raw": s_raw, "bare": b_pp, "auto": auto["wall"], "bound": bound,
