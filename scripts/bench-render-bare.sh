@@ -125,6 +125,7 @@ for round in $(seq "$rounds"); do
 r = json.load(open(sys.argv[1]))
 print("\n".join(p["url"] for p in r["pages"] if p.get("rendered")))' "$work/always.$round.json" >"$work/urls.$round"
     mapfile -t urls <"$work/urls.$round"
+    [[ ${#urls[@]} -gt 0 ]] || { echo "skitter --render always rendered no page (see $work/always.$round.json)" >&2; exit 1; }
     crawl "same.$round" never "${urls[@]}"
     python3 scripts/lib-cputree.py "$work/bare.$round.cpu" -- \
         node scripts/lib-bare-chromium.mjs "$work/urls.$round" "$tabs" "$bare_chromium" >"$work/bare.$round.json"
