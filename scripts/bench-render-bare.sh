@@ -20,9 +20,9 @@
 # Every run's CPU is that of its whole process tree (skitter or node, and every
 # Chromium process), by scripts/lib-cputree.py: `perf stat -e task-clock`,
 # whose counters follow every task whoever reaps it. /usr/bin/time is not used:
-# Chromium's renderers are reaped without a wait, so their CPU never reaches
-# the crawl's rusage (it printed less than half of the tree's CPU); its figure
-# is printed beside as `rusage`.
+# the CPU of the renderers of a browser skitter ends (by killing its process
+# group) never reaches the crawl's rusage, which showed under a third of the
+# tree's CPU; its figure is printed beside as `rusage`.
 #
 # Prints per round and as medians: pages rendered by each, CPU per rendered
 # page (skitter: (always - same) / rendered, and raw always / rendered; bare:

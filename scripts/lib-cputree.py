@@ -12,18 +12,20 @@ Writes to OUT.json:
   method       "perf task-clock" or "sampled /proc"
   cpu_sampled  the sum over the tree's processes of their last /proc/PID/stat
                CPU, sampled every 50 ms (a process's last 50 ms may be missed)
-  cpu_rusage   what /usr/bin/time would print: the command plus the
-               descendants their parents waited for
+  cpu_rusage   getrusage of this process's children: the command plus the
+               descendants waited for by their parents, up to the command or
+               (orphans) this script, and perf; /usr/bin/time prints no more
   by_kind      cpu_sampled per kind of process (skitter, node, chromium
                browser, chromium renderer, ...)
 The command's stdout and stderr pass through; its exit status is this script's.
 
-Why not /usr/bin/time: a parent's "children" CPU counts only the children it
-waited for, and Chromium's zygote lets its renderers be reaped without a wait
-(and a browser killed with its group waits for none), so their CPU never
-reaches the command's rusage. On a 30-page `--render always` crawl, rusage said
-2.29 s where perf task-clock said 5.29 s and the /proc samples 5.11 s. This
-process is also a child subreaper (PR_SET_CHILD_SUBREAPER): whatever of the
+Why not /usr/bin/time: a parent's "children" CPU counts only the descendants
+that were waited for, each by its own parent, up to the command. When skitter
+ends its browser (it kills the browser's process group) the renderers' CPU
+never reaches the crawl's rusage: on 300 pages rendered, rusage said 14.8 s
+where perf task-clock said 48.8 s (the /proc samples: 33.9 s in renderers).
+Puppeteer closes its browser gracefully, and there rusage and perf agree.
+This process is also a child subreaper (PR_SET_CHILD_SUBREAPER): whatever of the
 tree outlives its parent comes back here, so the run ends only when the whole
 tree has (what is left 10 s after the command exits is killed).
 """
