@@ -57,7 +57,7 @@ declare -A figures=(
     [bench-hostile.sh]='^robots-503 +after +wall +[0-9.]+ s +cpu +[0-9.]+ s +rss +[0-9.]+ MB'
     [bench-wacz.sh]='^pack: [0-9]+ captures \([0-9]+ MiB WARC\) packed in [0-9.]+ s, peak RSS [0-9.]+ MB'
     [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'
-    # Skipped, loudly, without chromium, node or npm.
+    # Skipped, loudly, without chromium, node or npm (a failure under CI=true).
     [bench-render-bare.sh]='^median of [0-9]+: CPU per rendered page skitter -?[0-9.]+ ms .* bare [0-9.]+ ms: ratio -?[0-9.]+x|^SKIPPED bench-render-bare.sh: '
     [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'
