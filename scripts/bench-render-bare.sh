@@ -127,7 +127,11 @@ for round in $(seq "$rounds"); do
 r = json.load(open(sys.argv[1]))
 print("\n".join(p["url"] for p in r["pages"] if p.get("rendered")))' "$work/always.$round.json" >"$work/urls.$round"
     mapfile -t urls <"$work/urls.$round"
-    [[ ${#urls[@]} -gt 0 ]] || { echo "skitter --render always rendered no page (see $work/always.$round.json)" >&2; exit 1; }
+    if [[ ${#urls[@]} -eq 0 ]]; then
+        echo "skitter --render always rendered no page; its counters:" >&2
+        python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["counters"])' "$work/always.$round.json" >&2
+        exit 1
+    fi
     crawl "same.$round" never "${urls[@]}"
     python3 scripts/lib-cputree.py "$work/bare.$round.cpu" -- \
         node scripts/lib-bare-chromium.mjs "$work/urls.$round" "$tabs" "$bare_chromium" >"$work/bare.$round.json"
