@@ -14,7 +14,8 @@
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
 # items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura),
-# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2, bench-manyhosts.sh wget2, iproute2 and unshare -m -n.
+# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2, bench-manyhosts.sh wget2, iproute2 and unshare -m -n,
+# bench-render-bare.sh chromium, node and npm (it installs puppeteer-core into target/bare-npm; perf, if it works, for exact CPU).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -56,6 +57,8 @@ declare -A figures=(
     [bench-hostile.sh]='^robots-503 +after +wall +[0-9.]+ s +cpu +[0-9.]+ s +rss +[0-9.]+ MB'
     [bench-wacz.sh]='^pack: [0-9]+ captures \([0-9]+ MiB WARC\) packed in [0-9.]+ s, peak RSS [0-9.]+ MB'
     [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'
+    # Skipped, loudly, without chromium, node or npm (a failure under CI=true).
+    [bench-render-bare.sh]='^median of [0-9]+: CPU per rendered page skitter -?[0-9.]+ ms .* bare [0-9.]+ ms: ratio -?[0-9.]+x|^SKIPPED bench-render-bare.sh: '
     [items_db]='^postgres [0-9]+ items, batched: [0-9]+ items/s'
     [frontier]='^pop\+complete [0-9]+ URLs: .*/s'
     [probe]='^probe [0-9]+ names, .*: [0-9]+ resolved in [0-9.]+ s; ideal .*ratio [0-9.]+'
