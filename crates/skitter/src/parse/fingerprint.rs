@@ -26,7 +26,7 @@
 //! lanes): no word is copied or read twice. Copying each word and hashing it
 //! with xxh3 afterwards was a third of a `skitter bench` crawl's instructions
 //! (145 k a 4 KiB page; then about 40 k). The words' hashes are summed
-//! bit-sliced (see [`Weights`]), which took the fingerprint of a bench page
+//! bit-sliced (see `Weights`), which took the fingerprint of a bench page
 //! from 106 k to 98 k instructions (callgrind); reading the words eight bytes
 //! at a time was tried and cost more, words being short. The word hash is no stable format:
 //! fingerprints saved by an older version (`--state`, Redis) differ from
