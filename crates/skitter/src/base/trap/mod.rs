@@ -330,8 +330,7 @@ pub fn may_step(page: &Url, link: &Url) -> bool {
     if page[..Position::BeforePath] != link[..Position::BeforePath] {
         return false;
     }
-    link[Position::BeforePath..Position::AfterQuery].contains('%')
-        || chain::step(page, link).is_some()
+    link[Position::BeforePath..Position::AfterQuery].contains('%') || chain::is_step(page, link)
 }
 
 /// `value` is over a limit, where a limit of 0 means none.
