@@ -108,6 +108,17 @@ if [[ $(id -u) == 0 ]]; then
     fi
 fi
 
+# skitter's Chromium arguments, read from its source so the bare browser's
+# cannot drift from them: process.rs's BASE_ARGS (puppeteer adds its own
+# --remote-debugging-*) and browser.rs's --disable-gpu (its closed proxy is
+# left out: the bare browser fetches the pages itself).
+BARE_ARGS=$(
+    sed -n '/^const BASE_ARGS/,/^];/p' crates/skitter/src/render/process.rs | grep -o '"--[^"]*"' | tr -d '"' | grep -v '^--remote-debugging-port'
+    sed -n '/^const NO_NETWORK/,/^];/p' crates/skitter/src/render/browser.rs | grep -o '"--disable-gpu"' | tr -d '"'
+)
+export BARE_ARGS
+[[ $(wc -l <<<"$BARE_ARGS") -ge 20 ]] || { echo "cannot read skitter's Chromium arguments from crates/skitter/src/render/ (got: $BARE_ARGS)" >&2; exit 1; }
+
 start_site --pages "$pages" --fanout 5 --latency "$latency" --script-share "$share"
 echo "== $pages pages, $share built by script, latency $latency, --max-tasks $tasks, --render-tasks $tabs (bare: $tabs tabs), puppeteer-core $version, $("$chromium" --version 2>/dev/null | head -n1)"
 

@@ -4,9 +4,9 @@
 //
 //   node scripts/lib-bare-chromium.mjs URLS_FILE TABS CHROMIUM [SETTLE_MS]
 //
-// Starts CHROMIUM with the arguments skitter gives it (process.rs BASE_ARGS,
-// and browser.rs's --disable-gpu, --mute-audio; not the closed proxy, as the
-// browser fetches the pages itself here), opens TABS tabs and keeps them:
+// Starts CHROMIUM with the arguments skitter gives it ($BARE_ARGS, see
+// bench-render-bare.sh; not the closed proxy, as the browser fetches the
+// pages itself here), opens TABS tabs and keeps them:
 // each takes the next URL, navigates to it, waits for the load event, lets
 // the page settle as skitter does (SETTLE_MS, default 1000, of page time on
 // DevTools virtual time under pauseIfNetworkFetchesPending, until Chromium
@@ -34,39 +34,10 @@ const settle = Number(settleArg || 1000);
 // skitter's default --render-timeout.
 const LIMIT = 15000;
 
-// crates/skitter/src/render/process.rs BASE_ARGS (puppeteer adds its own
-// --remote-debugging-* and --user-data-dir) and browser.rs's GPU and audio.
-const ARGS = [
-  "--disable-background-networking",
-  "--enable-features=NetworkService,NetworkServiceInProcess",
-  "--disable-background-timer-throttling",
-  "--disable-backgrounding-occluded-windows",
-  "--disable-breakpad",
-  "--disable-client-side-phishing-detection",
-  "--disable-component-extensions-with-background-pages",
-  "--disable-default-apps",
-  "--disable-dev-shm-usage",
-  "--disable-features=TranslateUI",
-  "--disable-hang-monitor",
-  "--disable-ipc-flooding-protection",
-  "--disable-popup-blocking",
-  "--disable-prompt-on-repost",
-  "--disable-renderer-backgrounding",
-  "--disable-sync",
-  "--force-color-profile=srgb",
-  "--metrics-recording-only",
-  "--no-first-run",
-  "--enable-automation",
-  "--password-store=basic",
-  "--use-mock-keychain",
-  "--enable-blink-features=IdleDetection",
-  "--lang=en_US",
-  "--disable-extensions",
-  "--headless",
-  "--hide-scrollbars",
-  "--mute-audio",
-  "--disable-gpu",
-];
+// skitter's own Chromium arguments, one a line, which bench-render-bare.sh
+// reads from skitter's source (so the two cannot drift apart).
+const ARGS = (process.env.BARE_ARGS || "").split("\n").filter(Boolean);
+if (ARGS.length === 0) throw new Error("BARE_ARGS is empty: run me through scripts/bench-render-bare.sh");
 if (process.env.BARE_NO_SANDBOX) ARGS.push("--no-sandbox", "--disable-setuid-sandbox");
 
 const begin = performance.now();
