@@ -118,7 +118,6 @@ else
     for i in "${!names[@]}"; do docroot[${names[$i]}]=${found[$i]}; done
 fi
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A ports
 # shellcheck source=scripts/lib-docs-server.sh
 source "$root/scripts/lib-docs-server.sh"

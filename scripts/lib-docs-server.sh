@@ -3,6 +3,7 @@
 # name is not bench-*). The caller owns $work (a scratch directory) and its
 # cleanup, which must kill $server_pid when set.
 #
+#   free_port                   prints a loopback port free now
 #   write_nginx_conf SERVERS    $work/nginx.conf with those server blocks
 #   serve_docs DIR PATH SMOKE   nginx (in the foreground, as our child) serving DIR;
 #                               sets $port and $server_pid and waits until PATH
@@ -11,6 +12,11 @@
 #                               script, not a figure); otherwise it exits 2.
 
 server_pid=
+
+# free_port: a loopback port free now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
 
 # write_nginx_conf SERVERS: $work/nginx.conf for nginx in the foreground, one
 # worker, no access log, with the given server blocks.
@@ -31,7 +37,7 @@ CONF
 
 serve_docs() {
     local docs=$1 path=$2 smoke=$3
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$(free_port)
     # nginx's worker drops to an unprivileged user when started as root (as in
     # CI): it must be able to read the pages under $work.
     chmod 755 "$work"
