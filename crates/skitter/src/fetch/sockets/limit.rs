@@ -123,16 +123,23 @@ pub struct OpenFilesError {
 impl OpenFilesError {
     fn describe(&self) -> String {
         let OpenFileLimit { soft, hard } = self.limit;
-        let room = self.room;
+        let (wanted, room) = (self.wanted, self.room);
         let kept = soft.saturating_sub(room as u64);
-        let ask = match self.what {
-            Wanted::Connections => format!(
-                "max_connections (--max-connections) {} cannot be held open: the open-file limit of {soft} leaves room for {room} connections ({kept} files are kept for outputs, stores and name lookups)",
-                self.wanted
+        let kept = format!("({kept} files are kept for outputs, stores and name lookups)");
+        let (ask, lower) = match self.what {
+            Wanted::Connections => (
+                format!(
+                    "max_connections (--max-connections) {wanted} cannot be held open: the open-file limit of {soft} leaves room for {room} connections {kept}"
+                ),
+                format!("lower max_connections to {room} or less"),
             ),
-            Wanted::InFlight => format!(
-                "{} requests in flight need up to {} connections (one each over HTTP/1.1), but the open-file limit of {soft} leaves room for {room} ({kept} files are kept for outputs, stores and name lookups)",
-                self.wanted, self.wanted
+            Wanted::InFlight => (
+                format!(
+                    "{wanted} requests in flight need up to {wanted} connections (one each over HTTP/1.1), but the open-file limit of {soft} leaves room for {room} {kept}"
+                ),
+                format!(
+                    "lower max_tasks (--max-tasks, a fetch's --concurrency) to {room} or less, or set max_connections (at most {room}) to run more requests than connections, as HTTP/2 sites allow"
+                ),
             ),
         };
         let raise = if soft < hard {
@@ -140,14 +147,7 @@ impl OpenFilesError {
         } else {
             "Only a privileged user can raise it, as it is the hard limit (ulimit -Hn as root, LimitNOFILE= in a systemd unit, nofile in /etc/security/limits.conf)".to_string()
         };
-        match self.what {
-            Wanted::Connections => {
-                format!("{ask}. {raise}. Or lower max_connections to {room} or less")
-            }
-            Wanted::InFlight => format!(
-                "{ask}. {raise}. Or lower max_tasks (--max-tasks, a fetch's --concurrency) to {room} or less, or set max_connections (at most {room}) to run more requests than connections, as HTTP/2 sites allow"
-            ),
-        }
+        format!("{ask}. {raise}. Or {lower}")
     }
 }
 
