@@ -407,12 +407,18 @@ mod tests {
     }
 
     impl LaneSums {
+        /// Adds `h` if it is among the first words or in the sample.
         fn add(&mut self, h: u64) {
-            self.lanes.resize(64, 0);
             self.words = self.words.saturating_add(1);
             if self.words > WORDS_IN_FULL && !h.is_multiple_of(SAMPLE) {
                 return;
             }
+            self.push(h);
+        }
+
+        /// Adds `h`, sampled or not.
+        fn push(&mut self, h: u64) {
+            self.lanes.resize(64, 0);
             for (bit, lane) in self.lanes.iter_mut().enumerate() {
                 *lane += if h >> bit & 1 == 1 { 1 } else { -1 };
             }
@@ -620,18 +626,11 @@ mod tests {
 
     /// The simhash of `words`, every one of them added.
     fn unsampled(words: &[&str]) -> u64 {
-        let mut lanes = [0i32; 64];
+        let mut sums = LaneSums::default();
         for w in words {
-            let h = word_hash(w.as_bytes());
-            for (bit, lane) in lanes.iter_mut().enumerate() {
-                *lane += if h >> bit & 1 == 1 { 1 } else { -1 };
-            }
+            sums.push(word_hash(w.as_bytes()));
         }
-        lanes
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| **w > 0)
-            .fold(0, |hash, (bit, _)| hash | 1 << bit)
+        sums.simhash()
     }
 
     /// A short page counts every word, whichever words the sample of a long
