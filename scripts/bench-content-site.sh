@@ -7,7 +7,9 @@
 # (PyPI, in a local venv) over the same HTML files, timing only its extract
 # calls with time.process_time, beside skitter's CPU per page for the same
 # pages from the crawl (the crawler's whole CPU time with --markdown minus
-# without, per page), for the speed ratio (target >= 5x).
+# without, per page), for the speed ratio (target >= 5x). Before that, it
+# checks the last Markdown tree against its HTML (bench/content/check-docs.py:
+# code blocks, tables, navigation) and prints its totals.
 #
 # Usage: scripts/bench-content-site.sh [--smoke] [ROUNDS=5]
 # Needs nginx, and the docs: $DOCS (a folder holding python3.11/html,
@@ -96,6 +98,18 @@ PY
 )
 grep -v '^EXTRA' <<<"$summary"
 extra=$(sed -n 's/^EXTRA //p' <<<"$summary")
+
+# The last tree against its HTML (bench/content/check-docs.py): every code
+# block and table of each page's main content kept, none of the site's
+# navigation, by each generator's own markup. Printed, not a failure: the
+# figures go in the docs.
+if [[ $smoke == 0 ]]; then
+    check_py=python3
+    "$check_py" -c 'import lxml.html' 2>/dev/null || check_py=${CONTENT_VENV:-${CARGO_TARGET_DIR:-target}/content-venv}/bin/python
+    "$check_py" bench/content/check-docs.py "$docs" "$(find "$work/md" -mindepth 1 -maxdepth 1 -type d | head -1)" | tail -1 || true
+else
+    echo "(smoke: the docs check reads Sphinx's and DocBook's markup; not run on the smoke pages)"
+fi
 
 # trafilatura on the same pages, timing only its extract calls.
 venv=${CONTENT_VENV:-${CARGO_TARGET_DIR:-target}/content-venv}

@@ -5,7 +5,8 @@
 //! `[¶](…)`), the `exclude` selectors' matches, and — for the main
 //! content — the page's furniture: navigation, headers, footers, sidebars
 //! and, by their class or id words, cookie banners, share bars, ads,
-//! comments, breadcrumbs and "related" boxes.
+//! comments, breadcrumbs, "related" boxes, teasers of other articles,
+//! author boxes and bylines.
 
 use scraper::Selector;
 
@@ -147,7 +148,12 @@ fn is_furniture(tree: &Tree<'_>, i: usize) -> bool {
             return true;
         }
     }
-    if !(tag.is_block() || matches!(tag, Tag::Other | Tag::Span)) {
+    // A code block or a table is content whatever its class says
+    // (DocBook's `pre.screen` holds a terminal session, not a screen
+    // reader's text).
+    if !(tag.is_block() || matches!(tag, Tag::Other | Tag::Span))
+        || matches!(tag, Tag::Pre | Tag::Table)
+    {
         return false;
     }
     let class = tree.attr(i, "class").unwrap_or("");
@@ -227,6 +233,12 @@ const FURNITURE: &[&str] = &[
     "shoutbox",
     "skyscraper",
     "combx",
+    // An author's box or byline is not the article; a "teaser" box is
+    // another article's. An article's own lead named so says content too
+    // (`teaser-text`, `article-teaser`), which outweighs it.
+    "author",
+    "byline",
+    "teaser",
 ];
 
 /// Words that say the element holds content, which outweigh the above

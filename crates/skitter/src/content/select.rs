@@ -10,8 +10,9 @@
 //! the level above; containers start from a weight for their tag and for the
 //! words of their class and id; a container's score is scaled by the share
 //! of its text outside links. The best container is kept with those of its
-//! siblings that score close to it or are prose paragraphs. Then the boxes
-//! inside it that read as furniture are cleaned out ([`clean`]).
+//! siblings that score close to it or are prose paragraphs, and with the
+//! article's lead, the standfirst above its body ([`with_lead`]). Then the
+//! boxes inside it that read as furniture are cleaned out ([`clean`]).
 
 use super::stats::Stats;
 use super::tree::{Tag, Tree};
@@ -40,7 +41,105 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
     if marked.is_some() && (picked as f64) < MARKED_KEPT * f64::from(stats.text[top]) {
         return vec![top];
     }
-    roots
+    with_lead(tree, keep, stats, roots)
+}
+
+/// How far above the first root the article holding it is looked for.
+const LEAD_LEVELS: usize = 4;
+
+/// The prose a lead must have (non-whitespace bytes): a standfirst is a
+/// sentence or two; a byline or a date is not.
+const LEAD_TEXT: u32 = 60;
+
+/// `roots` with the article's lead in front: the standfirst (dek, teaser,
+/// "Vorspann") that news and blog templates put between the headline and
+/// the body, in the article's header. Scoring picks the body, whose
+/// paragraphs score, and the lead sits outside it; Readability and
+/// trafilatura keep it as content. Only prose counts: a paragraph (or a
+/// `div` of inline text, or a subheading) of [`LEAD_TEXT`] bytes or more,
+/// nearly free of links, holding a sentence's end, inside the same article
+/// (`article`, `main`, or a container whose class or id says article,
+/// post, entry or story) and before its body. Bylines, dates and "share"
+/// rows are short or are links, and furniture was dropped before.
+fn with_lead(tree: &Tree<'_>, keep: &[bool], stats: &Stats, roots: Vec<usize>) -> Vec<usize> {
+    let Some(&first) = roots.first() else {
+        return roots;
+    };
+    let mut scope = None;
+    let mut at = tree.parent(first);
+    for _ in 0..LEAD_LEVELS {
+        let Some(a) = at.filter(|&a| tree.tag(a) != Tag::Body) else {
+            break;
+        };
+        if is_marked_main(tree, a) || names_article(tree, a) {
+            scope = Some(a);
+            break;
+        }
+        at = tree.parent(a);
+    }
+    let Some(scope) = scope else {
+        return roots;
+    };
+    let mut leads = Vec::new();
+    let mut i = scope + 1;
+    while i < first {
+        if !keep[i] {
+            i = tree.end(i);
+            continue;
+        }
+        // An ancestor of the first root holds the body: look inside it.
+        if tree.end(i) > first {
+            i += 1;
+            continue;
+        }
+        if is_lead(tree, stats, i) {
+            leads.push(i);
+            i = tree.end(i);
+        } else {
+            i += 1;
+        }
+    }
+    if leads.is_empty() {
+        return roots;
+    }
+    leads.extend(roots);
+    leads
+}
+
+/// Whether `i`'s class or id names an article's container.
+fn names_article(tree: &Tree<'_>, i: usize) -> bool {
+    ["class", "id"].iter().any(|name| {
+        tree.attr(i, name).is_some_and(|v| {
+            v.split(|c: char| !c.is_ascii_alphanumeric())
+                .take(64)
+                .any(|w| {
+                    ["article", "artikel", "post", "entry", "story"]
+                        .iter()
+                        .any(|a| w.eq_ignore_ascii_case(a))
+                })
+        })
+    })
+}
+
+/// Whether `i` reads as an article's lead (see [`with_lead`]).
+fn is_lead(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
+    let prose_block = match tree.tag(i) {
+        Tag::P | Tag::H(2) => true,
+        Tag::Div => !tree.children(i).any(|c| tree.tag(c).is_block()),
+        _ => false,
+    };
+    if !prose_block || stats.text[i] < LEAD_TEXT || stats.link_density(i) > 0.2 {
+        return false;
+    }
+    if class_weight(tree, i) < 0.0 {
+        return false;
+    }
+    // A sentence's end, in its text nodes (a `p` or an inline `div` holds
+    // no block, so the scan stays inside this one block).
+    (i + 1..tree.end(i)).any(|j| {
+        tree.text(j)
+            .is_some_and(|t| t.contains(['.', '?', '!', '…', '。']))
+    })
 }
 
 /// The share of a marked-up main element's text that scoring inside it must
@@ -146,6 +245,14 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         at = tree.parent(a);
     }
     main_score = known(main).unwrap_or(main_score);
+    // An item of a list (a reference's `dd` holding one option's long
+    // example) is one of many: the list is the unit.
+    while matches!(tree.tag(main), Tag::Li | Tag::Dd | Tag::Dt) {
+        match tree.parent(main) {
+            Some(p) if p > top => main = p,
+            _ => break,
+        }
+    }
     // An only child says nothing its parent does not: climb.
     while let Some(p) = tree.parent(main) {
         if p <= top
@@ -159,6 +266,17 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         }
         main = p;
     }
+    // The best box is a part of a section among sections of one kind (a
+    // reference page's `div.refsect1`s: synopsis, description, options,
+    // examples), where the long part (the options' list) outscores the
+    // rest: the content is every section, so start from the section.
+    let mut sections = false;
+    if let Some(section) = tree.parent(main).filter(|&p| p > top)
+        && has_twin(tree, keep, section)
+    {
+        main = section;
+        sections = true;
+    }
     let Some(parent) = tree.parent(main).filter(|&p| p >= top) else {
         return Some(vec![main]);
     };
@@ -168,7 +286,9 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         .children(parent)
         .filter(|&c| keep[c] && tree.tag(c) != Tag::Text)
         .filter(|&c| {
-            if c == main {
+            // Every section of the kind chosen, however short (an
+            // "Examples" of one line and a terminal session).
+            if c == main || sections && twins(tree, c, main) {
                 return true;
             }
             let bonus = if !main_class.is_empty() && tree.attr(c, "class") == Some(main_class) {
@@ -190,6 +310,27 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         })
         .collect();
     Some(roots)
+}
+
+/// Whether a sibling of `i` has its tag and its (non-empty) class: a
+/// section with sections of its kind around it.
+fn has_twin(tree: &Tree<'_>, keep: &[bool], i: usize) -> bool {
+    if !matches!(tree.tag(i), Tag::Div | Tag::Section) {
+        return false;
+    }
+    if tree.attr(i, "class").is_none_or(|c| c.trim().is_empty()) {
+        return false;
+    }
+    let Some(parent) = tree.parent(i) else {
+        return false;
+    };
+    tree.children(parent)
+        .any(|c| c != i && keep[c] && twins(tree, c, i))
+}
+
+/// Whether `a` and `b` have one tag and one class.
+fn twins(tree: &Tree<'_>, a: usize, b: usize) -> bool {
+    tree.tag(a) == tree.tag(b) && tree.attr(a, "class") == tree.attr(b, "class")
 }
 
 /// Whether element `i` is a paragraph for scoring: a `p`, `pre`, `td`,

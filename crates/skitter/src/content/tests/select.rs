@@ -83,3 +83,111 @@ fn an_index_page_keeps_its_list_of_pages() {
     );
     assert!(md.contains("# Documentation"), "{md}");
 }
+
+#[test]
+fn an_articles_lead_before_its_body_is_kept_and_its_byline_is_not() {
+    // A blog template: headline, standfirst and byline in the article's
+    // header, the body in its own box that scoring picks.
+    let html = format!(
+        "<body><nav><a href='/'>Home</a></nav><article class='post'>\
+         <header><h1>Headline</h1>\
+         <div class='entry-excerpt'><p>The standfirst says in a sentence or two what \
+         the article is about. It sits above the body.</p></div>\
+         <p>By <a href='/author/x'>A. Writer</a></p><p>03.04.2020</p></header>\
+         <div class='entry-content'><p>{PROSE}</p><p>{PROSE}</p><p>{PROSE}</p></div>\
+         </article></body>"
+    );
+    let doc = extract(&html, &Url::parse("https://example.org/post").unwrap());
+    let text = doc.text();
+    let lead = text.find("The standfirst says").expect(&text);
+    let body = text.find("A paragraph of the article").expect(&text);
+    assert!(lead < body, "the lead comes first: {text:?}");
+    assert!(!text.contains("A. Writer"), "{text:?}");
+    assert!(!text.contains("03.04.2020"), "{text:?}");
+}
+
+#[test]
+fn no_lead_is_taken_from_outside_the_article() {
+    // Prose before the content but in another box of the page (a site's
+    // tagline): not the article's lead.
+    let html = format!(
+        "<body><div class='site-intro'><p>A tagline of the whole site, long enough to \
+         pass for prose. It is on every page.</p></div>\
+         <div class='wrap'><div class='entry-content'><p>{PROSE}</p><p>{PROSE}</p></div></div>\
+         </body>"
+    );
+    let doc = extract(&html, &Url::parse("https://example.org/post").unwrap());
+    let text = doc.text();
+    assert!(text.contains("A paragraph of the article"), "{text:?}");
+    assert!(!text.contains("tagline"), "{text:?}");
+}
+
+#[test]
+fn author_boxes_bylines_and_teasers_are_furniture() {
+    // Each box is prose with many commas, so only its name gives it away:
+    // the scoring and the cleaning alone would keep it.
+    let boxed = |class: &str, what: &str| {
+        format!(
+            "<div class='{class}'><p>{what}, a box of prose, with commas, clauses, one, two, \
+             three, four, five, six, seven, eight, and more, as long as a paragraph.</p></div>"
+        )
+    };
+    let html = format!(
+        "<body><article><p>{PROSE}</p><p>{PROSE}</p>{}{}{}{}</article></body>",
+        boxed("author-box", "About the author"),
+        boxed("byline", "Who wrote this"),
+        boxed("teaser", "Another story"),
+        boxed("teaser-text", "The teaser's own text"),
+    );
+    let doc = extract(&html, &Url::parse("https://example.org/post").unwrap());
+    let text = doc.text();
+    assert_eq!(
+        text.matches("A paragraph of the article").count(),
+        2,
+        "{text:?}"
+    );
+    assert!(!text.contains("About the author"), "{text:?}");
+    assert!(!text.contains("Who wrote this"), "{text:?}");
+    assert!(!text.contains("Another story"), "{text:?}");
+    // "text" says content, which outweighs "teaser".
+    assert!(text.contains("The teaser's own text"), "{text:?}");
+}
+
+#[test]
+fn a_reference_page_keeps_every_section_and_its_terminal_sessions() {
+    // DocBook's reference page: sections of one kind, the options' long
+    // list of definitions outscoring the rest, a long example in one
+    // definition, and examples in `pre.screen` (not a screen reader's box).
+    let options: String = (1..=12)
+        .map(|n| {
+            format!(
+                "<dt>--option-{n}</dt><dd><p>Sets option {n}, as named.</p>{}</dd>",
+                if n == 3 {
+                    format!(
+                        "<pre class='programlisting'>SELECT {n};</pre>{}",
+                        format!("<p>{PROSE}</p>").repeat(6)
+                    )
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    let html = format!(
+        "<body><div class='navheader'><a href='/prev'>Prev</a></div><div class='refentry'>\
+         <div class='refsect1'><h2>Description</h2><p>What the command does, in a sentence.</p></div>\
+         <div class='refsect1'><h2>Options</h2><div class='variablelist'><dl>{options}</dl></div></div>\
+         <div class='refsect1'><h2>Examples</h2><p>To dump a database:</p>\
+         <pre class='screen'>$ pg_dump mydb &gt; db.sql</pre></div>\
+         </div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/app-pgdump.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("What the command does"), "{md}");
+    assert!(md.contains("option-12"), "{md}");
+    assert!(md.contains("SELECT 3;"), "{md}");
+    assert!(md.contains("\n$ pg_dump mydb > db.sql\n"), "{md}");
+}

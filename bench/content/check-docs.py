@@ -1,0 +1,173 @@
+"""Checks a `skitter crawl --markdown` tree of real documentation against the
+HTML it came from (issue 33: "the Markdown of every page keeps every code
+block and table of its main content, and contains none of the site's
+navigation").
+
+    check-docs.py DOCS_ROOT MD_HOST_DIR
+
+DOCS_ROOT is the folder the server served (URL path /X is DOCS_ROOT/X);
+MD_HOST_DIR is the tree's folder for that server (MD/127.0.0.1_PORT). Every
+`.md` file is paired with its HTML file (same path, `.html` for `.md`).
+
+Each generator's own markup says what is main content and what is
+navigation, so the check does not depend on skitter's idea of either:
+
+- Sphinx (Python, Sphinx): main `div[role=main]`; navigation
+  `div.sphinxsidebar`, `div.related`, `div.footer`.
+- DocBook (PostgreSQL): main the body without `div.navheader` and
+  `div.navfooter`, which are the navigation.
+- mdBook (the Rust book): main `main`; navigation `nav`, `.sidebar`,
+  `.menu-bar`.
+
+A code block is kept when each of its lines (whitespace collapsed) is in the
+Markdown: lines of 4 characters or fewer are too common to say anything and
+are not looked for. A table of two columns or more is kept when the
+Markdown has a GFM table row holding the text of its first cell that has
+text; a one-column table (skitter writes its cells as blocks) when that
+text is in the Markdown. Navigation leaks when a
+link text of the navigation (8 characters or more, not also a link or
+heading text of the main content) is a link text of the Markdown. Prints
+one line per failure, then the totals; exits 1 on any failure.
+"""
+
+import os
+import re
+import sys
+
+import lxml.html
+
+WS = re.compile(r"\s+")
+
+
+def collapse(s):
+    return WS.sub(" ", s).strip()
+
+
+def generator(path):
+    if path.startswith("postgresql"):
+        return "docbook"
+    if "/book/" in path:
+        return "mdbook"
+    return "sphinx"
+
+
+def parts(doc, kind):
+    """(main elements, navigation elements) by the generator's markup."""
+    if kind == "sphinx":
+        main = doc.xpath('//div[@role="main"]') or doc.xpath('//div[contains(concat(" ", @class, " "), " body ")]')
+        nav = doc.xpath(
+            '//div[contains(concat(" ", @class, " "), " sphinxsidebar ")'
+            ' or contains(concat(" ", @class, " "), " related ")'
+            ' or contains(concat(" ", @class, " "), " footer ")]'
+        )
+        return main, nav
+    if kind == "docbook":
+        nav = doc.xpath(
+            '//div[contains(concat(" ", @class, " "), " navheader ")'
+            ' or contains(concat(" ", @class, " "), " navfooter ")]'
+        )
+        bodies = doc.xpath("//body")
+        for n in nav:
+            n.getparent().remove(n)
+        return bodies, nav
+    main = doc.xpath("//main")
+    nav = doc.xpath('//nav | //*[contains(concat(" ", @class, " "), " sidebar ")]'
+                    ' | //*[contains(concat(" ", @class, " "), " menu-bar ")]')
+    return main, nav
+
+
+def md_link_texts(md):
+    return {collapse(m) for m in re.findall(r"\[([^\]\n]{1,200})\]\(", md)}
+
+
+def table_rows(md):
+    return [collapse(line) for line in md.splitlines() if line.lstrip().startswith("|")]
+
+
+def check(html_path, md_path, kind, totals, out):
+    with open(html_path, "rb") as f:
+        doc = lxml.html.fromstring(f.read())
+    with open(md_path, encoding="utf-8") as f:
+        md = f.read()
+    md_flat = collapse(md)
+    main, nav = parts(doc, kind)
+    if not main:
+        totals["no main"] += 1
+        return
+    rel = os.path.relpath(md_path)
+    for m in main:
+        for pre in m.iter("pre"):
+            totals["code blocks"] += 1
+            lines = [collapse(line) for line in pre.text_content().splitlines()]
+            missing = [line for line in lines if len(line) > 4 and line not in md_flat]
+            if missing:
+                totals["code blocks lost"] += 1
+                out.append(f"{rel}: code block line not in the Markdown: {missing[0][:80]!r}")
+        rows = None
+        for table in m.iter("table"):
+            # A table inside a table is checked as part of its outer one.
+            if any(a.tag == "table" for a in table.iterancestors()):
+                continue
+            cells = [collapse(c.text_content()) for c in table.iter("td", "th")]
+            first = next((c for c in cells if c), None)
+            if first is None:
+                continue
+            totals["tables"] += 1
+            probe = first[:40]
+            columns = max((len(tr.xpath("./td|./th")) for tr in table.iter("tr")), default=0)
+            if columns < 2:
+                # A one-column table is a list of blocks (PostgreSQL's
+                # catalogs: a cell per column, its definition and its
+                # description in paragraphs): kept when its text is.
+                if collapse(first.replace("¶", ""))[:40] not in md_flat:
+                    totals["tables lost"] += 1
+                    out.append(f"{rel}: one-column table's text not in the Markdown: {probe!r}")
+                continue
+            rows = rows if rows is not None else table_rows(md)
+            if not any(probe in r for r in rows):
+                totals["tables lost"] += 1
+                out.append(f"{rel}: no table row holds {probe!r}")
+    main_texts = set()
+    for m in main:
+        for a in m.iter("a"):
+            main_texts.add(collapse(a.text_content()))
+        for h in m.xpath(".//h1|.//h2|.//h3|.//h4|.//h5|.//h6"):
+            main_texts.add(collapse(h.text_content()).rstrip("¶#§ "))
+    links = md_link_texts(md)
+    leaked = set()
+    for n in nav:
+        for a in n.iter("a"):
+            t = collapse(a.text_content())
+            if len(t) >= 8 and t not in main_texts and t in links:
+                leaked.add(t)
+    totals["navigation links"] += sum(1 for n in nav for _ in n.iter("a"))
+    if leaked:
+        totals["pages with navigation"] += 1
+        out.append(f"{rel}: navigation link texts in the Markdown: {sorted(leaked)[:3]}")
+
+
+def main():
+    docs, host_dir = sys.argv[1], sys.argv[2]
+    totals = {k: 0 for k in ("pages", "no main", "code blocks", "code blocks lost", "tables",
+                             "tables lost", "navigation links", "pages with navigation")}
+    out = []
+    for dirpath, _, files in os.walk(host_dir):
+        for name in files:
+            if not name.endswith(".md"):
+                continue
+            md_path = os.path.join(dirpath, name)
+            rel = os.path.relpath(md_path, host_dir)
+            html_path = os.path.join(docs, rel[:-3] + ".html")
+            if not os.path.exists(html_path):
+                continue
+            totals["pages"] += 1
+            check(html_path, md_path, generator(rel), totals, out)
+    for line in sorted(out):
+        print(line)
+    print("docs check: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
+    failed = totals["code blocks lost"] + totals["tables lost"] + totals["pages with navigation"] + totals["no main"]
+    sys.exit(1 if failed or totals["pages"] == 0 else 0)
+
+
+if __name__ == "__main__":
+    main()
