@@ -24,7 +24,8 @@ Markdown: lines of 4 characters or fewer are too common to say anything and
 are not looked for. A table of two columns or more is kept when the
 Markdown has a GFM table row holding the text of its first cell that has
 text; a one-column table (skitter writes its cells as blocks) when that
-text is in the Markdown. Navigation leaks when a
+text is in the Markdown (both compared without Markdown's link targets,
+brackets, code and emphasis marks and escapes). Navigation leaks when a
 link text of the navigation (8 characters or more, not also a link or
 heading text of the main content) is a link text of the Markdown. Prints
 one line per failure, then the totals; exits 1 on any failure.
@@ -80,8 +81,18 @@ def md_link_texts(md):
     return {collapse(m) for m in re.findall(r"\[([^\]\n]{1,200})\]\(", md)}
 
 
+LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
+
+
+def plain(s):
+    """Text with Markdown's link targets, brackets, code and emphasis marks
+    and escapes taken out, so a cell's text compares with the HTML's."""
+    s = LINK_TARGET.sub("", s)
+    return collapse(re.sub(r"[\[\]`*\\]", "", s))
+
+
 def table_rows(md):
-    return [collapse(line) for line in md.splitlines() if line.lstrip().startswith("|")]
+    return [plain(line) for line in md.splitlines() if line.lstrip().startswith("|")]
 
 
 def check(html_path, md_path, kind, totals, out):
@@ -90,6 +101,7 @@ def check(html_path, md_path, kind, totals, out):
     with open(md_path, encoding="utf-8") as f:
         md = f.read()
     md_flat = collapse(md)
+    md_plain = plain(md)
     main, nav = parts(doc, kind)
     if not main:
         totals["no main"] += 1
@@ -119,12 +131,12 @@ def check(html_path, md_path, kind, totals, out):
                 # A one-column table is a list of blocks (PostgreSQL's
                 # catalogs: a cell per column, its definition and its
                 # description in paragraphs): kept when its text is.
-                if collapse(first.replace("¶", ""))[:40] not in md_flat:
+                if plain(first.replace("¶", ""))[:40] not in md_plain:
                     totals["tables lost"] += 1
                     out.append(f"{rel}: one-column table's text not in the Markdown: {probe!r}")
                 continue
             rows = rows if rows is not None else table_rows(md)
-            if not any(probe in r for r in rows):
+            if not any(plain(probe) in r for r in rows):
                 totals["tables lost"] += 1
                 out.append(f"{rel}: no table row holds {probe!r}")
     main_texts = set()

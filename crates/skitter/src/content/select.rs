@@ -11,7 +11,10 @@
 //! words of their class and id; a container's score is scaled by the share
 //! of its text outside links. The best container is kept with those of its
 //! siblings that score close to it or are prose paragraphs, and with the
-//! article's lead, the standfirst above its body ([`with_lead`]). Then the
+//! article's lead, the standfirst above its body ([`with_lead`]). A best
+//! list item or table part stands for its list or table, and a section
+//! with sections of its kind beside it (a reference page's) for all of
+//! them. Then the
 //! boxes inside it that read as furniture are cleaned out ([`clean`]).
 
 use super::stats::Stats;
@@ -246,8 +249,12 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
     }
     main_score = known(main).unwrap_or(main_score);
     // An item of a list (a reference's `dd` holding one option's long
-    // example) is one of many: the list is the unit.
-    while matches!(tree.tag(main), Tag::Li | Tag::Dd | Tag::Dt) {
+    // example) is one of many, a part of a table is the table's: the list
+    // or table is the unit.
+    while matches!(
+        tree.tag(main),
+        Tag::Li | Tag::Dd | Tag::Dt | Tag::Tr | Tag::Td | Tag::Th | Tag::Thead | Tag::Tbody
+    ) {
         match tree.parent(main) {
             Some(p) if p > top => main = p,
             _ => break,
@@ -271,11 +278,16 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
     // examples), where the long part (the options' list) outscores the
     // rest: the content is every section, so start from the section.
     let mut sections = false;
-    if let Some(section) = tree.parent(main).filter(|&p| p > top)
-        && has_twin(tree, keep, section)
-    {
-        main = section;
-        sections = true;
+    let mut at = tree.parent(main);
+    for _ in 0..SECTION_LEVELS {
+        let Some(a) = at.filter(|&a| a > top) else {
+            break;
+        };
+        if has_twin(tree, keep, a) {
+            main = a;
+            sections = true;
+        }
+        at = tree.parent(a);
     }
     let Some(parent) = tree.parent(main).filter(|&p| p >= top) else {
         return Some(vec![main]);
@@ -311,6 +323,9 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
         .collect();
     Some(roots)
 }
+
+/// How far above the best box sections with twins are looked for.
+const SECTION_LEVELS: usize = 3;
 
 /// Whether a sibling of `i` has its tag and its (non-empty) class: a
 /// section with sections of its kind around it.
@@ -426,11 +441,16 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
         // "Read more: <a>…</a>": a link and a word or two around it. A
         // sentence that links a few things ("read on in …, or see …") has
         // more words of its own and stays.
+        // In a table's cell, a link alone is the cell's data (an API
+        // index: the function's name, linked, beside what it does).
         Tag::P => {
             density > 0.5
                 && text < 200
                 && stats.commas[i] < 2
                 && stats.text[i].saturating_sub(stats.link[i]) < 16
+                && !tree
+                    .parent(i)
+                    .is_some_and(|c| matches!(tree.tag(c), Tag::Td | Tag::Th))
         }
         _ => false,
     }

@@ -191,3 +191,60 @@ fn a_reference_page_keeps_every_section_and_its_terminal_sessions() {
     assert!(md.contains("SELECT 3;"), "{md}");
     assert!(md.contains("\n$ pg_dump mydb > db.sql\n"), "{md}");
 }
+
+#[test]
+fn a_link_alone_in_a_table_cell_is_the_cells_data() {
+    // An API index: each row a linked name and what it does. Outside a
+    // table, a paragraph that is all link is a "Read more" line and goes.
+    let html = format!(
+        "<body><div role='main'><p>{PROSE}</p><table>\
+         <tr><td><p><a href='/loop#run'><code>loop.run()</code></a></p></td><td><p>Runs it.</p></td></tr>\
+         <tr><td><p><a href='/loop#stop'><code>loop.stop()</code></a></p></td><td><p>Stops it.</p></td></tr>\
+         </table><p><a href='/other'>Another story entirely</a></p></div></body>"
+    );
+    let doc = extract(&html, &Url::parse("https://example.org/api").unwrap());
+    let md = doc.markdown();
+    assert!(
+        md.contains("| [`loop.run()`](https://example.org/loop#run) | Runs it. |"),
+        "{md}"
+    );
+    assert!(md.contains("[`loop.stop()`]"), "{md}");
+    assert!(!md.contains("Another story"), "{md}");
+}
+
+#[test]
+fn a_table_that_outscores_its_page_keeps_the_sections_around_it() {
+    // PostgreSQL's hstore page: its operators' table, prose in every cell,
+    // outscores the sections of examples around it.
+    // One operator's description is long: its cell scores best.
+    let rows: String = (1..=15)
+        .map(|n| {
+            let prose = match n {
+                7 => format!("<p>{PROSE}</p>").repeat(8),
+                _ => "<p>Does what it says.</p>".to_string(),
+            };
+            format!("<tr><td><p>op{n}</p></td><td>{prose}</td></tr>")
+        })
+        .collect();
+    let html = format!(
+        "<body><div class='sect1'>\
+         <div class='sect2'><h3>Input</h3><p>Written as key, value pairs, like this one.</p>\
+         <pre class='programlisting'>SELECT 'a=&gt;1'::hstore;</pre></div>\
+         <div class='sect2'><h3>Operators</h3><div class='table'><p class='title'>Table F.1</p>\
+         <div class='table-contents'><table class='table'><tbody>{rows}</tbody></table></div></div></div>\
+         <div class='sect2'><h3>Examples</h3><p>Add a key, or update an existing one.</p>\
+         <pre class='programlisting'>UPDATE tab SET h = h || hstore('c', '3');</pre></div>\
+         </div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/hstore.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("SELECT 'a=>1'::hstore;"), "{md}");
+    assert!(md.contains("| op15 |"), "{md}");
+    assert!(
+        md.contains("UPDATE tab SET h = h || hstore('c', '3');"),
+        "{md}"
+    );
+}
