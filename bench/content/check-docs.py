@@ -92,7 +92,13 @@ def plain(s):
 
 
 def table_rows(md):
-    return [plain(line) for line in md.splitlines() if line.lstrip().startswith("|")]
+    """The table rows of the Markdown, in quotes and list items too."""
+    rows = []
+    for line in md.splitlines():
+        line = line.lstrip(" >")
+        if line.startswith("|"):
+            rows.append(plain(line))
+    return rows
 
 
 def check(html_path, md_path, kind, totals, out):

@@ -374,10 +374,11 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
         let most = stats.text[root] / 2;
         while i < tree.end(root) {
             // A list standing directly in the content (an index's list of
-            // pages, a page of steps) is part of it; lists of links inside
-            // boxes go with their box.
-            let own_list =
-                matches!(tree.tag(i), Tag::Ul | Tag::Ol | Tag::Dl) && in_content(tree, i, root);
+            // pages, a page of steps) is part of it, and so is one in a
+            // table's cell (a general index: a term's entries); lists of
+            // links inside boxes go with their box.
+            let own_list = matches!(tree.tag(i), Tag::Ul | Tag::Ol | Tag::Dl)
+                && (in_content(tree, i, root) || in_cell(tree, i));
             if cleaned[i] && !own_list && stats.text[i] <= most && drops_in_content(tree, stats, i)
             {
                 dropped += stats.text[i] as u64;
@@ -409,6 +410,20 @@ fn in_content(tree: &Tree<'_>, i: usize, root: usize) -> bool {
             return false;
         }
         at = tree.parent(a);
+    }
+    false
+}
+
+/// Whether `i` is in a table's cell: its parent is one, or the lists it
+/// sits in are, up to the cell.
+fn in_cell(tree: &Tree<'_>, i: usize) -> bool {
+    let mut at = tree.parent(i);
+    while let Some(a) = at {
+        match tree.tag(a) {
+            Tag::Td | Tag::Th => return true,
+            Tag::Li | Tag::Ul | Tag::Ol | Tag::Dl | Tag::Dd | Tag::Dt => at = tree.parent(a),
+            _ => return false,
+        }
     }
     false
 }

@@ -76,6 +76,19 @@ fn table_as_gfm() {
 }
 
 #[test]
+fn a_table_in_a_quote_is_quoted_row_by_row() {
+    // Sphinx indents a table into a `blockquote`: the row carries the
+    // quote's prefix, its cells do not.
+    assert_eq!(
+        md(
+            "<blockquote><div><table><tr><th><p>Option</p></th><th><p>Meaning</p></th></tr>\
+            <tr><td><p><code>'&lt;'</code></p></td><td><p>Left-aligned.</p></td></tr></table></div></blockquote>"
+        ),
+        "> | Option | Meaning |\n> | --- | --- |\n> | `'<'` | Left-aligned. |"
+    );
+}
+
+#[test]
 fn quote_image_and_rule() {
     assert_eq!(
         md(

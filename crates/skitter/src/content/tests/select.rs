@@ -248,3 +248,35 @@ fn a_table_that_outscores_its_page_keeps_the_sections_around_it() {
         "{md}"
     );
 }
+
+#[test]
+fn lists_of_links_in_a_table_cell_are_the_cells_data() {
+    // A general index: each cell a term and its entries, all links.
+    let entry = |t: &str| {
+        format!(
+            "<td><ul><li>{t}<ul><li><a href='/a#{t}'>in module {t}</a></li>\
+             <li><a href='/b#{t}'>in a command interpreter</a></li></ul></li></ul></td>"
+        )
+    };
+    let html = format!(
+        "<body><div role='main'><h1>Index</h1><p>{PROSE}</p><table class='indextable'>\
+         <tr>{}{}</tr><tr>{}{}</tr></table></div></body>",
+        entry("alpha"),
+        entry("beta"),
+        entry("gamma"),
+        entry("delta")
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/genindex.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(
+        md.contains("[in module gamma](https://example.org/a#gamma)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("[in a command interpreter](https://example.org/b#delta)"),
+        "{md}"
+    );
+}
