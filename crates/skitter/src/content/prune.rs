@@ -157,7 +157,10 @@ fn is_furniture(tree: &Tree<'_>, i: usize) -> bool {
         return false;
     }
     let class = tree.attr(i, "class").unwrap_or("");
-    let id = tree.attr(i, "id").unwrap_or("");
+    let id = tree
+        .attr(i, "id")
+        .filter(|id| !names_own_heading(tree, i, id))
+        .unwrap_or("");
     if class.is_empty() && id.is_empty() {
         return false;
     }
@@ -274,4 +277,37 @@ fn furniture_words(class: &str, id: &str) -> bool {
         }
     }
     furniture
+}
+
+/// Whether `id` is the slug of element `i`'s own heading (docutils'
+/// `<section id="comments"><h2>Comments</h2>`): it names the section's
+/// subject, not its role. A blog's `<section id="comments">` headed
+/// "3 Comments" is still read.
+pub(crate) fn names_own_heading(tree: &Tree<'_>, i: usize, id: &str) -> bool {
+    let Some(h) = tree
+        .children(i)
+        .find(|&c| tree.tag(c) != Tag::Text || tree.text(c).is_some_and(|t| !t.trim().is_empty()))
+        .filter(|&c| matches!(tree.tag(c), Tag::H(_)))
+    else {
+        return false;
+    };
+    let mut slug = String::new();
+    let mut gap = false;
+    for j in h + 1..tree.end(h) {
+        for c in tree.text(j).unwrap_or("").chars() {
+            if slug.len() > id.len() + 8 {
+                return false;
+            }
+            if c.is_alphanumeric() {
+                if gap && !slug.is_empty() {
+                    slug.push('-');
+                }
+                gap = false;
+                slug.extend(c.to_lowercase());
+            } else {
+                gap = true;
+            }
+        }
+    }
+    !slug.is_empty() && slug.eq_ignore_ascii_case(id.trim())
 }

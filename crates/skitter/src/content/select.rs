@@ -524,6 +524,9 @@ pub(crate) fn class_weight(tree: &Tree<'_>, i: usize) -> f64 {
         let Some(value) = tree.attr(i, name) else {
             continue;
         };
+        if name == "id" && super::prune::names_own_heading(tree, i, value) {
+            continue;
+        }
         let lower = value
             .get(..value.len().min(256))
             .unwrap_or("")

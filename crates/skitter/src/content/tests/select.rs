@@ -280,3 +280,28 @@ fn lists_of_links_in_a_table_cell_are_the_cells_data() {
         "{md}"
     );
 }
+
+#[test]
+fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
+    // docutils names each section after its heading: a section headed
+    // "Comments" is about comments, not a comment box; a blog's comment
+    // section headed "2 Comments" is still one.
+    let html = format!(
+        "<body><div role='main'><section id='basics'><h1>Basics</h1><p>{PROSE}</p>\
+         <section id='footnotes'><h2>Footnotes<a class='headerlink' href='#footnotes'>¶</a></h2>\
+         <p>Footnotes are written with brackets, like this, in the text.</p>\
+         <pre>Lorem ipsum [#f1]_ dolor</pre></section>\
+         <section id='comments'><h2>Comments</h2><p>A comment starts with two dots.</p>\
+         <pre>.. This is a comment.</pre></section></section>\
+         <section id='comments'><h2>2 Comments</h2><p>Great post, thanks, I liked it a lot, really.</p></section>\
+         </div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/basics.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("Lorem ipsum [#f1]_ dolor"), "{md}");
+    assert!(md.contains(".. This is a comment."), "{md}");
+    assert!(!md.contains("Great post"), "{md}");
+}
