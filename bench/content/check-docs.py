@@ -7,7 +7,9 @@ navigation").
 
 DOCS_ROOT is the folder the server served (URL path /X is DOCS_ROOT/X);
 MD_HOST_DIR is the tree's folder for that server (MD/127.0.0.1_PORT). Every
-`.md` file is paired with its HTML file (same path, `.html` for `.md`).
+`.md` file of a package known here (python3*, sphinx-doc, postgresql-doc-*,
+rust-doc's book) is paired with its HTML file (same path, `.html` for
+`.md`); other pages are not checked.
 
 Each generator's own markup says what is main content and what is
 navigation, so the check does not depend on skitter's idea of either:
@@ -45,11 +47,15 @@ def collapse(s):
 
 
 def generator(path):
+    """The generator of a page by its package's folder; None for a page of
+    no package known here (it is not checked)."""
     if path.startswith("postgresql"):
         return "docbook"
-    if "/book/" in path:
+    if path.startswith("rust-doc/") and "/book/" in path:
         return "mdbook"
-    return "sphinx"
+    if path.startswith(("python3", "sphinx-doc/")):
+        return "sphinx"
+    return None
 
 
 def parts(doc, kind):
@@ -176,10 +182,11 @@ def main():
             md_path = os.path.join(dirpath, name)
             rel = os.path.relpath(md_path, host_dir)
             html_path = os.path.join(docs, rel[:-3] + ".html")
-            if not os.path.exists(html_path):
+            kind = generator(rel)
+            if kind is None or not os.path.exists(html_path):
                 continue
             totals["pages"] += 1
-            check(html_path, md_path, generator(rel), totals, out)
+            check(html_path, md_path, kind, totals, out)
     for line in sorted(out):
         print(line)
     print("docs check: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
