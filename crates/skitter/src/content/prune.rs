@@ -250,7 +250,8 @@ const CONTENT: &[&str] = &[
     "article", "content", "main", "post", "entry", "story", "body", "text", "blog",
 ];
 
-fn words(s: &str) -> Vec<&str> {
+/// The words of a class or id value (at most 64).
+pub(crate) fn words(s: &str) -> Vec<&str> {
     s.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
         .take(64)

@@ -14,8 +14,8 @@
 //! article's lead, the standfirst above its body ([`with_lead`]). A best
 //! list item or table part stands for its list or table, and a section
 //! with sections of its kind beside it (a reference page's) for all of
-//! them. Then the
-//! boxes inside it that read as furniture are cleaned out ([`clean`]).
+//! them. Then the boxes inside it that read as furniture are cleaned out
+//! ([`clean`]).
 
 use super::stats::Stats;
 use super::tree::{Tag, Tree};
@@ -113,13 +113,11 @@ fn with_lead(tree: &Tree<'_>, keep: &[bool], stats: &Stats, roots: Vec<usize>) -
 fn names_article(tree: &Tree<'_>, i: usize) -> bool {
     ["class", "id"].iter().any(|name| {
         tree.attr(i, name).is_some_and(|v| {
-            v.split(|c: char| !c.is_ascii_alphanumeric())
-                .take(64)
-                .any(|w| {
-                    ["article", "artikel", "post", "entry", "story"]
-                        .iter()
-                        .any(|a| w.eq_ignore_ascii_case(a))
-                })
+            super::prune::words(v).into_iter().any(|w| {
+                ["article", "artikel", "post", "entry", "story"]
+                    .iter()
+                    .any(|a| w.eq_ignore_ascii_case(a))
+            })
         })
     })
 }
@@ -455,9 +453,9 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
         }
         // "Read more: <a>…</a>": a link and a word or two around it. A
         // sentence that links a few things ("read on in …, or see …") has
-        // more words of its own and stays.
-        // In a table's cell, a link alone is the cell's data (an API
-        // index: the function's name, linked, beside what it does).
+        // more words of its own and stays; so does a link alone in a
+        // table's cell, the cell's data (an API index: the function's name,
+        // linked, beside what it does).
         Tag::P => {
             density > 0.5
                 && text < 200

@@ -178,18 +178,17 @@ impl Writer {
             self.text.push('\n');
             self.line_start = true;
         }
-        // A cell's content is taken into its row, and the row gets the
-        // prefixes when it is written: "> | a | b |", not "| > a | > b |".
-        if self.line_start && self.mode == Mode::Cell {
-            self.md.push_str(&self.lead);
-            self.lead.clear();
-        } else if self.line_start {
-            for p in &mut self.prefixes {
-                if p.started {
-                    self.md.push_str(&p.rest);
-                } else {
-                    self.md.push_str(&p.first);
-                    p.started = true;
+        if self.line_start {
+            // A cell's content is taken into its row, and the row gets the
+            // prefixes when it is written: "> | a | b |", not "| > a | > b |".
+            if self.mode != Mode::Cell {
+                for p in &mut self.prefixes {
+                    if p.started {
+                        self.md.push_str(&p.rest);
+                    } else {
+                        self.md.push_str(&p.first);
+                        p.started = true;
+                    }
                 }
             }
             self.md.push_str(&self.lead);
