@@ -35,17 +35,46 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
         .filter(|&i| stats.text[i] as f64 >= MAIN_SHARE * total)
         .min_by_key(|&i| stats.text[i]);
     let top = marked.unwrap_or(top);
-    let roots = scored(tree, keep, stats, top).unwrap_or_else(|| vec![top]);
+    let text_of =
+        |roots: &[usize]| -> u64 { roots.iter().map(|&r| u64::from(stats.text[r])).sum() };
+    let mut roots = scored(tree, keep, stats, top, true).unwrap_or_else(|| vec![top]);
+    // Too little text for an article while the page has more: a content
+    // word misled the scoring (DocBook's `div.titlepage`, holding the
+    // heading alone, reads "page"). Score again without content words and
+    // keep what holds more, as Readability retries without its class
+    // weights; furniture words still weigh, or a long menu would win.
+    let short = text_of(&roots) < SHORT_PICK && u64::from(stats.text[top]) > 2 * text_of(&roots);
+    // Scored again only then: the scoring is most of the selection's work.
+    if let Some(plain) = short
+        .then(|| scored(tree, keep, stats, top, false))
+        .flatten()
+    {
+        // Not a menu: on a short page the furniture rules may not have run
+        // (they would have left next to nothing), and a book's table of
+        // contents holds more text than the page.
+        let links: u64 = plain.iter().map(|&r| u64::from(stats.link[r])).sum();
+        let text = text_of(&plain);
+        if text > text_of(&roots) && (links as f64) < MENU_LINKS * text as f64 {
+            roots = plain;
+        }
+    }
     // Inside the page's own marked-up article, scoring only narrows it when
     // what it picks holds most of the article: a short page (an index, a
     // page of a few paragraphs around a list) would otherwise lose its
     // heading and list to its longest paragraph's box.
-    let picked: u64 = roots.iter().map(|&r| u64::from(stats.text[r])).sum();
+    let picked = text_of(&roots);
     if marked.is_some() && (picked as f64) < MARKED_KEPT * f64::from(stats.text[top]) {
         return vec![top];
     }
     with_lead(tree, keep, stats, roots)
 }
+
+/// Text (non-whitespace bytes) below which a pick is scored again without
+/// class weights: Readability's `charThreshold` (500 characters).
+const SHORT_PICK: u64 = 500;
+
+/// The share of link text above which a pick scored again is a menu.
+const MENU_LINKS: f64 = 0.5;
 
 /// How far above the first root the article holding it is looked for.
 const LEAD_LEVELS: usize = 4;
@@ -157,7 +186,16 @@ fn is_marked_main(tree: &Tree<'_>, i: usize) -> bool {
             .is_some_and(|p| p.split_whitespace().any(|w| w == "articleBody"))
 }
 
-fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<Vec<usize>> {
+/// The best-scoring container and its siblings; `content_words`: whether
+/// class and id words that read as content weigh in (see [`class_weight`];
+/// furniture words always do).
+fn scored(
+    tree: &Tree<'_>,
+    keep: &[bool],
+    stats: &Stats,
+    top: usize,
+    content_words: bool,
+) -> Option<Vec<usize>> {
     let n = tree.len();
     let mut score = vec![f64::NAN; n];
     for (i, _) in keep
@@ -178,7 +216,7 @@ fn scored(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usize) -> Option<V
                 break;
             }
             if score[a].is_nan() {
-                score[a] = base_score(tree, a);
+                score[a] = base_score(tree, a, content_words);
             }
             let divider = match level {
                 0 => 1.0,
@@ -471,7 +509,7 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
 
 /// A container's score before its paragraphs' points: by tag and by the
 /// words of its class and id.
-fn base_score(tree: &Tree<'_>, i: usize) -> f64 {
+fn base_score(tree: &Tree<'_>, i: usize, content_words: bool) -> f64 {
     let tag = match tree.tag(i) {
         Tag::Div | Tag::Article | Tag::Main => 5.0,
         Tag::Pre | Tag::Td | Tag::Blockquote => 3.0,
@@ -481,7 +519,12 @@ fn base_score(tree: &Tree<'_>, i: usize) -> f64 {
         Tag::H(_) | Tag::Th => -5.0,
         _ => 0.0,
     };
-    tag + class_weight(tree, i)
+    let (furniture, content) = class_weights(tree, i);
+    if content_words {
+        tag + furniture + content
+    } else {
+        tag + furniture
+    }
 }
 
 const POSITIVE: &[&str] = &[
@@ -517,7 +560,14 @@ const NEGATIVE: &[&str] = &[
 /// +25 for each of class and id that reads like content, −25 for each that
 /// reads like furniture.
 pub(crate) fn class_weight(tree: &Tree<'_>, i: usize) -> f64 {
-    let mut weight = 0.0;
+    let (furniture, content) = class_weights(tree, i);
+    furniture + content
+}
+
+/// [`class_weight`] in its two parts: what furniture words take away, what
+/// content words add.
+fn class_weights(tree: &Tree<'_>, i: usize) -> (f64, f64) {
+    let (mut furniture, mut content) = (0.0, 0.0);
     for name in ["class", "id"] {
         let Some(value) = tree.attr(i, name) else {
             continue;
@@ -530,11 +580,11 @@ pub(crate) fn class_weight(tree: &Tree<'_>, i: usize) -> f64 {
             .unwrap_or("")
             .to_ascii_lowercase();
         if NEGATIVE.iter().any(|w| lower.contains(w)) {
-            weight -= 25.0;
+            furniture -= 25.0;
         }
         if POSITIVE.iter().any(|w| lower.contains(w)) {
-            weight += 25.0;
+            content += 25.0;
         }
     }
-    weight
+    (furniture, content)
 }

@@ -193,6 +193,75 @@ fn a_reference_page_keeps_every_section_and_its_terminal_sessions() {
 }
 
 #[test]
+fn a_heading_box_whose_class_reads_page_does_not_win_over_the_text() {
+    // DocBook's section (PostgreSQL's libpq-cancel.html): the heading in a
+    // `div.titlepage` ("page" weighs as content, as in Readability), a
+    // sentence of introduction, then the functions as a list of
+    // definitions, each a short paragraph and a synopsis. Scored with class
+    // weights the heading's box won and the list was lost.
+    let entries: String = ["PQgetCancel", "PQfreeCancel", "PQcancel"]
+        .iter()
+        .map(|f| {
+            format!(
+                "<dt><span class='term'><code class='function'>{f}</code></span></dt>\
+                 <dd><p>Does what {f} does, with <a href='#x'><code>{f}</code></a>.</p>\
+                 <pre class='synopsis'>int {f}(PGcancel *cancel);</pre>\
+                 <p>Returns a value, and the caller frees what it was given.</p></dd>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<body><div class='navheader'><a href='/prev'>Prev</a> <a href='/next'>Next</a></div>\
+         <div class='sect1'><div class='titlepage'><div><div><h2 class='title'>34.7. Canceling \
+         Queries in Progress</h2></div></div></div>\
+         <p>A client application can request cancellation of a command, using the functions \
+         described in this section.</p>\
+         <div class='variablelist'><dl class='variablelist'>{entries}</dl></div></div>\
+         <div class='navfooter'><a href='/prev'>Prev</a></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/libpq-cancel.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("Canceling Queries in Progress"), "{md}");
+    assert!(md.contains("can request cancellation"), "{md}");
+    for f in ["PQgetCancel", "PQfreeCancel", "PQcancel"] {
+        assert!(
+            md.contains(&format!("int {f}(PGcancel *cancel);")),
+            "{f}: {md}"
+        );
+    }
+    assert!(!md.contains("Next"), "{md}");
+}
+
+#[test]
+fn a_short_page_beside_a_long_table_of_contents_is_not_the_contents() {
+    // mdBook's part page (the Rust book's appendix-00.html): a heading and
+    // a sentence, beside the book's table of contents, which holds far more
+    // text. Scored again for being short, the pick must not be the menu.
+    let chapters: String = (1..=40)
+        .map(|n| format!("<li class='chapter-item'><a href='ch{n}.html'><strong>{n}.</strong> Chapter number {n} of the book</a></li>"))
+        .collect();
+    let html = format!(
+        "<body><nav id='sidebar' class='sidebar'><div class='sidebar-scrollbox'>\
+         <ol class='chapter'>{chapters}</ol></div></nav>\
+         <div id='page-wrapper' class='page-wrapper'><div class='page'>\
+         <div id='menu-bar' class='menu-bar'><h1 class='menu-title'>The Book</h1></div>\
+         <div id='content' class='content'><main><h1><a class='header' href='#appendix'>Appendix</a></h1>\
+         <p>The following sections contain reference material you may find useful.</p>\
+         </main></div></div></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/appendix-00.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("reference material"), "{md}");
+    assert!(!md.contains("Chapter number"), "{md}");
+}
+
+#[test]
 fn a_link_alone_in_a_table_cell_is_the_cells_data() {
     // An API index: each row a linked name and what it does. Outside a
     // table, a paragraph that is all link is a "Read more" line and goes.
