@@ -32,7 +32,11 @@ pub struct BenchArgs {
     /// Bytes of HTML per page.
     #[arg(long, value_parser = flags::size, default_value = "4096")]
     pub page_size: u64,
-    /// Delay the site adds before every response, e.g. 50ms.
+    /// Delay the site adds before every response, e.g. 50ms. The figures then
+    /// also give the ideal time on one host: the rounds of one latency a
+    /// crawler spending nothing between an answer and its next requests
+    /// would take (robots.txt first, then every URL the site links), and the
+    /// wall time's ratio to it.
     #[arg(long, value_parser = flags::duration, default_value = "0s")]
     pub latency: Duration,
     /// Concurrent requests at most.
@@ -223,8 +227,18 @@ async fn crawl_once(
         (Some(f), None) => retry_rounds(args.pages, args.fanout, f),
         _ => 0,
     };
-    let ideal = ideal_time(args.pages, args.fanout, args.max_tasks, args.latency)
-        .map(|d| d + args.latency * retry_rounds as u32);
+    // One host's site: a broad crawl's hosts are found from each other.
+    let ideal = match args.vhosts {
+        None => ideal_time(
+            args.pages,
+            args.fanout,
+            args.max_tasks,
+            args.latency,
+            !args.ignore_robots,
+        )
+        .map(|d| d + args.latency * retry_rounds as u32),
+        Some(_) => None,
+    };
     let figures = json!({
         "pages": html,
         "records": report.done,
@@ -373,28 +387,72 @@ fn print_figures(args: &BenchArgs, f: &serde_json::Value) {
             _ => String::new(),
         };
         println!(
-            "  ideal        {ideal:.3} s (breadth-first rounds x latency{retries}); wall/ideal {ratio:.3}"
+            "  ideal        {ideal:.3} s (rounds of URLs found, robots.txt first, x latency{retries}); wall/ideal {ratio:.3}"
         );
     }
 }
 
-/// The fastest the site allows with `tasks` in flight, when a link is known only
-/// once its page has arrived: the breadth-first levels of the site's tree, each
-/// taking ceil(level / tasks) rounds of one latency.
-fn ideal_time(pages: usize, fanout: usize, tasks: usize, latency: Duration) -> Option<Duration> {
+/// The fastest any crawler can take over the site with `tasks` requests in
+/// flight and `latency` per answer, when a link is known only once its page
+/// has arrived: rounds of one latency, each fetching the first `tasks` URLs
+/// found and not yet fetched, in the order they were found: robots.txt
+/// (unless the crawl ignores it: no page may be fetched before it), `/`, and
+/// every URL the site links, the 404 spellings (`/P/{t}`) included. A
+/// crawler that spent no time between an answer and its next requests would
+/// take exactly this.
+///
+/// Until stop 54 the bench counted breadth-first levels of the page tree
+/// alone: it left out the robots.txt round trip and the `/P/` URLs found on
+/// the deepest pages, an ideal no crawler that obeys robots.txt could meet.
+fn ideal_time(
+    pages: usize,
+    fanout: usize,
+    tasks: usize,
+    latency: Duration,
+    robots: bool,
+) -> Option<Duration> {
     if latency.is_zero() {
         return None;
     }
-    let fanout = fanout.max(1);
-    let mut rounds = 1u64; // `/`
-    let (mut level_start, mut level_len) = (0usize, 1usize); // `/p/0`
-    while level_start < pages {
-        let len = level_len.min(pages - level_start);
-        rounds += len.div_ceil(tasks.max(1)) as u64;
-        level_start += level_len;
-        level_len *= fanout;
+    let rounds = u32::try_from(ideal_rounds(pages, fanout, tasks) + u64::from(robots)).ok()?;
+    Some(latency * rounds)
+}
+
+/// Rounds from `/` to the last URL the site links, `tasks` URLs a round (see
+/// [`ideal_time`]).
+fn ideal_rounds(pages: usize, fanout: usize, tasks: usize) -> u64 {
+    use skitter_testsite::SiteLink;
+    let config = skitter_testsite::SiteConfig {
+        pages,
+        fanout,
+        ..skitter_testsite::SiteConfig::default()
+    };
+    let tasks = tasks.max(1);
+    let (mut page_seen, mut upper_seen) = (vec![false; pages], vec![false; pages]);
+    let mut queue = std::collections::VecDeque::new();
+    // `/` fetched in the first round links `/p/0`.
+    let mut rounds = 1;
+    if pages > 0 {
+        page_seen[0] = true;
+        queue.push_back(SiteLink::Page(0));
     }
-    Some(latency * rounds as u32)
+    while !queue.is_empty() {
+        rounds += 1;
+        let round: Vec<SiteLink> = queue.drain(..tasks.min(queue.len())).collect();
+        for fetched in round {
+            let SiteLink::Page(i) = fetched else { continue };
+            for found in skitter_testsite::page_links(&config, i) {
+                let seen = match found {
+                    SiteLink::Page(n) => &mut page_seen[n],
+                    SiteLink::Upper(n) => &mut upper_seen[n],
+                };
+                if !std::mem::replace(seen, true) {
+                    queue.push_back(found);
+                }
+            }
+        }
+    }
+    rounds
 }
 
 /// Round trips the faults add to the site's critical path, as issue 35 counts
@@ -481,11 +539,32 @@ mod tests {
     }
 
     #[test]
-    fn ideal_counts_breadth_first_rounds() {
+    fn ideal_counts_rounds_of_urls_found() {
         let ms = Duration::from_millis(10);
-        // `/`, then /p/0, then 10 children with 5 tasks = 2 rounds.
-        assert_eq!(ideal_time(11, 10, 5, ms), Some(ms * 4));
-        assert_eq!(ideal_time(11, 10, 100, ms), Some(ms * 3));
-        assert_eq!(ideal_time(11, 10, 100, Duration::ZERO), None);
+        // `/`; `/p/0`; its 10 children and `/P/7` (it spells `/p/7`, a
+        // child) with 5 tasks: 3 rounds.
+        assert_eq!(ideal_rounds(11, 10, 5), 5);
+        assert_eq!(ideal_time(11, 10, 5, ms, false), Some(ms * 5));
+        // robots.txt first.
+        assert_eq!(ideal_time(11, 10, 5, ms, true), Some(ms * 6));
+        assert_eq!(ideal_rounds(11, 10, 100), 3);
+        assert_eq!(ideal_time(11, 10, 100, Duration::ZERO, true), None);
+        // `/p/50` is a leaf that links `/p/57` (found already) and `/P/57`,
+        // a round below it.
+        assert_eq!(ideal_rounds(60, 10, 1000), 5);
+        assert_eq!(ideal_rounds(0, 10, 5), 1);
+    }
+
+    #[test]
+    fn ideal_fetches_every_url_the_site_links_once() {
+        // Against the count of URLs: with one task a round, one round each.
+        for (pages, fanout) in [(1, 10), (11, 10), (500, 3), (2000, 10)] {
+            let uppers = (0..pages).filter(|i| i % 50 == 0).count() as u64;
+            assert_eq!(
+                ideal_rounds(pages, fanout, 1),
+                1 + pages as u64 + uppers,
+                "{pages} pages, fanout {fanout}"
+            );
+        }
     }
 }

@@ -129,7 +129,8 @@ pub struct CrawlArgs {
     #[arg(long, default_value_t = skitter::parse::links::DEFAULT_MAX_LINKS, value_parser = flags::count, value_name = "N")]
     pub max_links_per_page: usize,
     /// At most this many requests in flight to one host (host:port); a host
-    /// starts at 1 and doubles on each clean answer (slow start).
+    /// starts at 6 (or this, if lower) and doubles on each clean answer (slow
+    /// start).
     #[arg(long, default_value_t = 8, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
     /// Minimum gap between request starts to one host, e.g. 250ms.

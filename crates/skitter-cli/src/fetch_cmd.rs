@@ -49,8 +49,8 @@ pub struct FetchArgs {
     /// Requests in flight at most, over all hosts.
     #[arg(short = 'c', long, default_value_t = bulk::DEFAULT_CONCURRENCY, value_parser = flags::count, value_name = "N")]
     pub concurrency: usize,
-    /// Requests in flight at most to one host (host:port); a host starts at 1
-    /// and doubles on each clean answer (slow start).
+    /// Requests in flight at most to one host (host:port); a host starts at 6
+    /// (or this, if lower) and doubles on each clean answer (slow start).
     #[arg(long, default_value_t = bulk::DEFAULT_PER_HOST, value_parser = flags::count, value_name = "N")]
     pub per_host: usize,
     /// Minimum gap between request starts to one host, e.g. 250ms (the

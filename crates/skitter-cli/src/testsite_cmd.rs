@@ -207,8 +207,8 @@ impl TestsiteArgs {
 
 /// Serves until stopped.
 pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
-    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port))
-        .await
+    let listener = skitter_testsite::listen(args.port)
+        .and_then(tokio::net::TcpListener::from_std)
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
     let addr = listener.local_addr()?;
     println!("http://{addr}/");

@@ -6,7 +6,6 @@
 //! lets a parent stop it by just dropping the pipe.
 
 use std::io::{self, Read, Write};
-use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use clap::Parser;
@@ -82,7 +81,7 @@ async fn stdin_closed() {
 #[tokio::main]
 async fn main() -> io::Result<()> {
     let args = Args::parse();
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, args.port)).await?;
+    let listener = TcpListener::from_std(skitter_testsite::listen(args.port)?)?;
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "http://{}/", listener.local_addr()?)?;
     stdout.flush()?;

@@ -97,6 +97,36 @@ pub(crate) fn root(config: &SiteConfig) -> String {
     out
 }
 
+/// A URL the generated site links, as a crawler resolves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SiteLink {
+    /// `/p/{i}`.
+    Page(usize),
+    /// `/P/{t}`: a distinct URL (paths are case-sensitive) that answers 404.
+    Upper(usize),
+}
+
+/// The URLs a crawler finds on `/p/{i}` that it cannot have found before
+/// (back-links to `/`, `/p/0` and the page's parent are left out), in the
+/// order the page links them, each once: for working out the best time any
+/// crawler can take over the site (`skitter bench`'s ideal). Plain pages
+/// only: script-built pages (`script_share`) link theirs from a script.
+///
+/// [`page`] writes the same links, a test checks it.
+pub fn page_links(config: &SiteConfig, i: usize) -> Vec<SiteLink> {
+    if i >= config.pages {
+        return Vec::new();
+    }
+    let mut links: Vec<SiteLink> = children(config, i).map(SiteLink::Page).collect();
+    if let Some(t) = spelled_target(config, i) {
+        if !children(config, i).contains(&t) {
+            links.push(SiteLink::Page(t));
+        }
+        links.push(SiteLink::Upper(t));
+    }
+    links
+}
+
 /// The HTML of `/p/{i}`, or `None` past the last page.
 pub(crate) fn page(config: &SiteConfig, origin: &str, i: usize) -> Option<String> {
     if i >= config.pages {
@@ -171,6 +201,58 @@ mod tests {
         assert_eq!(html.len(), 2000);
         assert_eq!(hrefs(&html), ["/p/7", "/p/8", "/p/9", "/", "/p/0", "/p/0"]);
         assert!(page(&cfg, "http://127.0.0.1:9", 30).is_none());
+    }
+
+    #[test]
+    fn page_links_are_the_links_a_page_serves_less_its_back_links() {
+        let origin = "http://127.0.0.1:9";
+        let base = url::Url::parse(origin).unwrap();
+        for (pages, fanout) in [(30, 3), (500, 10), (120, 1)] {
+            let cfg = config(pages, fanout);
+            for i in 0..pages {
+                let page_url = base.join(&format!("/p/{i}")).unwrap();
+                let parent = if i == 0 { 0 } else { (i - 1) / fanout };
+                let back = ["/".to_string(), "/p/0".into(), format!("/p/{parent}")];
+                let mut served = Vec::new();
+                for href in hrefs(&page(&cfg, origin, i).unwrap()) {
+                    let mut u = page_url.join(href).unwrap();
+                    u.set_fragment(None);
+                    let path = percent_decode(u.path());
+                    if !back.contains(&path) && !served.contains(&path) {
+                        served.push(path);
+                    }
+                }
+                let listed: Vec<String> = page_links(&cfg, i)
+                    .into_iter()
+                    .map(|l| match l {
+                        SiteLink::Page(n) => format!("/p/{n}"),
+                        SiteLink::Upper(n) => format!("/P/{n}"),
+                    })
+                    .collect();
+                // A back-link may also be a child or the spelled page: then
+                // the listed one is already known, which is what matters.
+                let listed: Vec<String> =
+                    listed.into_iter().filter(|p| !back.contains(p)).collect();
+                assert_eq!(served, listed, "page {i} of {pages}, fanout {fanout}");
+            }
+        }
+    }
+
+    fn percent_decode(path: &str) -> String {
+        let bytes = path.as_bytes();
+        let mut out = Vec::new();
+        let mut k = 0;
+        while k < bytes.len() {
+            if bytes[k] == b'%' && k + 2 < bytes.len() {
+                let hex = std::str::from_utf8(&bytes[k + 1..k + 3]).unwrap();
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                k += 3;
+            } else {
+                out.push(bytes[k]);
+                k += 1;
+            }
+        }
+        String::from_utf8(out).unwrap()
     }
 
     #[test]

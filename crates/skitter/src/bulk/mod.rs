@@ -165,8 +165,8 @@ impl BulkFetcherBuilder {
     }
 
     /// Requests in flight at most to one host:port (default
-    /// [`DEFAULT_PER_HOST`]), from one for a new host, doubled per clean
-    /// answer (slow start).
+    /// [`DEFAULT_PER_HOST`]), from six (or `n`, if lower) for a new host,
+    /// doubled per clean answer (slow start).
     pub fn per_host(mut self, n: usize) -> Self {
         self.settings.request.politeness.max_in_flight = n;
         self

@@ -312,8 +312,8 @@ impl CrawlerBuilder {
         self
     }
 
-    /// At most `n` requests in flight to one host (default 8), from one for a
-    /// new host, doubled per clean answer (slow start). A setting of
+    /// At most `n` requests in flight to one host (default 8), from six (or
+    /// `n`, if lower) for a new host, doubled per clean answer (slow start). A setting of
     /// the built-in frontier: with [`Self::frontier`], give it to that
     /// frontier instead (`build` refuses both).
     pub fn per_host(mut self, n: usize) -> Self {

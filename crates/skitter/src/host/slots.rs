@@ -2,7 +2,8 @@
 //! downloads and a render's browser requests — under the crawl's rules
 //! ([`HostSlots`](crate::host::politeness), one home for all), behind an
 //! async gate. At most `max_in_flight` requests to one host:port (reached by
-//! slow start: one for a host new to the gate, doubled per clean answer), starts at
+//! slow start: the initial window for a host new to the gate, doubled per
+//! clean answer), starts at
 //! least `delay` (+ jitter, + any `Crawl-delay`-free distress gap) apart, a
 //! `429` or `Retry-After` pausing the host and a distressed window cutting its
 //! concurrency — exactly as a crawl does, with each attempt's feedback from
@@ -212,26 +213,31 @@ mod tests {
 
     #[tokio::test]
     async fn caps_per_host_and_forgets_idle_hosts() {
-        let limits = HostLimits::new(policy(2, 0));
-        let a1 = limits.acquire(key("http://a/")).await;
-        // Slow start: one request to a new host until it answers.
-        let second = limits.acquire(key("http://a:80/x"));
-        tokio::pin!(second);
-        assert!(futures_util::poll!(second.as_mut()).is_pending());
+        use crate::host::politeness::INITIAL_WINDOW;
+        let cap = INITIAL_WINDOW + 1;
+        let limits = HostLimits::new(policy(cap, 0));
+        let mut a = Vec::new();
+        for _ in 0..INITIAL_WINDOW {
+            a.push(limits.acquire(key("http://a/")).await);
+        }
+        // Slow start: the initial window to a new host until it answers.
+        let next = limits.acquire(key("http://a:80/x"));
+        tokio::pin!(next);
+        assert!(futures_util::poll!(next.as_mut()).is_pending());
         let b = limits.acquire(key("http://b/")).await;
-        a1.finish(HostFeedback::Clean);
-        let a2 = second.await;
-        let a3 = limits.acquire(key("http://a/")).await;
-        let fourth = limits.acquire(key("http://a/"));
-        tokio::pin!(fourth);
+        a.pop().unwrap().finish(HostFeedback::Clean);
+        a.push(next.await);
+        a.push(limits.acquire(key("http://a/")).await);
+        let over = limits.acquire(key("http://a/"));
+        tokio::pin!(over);
         assert!(
-            futures_util::poll!(fourth.as_mut()).is_pending(),
-            "capped at 2"
+            futures_util::poll!(over.as_mut()).is_pending(),
+            "capped at {cap}"
         );
-        a2.finish(HostFeedback::Clean);
-        let a4 = fourth.await;
+        a.pop().unwrap().finish(HostFeedback::Clean);
+        a.push(over.await);
         assert_eq!(limits.tracked(), 2);
-        drop((a3, a4, b));
+        drop((a, b));
         assert_eq!(limits.tracked(), 0);
     }
 

@@ -78,10 +78,10 @@ async fn full_host_does_not_block_others() {
 }
 
 #[tokio::test]
-async fn new_host_starts_with_one_lease() {
+async fn new_host_starts_with_the_initial_window() {
     let dir = tempfile::tempdir().unwrap();
-    let f = open(dir.path(), options(contract::four_per_host()));
-    contract::new_host_starts_with_one_lease(&f).await;
+    let f = open(dir.path(), options(contract::sixteen_per_host()));
+    contract::new_host_starts_with_the_initial_window(&f).await;
 }
 
 #[tokio::test]

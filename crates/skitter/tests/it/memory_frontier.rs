@@ -18,9 +18,9 @@ async fn full_host_does_not_block_others() {
 }
 
 #[tokio::test]
-async fn new_host_starts_with_one_lease() {
-    let f = MemoryFrontier::new(contract::four_per_host());
-    contract::new_host_starts_with_one_lease(&f).await;
+async fn new_host_starts_with_the_initial_window() {
+    let f = MemoryFrontier::new(contract::sixteen_per_host());
+    contract::new_host_starts_with_the_initial_window(&f).await;
 }
 
 #[tokio::test]

@@ -598,8 +598,11 @@ async fn a_host_robots_txt_could_not_reach_gets_no_page_request() {
         .bind()
         .await
         .unwrap();
+    // One request at a time to the host, so its second page comes after
+    // the first one's lookup: the case is the host's next URL.
     let report = run(crawl(&format!("{origin}/"))
         .scope_mode(skitter::base::scope::ScopeMode::AnyHost)
+        .per_host(1)
         .fetch_config(FetchConfig {
             dns: skitter::fetch::dns::DnsConfig {
                 servers: Some(vec![dns.addr()]),

@@ -518,17 +518,17 @@ async fn slow_down_pauses_only_its_host() {
 
 /// The shared contract (support/frontier_contract.rs), on Redis.
 #[tokio::test]
-async fn new_host_starts_with_one_lease() {
+async fn new_host_starts_with_the_initial_window() {
     let Some(server) = RedisServer::start(false) else {
         return;
     };
     let f = worker(
         &server,
-        "new_host_starts_with_one_lease",
-        options(4, Duration::ZERO),
+        "new_host_starts_with_the_initial_window",
+        options(16, Duration::ZERO),
     )
     .await;
-    contract::new_host_starts_with_one_lease(&f).await;
+    contract::new_host_starts_with_the_initial_window(&f).await;
 }
 
 #[tokio::test]

@@ -193,12 +193,12 @@ async fn contract_checks(url: &str, crawl: &str) {
     contract::slow_down_pauses_only_its_host(&f).await;
     let f = worker(url, &format!("{crawl}-4"), options(4)).await;
     contract::unknown_lease_is_an_error(&f).await;
-    let four = RedisOptions {
-        policy: contract::four_per_host(),
+    let sixteen = RedisOptions {
+        policy: contract::sixteen_per_host(),
         ..options(4)
     };
-    let f = worker(url, &format!("{crawl}-5"), four).await;
-    contract::new_host_starts_with_one_lease(&f).await;
+    let f = worker(url, &format!("{crawl}-5"), sixteen).await;
+    contract::new_host_starts_with_the_initial_window(&f).await;
 }
 
 #[tokio::test]

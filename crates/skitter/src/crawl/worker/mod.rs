@@ -252,8 +252,8 @@ async fn process(ctx: &Ctx, lease: &Lease) -> Step {
             // A timed-out URL waits at least as long as its attempt took: its
             // host's slot was held all that time, and a retry due in 100 ms
             // would take it again before the host's other URLs had their turn
-            // (a host in slow start, with one or two slots, would do nothing
-            // else for a second timeout).
+            // (a host with few slots would do nothing else for a second
+            // timeout).
             let wait = if timed_out { wait.max(took) } else { wait };
             tracing::debug!(url = %req.url, attempt, ?wait, "retrying later");
             return Step::Again(wait, feedback);

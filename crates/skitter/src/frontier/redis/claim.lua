@@ -1,6 +1,6 @@
 -- Reclaims expired leases, then claims one URL of a ready host.
--- ARGV: prefix, max_in_flight (not needed here: a host's limit is in its
--- hash, 1 until its first answer), delay_ms, jitter_ms, lease_ms, poll_ms,
+-- ARGV: prefix, max_in_flight (a host's limit is in its hash, set at its
+-- first start to the initial window capped by this), delay_ms, jitter_ms, lease_ms, poll_ms,
 -- reclaim_batch, max_claims (0: no crawl-wide limit).
 -- Returns {1, lease id, entry, tries, lost} | {0, wait ms, '', 0, 0} |
 -- {2, 0, '', 0, 0} (exhausted) | {3, 0, '', 0, 0} (the crawl-wide claim limit
@@ -61,8 +61,8 @@ for _ = 1, 16 do
   local h = P .. 'h:' .. host
   local st = redis.call('HMGET', h, 'inflight', 'limit')
   local inflight = tonumber(st[1]) or 0
-  -- A host not heard from yet is in slow start: one request in flight.
-  local limit = tonumber(st[2]) or 1
+  -- A host not started yet is in slow start at the initial window.
+  local limit = tonumber(st[2]) or math.max(1, math.min(INITIAL_WINDOW, tonumber(ARGV[2])))
   local entry, tries, lost = nil, 0, 0
   if inflight < limit then
     local rkey = P .. 'r:' .. host

@@ -158,8 +158,8 @@ end
 -- says about the server. signal: 0 silent, 1 clean, 2 failed, 3 slow down
 -- (for wait ms; reason 1 = 429, 2 = Retry-After, 4 = robots.txt unavailable),
 -- 5 failed again (release only). Returns {reason (0: none, 3: distress), cut
--- 0/1, limit, gap ms}. A host starts in slow start at limit 1 (the field
--- 'limit' absent); 'ca' is set by its first cut, after which clean answers
+-- 0/1, limit, gap ms}. A host starts in slow start at the initial window
+-- (the field 'limit', set by its first start in claim.lua); 'ca' is set by its first cut, after which clean answers
 -- add one slot instead of doubling.
 local function feedback(host, signal, wait, reason, max_in_flight, now)
   release(host)

@@ -158,13 +158,14 @@ impl Scripts {
     /// constants (from `politeness`, so the Lua twin cannot drift from them).
     fn new() -> Scripts {
         let constants = format!(
-            "local WINDOW, MIN_GAP, MAX_GAP, RECOVERY_MS, RECOVERY_ROUNDS, MIN_RECOVERY_STEP = {}, {}, {}, {}, {}, {}",
+            "local WINDOW, MIN_GAP, MAX_GAP, RECOVERY_MS, RECOVERY_ROUNDS, MIN_RECOVERY_STEP, INITIAL_WINDOW = {}, {}, {}, {}, {}, {}, {}",
             politeness::WINDOW,
             politeness::MIN_DISTRESS_GAP.as_secs_f64() * 1000.0,
             millis(politeness::MAX_DISTRESS_GAP),
             millis(politeness::RECOVERY_TIME),
             politeness::RECOVERY_ROUNDS,
             politeness::MIN_RECOVERY_STEP,
+            politeness::INITIAL_WINDOW,
         );
         let with_prelude = |body: &str| {
             Script::new(&format!(

@@ -30,14 +30,13 @@
 //!   only for a host never cut). A host
 //!   that answers 429 above N requests/s thus settles in a saw-tooth between
 //!   about N/2 and N.
-//! - **Slow start**, as TCP's: a host the crawl has not heard from yet gets one
-//!   request in flight, and each clean answer doubles that, up to
-//!   `--per-host`; the first cut ends slow start, and from then on each clean
-//!   answer gives back one slot. A host the crawl does not know yet is not
-//!   hit with `--per-host` requests at once — and its first answers come over
-//!   one connection that the next requests reuse, where `--per-host` requests
-//!   started together would each open their own. Only a clean answer widens
-//!   a host: one whose answers all fail stays at one. The host's robots.txt
+//! - **Slow start**, as TCP's: a host the crawl has not heard from yet gets
+//!   [`INITIAL_WINDOW`] requests in flight (or `--per-host`, if lower), and
+//!   each clean answer doubles that, up to `--per-host`; the first cut ends
+//!   slow start, and from then on each clean answer gives back one slot. A
+//!   host the crawl does not know yet is not hit with a `--per-host` of
+//!   hundreds at once. Only a clean answer widens a host: one whose answers
+//!   all fail stays at its initial window. The host's robots.txt
 //!   is fetched before its first page anyway, so the ramp costs a few round
 //!   trips once per host. A host forgotten while idle (see
 //!   `HostSlots::is_idle`) starts in slow start again when it comes back, as
@@ -68,6 +67,16 @@ use crate::host::key::LivePolicy;
 pub const WINDOW: u32 = 20;
 /// The smallest pacing gap a cut sets.
 pub const MIN_DISTRESS_GAP: Duration = Duration::from_micros(100);
+/// Requests in flight a host new to the crawl gets before its first answer
+/// (capped by `--per-host`): as many as a browser opens to one host, the way
+/// TCP's initial window grew from one segment to ten (RFC 6928) once a window
+/// of one was measured to cost round trips for nothing.
+///
+/// With one, a host whose first pages link a dozen URLs had its second level
+/// cut in two rounds, and every page below it came one round later: a bench
+/// at 10,000 in flight and 1 s latency lost a whole second to it.
+pub(crate) const INITIAL_WINDOW: usize = 6;
+
 /// The largest pacing gap distress can grow to.
 pub const MAX_DISTRESS_GAP: Duration = Duration::from_secs(30);
 /// After a cut, the allowed rate grows by the rate at the cut every this long.
@@ -155,8 +164,8 @@ pub struct Throttle {
 pub(crate) struct HostSlots {
     /// The crawl's rules, read at each use (they change live), not copied.
     policy: LivePolicy,
-    /// Concurrency allowed right now: starts at 1, cut in distress, regained on
-    /// clean answers.
+    /// Concurrency allowed right now: starts at [`INITIAL_WINDOW`], cut in
+    /// distress, regained on clean answers.
     limit: usize,
     /// Whether the host is in slow start (never cut since it became known):
     /// a clean answer doubles `limit` instead of adding one.
@@ -189,9 +198,10 @@ pub(crate) struct HostSlots {
 
 impl HostSlots {
     pub(crate) fn new(policy: LivePolicy) -> Self {
+        let limit = INITIAL_WINDOW.min(policy.get().max_in_flight).max(1);
         HostSlots {
             policy,
-            limit: 1,
+            limit,
             slow_start: true,
             in_flight: 0,
             delay_floor: Duration::ZERO,
@@ -416,7 +426,7 @@ impl HostSlots {
     /// no gap still to wait, and no slow-down still in effect — none ever, or
     /// the last cut and the last start both [`SETTLE_TIME`] ago (by then the
     /// rate would have recovered on the next clean answer). A host rebuilt
-    /// afresh starts in slow start from one request in flight: never more
+    /// afresh starts in slow start from its initial window: never more
     /// than a host still in slow start or at full concurrency had, and it
     /// doubles back within a few answers; a host recovering additively from a
     /// cut is kept until quiet, since slow start would regain its concurrency

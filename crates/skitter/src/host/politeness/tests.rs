@@ -30,17 +30,27 @@ fn warmed(max: usize, delay_ms: u64, now: Instant) -> HostSlots {
         answer(&mut h, now, HostFeedback::Clean);
         answers += 1;
     }
-    assert_eq!(answers, max.next_power_of_two().trailing_zeros());
+    let from = INITIAL_WINDOW.min(max);
+    assert_eq!(
+        answers,
+        max.div_ceil(from).next_power_of_two().trailing_zeros()
+    );
     h
 }
 
 #[test]
-fn a_new_host_starts_with_one_request_and_doubles_on_clean_answers() {
+fn a_new_host_starts_with_the_initial_window_and_doubles_on_clean_answers() {
     let now = Instant::now();
-    let mut h = HostSlots::new(policy(6, 0));
-    assert_eq!(h.ready_at(now), Ok(()));
-    h.start(now, Duration::ZERO);
-    assert_eq!(h.ready_at(now), Err(None), "one in flight until it answers");
+    let mut h = HostSlots::new(policy(64, 0));
+    for _ in 0..INITIAL_WINDOW {
+        assert_eq!(h.ready_at(now), Ok(()));
+        h.start(now, Duration::ZERO);
+    }
+    assert_eq!(
+        h.ready_at(now),
+        Err(None),
+        "{INITIAL_WINDOW} in flight until one answers"
+    );
     // Answers that say nothing about the server do not widen it.
     for signal in [HostFeedback::Silent, HostFeedback::FailedAgain] {
         h.finish(now, signal);
@@ -49,13 +59,18 @@ fn a_new_host_starts_with_one_request_and_doubles_on_clean_answers() {
     }
     let mut limits = vec![h.limit];
     h.finish(now, HostFeedback::Clean);
-    for _ in 0..3 {
+    for _ in 0..4 {
         limits.push(h.limit);
         answer(&mut h, now, HostFeedback::Clean);
     }
-    assert_eq!(limits, [1, 2, 4, 6], "doubling, capped at max_in_flight");
-    assert_eq!(h.limit, 6);
-    for _ in 0..6 {
+    assert_eq!(
+        limits,
+        [6, 12, 24, 48, 64],
+        "doubling, capped at max_in_flight"
+    );
+    // A cap below the initial window holds from the first request.
+    let mut h = HostSlots::new(policy(2, 0));
+    for _ in 0..2 {
         assert_eq!(h.ready_at(now), Ok(()));
         h.start(now, Duration::ZERO);
     }
@@ -66,17 +81,17 @@ fn a_new_host_starts_with_one_request_and_doubles_on_clean_answers() {
 fn a_cut_ends_slow_start_and_recovery_is_one_slot_per_answer() {
     let now = Instant::now();
     let pause = HostFeedback::SlowDown(Duration::ZERO, ThrottleReason::TooManyRequests);
-    // Cut while still in slow start: from 2 to 1, then one at a time.
+    // Cut while still in slow start: from 12 to 6, then one at a time.
     let mut h = HostSlots::new(policy(64, 0));
     answer(&mut h, now, HostFeedback::Clean);
-    assert_eq!(h.limit, 2);
-    assert!(answer(&mut h, now, pause).is_some_and(|t| t.cut && t.limit == 1));
+    assert_eq!(h.limit, 12);
+    assert!(answer(&mut h, now, pause).is_some_and(|t| t.cut && t.limit == 6));
     let mut limits = Vec::new();
     for _ in 0..3 {
         answer(&mut h, now, HostFeedback::Clean);
         limits.push(h.limit);
     }
-    assert_eq!(limits, [2, 3, 4]);
+    assert_eq!(limits, [7, 8, 9]);
     // Cut at full concurrency: halved, then one slot back per clean answer.
     let mut h = warmed(8, 0, now);
     assert!(answer(&mut h, now, pause).is_some_and(|t| t.cut && t.limit == 4));
@@ -325,10 +340,11 @@ fn idle_only_once_nothing_is_owed() {
 #[test]
 fn a_host_in_slow_start_is_idle_but_one_recovering_from_a_cut_is_kept() {
     let mut now = Instant::now();
-    // Forgotten and rebuilt, it starts at 1 again: nothing lost.
-    let mut h = HostSlots::new(policy(8, 0));
+    // Forgotten and rebuilt, it starts at the initial window again: nothing
+    // lost.
+    let mut h = HostSlots::new(policy(64, 0));
     answer(&mut h, now, HostFeedback::Clean);
-    assert_eq!(h.limit, 2);
+    assert_eq!(h.limit, 2 * INITIAL_WINDOW);
     assert!(h.is_idle(now), "in slow start, nothing owed");
     // Cut, then its rate recovered (the gap is gone) but not its concurrency:
     // rebuilt, slow start would regain it faster than one slot per answer.
@@ -337,7 +353,7 @@ fn a_host_in_slow_start_is_idle_but_one_recovering_from_a_cut_is_kept() {
     now += RECOVERY_TIME * RECOVERY_ROUNDS;
     answer(&mut h, now, HostFeedback::Clean);
     assert_eq!(h.distress_gap, Duration::ZERO);
-    assert!(h.limit < 8);
+    assert!(h.limit < 64);
     assert!(!h.is_idle(now), "its additive recovery is still owed");
     now += SETTLE_TIME;
     assert!(h.is_idle(now), "quiet {SETTLE_TIME:?}");

@@ -103,43 +103,52 @@ pub async fn delayed_host_asks_to_wait(f: &dyn Frontier) {
     }
 }
 
-/// Slow start: a host not heard from yet gets one lease; each clean answer
-/// doubles what it may have out, up to its cap.
-pub async fn new_host_starts_with_one_lease(f: &dyn Frontier) {
-    let urls: Vec<_> = (1..=9).map(|i| req(&format!("http://a/{i}"))).collect();
+/// Slow start: a host not heard from yet gets the initial window of six
+/// leases (the documented `--per-host` behaviour); each clean answer doubles
+/// what it may have out, up to its cap.
+pub async fn new_host_starts_with_the_initial_window(f: &dyn Frontier) {
+    let urls: Vec<_> = (1..=40).map(|i| req(&format!("http://a/{i}"))).collect();
     f.offer(urls).await.unwrap();
-    let first = take(f).await;
+    let mut out = Vec::new();
+    for _ in 0..6 {
+        out.push(take(f).await);
+    }
     assert!(
         matches!(f.claim().await.unwrap(), Claim::Wait(_)),
-        "one lease until the host answers"
+        "six leases until the host answers"
     );
-    f.complete(first, HostFeedback::Clean).await.unwrap();
-    let two = [take(f).await, take(f).await];
-    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(_)));
-    for lease in two {
-        f.complete(lease, HostFeedback::Clean).await.unwrap();
+    // One clean answer: 6 → 12, five still out.
+    f.complete(out.pop().unwrap(), HostFeedback::Clean)
+        .await
+        .unwrap();
+    for _ in 0..7 {
+        out.push(take(f).await);
     }
-    // Two clean answers: 2 → 4 → 8, capped at 4.
-    let mut four = Vec::new();
-    for _ in 0..4 {
-        four.push(take(f).await);
+    assert_eq!(out.len(), 12);
+    assert!(matches!(f.claim().await.unwrap(), Claim::Wait(_)));
+    // Another: 12 → 24, capped at 16.
+    f.complete(out.pop().unwrap(), HostFeedback::Clean)
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        out.push(take(f).await);
     }
     assert!(
         matches!(f.claim().await.unwrap(), Claim::Wait(_)),
         "capped at the policy's max_in_flight"
     );
     // An answer that says nothing about the server does not widen it.
-    f.complete(four.pop().unwrap(), HostFeedback::Silent)
+    f.complete(out.pop().unwrap(), HostFeedback::Silent)
         .await
         .unwrap();
-    four.push(take(f).await);
+    out.push(take(f).await);
     assert!(matches!(f.claim().await.unwrap(), Claim::Wait(_)));
 }
 
-/// The policy for [`new_host_starts_with_one_lease`].
-pub fn four_per_host() -> HostPolicy {
+/// The policy for [`new_host_starts_with_the_initial_window`].
+pub fn sixteen_per_host() -> HostPolicy {
     HostPolicy {
-        max_in_flight: 4,
+        max_in_flight: 16,
         ..HostPolicy::default()
     }
 }
