@@ -112,7 +112,7 @@ pub enum SiteLink {
 /// crawler can take over the site (`skitter bench`'s ideal). Plain pages
 /// only: script-built pages (`script_share`) link theirs from a script.
 ///
-/// [`page`] writes the same links, a test checks it.
+/// The pages served (`/p/{i}`) link the same; a test checks it.
 pub fn page_links(config: &SiteConfig, i: usize) -> Vec<SiteLink> {
     if i >= config.pages {
         return Vec::new();

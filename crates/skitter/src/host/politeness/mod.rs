@@ -75,7 +75,7 @@ pub const MIN_DISTRESS_GAP: Duration = Duration::from_micros(100);
 /// With one, a host whose first pages link a dozen URLs had its second level
 /// cut in two rounds, and every page below it came one round later: a bench
 /// at 10,000 in flight and 1 s latency lost a whole second to it.
-pub(crate) const INITIAL_WINDOW: usize = 6;
+pub const INITIAL_WINDOW: usize = 6;
 
 /// The largest pacing gap distress can grow to.
 pub const MAX_DISTRESS_GAP: Duration = Duration::from_secs(30);
