@@ -354,13 +354,23 @@ fn scored(
                 return (len > 80 && density < 0.25)
                     || (len > 0 && density == 0.0 && stats.commas[c] > 0);
             }
-            false
+            holds_code(tree, keep, stats, c)
         })
         .collect();
     Some(roots)
 }
 
-/// How far above the best box sections with twins are looked for.
+/// Whether `c`, a sibling of the best box, is a box of worked code: it
+/// holds a code block and is mostly not links. Documentation puts a
+/// procedure's steps or a function's synopsis beside the example that
+/// scores best (PostgreSQL's `div.procedure` of `CREATE FUNCTION` steps
+/// next to its `div.example`); their paragraphs score in list items, too
+/// deep to lift the box, but the code is what the reader came for.
+fn holds_code(tree: &Tree<'_>, keep: &[bool], stats: &Stats, c: usize) -> bool {
+    stats.link_density(c) < 0.25 && (c..tree.end(c)).any(|i| keep[i] && tree.tag(i) == Tag::Pre)
+}
+
+/// How far above the best box sections with twins are looked for./// How far above the best box sections with twins are looked for.
 const SECTION_LEVELS: usize = 3;
 
 /// Whether a sibling of `i` has its tag and its (non-empty) class: a

@@ -262,6 +262,42 @@ fn a_short_page_beside_a_long_table_of_contents_is_not_the_contents() {
 }
 
 #[test]
+fn code_beside_the_best_box_is_kept_with_it() {
+    // PostgreSQL's xplang-install.html: a procedure whose steps each hold a
+    // synopsis, beside an example of long paragraphs that scores best. The
+    // steps' paragraphs score inside list items, too deep to lift their box.
+    let steps: String = ["handler", "inline", "validator"]
+        .iter()
+        .map(|f| {
+            format!(
+                "<li class='step'><p>Declare the {f} function.</p>\
+                 <pre class='synopsis'>CREATE FUNCTION {f}_function_name()</pre></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<body><div class='navheader'><a href='/prev'>Prev</a></div><div class='sect1'>\
+         <div class='titlepage'><h2>Installing Procedural Languages</h2></div>\
+         <div class='procedure'><ol class='procedure'>{steps}</ol></div>\
+         <div class='example'><p>{PROSE}</p><pre class='programlisting'>CREATE TRUSTED LANGUAGE plperl;</pre>\
+         <p>{PROSE}</p><p>{PROSE}</p></div></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/xplang-install.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("CREATE TRUSTED LANGUAGE plperl;"), "{md}");
+    for f in ["handler", "inline", "validator"] {
+        assert!(
+            md.contains(&format!("CREATE FUNCTION {f}_function_name()")),
+            "{f}: {md}"
+        );
+    }
+    assert!(!md.contains("Prev"), "{md}");
+}
+
+#[test]
 fn a_link_alone_in_a_table_cell_is_the_cells_data() {
     // An API index: each row a linked name and what it does. Outside a
     // table, a paragraph that is all link is a "Read more" line and goes.
