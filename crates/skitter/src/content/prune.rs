@@ -48,6 +48,11 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
             let end = tree.end(i);
             keep[i..end].fill(false);
             i = end;
+        } else if tree.tag(i) == Tag::Pre {
+            // A code block is literal, markup and all: Sphinx's source pages
+            // wrap each function in `div.viewcode-block#Class.add_comment`
+            // inside the `pre`, and "comment" would drop it from the code.
+            i = tree.end(i);
         } else {
             i += 1;
         }
@@ -280,18 +285,35 @@ fn furniture_words(class: &str, id: &str) -> bool {
     furniture
 }
 
+/// Nodes after an element looked through for the text of its heading.
+const HEADING_LOOKAHEAD: usize = 16;
+
 /// Whether `id` is the slug of element `i`'s own heading (docutils'
 /// `<section id="comments"><h2>Comments</h2>`): it names the section's
 /// subject, not its role. A blog's `<section id="comments">` headed
 /// "3 Comments" is still read.
+///
+/// The heading is the child holding the element's first text; empty
+/// elements before it (docutils' `<span id="html-meta"></span>`, an old
+/// anchor) do not count. The first text is looked for among the first
+/// [`HEADING_LOOKAHEAD`] nodes only, so nested elements with ids cost no
+/// more than that each.
 pub(crate) fn names_own_heading(tree: &Tree<'_>, i: usize, id: &str) -> bool {
-    let Some(h) = tree
-        .children(i)
-        .find(|&c| tree.tag(c) != Tag::Text || tree.text(c).is_some_and(|t| !t.trim().is_empty()))
-        .filter(|&c| matches!(tree.tag(c), Tag::H(_)))
+    let window = tree.end(i).min(i + 1 + HEADING_LOOKAHEAD);
+    let Some(first_text) =
+        (i + 1..window).find(|&j| tree.text(j).is_some_and(|t| !t.trim().is_empty()))
     else {
         return false;
     };
+    // The child of `i` that holds it: parents come before their children,
+    // so this climbs fewer than HEADING_LOOKAHEAD steps.
+    let mut h = first_text;
+    while let Some(p) = tree.parent(h).filter(|&p| p != i) {
+        h = p;
+    }
+    if !matches!(tree.tag(h), Tag::H(_)) {
+        return false;
+    }
     let mut slug = String::new();
     let mut gap = false;
     for j in h + 1..tree.end(h) {

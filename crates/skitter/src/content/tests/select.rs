@@ -298,6 +298,29 @@ fn code_beside_the_best_box_is_kept_with_it() {
 }
 
 #[test]
+fn nothing_inside_a_code_block_is_furniture() {
+    // Sphinx's highlighted source pages (`_modules/…`): each function is a
+    // `div.viewcode-block` inside the `pre`, its id the function's name.
+    let html = format!(
+        "<body><div class='sidebar'><a href='/'>Home</a></div><div role='main'><h1>Source code</h1>\
+         <p>{PROSE}</p><div class='highlight'><pre><span class='kn'>import</span> os\n\
+         <div class='viewcode-block' id='WebSupport.add_comment'><a class='viewcode-back' \
+         href='api.html'>[docs]</a>    <span class='k'>def</span> add_comment(self, text):\n\
+         \x20       return self.storage.add_comment(text)\n</div>\
+         <div class='viewcode-block' id='WebSupport.get_data'>    def get_data(self):\n\
+         \x20       return None\n</div></pre></div></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/_modules/core.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("def add_comment(self, text):"), "{md}");
+    assert!(md.contains("return self.storage.add_comment(text)"), "{md}");
+    assert!(md.contains("def get_data(self):"), "{md}");
+}
+
+#[test]
 fn a_link_alone_in_a_table_cell_is_the_cells_data() {
     // An API index: each row a linked name and what it does. Outside a
     // table, a paragraph that is all link is a "Read more" line and goes.
@@ -397,7 +420,9 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
          <p>Footnotes are written with brackets, like this, in the text.</p>\
          <pre>Lorem ipsum [#f1]_ dolor</pre></section>\
          <section id='comments'><h2>Comments</h2><p>A comment starts with two dots.</p>\
-         <pre>.. This is a comment.</pre></section></section>\
+         <pre>.. This is a comment.</pre></section>\
+         <section id='html-metadata'><span id='html-meta'></span><h2>HTML Metadata</h2>\
+         <p>The meta directive adds a tag.</p><pre>.. meta::</pre></section></section>\
          <section id='comments'><h2>2 Comments</h2><p>Great post, thanks, I liked it a lot, really.</p></section>\
          </div></body>"
     );
@@ -408,5 +433,8 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
     let md = doc.markdown();
     assert!(md.contains("Lorem ipsum [#f1]_ dolor"), "{md}");
     assert!(md.contains(".. This is a comment."), "{md}");
+    // An empty anchor before the heading (docutils' old id) is not the
+    // heading's place.
+    assert!(md.contains(".. meta::"), "{md}");
     assert!(!md.contains("Great post"), "{md}");
 }
