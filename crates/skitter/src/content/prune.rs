@@ -40,11 +40,31 @@ pub(crate) const LEAST: f64 = 0.05;
 
 /// Marks the page's furniture as dropped, unless dropping it would take most
 /// of the page's text.
+///
+/// An `aside` inside the page's marked-up content (`main`, `article`,
+/// `[role=main]`) that holds a code block is the article's own: reST's
+/// sidebar directive, where Python's documentation puts a module's first
+/// example ("Hello World!" beside asyncio's introduction).
 pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body: usize) {
     let total = stats.text[body].max(1);
+    // Where the innermost marked-up content seen so far ends: every node
+    // before that is inside it (parents come first, and none is skipped
+    // unless dropped whole).
+    let mut content_end = 0;
+    let mut code: Option<Vec<bool>> = None;
     let mut i = 0;
     while i < tree.len() {
-        if keep[i] && is_furniture(tree, i) && (stats.text[i] as f64) < MOST * total as f64 {
+        if matches!(tree.tag(i), Tag::Main | Tag::Article) || tree.attr(i, "role") == Some("main") {
+            content_end = content_end.max(tree.end(i));
+        }
+        let own_aside = tree.tag(i) == Tag::Aside
+            && i < content_end
+            && code.get_or_insert_with(|| holds_code(tree))[i];
+        if keep[i]
+            && !own_aside
+            && is_furniture(tree, i)
+            && (stats.text[i] as f64) < MOST * total as f64
+        {
             let end = tree.end(i);
             keep[i..end].fill(false);
             i = end;
@@ -57,6 +77,23 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
             i += 1;
         }
     }
+}
+
+/// For each node, whether it is or holds a `pre`: one pass from the last
+/// node up, each telling its parent.
+pub(crate) fn holds_code(tree: &Tree<'_>) -> Vec<bool> {
+    let mut code = vec![false; tree.len()];
+    for i in (0..tree.len()).rev() {
+        if tree.tag(i) == Tag::Pre {
+            code[i] = true;
+        }
+        if code[i]
+            && let Some(p) = tree.parent(i)
+        {
+            code[p] = true;
+        }
+    }
+    code
 }
 
 fn matches_any(tree: &Tree<'_>, i: usize, selectors: &[Selector]) -> bool {

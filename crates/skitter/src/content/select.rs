@@ -413,6 +413,7 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
     let before: u64 = roots.iter().map(|&r| stats.text[r] as u64).sum();
     let mut cleaned = keep.to_vec();
     let mut dropped = 0u64;
+    let mut code: Option<Vec<bool>> = None;
     for &root in roots {
         let mut i = root + 1;
         // What holds most of the content is the content, however many links
@@ -425,7 +426,15 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
             // links inside boxes go with their box.
             let own_list = matches!(tree.tag(i), Tag::Ul | Tag::Ol | Tag::Dl)
                 && (in_content(tree, i, root) || in_cell(tree, i));
-            if cleaned[i] && !own_list && stats.text[i] <= most && drops_in_content(tree, stats, i)
+            // An aside holding code is the article's own (see
+            // `prune::furniture`), whatever its class says ("sidebar").
+            let own_aside = tree.tag(i) == Tag::Aside
+                && code.get_or_insert_with(|| super::prune::holds_code(tree))[i];
+            if cleaned[i]
+                && !own_list
+                && !own_aside
+                && stats.text[i] <= most
+                && drops_in_content(tree, stats, i)
             {
                 dropped += stats.text[i] as u64;
                 let end = tree.end(i);

@@ -321,6 +321,30 @@ fn nothing_inside_a_code_block_is_furniture() {
 }
 
 #[test]
+fn an_articles_own_aside_with_code_is_kept() {
+    // Python's asyncio page: reST's sidebar directive, an `aside` in the
+    // content holding the module's first example. An aside of related
+    // links in the content, and one with code outside it, still go.
+    let html = format!(
+        "<body><aside class='site-tools'><pre>curl https://example.org/install.sh</pre></aside>\
+         <div class='body' role='main'><section id='module-asyncio'><h1>asyncio</h1>\
+         <aside class='sidebar'><p class='sidebar-title'>Hello World!</p>\
+         <div class='highlight'><pre>async def main():\n    print('Hello ...')</pre></div></aside>\
+         <p>{PROSE}</p><p>{PROSE}</p>\
+         <aside class='related'><p>Read also: the threading module, and more.</p></aside>\
+         <p>{PROSE}</p></section></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/asyncio.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("async def main():"), "{md}");
+    assert!(!md.contains("Read also"), "{md}");
+    assert!(!md.contains("install.sh"), "{md}");
+}
+
+#[test]
 fn a_link_alone_in_a_table_cell_is_the_cells_data() {
     // An API index: each row a linked name and what it does. Outside a
     // table, a paragraph that is all link is a "Read more" line and goes.
