@@ -351,23 +351,54 @@ pub(crate) fn names_own_heading(tree: &Tree<'_>, i: usize, id: &str) -> bool {
     if !matches!(tree.tag(h), Tag::H(_)) {
         return false;
     }
-    let mut slug = String::new();
-    let mut gap = false;
+    // The heading's text, as far as it can still be the id.
+    let mut text = String::new();
     for j in h + 1..tree.end(h) {
-        for c in tree.text(j).unwrap_or("").chars() {
-            if slug.len() > id.len() + 8 {
-                return false;
-            }
-            if c.is_alphanumeric() {
-                if gap && !slug.is_empty() {
-                    slug.push('-');
-                }
-                gap = false;
-                slug.extend(c.to_lowercase());
-            } else {
-                gap = true;
-            }
+        text.push_str(tree.text(j).unwrap_or(""));
+        if text.len() > id.len() + SLUG_SLACK {
+            return false;
         }
     }
-    !slug.is_empty() && slug.eq_ignore_ascii_case(id.trim())
+    let id = id.trim();
+    // Sphinx numbers sections in the heading ("3.3.3.1. Metaclasses"),
+    // docutils' id has the title alone ("metaclasses"). A count is no
+    // section number: "2 Comments" has no dot after its digits.
+    let title = text.trim_start();
+    let unnumbered = match title.split_once(char::is_whitespace) {
+        Some((number, rest))
+            if number.ends_with('.')
+                && number
+                    .split('.')
+                    .all(|n| n.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            rest
+        }
+        _ => title,
+    };
+    [title, unnumbered]
+        .iter()
+        .any(|t| slug_of(t).is_some_and(|s| s.eq_ignore_ascii_case(id)))
 }
+
+/// docutils' slug of a title: its runs of letters and digits, lowercased,
+/// joined by hyphens; `None` when it has none.
+fn slug_of(title: &str) -> Option<String> {
+    let mut slug = String::new();
+    let mut gap = false;
+    for c in title.chars() {
+        if c.is_alphanumeric() {
+            if gap && !slug.is_empty() {
+                slug.push('-');
+            }
+            gap = false;
+            slug.extend(c.to_lowercase());
+        } else {
+            gap = true;
+        }
+    }
+    (!slug.is_empty()).then_some(slug)
+}
+
+/// How much longer than an id the slug of a heading may grow before it
+/// cannot be that id (a section number in front takes some).
+const SLUG_SLACK: usize = 16;

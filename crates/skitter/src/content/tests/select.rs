@@ -446,7 +446,9 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
          <section id='comments'><h2>Comments</h2><p>A comment starts with two dots.</p>\
          <pre>.. This is a comment.</pre></section>\
          <section id='html-metadata'><span id='html-meta'></span><h2>HTML Metadata</h2>\
-         <p>The meta directive adds a tag.</p><pre>.. meta::</pre></section></section>\
+         <p>The meta directive adds a tag.</p><pre>.. meta::</pre></section>\
+         <section id='metaclasses'><h4><span class='section-number'>3.3.3.1. </span>Metaclasses</h4>\
+         <p>Classes are built by type.</p><pre>class MyClass(metaclass=Meta):</pre></section></section>\
          <section id='comments'><h2>2 Comments</h2><p>Great post, thanks, I liked it a lot, really.</p></section>\
          </div></body>"
     );
@@ -460,5 +462,7 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
     // An empty anchor before the heading (docutils' old id) is not the
     // heading's place.
     assert!(md.contains(".. meta::"), "{md}");
+    // Sphinx's section numbers are not in docutils' id.
+    assert!(md.contains("class MyClass(metaclass=Meta):"), "{md}");
     assert!(!md.contains("Great post"), "{md}");
 }
