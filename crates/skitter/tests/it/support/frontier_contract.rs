@@ -53,7 +53,7 @@ pub async fn dedups_and_exhausts(f: &dyn Frontier) {
         .unwrap();
     assert_eq!(n, 2);
     assert_eq!(f.offer(vec![req("http://a/2")]).await.unwrap(), 0);
-    // A new host has one request in flight (slow start) until it answers.
+    // A host's URLs come out in the order they were offered.
     let l1 = take(f).await;
     assert_eq!(l1.request.url.path(), "/1");
     f.complete(l1, HostFeedback::Clean).await.unwrap();
