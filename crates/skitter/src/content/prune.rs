@@ -201,7 +201,7 @@ fn is_furniture(tree: &Tree<'_>, i: usize) -> bool {
     let class = tree.attr(i, "class").unwrap_or("");
     let id = tree
         .attr(i, "id")
-        .filter(|id| !names_own_heading(tree, i, id))
+        .filter(|id| !names_subject(tree, i, id))
         .unwrap_or("");
     if class.is_empty() && id.is_empty() {
         return false;
@@ -320,6 +320,21 @@ fn furniture_words(class: &str, id: &str) -> bool {
         }
     }
     furniture
+}
+
+/// Whether id `id` of element `i` names what the element is about, not its
+/// role on the page, and so is not read for furniture or content words:
+/// the slug of its own heading ([`names_own_heading`]), or an anchor name
+/// in capitals, as DocBook writes them (`SQL-SYNTAX-COMMENTS` is the
+/// section on comments in SQL, not a comment box).
+pub(crate) fn names_subject(tree: &Tree<'_>, i: usize, id: &str) -> bool {
+    is_anchor_name(id) || names_own_heading(tree, i, id)
+}
+
+/// An id with letters, all of them capitals (digits and punctuation
+/// between): a generator's anchor, where style hooks are lowercase.
+fn is_anchor_name(id: &str) -> bool {
+    id.bytes().any(|b| b.is_ascii_alphabetic()) && !id.chars().any(|c| c.is_lowercase())
 }
 
 /// Nodes after an element looked through for the text of its heading.

@@ -591,7 +591,7 @@ fn class_weights(tree: &Tree<'_>, i: usize) -> (f64, f64) {
         let Some(value) = tree.attr(i, name) else {
             continue;
         };
-        if name == "id" && super::prune::names_own_heading(tree, i, value) {
+        if name == "id" && super::prune::names_subject(tree, i, value) {
             continue;
         }
         let lower = value

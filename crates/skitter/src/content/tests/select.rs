@@ -448,7 +448,10 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
          <section id='html-metadata'><span id='html-meta'></span><h2>HTML Metadata</h2>\
          <p>The meta directive adds a tag.</p><pre>.. meta::</pre></section>\
          <section id='metaclasses'><h4><span class='section-number'>3.3.3.1. </span>Metaclasses</h4>\
-         <p>Classes are built by type.</p><pre>class MyClass(metaclass=Meta):</pre></section></section>\
+         <p>Classes are built by type.</p><pre>class MyClass(metaclass=Meta):</pre></section>\
+         <div class='sect2' id='SQL-SYNTAX-COMMENTS'><div class='titlepage'><h3>4.1.5. Comments in SQL</h3></div>\
+         <p>A comment is a run of characters beginning with two dashes.</p>\
+         <pre class='programlisting'>-- This is a standard SQL comment</pre></div></section>\
          <section id='comments'><h2>2 Comments</h2><p>Great post, thanks, I liked it a lot, really.</p></section>\
          </div></body>"
     );
@@ -464,5 +467,7 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
     assert!(md.contains(".. meta::"), "{md}");
     // Sphinx's section numbers are not in docutils' id.
     assert!(md.contains("class MyClass(metaclass=Meta):"), "{md}");
+    // DocBook's anchor names, in capitals, name the subject too.
+    assert!(md.contains("-- This is a standard SQL comment"), "{md}");
     assert!(!md.contains("Great post"), "{md}");
 }
