@@ -54,12 +54,12 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
     let mut code: Option<Vec<bool>> = None;
     let mut i = 0;
     while i < tree.len() {
-        if matches!(tree.tag(i), Tag::Main | Tag::Article) || tree.attr(i, "role") == Some("main") {
+        if marks_content(tree, i) {
             content_end = content_end.max(tree.end(i));
         }
         let own_aside = tree.tag(i) == Tag::Aside
             && i < content_end
-            && code.get_or_insert_with(|| holds_code(tree))[i];
+            && code.get_or_insert_with(|| code_holders(tree))[i];
         if keep[i]
             && !own_aside
             && is_furniture(tree, i)
@@ -81,7 +81,7 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
 
 /// For each node, whether it is or holds a `pre`: one pass from the last
 /// node up, each telling its parent.
-pub(crate) fn holds_code(tree: &Tree<'_>) -> Vec<bool> {
+pub(crate) fn code_holders(tree: &Tree<'_>) -> Vec<bool> {
     let mut code = vec![false; tree.len()];
     for i in (0..tree.len()).rev() {
         if tree.tag(i) == Tag::Pre {
@@ -214,12 +214,18 @@ fn is_furniture(tree: &Tree<'_>, i: usize) -> bool {
 fn inside_content(tree: &Tree<'_>, i: usize) -> bool {
     let mut at = tree.parent(i);
     while let Some(p) = at {
-        if matches!(tree.tag(p), Tag::Article | Tag::Main) || tree.attr(p, "role") == Some("main") {
+        if marks_content(tree, p) {
             return true;
         }
         at = tree.parent(p);
     }
     false
+}
+
+/// Whether `i` is the page's marked-up content: `main`, `article` or
+/// `[role=main]`, which an article's own header or sidebar sits inside.
+fn marks_content(tree: &Tree<'_>, i: usize) -> bool {
+    matches!(tree.tag(i), Tag::Article | Tag::Main) || tree.attr(i, "role") == Some("main")
 }
 
 /// Words of class and id names that mark furniture.

@@ -354,7 +354,7 @@ fn scored(
                 return (len > 80 && density < 0.25)
                     || (len > 0 && density == 0.0 && stats.commas[c] > 0);
             }
-            holds_code(tree, keep, stats, c)
+            is_code_box(tree, keep, stats, c)
         })
         .collect();
     Some(roots)
@@ -366,11 +366,11 @@ fn scored(
 /// scores best (PostgreSQL's `div.procedure` of `CREATE FUNCTION` steps
 /// next to its `div.example`); their paragraphs score in list items, too
 /// deep to lift the box, but the code is what the reader came for.
-fn holds_code(tree: &Tree<'_>, keep: &[bool], stats: &Stats, c: usize) -> bool {
+fn is_code_box(tree: &Tree<'_>, keep: &[bool], stats: &Stats, c: usize) -> bool {
     stats.link_density(c) < 0.25 && (c..tree.end(c)).any(|i| keep[i] && tree.tag(i) == Tag::Pre)
 }
 
-/// How far above the best box sections with twins are looked for./// How far above the best box sections with twins are looked for.
+/// How far above the best box sections with twins are looked for.
 const SECTION_LEVELS: usize = 3;
 
 /// Whether a sibling of `i` has its tag and its (non-empty) class: a
@@ -429,7 +429,7 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
             // An aside holding code is the article's own (see
             // `prune::furniture`), whatever its class says ("sidebar").
             let own_aside = tree.tag(i) == Tag::Aside
-                && code.get_or_insert_with(|| super::prune::holds_code(tree))[i];
+                && code.get_or_insert_with(|| super::prune::code_holders(tree))[i];
             if cleaned[i]
                 && !own_list
                 && !own_aside
