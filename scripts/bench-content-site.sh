@@ -46,7 +46,7 @@ if [[ $smoke == 1 ]]; then
     # Two pages in Sphinx's and DocBook's markup, for the docs check below.
     cp -r bench/content/docs-fixture/sphinx-doc bench/content/docs-fixture/postgresql-doc-15 "$docs/"
     { echo "<html><body>"; for f in "$docs"/site/*.html; do echo "<a href=\"$(basename "$f")\">$(basename "$f")</a>"; done
-      echo '<a href="../sphinx-doc/html/basics.html">basics</a> <a href="../postgresql-doc-15/html/app-demo.html">demo</a> <a href="../postgresql-doc-15/html/demo-calls.html">calls</a>'
+      echo '<a href="../sphinx-doc/html/basics.html">basics</a> <a href="../postgresql-doc-15/html/app-demo.html">demo</a> <a href="../postgresql-doc-15/html/demo-calls.html">calls</a> <a href="../postgresql-doc-15/html/demo-functions.html">functions</a>'
       echo "</body></html>"; } >"$docs/site/index.html"
     starts=(site/index.html)
 else

@@ -33,6 +33,7 @@ heading text of the main content) is a link text of the Markdown. Prints
 one line per failure, then the totals; exits 1 on any failure.
 """
 
+import copy
 import os
 import re
 import sys
@@ -92,9 +93,23 @@ LINK_TARGET = re.compile(r"\]\([^)\s]*\)")
 
 def plain(s):
     """Text with Markdown's link targets, brackets, code and emphasis marks
-    and escapes taken out, so a cell's text compares with the HTML's."""
-    s = LINK_TARGET.sub("", s)
+    and escapes taken out, so a cell's text compares with the HTML's; a
+    `<br>` (a line break inside a GFM cell) reads as the space it stands for."""
+    s = LINK_TARGET.sub("", s).replace("<br>", " ")
     return collapse(re.sub(r"[\[\]`*\\]", "", s))
+
+
+BLOCKS = ("p", "div", "br", "li", "dt", "dd", "pre", "table", "tr", "td", "th")
+
+
+def cell_text(cell):
+    """A cell's text with its blocks apart, as the Markdown writes them
+    (paragraphs of a cell are separate lines, or `<br>` in a GFM row)."""
+    cell = copy.deepcopy(cell)
+    for e in cell.iter(*BLOCKS):
+        e.text = " " + (e.text or "")
+        e.tail = " " + (e.tail or "")
+    return collapse(cell.text_content())
 
 
 def table_rows(md):
@@ -132,7 +147,7 @@ def check(html_path, md_path, kind, totals, out):
             # A table inside a table is checked as part of its outer one.
             if any(a.tag == "table" for a in table.iterancestors()):
                 continue
-            cells = [collapse(c.text_content()) for c in table.iter("td", "th")]
+            cells = [cell_text(c) for c in table.iter("td", "th")]
             first = next((c for c in cells if c), None)
             if first is None:
                 continue

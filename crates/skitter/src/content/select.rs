@@ -296,14 +296,17 @@ fn scored(
             _ => break,
         }
     }
-    // An only child says nothing its parent does not: climb.
+    // An only child says nothing its parent does not, nor does a box
+    // beside nothing but its own title (DocBook's `div.table` and
+    // `div.example`: a `p.title`, then the contents): climb, so the box's
+    // siblings (the section's prose and code around a lone table or
+    // example) are weighed as the content's.
     while let Some(p) = tree.parent(main) {
         if p <= top
-            || tree
+            || !tree
                 .children(p)
-                .filter(|&c| keep[c] && tree.tag(c) != Tag::Text)
-                .count()
-                != 1
+                .filter(|&c| c != main && keep[c] && tree.tag(c) != Tag::Text)
+                .all(|c| is_title(tree, stats, c))
         {
             break;
         }
@@ -368,6 +371,27 @@ fn scored(
 /// deep to lift the box, but the code is what the reader came for.
 fn is_code_box(tree: &Tree<'_>, keep: &[bool], stats: &Stats, c: usize) -> bool {
     stats.link_density(c) < 0.25 && (c..tree.end(c)).any(|i| keep[i] && tree.tag(i) == Tag::Pre)
+}
+
+/// The most text (non-whitespace bytes) a box's title holds.
+const TITLE_TEXT: u32 = 100;
+
+/// Whether `c` is a title of the box beside it: short, and a heading or a
+/// caption, or named a title or caption by its class or id.
+fn is_title(tree: &Tree<'_>, stats: &Stats, c: usize) -> bool {
+    if stats.text[c] > TITLE_TEXT {
+        return false;
+    }
+    matches!(tree.tag(c), Tag::H(_) | Tag::Caption | Tag::Figcaption)
+        || ["class", "id"].iter().any(|name| {
+            tree.attr(c, name).is_some_and(|v| {
+                super::prune::words(v).into_iter().any(|w| {
+                    ["title", "caption"]
+                        .iter()
+                        .any(|t| w.eq_ignore_ascii_case(t))
+                })
+            })
+        })
 }
 
 /// How far above the best box sections with twins are looked for.

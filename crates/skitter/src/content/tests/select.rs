@@ -471,3 +471,63 @@ fn a_section_whose_id_is_its_headings_slug_is_read_by_its_heading() {
     assert!(md.contains("-- This is a standard SQL comment"), "{md}");
     assert!(!md.contains("Great post"), "{md}");
 }
+
+#[test]
+fn a_lone_table_or_example_with_its_title_keeps_the_section_around_it() {
+    // PostgreSQL's enum functions page: one table (prose in every cell)
+    // under its `p.title`, between the section's intro, its code and a note.
+    let rows: String = (1..=6)
+        .map(|n| format!("<tr><td><p>enum_fn{n}(anyenum)</p><p>{PROSE}</p></td></tr>"))
+        .collect();
+    let html = format!(
+        "<body><div class='navheader'><a href='/prev'>Prev</a> <a href='/next'>Next</a></div>\
+         <div class='sect1' id='FUNCTIONS-ENUM'><div class='titlepage'><h2 class='title'>9.10. Enum Support Functions</h2></div>\
+         <p>For enum types, there are several functions that allow cleaner programming without \
+         hard-coding particular values of an enum type. The examples assume an enum type created as:</p>\
+         <pre class='programlisting'>CREATE TYPE rainbow AS ENUM ('red', 'orange');</pre>\
+         <div class='table' id='FUNCTIONS-ENUM-TABLE'><p class='title'><strong>Table 9.35. Enum Support Functions</strong></p>\
+         <div class='table-contents'><table class='table'><tbody>{rows}</tbody></table></div></div>\
+         <p>Notice that except for the two-argument form of enum_range, these ignore the value passed.</p>\
+         </div><div class='navfooter'><a href='/up'>Up</a></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/functions-enum.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("enum_fn6(anyenum)"), "{md}");
+    assert!(md.contains("several functions that allow"), "{md}");
+    assert!(
+        md.contains("CREATE TYPE rainbow AS ENUM ('red', 'orange');"),
+        "{md}"
+    );
+    assert!(md.contains("Notice that except"), "{md}");
+    assert!(!md.contains("Prev"), "{md}");
+
+    // PL/Perl's install page: an example (its title, then its contents)
+    // beside a procedure of steps, each with its command.
+    let steps: String = (1..=4)
+        .map(|n| {
+            format!(
+                "<li class='step'><p>Step {n}: run the command below as the database owner.</p>\
+                 <pre class='synopsis'>createlang step{n}</pre></li>"
+            )
+        })
+        .collect();
+    let html = format!(
+        "<body><div class='sect1'><div class='titlepage'><h2 class='title'>Installing a language</h2></div>\
+         <p>{PROSE}</p><div class='procedure'><ol class='procedure'>{steps}</ol></div>\
+         <div class='example'><p class='title'><strong>Example 42.1. Manual installation</strong></p>\
+         <div class='example-contents'><p>{PROSE} {PROSE}</p><p>{PROSE}</p>\
+         <pre class='programlisting'>CREATE EXTENSION plperl;</pre></div></div></div></body>"
+    );
+    let doc = extract(
+        &html,
+        &Url::parse("https://example.org/xplang-install.html").unwrap(),
+    );
+    let md = doc.markdown();
+    assert!(md.contains("CREATE EXTENSION plperl;"), "{md}");
+    for n in 1..=4 {
+        assert!(md.contains(&format!("createlang step{n}")), "{md}");
+    }
+}
