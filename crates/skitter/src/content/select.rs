@@ -471,10 +471,179 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
             }
         }
     }
+    for &root in roots {
+        dropped += drop_related_lists(tree, &mut cleaned, stats, root);
+    }
+    // The roots are apart in the page (a section's title box, then its
+    // body): what ends the content is at the end of the last of them.
+    if let Some(&last) = roots.iter().max() {
+        dropped += drop_dangling_leads(tree, &mut cleaned, stats, last);
+    }
     // Cleaning that would leave next to nothing misread the content.
     if (dropped as f64) < 0.9 * before as f64 {
         keep.copy_from_slice(&cleaned);
     }
+}
+
+/// The most text (non-whitespace bytes) a lead-in holds: "Das könnte dich
+/// auch interessieren", "Read also:".
+const LEAD_IN_TEXT: u32 = 100;
+
+/// Drops, from the end of the content under `root`, the lead-ins
+/// ([`is_lead_in`]) left leading into nothing: after which the content
+/// holds no text, image, table or code, because cleaning dropped what they
+/// introduced (a box of links to other articles). Returns the text
+/// dropped.
+fn drop_dangling_leads(tree: &Tree<'_>, cleaned: &mut [bool], stats: &Stats, root: usize) -> u64 {
+    let mut dropped = 0;
+    // Whether cleaning dropped text after `i`: a lead-in is dropped only
+    // when it led into such text (a box of links gone as furniture), not
+    // when nothing ever followed it (rustdoc's last `impl` heading, itself
+    // the content).
+    let mut led_into_dropped = false;
+    let mut i = tree.end(root);
+    // Backwards in document order: a node's descendants come before it.
+    while i > root + 1 {
+        i -= 1;
+        if !cleaned[i] {
+            led_into_dropped |= tree.tag(i) == Tag::Text && stats.text[i] > 0;
+            continue;
+        }
+        match tree.tag(i) {
+            Tag::Text if stats.text[i] > 0 => {}
+            Tag::Img | Tag::Picture | Tag::Table | Tag::Math | Tag::Pre => return dropped,
+            _ => continue,
+        }
+        let Some(block) = std::iter::successors(tree.parent(i), |&a| tree.parent(a))
+            .take_while(|&a| a > root)
+            .find(|&a| tree.tag(a).is_block())
+        else {
+            return dropped;
+        };
+        if !led_into_dropped || !is_lead_in(tree, stats, block, tree.text(i).unwrap_or("")) {
+            return dropped;
+        }
+        dropped += u64::from(stats.text[block]);
+        cleaned[block..tree.end(block)].fill(false);
+        i = block;
+    }
+    dropped
+}
+
+/// Whether `block`, whose last text is `last`, leads into what follows it:
+/// short, and a heading (not a sentence: magazines end an article with
+/// pull quotes set as headings) or a line ending in a colon.
+fn is_lead_in(tree: &Tree<'_>, stats: &Stats, block: usize, last: &str) -> bool {
+    let last = last.trim_end();
+    stats.text[block] <= LEAD_IN_TEXT
+        && match tree.tag(block) {
+            Tag::H(_) => !last.ends_with('.'),
+            Tag::P | Tag::Div => last.ends_with(':') || last.ends_with('：'),
+            _ => false,
+        }
+}
+
+/// The least share of link text that makes a list, after a lead-in, a box
+/// of links to elsewhere.
+const RELATED_LINKS: f64 = 0.9;
+
+/// Drops, in the second half of the content under `root`, a list of links
+/// with the label that leads into it ("Read also:", "Auch interessant:", a
+/// paragraph all in bold ending in a colon; each item a link to another
+/// article): a sentence of prose leading into a list of links ("The modules
+/// are:", "There are two kinds of images:") is the text's own. This goes
+/// wherever the box ends up: lists standing in the content are otherwise
+/// kept (an index's list of pages), and this one is not most of the
+/// content. A section under a heading of its own (Wikipedia's "See also")
+/// is the article's, and stays. Returns the text dropped.
+fn drop_related_lists(tree: &Tree<'_>, cleaned: &mut [bool], stats: &Stats, root: usize) -> u64 {
+    let total = stats.text[root];
+    let mut dropped = 0;
+    // The content's text before `i`.
+    let mut before = 0u32;
+    let mut i = root + 1;
+    while i < tree.end(root) {
+        let tag = tree.tag(i);
+        if !cleaned[i] {
+            i = tree.end(i);
+            continue;
+        }
+        if tag != Tag::P {
+            if tag == Tag::Text {
+                before = before.saturating_add(stats.text[i]);
+            }
+            i += 1;
+            continue;
+        }
+        let list = (before >= total / 2)
+            .then(|| next_sibling(tree, cleaned, stats, i))
+            .flatten()
+            .filter(|&l| is_related_list(tree, stats, l, total));
+        // A paragraph's subtree is looked into once, and skipped after.
+        let label = |_: &usize| {
+            if stats.text[i] > LEAD_IN_TEXT {
+                return false;
+            }
+            let last = (i..tree.end(i))
+                .rev()
+                .find(|&t| cleaned[t] && tree.tag(t) == Tag::Text && stats.text[t] > 0)
+                .and_then(|t| tree.text(t))
+                .unwrap_or("");
+            is_lead_in(tree, stats, i, last) && is_bold(tree, cleaned, stats, i)
+        };
+        before = before.saturating_add(stats.text[i]);
+        match list.filter(label) {
+            Some(l) => {
+                dropped += u64::from(stats.text[i]) + u64::from(stats.text[l]);
+                cleaned[i..tree.end(i)].fill(false);
+                cleaned[l..tree.end(l)].fill(false);
+                before = before.saturating_add(stats.text[l]);
+                i = tree.end(l);
+            }
+            _ => i = tree.end(i),
+        }
+    }
+    dropped
+}
+
+/// Whether all the kept text of `p` is bold (`strong`, `b`): a box's label
+/// set as a paragraph, not a sentence of the prose. One pass: a text node
+/// is bold when it falls inside the last bold element's subtree.
+fn is_bold(tree: &Tree<'_>, cleaned: &[bool], stats: &Stats, p: usize) -> bool {
+    let mut bold_end = 0;
+    let end = tree.end(p);
+    for (j, &kept) in cleaned.iter().enumerate().take(end).skip(p) {
+        match tree.tag(j) {
+            Tag::Strong | Tag::B => bold_end = bold_end.max(tree.end(j)),
+            Tag::Text if kept && stats.text[j] > 0 && j >= bold_end => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The next kept sibling of `i` that is an element or holds text. In the
+/// flat tree the node after a subtree is its next sibling, when its parent
+/// goes on.
+fn next_sibling(tree: &Tree<'_>, cleaned: &[bool], stats: &Stats, i: usize) -> Option<usize> {
+    let end = tree.end(tree.parent(i)?);
+    let mut n = tree.end(i);
+    while n < end {
+        if cleaned[n] && (tree.tag(n) != Tag::Text || stats.text[n] > 0) {
+            return Some(n);
+        }
+        n = tree.end(n);
+    }
+    None
+}
+
+/// Whether `l` is a list of links to elsewhere: two items or more, nearly
+/// all its text in links, and not most of the content (`total`).
+fn is_related_list(tree: &Tree<'_>, stats: &Stats, l: usize, total: u32) -> bool {
+    matches!(tree.tag(l), Tag::Ul | Tag::Ol)
+        && stats.link_density(l) >= RELATED_LINKS
+        && stats.text[l] <= total / 2
+        && tree.children(l).filter(|&c| tree.tag(c) == Tag::Li).count() >= 2
 }
 
 /// Whether `i` stands directly in the content under `root`: only the

@@ -531,3 +531,96 @@ fn a_lone_table_or_example_with_its_title_keeps_the_section_around_it() {
         assert!(md.contains(&format!("createlang step{n}")), "{md}");
     }
 }
+
+#[test]
+fn a_lead_in_left_with_nothing_to_lead_into_is_dropped() {
+    // A blog post's "related" box: its links go as furniture, and the
+    // heading or line that introduced them must go with them.
+    let related = "<p><a href='/a'>Another story entirely, about something else</a></p>";
+    for lead in [
+        "<h2>Das könnte dich auch interessieren</h2>",
+        "<p>Das Thema könnte dich auch interessieren:</p>",
+        "<p><strong>Read also:</strong></p>",
+    ] {
+        let html = format!(
+            "<body><article><h1>The story</h1><p>{PROSE}</p><p>{PROSE}</p>{lead}{related}</article></body>"
+        );
+        let doc = extract(&html, &Url::parse("https://example.org/story").unwrap());
+        let md = doc.markdown();
+        assert!(md.contains("written out in full sentences."), "{md}");
+        assert!(!md.contains("nteressieren"), "{md}");
+        assert!(!md.contains("Read also"), "{md}");
+    }
+    // A line ending in a colon that leads into code, a table or an image
+    // stays, and so does the last section's heading above its text.
+    for (tail, kept) in [
+        (
+            "<p>Run it as follows:</p><pre>make run</pre>",
+            "Run it as follows:",
+        ),
+        (
+            "<p>The figures:</p><table><tr><td>1</td><td>2</td></tr></table>",
+            "The figures:",
+        ),
+        (
+            "<p>As seen here:</p><img src='/a.png' alt='a chart'>",
+            "As seen here:",
+        ),
+        (
+            "<h2>Last words</h2><p>Short, and said.</p>",
+            "## Last words",
+        ),
+        // Nothing followed it: a heading that is the content (rustdoc's
+        // last `impl`), or a sentence set as one (a pull quote).
+        ("<h3>impl Drop for Guard</h3>", "impl Drop for Guard"),
+        ("<h4>It was, they said, a nightmare.</h4>", "a nightmare."),
+    ] {
+        let html = format!(
+            "<body><article><h1>The story</h1><p>{PROSE}</p><p>{PROSE}</p>{tail}</article></body>"
+        );
+        let doc = extract(&html, &Url::parse("https://example.org/story").unwrap());
+        let md = doc.markdown();
+        assert!(md.contains(kept), "{md}");
+    }
+}
+
+#[test]
+fn a_bold_label_and_its_list_of_links_late_in_the_article_are_a_related_box() {
+    let list = "<ul><li><a href='/a'>Fourteen tips for more followers</a></li>\
+                <li><a href='/b'>The nine most shared posts of the year</a></li>\
+                <li><a href='/c'>How to put your feed back in order</a></li></ul>";
+    let page = |lead: &str| {
+        format!(
+            "<body><article><h1>The story</h1><p>{PROSE}</p><p>{PROSE}</p><p>{PROSE}</p>\
+             {lead}{list}<p>{PROSE} The end, with its last words.</p></article></body>"
+        )
+    };
+    let md = |lead: &str| {
+        extract(
+            &page(lead),
+            &Url::parse("https://example.org/story").unwrap(),
+        )
+        .markdown()
+    };
+    let related = md("<p><strong>Also interesting:</strong></p>");
+    assert!(!related.contains("Also interesting"), "{related}");
+    assert!(!related.contains("Fourteen tips"), "{related}");
+    assert!(related.contains("its last words."), "{related}");
+    // A sentence of the text that leads into a list of links is the
+    // text's own ("The modules are:"), and so is a section under a heading
+    // of its own (Wikipedia's "See also").
+    for lead in [
+        "<p>The modules described in this chapter are:</p>",
+        "<h2>See also</h2>",
+    ] {
+        let kept = md(lead);
+        assert!(kept.contains("Fourteen tips"), "{kept}");
+    }
+    // Early in the article, a list of links is what the text is about.
+    let early = format!(
+        "<body><article><h1>The story</h1><p><strong>Start here:</strong></p>{list}\
+         <p>{PROSE}</p><p>{PROSE}</p></article></body>"
+    );
+    let md = extract(&early, &Url::parse("https://example.org/story").unwrap()).markdown();
+    assert!(md.contains("Fourteen tips"), "{md}");
+}
