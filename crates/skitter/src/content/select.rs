@@ -140,13 +140,17 @@ fn with_lead(tree: &Tree<'_>, keep: &[bool], stats: &Stats, roots: Vec<usize>) -
 
 /// Whether `i`'s class or id names an article's container.
 fn names_article(tree: &Tree<'_>, i: usize) -> bool {
-    ["class", "id"].iter().any(|name| {
-        tree.attr(i, name).is_some_and(|v| {
-            super::prune::words(v).into_iter().any(|w| {
-                ["article", "artikel", "post", "entry", "story"]
-                    .iter()
-                    .any(|a| w.eq_ignore_ascii_case(a))
-            })
+    named(tree, i, &["article", "artikel", "post", "entry", "story"])
+}
+
+/// Whether a word of `i`'s class or id is one of `names` (ASCII case
+/// ignored).
+fn named(tree: &Tree<'_>, i: usize, names: &[&str]) -> bool {
+    ["class", "id"].iter().any(|attr| {
+        tree.attr(i, attr).is_some_and(|v| {
+            super::prune::words(v)
+                .into_iter()
+                .any(|w| names.iter().any(|n| w.eq_ignore_ascii_case(n)))
         })
     })
 }
@@ -383,15 +387,7 @@ fn is_title(tree: &Tree<'_>, stats: &Stats, c: usize) -> bool {
         return false;
     }
     matches!(tree.tag(c), Tag::H(_) | Tag::Caption | Tag::Figcaption)
-        || ["class", "id"].iter().any(|name| {
-            tree.attr(c, name).is_some_and(|v| {
-                super::prune::words(v).into_iter().any(|w| {
-                    ["title", "caption"]
-                        .iter()
-                        .any(|t| w.eq_ignore_ascii_case(t))
-                })
-            })
-        })
+        || named(tree, c, &["title", "caption"])
 }
 
 /// How far above the best box sections with twins are looked for.
@@ -580,10 +576,7 @@ fn drop_related_lists(tree: &Tree<'_>, cleaned: &mut [bool], stats: &Stats, root
             .flatten()
             .filter(|&l| is_related_list(tree, stats, l, total));
         // A paragraph's subtree is looked into once, and skipped after.
-        let label = |_: &usize| {
-            if stats.text[i] > LEAD_IN_TEXT {
-                return false;
-            }
+        let label = || {
             let last = (i..tree.end(i))
                 .rev()
                 .find(|&t| cleaned[t] && tree.tag(t) == Tag::Text && stats.text[t] > 0)
@@ -592,8 +585,8 @@ fn drop_related_lists(tree: &Tree<'_>, cleaned: &mut [bool], stats: &Stats, root
             is_lead_in(tree, stats, i, last) && is_bold(tree, cleaned, stats, i)
         };
         before = before.saturating_add(stats.text[i]);
-        match list.filter(label) {
-            Some(l) => {
+        match list {
+            Some(l) if stats.text[i] <= LEAD_IN_TEXT && label() => {
                 dropped += u64::from(stats.text[i]) + u64::from(stats.text[l]);
                 cleaned[i..tree.end(i)].fill(false);
                 cleaned[l..tree.end(l)].fill(false);

@@ -5,6 +5,11 @@ use url::Url;
 
 use crate::content::extract;
 
+/// The Markdown of the main content of `html`, found at `url`.
+fn markdown(html: &str, url: &str) -> String {
+    extract(html, &Url::parse(url).unwrap()).markdown()
+}
+
 const PROSE: &str = "A paragraph of the article, long enough to count, with commas, clauses, \
     and the words a reader came for, written out in full sentences.";
 
@@ -490,11 +495,7 @@ fn a_lone_table_or_example_with_its_title_keeps_the_section_around_it() {
          <p>Notice that except for the two-argument form of enum_range, these ignore the value passed.</p>\
          </div><div class='navfooter'><a href='/up'>Up</a></div></body>"
     );
-    let doc = extract(
-        &html,
-        &Url::parse("https://example.org/functions-enum.html").unwrap(),
-    );
-    let md = doc.markdown();
+    let md = markdown(&html, "https://example.org/functions-enum.html");
     assert!(md.contains("enum_fn6(anyenum)"), "{md}");
     assert!(md.contains("several functions that allow"), "{md}");
     assert!(
@@ -521,11 +522,7 @@ fn a_lone_table_or_example_with_its_title_keeps_the_section_around_it() {
          <div class='example-contents'><p>{PROSE} {PROSE}</p><p>{PROSE}</p>\
          <pre class='programlisting'>CREATE EXTENSION plperl;</pre></div></div></div></body>"
     );
-    let doc = extract(
-        &html,
-        &Url::parse("https://example.org/xplang-install.html").unwrap(),
-    );
-    let md = doc.markdown();
+    let md = markdown(&html, "https://example.org/xplang-install.html");
     assert!(md.contains("CREATE EXTENSION plperl;"), "{md}");
     for n in 1..=4 {
         assert!(md.contains(&format!("createlang step{n}")), "{md}");
@@ -545,8 +542,7 @@ fn a_lead_in_left_with_nothing_to_lead_into_is_dropped() {
         let html = format!(
             "<body><article><h1>The story</h1><p>{PROSE}</p><p>{PROSE}</p>{lead}{related}</article></body>"
         );
-        let doc = extract(&html, &Url::parse("https://example.org/story").unwrap());
-        let md = doc.markdown();
+        let md = markdown(&html, "https://example.org/story");
         assert!(md.contains("written out in full sentences."), "{md}");
         assert!(!md.contains("nteressieren"), "{md}");
         assert!(!md.contains("Read also"), "{md}");
@@ -578,8 +574,7 @@ fn a_lead_in_left_with_nothing_to_lead_into_is_dropped() {
         let html = format!(
             "<body><article><h1>The story</h1><p>{PROSE}</p><p>{PROSE}</p>{tail}</article></body>"
         );
-        let doc = extract(&html, &Url::parse("https://example.org/story").unwrap());
-        let md = doc.markdown();
+        let md = markdown(&html, "https://example.org/story");
         assert!(md.contains(kept), "{md}");
     }
 }
@@ -595,13 +590,7 @@ fn a_bold_label_and_its_list_of_links_late_in_the_article_are_a_related_box() {
              {lead}{list}<p>{PROSE} The end, with its last words.</p></article></body>"
         )
     };
-    let md = |lead: &str| {
-        extract(
-            &page(lead),
-            &Url::parse("https://example.org/story").unwrap(),
-        )
-        .markdown()
-    };
+    let md = |lead: &str| markdown(&page(lead), "https://example.org/story");
     let related = md("<p><strong>Also interesting:</strong></p>");
     assert!(!related.contains("Also interesting"), "{related}");
     assert!(!related.contains("Fourteen tips"), "{related}");
@@ -621,6 +610,6 @@ fn a_bold_label_and_its_list_of_links_late_in_the_article_are_a_related_box() {
         "<body><article><h1>The story</h1><p><strong>Start here:</strong></p>{list}\
          <p>{PROSE}</p><p>{PROSE}</p></article></body>"
     );
-    let md = extract(&early, &Url::parse("https://example.org/story").unwrap()).markdown();
+    let md = markdown(&early, "https://example.org/story");
     assert!(md.contains("Fourteen tips"), "{md}");
 }
