@@ -43,10 +43,10 @@ if [[ $smoke == 1 ]]; then
         gunzip -c "$d/source.html.gz" >"$docs/site/$(basename "$d").html"
         n=$((n + 1)); [[ $n -ge 20 ]] && break
     done
-    # Two pages in Sphinx's and DocBook's markup, for the docs check below.
+    # Pages in Sphinx's and DocBook's markup (bench/content/docs-fixture), for the docs check below.
     cp -r bench/content/docs-fixture/sphinx-doc bench/content/docs-fixture/postgresql-doc-15 "$docs/"
     { echo "<html><body>"; for f in "$docs"/site/*.html; do echo "<a href=\"$(basename "$f")\">$(basename "$f")</a>"; done
-      echo '<a href="../sphinx-doc/html/basics.html">basics</a> <a href="../postgresql-doc-15/html/app-demo.html">demo</a> <a href="../postgresql-doc-15/html/demo-calls.html">calls</a> <a href="../postgresql-doc-15/html/demo-functions.html">functions</a>'
+      echo '<a href="../sphinx-doc/html/basics.html">basics</a> <a href="../postgresql-doc-15/html/app-demo.html">demo</a> <a href="../postgresql-doc-15/html/demo-calls.html">calls</a> <a href="../postgresql-doc-15/html/demo-functions.html">functions</a> <a href="../postgresql-doc-15/html/demo-chapter.html">chapter</a> <a href="../sphinx-doc/html/objects.html">objects</a>'
       echo "</body></html>"; } >"$docs/site/index.html"
     starts=(site/index.html)
 else
@@ -106,8 +106,8 @@ extra=$(sed -n 's/^EXTRA //p' <<<"$summary")
 # The last tree against its HTML (bench/content/check-docs.py): every code
 # block and table of each page's main content kept, none of the site's
 # navigation, by each generator's own markup. A full run prints the totals
-# (the figures go in the docs); the smoke run checks the two fixture pages
-# and fails when the check does, so the check cannot rot.
+# (the figures go in the docs); the smoke run checks the fixture pages
+# (their lists too) and fails when the check does, so the check cannot rot.
 venv=${CONTENT_VENV:-${CARGO_TARGET_DIR:-target}/content-venv}
 if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import trafilatura, lxml.html' 2>/dev/null; then
     python3 -m venv "$venv" >/dev/null 2>&1 &&
@@ -121,7 +121,7 @@ if ! "$check_py" -c 'import lxml.html' 2>/dev/null; then
 elif [[ $smoke == 0 ]]; then
     "$check_py" bench/content/check-docs.py "$docs" "$tree" | tail -1 || true
 else
-    "$check_py" bench/content/check-docs.py "$docs" "$tree"
+    "$check_py" bench/content/check-docs.py --strict-lists "$docs" "$tree"
 fi
 
 # trafilatura on the same pages, timing only its extract calls.

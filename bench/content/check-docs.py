@@ -3,7 +3,7 @@ HTML it came from (issue 33: "the Markdown of every page keeps every code
 block and table of its main content, and contains none of the site's
 navigation").
 
-    check-docs.py DOCS_ROOT MD_HOST_DIR
+    check-docs.py [--strict-lists] DOCS_ROOT MD_HOST_DIR
 
 DOCS_ROOT is the folder the server served (URL path /X is DOCS_ROOT/X);
 MD_HOST_DIR is the tree's folder for that server (MD/127.0.0.1_PORT). Every
@@ -27,10 +27,21 @@ are not looked for. A table of two columns or more is kept when the
 Markdown has a GFM table row holding the text of its first cell that has
 text; a one-column table (skitter writes its cells as blocks) when that
 text is in the Markdown (both compared without Markdown's link targets,
-brackets, code and emphasis marks and escapes). Navigation leaks when a
+brackets, code and emphasis marks and escapes). A list (`ul`, `ol`, `dl`,
+not inside another list or a table) is kept when the first line of its
+first and of its last item is in the Markdown; a page's own table of
+contents (70% of its text or more in links, every link to a place in the
+page itself: DocBook's section pages) is the page's navigation and is not
+looked for. Navigation leaks when a
 link text of the navigation (8 characters or more, not also a link or
-heading text of the main content) is a link text of the Markdown. Prints
-one line per failure, then the totals; exits 1 on any failure.
+heading text of the main content) is a link text of the Markdown, or when
+one line of the Markdown holds three or more link texts of the navigation
+of any length (a bar of "Prev", "Up", "Next" copied whole). Prints
+one line per failure, then the totals; exits 1 on any failure but a lost
+list, which is counted and printed only (the issue's property names code
+blocks, tables and navigation; lists are checked to see what else goes),
+unless `--strict-lists` is given (the smoke run's fixture pages, which
+lose none).
 """
 
 import copy
@@ -112,6 +123,40 @@ def cell_text(cell):
     return collapse(cell.text_content())
 
 
+SEP = "\ue000"
+
+
+def first_line(item):
+    """The first line of a list item's own text: up to its first block (a
+    nested list, a code block, a paragraph break), which the Markdown
+    writes on a line of its own."""
+    item = copy.deepcopy(item)
+    for e in list(item.iter(*BLOCKS, "ul", "ol", "dl", "blockquote")):
+        if e is item:
+            continue
+        tail = e.tail
+        if e.tag in ("ul", "ol", "dl", "pre", "table", "blockquote"):
+            e.clear()
+        e.text = SEP + (e.text or "")
+        e.tail = SEP + (tail or "")
+    for part in item.text_content().split(SEP):
+        part = collapse(part.replace("¶", ""))
+        if part:
+            return part
+    return ""
+
+
+def in_page(lst, page):
+    """Whether list `lst` is a table of contents of the page itself: it has
+    links, and each leads to a place in this page (`#…`, `page.html#…`)."""
+    links = list(lst.iter("a"))
+    hrefs = [a.get("href") or "" for a in links]
+    if not hrefs or not all("#" in h and h.split("#")[0] in ("", page) for h in hrefs):
+        return False
+    text = len(collapse(lst.text_content()))
+    return sum(len(collapse(a.text_content())) for a in links) >= 0.7 * text
+
+
 def table_rows(md):
     """The table rows of the Markdown, in quotes and list items too."""
     rows = []
@@ -134,6 +179,7 @@ def check(html_path, md_path, kind, totals, out):
         totals["no main"] += 1
         return
     rel = os.path.relpath(md_path)
+    page = os.path.basename(html_path)
     for m in main:
         for pre in m.iter("pre"):
             totals["code blocks"] += 1
@@ -166,6 +212,22 @@ def check(html_path, md_path, kind, totals, out):
             if not any(plain(probe) in r for r in rows):
                 totals["tables lost"] += 1
                 out.append(f"{rel}: no table row holds {probe!r}")
+    for m in main:
+        for lst in m.iter("ul", "ol", "dl"):
+            # A list inside a list or a table is checked with its outer one.
+            if any(a.tag in ("ul", "ol", "dl", "table") for a in lst.iterancestors()):
+                continue
+            if in_page(lst, page):
+                continue
+            items = [first_line(i) for i in lst if i.tag in ("li", "dt", "dd")]
+            items = [plain(i) for i in items if i]
+            if not items:
+                continue
+            totals["lists"] += 1
+            missing = [i[:40] for i in (items[0], items[-1]) if i[:40] not in md_plain]
+            if missing:
+                totals["lists lost"] += 1
+                out.append(f"{rel}: list item not in the Markdown: {missing[0]!r}")
     main_texts = set()
     for m in main:
         for a in m.iter("a"):
@@ -179,6 +241,14 @@ def check(html_path, md_path, kind, totals, out):
             t = collapse(a.text_content())
             if len(t) >= 8 and t not in main_texts and t in links:
                 leaked.add(t)
+    # A bar of short links ("Prev", "Up", "Home", "Next") copied whole:
+    # three or more of the navigation's link texts on one line.
+    nav_texts = {collapse(a.text_content()) for n in nav for a in n.iter("a")} - main_texts
+    for line in md.splitlines():
+        bar = [t for t in md_link_texts(line) if t in nav_texts]
+        if len(bar) >= 3:
+            leaked.add(" · ".join(sorted(bar)))
+            break
     totals["navigation links"] += sum(1 for n in nav for _ in n.iter("a"))
     if leaked:
         totals["pages with navigation"] += 1
@@ -186,9 +256,11 @@ def check(html_path, md_path, kind, totals, out):
 
 
 def main():
-    docs, host_dir = sys.argv[1], sys.argv[2]
+    args = [a for a in sys.argv[1:] if a != "--strict-lists"]
+    strict_lists = len(args) < len(sys.argv) - 1
+    docs, host_dir = args[0], args[1]
     totals = {k: 0 for k in ("pages", "no main", "code blocks", "code blocks lost", "tables",
-                             "tables lost", "navigation links", "pages with navigation")}
+                             "tables lost", "lists", "lists lost", "navigation links", "pages with navigation")}
     out = []
     for dirpath, _, files in os.walk(host_dir):
         for name in files:
@@ -206,6 +278,8 @@ def main():
         print(line)
     print("docs check: " + ", ".join(f"{k} {v}" for k, v in totals.items()))
     failed = totals["code blocks lost"] + totals["tables lost"] + totals["pages with navigation"] + totals["no main"]
+    if strict_lists:
+        failed += totals["lists lost"]
     sys.exit(1 if failed or totals["pages"] == 0 else 0)
 
 

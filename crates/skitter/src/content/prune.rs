@@ -233,6 +233,10 @@ const FURNITURE: &[&str] = &[
     "nav",
     "navbar",
     "navigation",
+    // DocBook's bars of "Prev", "Up", "Home" and "Next" above and below
+    // each page.
+    "navheader",
+    "navfooter",
     "menu",
     "breadcrumb",
     "breadcrumbs",
@@ -330,11 +334,20 @@ fn furniture_words(class: &str, id: &str) -> bool {
 
 /// Whether id `id` of element `i` names what the element is about, not its
 /// role on the page, and so is not read for furniture or content words:
-/// the slug of its own heading ([`names_own_heading`]), or an anchor name
+/// the slug of its own heading ([`names_own_heading`]), an anchor name
 /// in capitals, as DocBook writes them (`SQL-SYNTAX-COMMENTS` is the
-/// section on comments in SQL, not a comment box).
+/// section on comments in SQL, not a comment box), or a dotted name, as
+/// API references write theirs (Sphinx's `imaplib.IMAP4.login` is that
+/// method, not a log-in box; a style hook has no dot, which CSS would have
+/// to escape).
 pub(crate) fn names_subject(tree: &Tree<'_>, i: usize, id: &str) -> bool {
-    is_anchor_name(id) || names_own_heading(tree, i, id)
+    is_anchor_name(id) || is_dotted_name(id) || names_own_heading(tree, i, id)
+}
+
+/// An id of words joined by dots (`os.login_tty`, `c.PyObject.tp_hash`).
+fn is_dotted_name(id: &str) -> bool {
+    let id = id.trim();
+    id.contains('.') && id.split('.').all(|w| !w.is_empty())
 }
 
 /// An id with letters, all of them capitals (digits and punctuation

@@ -66,7 +66,79 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
     if marked.is_some() && (picked as f64) < MARKED_KEPT * f64::from(stats.text[top]) {
         return vec![top];
     }
-    with_lead(tree, keep, stats, roots)
+    let roots = with_led_lists(tree, keep, stats, roots);
+    with_lead(tree, keep, stats, with_toc(tree, keep, stats, roots))
+}
+
+/// `roots` with the list each paragraph among them leads into: a root
+/// paragraph ending in a colon ("…we give you a list here so that you are
+/// aware of what is possible:") and the list right after it, whose short
+/// items score nothing and which the paragraph would dangle without.
+fn with_led_lists(tree: &Tree<'_>, keep: &[bool], stats: &Stats, roots: Vec<usize>) -> Vec<usize> {
+    let mut led = Vec::new();
+    for &r in &roots {
+        if tree.tag(r) != Tag::P || !ends_with_colon(tree, keep, r) {
+            continue;
+        }
+        let Some(parent) = tree.parent(r) else {
+            continue;
+        };
+        // The next kept element: in the flat tree, what follows a subtree
+        // is its next sibling while the parent goes on.
+        let mut n = tree.end(r);
+        while n < tree.end(parent) && (!keep[n] || tree.tag(n) == Tag::Text && stats.text[n] == 0) {
+            n = tree.end(n);
+        }
+        let list = n < tree.end(parent)
+            && (matches!(tree.tag(n), Tag::Ul | Tag::Ol | Tag::Dl)
+                || is_list_shaped(tree, stats, n));
+        // Roots are in document order: a lookup is a binary search, so a
+        // page of thousands of such paragraphs costs no square.
+        if list && roots.binary_search(&n).is_err() {
+            led.push(n);
+        }
+    }
+    if led.is_empty() {
+        return roots;
+    }
+    let mut roots = roots;
+    roots.extend(led);
+    roots.sort_unstable();
+    roots.dedup();
+    roots
+}
+
+/// Whether the last kept text of `p` ends in a colon. One backward look
+/// through `p`'s subtree, which no other root shares.
+fn ends_with_colon(tree: &Tree<'_>, keep: &[bool], p: usize) -> bool {
+    (p..tree.end(p))
+        .rev()
+        .filter(|&j| keep[j])
+        .find_map(|j| tree.text(j).map(str::trim_end).filter(|t| !t.is_empty()))
+        .is_some_and(|t| t.ends_with(':') || t.ends_with('：'))
+}
+
+/// `roots` with the tables of contents among their siblings
+/// ([`is_list_wrapper`]): a chapter's list of its pages beside its
+/// introduction (DocBook's `div.toc` in a `div.chapter`) scores nothing,
+/// all links, but is the chapter's own. Added after the picks are weighed,
+/// where it would read as a menu.
+fn with_toc(tree: &Tree<'_>, keep: &[bool], stats: &Stats, mut roots: Vec<usize>) -> Vec<usize> {
+    let Some(parent) = roots.first().and_then(|&r| tree.parent(r)) else {
+        return roots;
+    };
+    if roots.iter().any(|&r| tree.parent(r) != Some(parent)) {
+        return roots;
+    }
+    let tocs: Vec<usize> = tree
+        .children(parent)
+        .filter(|&c| keep[c] && is_list_wrapper(tree, stats, c) && roots.binary_search(&c).is_err())
+        .collect();
+    if !tocs.is_empty() {
+        roots.extend(tocs);
+        roots.sort_unstable();
+    }
+    roots
 }
 
 /// Text (non-whitespace bytes) below which a pick is scored again without
@@ -439,20 +511,46 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
         // What holds most of the content is the content, however many links
         // it has (a documentation index: a list of its pages).
         let most = stats.text[root] / 2;
+        // The end of the content's own list being walked: the lists nested
+        // in its items are its own too (a table of contents' sub-entries).
+        let mut own_until = 0;
         while i < tree.end(root) {
             // A list standing directly in the content (an index's list of
             // pages, a page of steps) is part of it, and so is one in a
-            // table's cell (a general index: a term's entries); lists of
-            // links inside boxes go with their box.
-            let own_list = matches!(tree.tag(i), Tag::Ul | Tag::Ol | Tag::Dl)
-                && (in_content(tree, i, root) || in_cell(tree, i));
+            // table's cell (a general index: a term's entries), or a
+            // wrapper standing for its lists (Sphinx's table of contents);
+            // lists of links inside boxes go with their box.
+            let own_list = match tree.tag(i) {
+                Tag::Ul | Tag::Ol | Tag::Dl => {
+                    i < own_until || in_content(tree, i, root) || in_cell(tree, i)
+                }
+                // Inside the content's own list, a wrapper of lists is its
+                // too; elsewhere only a named one, wherever it stands in
+                // the content (DocBook's sits in a `div.chapter`).
+                Tag::Div if i < own_until => is_list_shaped(tree, stats, i),
+                Tag::Div => is_list_wrapper(tree, stats, i),
+                _ => false,
+            };
+            if own_list && i >= own_until {
+                own_until = tree.end(i);
+            }
             // An aside holding code is the article's own (see
             // `prune::furniture`), whatever its class says ("sidebar").
             let own_aside = tree.tag(i) == Tag::Aside
                 && code.get_or_insert_with(|| super::prune::code_holders(tree))[i];
+            // A section of the document, named by its own heading as
+            // docutils names each (`<section id="numeric-objects">` headed
+            // "Numeric Objects"), is a chapter, not a box, even when all it
+            // holds is its heading and the list of its pages.
+            let own_section = tree.tag(i) == Tag::Section
+                && tree
+                    .attr(i, "id")
+                    .is_some_and(|id| super::prune::names_own_heading(tree, i, id))
+                && in_content(tree, i, root);
             if cleaned[i]
                 && !own_list
                 && !own_aside
+                && !own_section
                 && stats.text[i] <= most
                 && drops_in_content(tree, stats, i)
             {
@@ -655,6 +753,64 @@ fn in_content(tree: &Tree<'_>, i: usize, root: usize) -> bool {
     false
 }
 
+/// The most child nodes (whitespace between tags included) a wrapper of
+/// lists is looked through for: a caption and a list or two, so each look
+/// costs a few steps whatever the page.
+const LIST_WRAPPER_NODES: usize = 16;
+
+/// Whether `i` is a `div` holding nothing but lists and at most one short
+/// caption before them ("Table of Contents", then the list).
+fn is_list_shaped(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
+    if tree.tag(i) != Tag::Div {
+        return false;
+    }
+    let mut lists = 0;
+    let mut caption = false;
+    for (n, c) in tree.children(i).enumerate() {
+        if n >= LIST_WRAPPER_NODES {
+            return false;
+        }
+        match tree.tag(c) {
+            Tag::Ul | Tag::Ol | Tag::Dl => lists += 1,
+            Tag::Text if stats.text[c] == 0 => {}
+            Tag::P | Tag::H(_) if lists == 0 && !caption && stats.text[c] <= LEAD_IN_TEXT => {
+                caption = true;
+            }
+            _ => return false,
+        }
+    }
+    lists > 0
+}
+
+/// The most nodes of a table of contents looked through for a link to
+/// another page: a chapter's first entry is one, and nested tables of
+/// contents cost no more than this each.
+const TOC_LOOKAHEAD: usize = 2_000;
+
+/// Whether `i` is a list-shaped `div` ([`is_list_shaped`]) that stands for
+/// the document tree it wraps: Sphinx's `div.toctree-wrapper` (a chapter's
+/// list of its pages), or a `toc` box (DocBook's `div.toc`) with a link to
+/// another page among its first [`TOC_LOOKAHEAD`] nodes. A table of
+/// contents whose links all lead to places in pages (`#…`) is the page's
+/// own navigation and goes (DocBook's section pages, a news page's
+/// `#toc_container`).
+///
+/// Only so named: a news page's `div` around a list of links is as often
+/// its share bar or its "related stories" (measured on trafilatura's set,
+/// where taking any such `div` for its list let five of those in).
+fn is_list_wrapper(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
+    if !is_list_shaped(tree, stats, i) {
+        return false;
+    }
+    if named(tree, i, &["toctree"]) {
+        return true;
+    }
+    named(tree, i, &["toc"])
+        && (i..tree.end(i)).take(TOC_LOOKAHEAD).any(|a| {
+            tree.tag(a) == Tag::A && tree.attr(a, "href").is_some_and(|h| !h.contains('#'))
+        })
+}
+
 /// Whether `i` is in a table's cell: its parent is one, or the lists it
 /// sits in are, up to the cell.
 fn in_cell(tree: &Tree<'_>, i: usize) -> bool {
@@ -698,18 +854,43 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
         // sentence that links a few things ("read on in …, or see …") has
         // more words of its own and stays; so does a link alone in a
         // table's cell, the cell's data (an API index: the function's name,
-        // linked, beside what it does).
+        // linked, beside what it does), or the first paragraph of a list's
+        // item or a definition, which is the item's text ("Set `isolated`
+        // to 1.", "See `tp_hash`."): whether a list is a box of links is
+        // weighed on the list. A product list's "Zum Produkt" button, the
+        // item's last paragraph, still goes.
         Tag::P => {
             density > 0.5
                 && text < 200
                 && stats.commas[i] < 2
                 && stats.text[i].saturating_sub(stats.link[i]) < 16
-                && !tree
-                    .parent(i)
-                    .is_some_and(|c| matches!(tree.tag(c), Tag::Td | Tag::Th))
+                && !tree.parent(i).is_some_and(|c| match tree.tag(c) {
+                    Tag::Td | Tag::Th => true,
+                    Tag::Li | Tag::Dd | Tag::Dt => is_first_block(tree, c, i),
+                    _ => false,
+                })
         }
         _ => false,
     }
+}
+
+/// The most children of an item looked through for a block before one
+/// of them: enough for an item's inline lead ("Part of the Stable ABI."),
+/// a few steps whatever the page.
+const FIRST_BLOCK_LOOKAHEAD: usize = 8;
+
+/// Whether child `c` of `parent` is its first block: only text and inline
+/// elements before it, among its first [`FIRST_BLOCK_LOOKAHEAD`] children.
+fn is_first_block(tree: &Tree<'_>, parent: usize, c: usize) -> bool {
+    for s in tree.children(parent).take(FIRST_BLOCK_LOOKAHEAD) {
+        if s == c {
+            return true;
+        }
+        if tree.tag(s).is_block() {
+            return false;
+        }
+    }
+    false
 }
 
 /// A container's score before its paragraphs' points: by tag and by the

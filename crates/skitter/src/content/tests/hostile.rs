@@ -106,3 +106,36 @@ fn many_blocks_are_capped() {
         assert_eq!(doc.blocks.len(), crate::content::writer::MAX_BLOCKS);
     }
 }
+
+#[test]
+fn many_lead_ins_and_tables_of_contents_stay_linear() {
+    // Thousands of paragraphs ending in a colon, each before its list, and
+    // tables of contents nested in tables of contents: each is looked into
+    // a bounded number of steps (no root is searched for linearly, no
+    // contents' links scanned past TOC_LOOKAHEAD).
+    let mut html = String::from("<body><div>");
+    for n in 0..5_000 {
+        html.push_str(&format!(
+            "<p>Paragraph {n} of the text, with commas, and words, leading into:</p>\
+             <ul><li>item {n}</li></ul>"
+        ));
+    }
+    html.push_str("</div>");
+    for _ in 0..400 {
+        html.push_str("<div class='toc'><ul><li><a href='#here'>here</a>");
+    }
+    for _ in 0..400 {
+        html.push_str("</li></ul></div>");
+    }
+    html.push_str("</body>");
+    for doc in both(&html) {
+        let text = doc.text();
+        assert!(
+            text.contains("Paragraph 4999 of the text"),
+            "{}",
+            text.len()
+        );
+    }
+    let main = extract(&html, &url()).markdown();
+    assert!(main.contains("- item 4999"), "{}", main.len());
+}

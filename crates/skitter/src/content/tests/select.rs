@@ -613,3 +613,167 @@ fn a_bold_label_and_its_list_of_links_late_in_the_article_are_a_related_box() {
     let md = markdown(&early, "https://example.org/story");
     assert!(md.contains("Fourteen tips"), "{md}");
 }
+
+#[test]
+fn a_list_items_short_linked_paragraph_is_the_items_text() {
+    // Sphinx writes each item and each definition as a paragraph; "Set
+    // `isolated` to 1." and "See `tp_hash`." are mostly link, and were
+    // dropped as "Read more" lines, emptying the list.
+    let html = format!(
+        "<body><div class='body' role='main'><section id='s'><h1>Configuration</h1>\
+         <p>{PROSE}</p><p>If a file is present:</p><ul class='simple'>\
+         <li><p>Set <a href='#c.isolated'><code>isolated</code></a> to <code>1</code>.</p></li>\
+         <li><p>Set <a href='#c.site'><code>site_import</code></a> to <code>0</code>.</p></li></ul>\
+         <dl class='c type'><dt id='c.hashfunc'>typedef Py_hash_t (*hashfunc)(PyObject*)</dt>\
+         <dd><em>Part of the <a href='stable.html'>Stable ABI</a>.</em>\
+         <p>See <a href='#c.tp_hash'><code>tp_hash</code></a>.</p></dd></dl>\
+         <p>{PROSE}</p></section></div></body>"
+    );
+    let md = markdown(&html, "https://docs.example.org/c-api/init_config.html");
+    assert!(md.contains("Set [`isolated`]"), "{md}");
+    assert!(md.contains("Set [`site_import`]"), "{md}");
+    assert!(md.contains("See [`tp_hash`]"), "{md}");
+    // A product list's last paragraph, a lone button, is still furniture.
+    let card = |n: u32| {
+        format!(
+            "<li><h3>Printer {n}</h3><p>{PROSE}</p>\
+             <p class='row'><a class='button' href='/p/{n}'>Zum Produkt</a></p></li>"
+        )
+    };
+    let html = format!(
+        "<body><main><h1>Printers</h1><p>{PROSE}</p><ul>{}{}{}</ul></main></body>",
+        card(1),
+        card(2),
+        card(3)
+    );
+    let md = markdown(&html, "https://shop.example.org/printers");
+    assert!(md.contains("Printer 2"), "{md}");
+    assert!(!md.contains("Zum Produkt"), "{md}");
+}
+
+#[test]
+fn a_dotted_id_names_an_api_item_not_a_box() {
+    // Sphinx's `imaplib.IMAP4.login` and rustdoc's `method.skip`: "login"
+    // and "skip" are words of furniture in a style hook's name.
+    let html = format!(
+        "<body><div role='main'><h1>imaplib</h1><p>{PROSE}</p>\
+         <dl class='py method'><dt id='imaplib.IMAP4.login'>IMAP4.login(user, password)</dt>\
+         <dd><p>Identify the client using a plaintext password, which will be quoted.</p></dd></dl>\
+         <section id='method.skip'><h4>fn skip(self, n: usize) -> Skip</h4>\
+         <p>Creates an iterator that skips the first n elements, then yields the rest.</p></section>\
+         <p>{PROSE}</p></div></body>"
+    );
+    let md = markdown(&html, "https://docs.example.org/imaplib.html");
+    assert!(md.contains("IMAP4.login(user, password)"), "{md}");
+    assert!(md.contains("plaintext password"), "{md}");
+    assert!(md.contains("fn skip(self"), "{md}");
+    assert!(md.contains("skips the first n elements"), "{md}");
+}
+
+#[test]
+fn a_chapters_table_of_contents_is_its_content() {
+    // Sphinx's chapter page: a section per group, each its heading and a
+    // `div.toctree-wrapper` listing the group's pages, with nested entries.
+    let toctree = |pages: &[&str]| -> String {
+        let items: String = pages
+            .iter()
+            .map(|p| {
+                format!(
+                    "<li class='toctree-l1'><a href='{p}.html'>{p} Objects</a><ul>\
+                     <li class='toctree-l2'><a href='{p}.html#api'>The {p} API</a></li></ul></li>"
+                )
+            })
+            .collect();
+        format!("<div class='toctree-wrapper compound'><ul>{items}</ul></div>")
+    };
+    let html = format!(
+        "<body><div class='sphinxsidebar'><a href='/'>Home</a></div>\
+         <div class='body' role='main'><section id='concrete-objects-layer'>\
+         <h1>Concrete Objects Layer</h1><p>{PROSE}</p>\
+         <section id='fundamental-objects'><h2>Fundamental Objects</h2>\
+         <p>This section describes Python type objects and the singleton object None.</p>{}</section>\
+         <section id='numeric-objects'><h2>Numeric Objects</h2>{}</section>\
+         <section id='sequence-objects'><h2>Sequence Objects</h2>{}</section></section></div></body>",
+        toctree(&["Type", "None"]),
+        toctree(&["Integer", "Boolean", "Float"]),
+        toctree(&["Bytes", "Tuple", "List"]),
+    );
+    let md = markdown(&html, "https://docs.example.org/c-api/concrete.html");
+    for p in ["Type", "Integer", "Float", "Bytes", "List"] {
+        assert!(md.contains(&format!("[{p} Objects]")), "{p}: {md}");
+        assert!(md.contains(&format!("[The {p} API]")), "{p}: {md}");
+    }
+    assert!(md.contains("## Numeric Objects"), "{md}");
+
+    // DocBook's chapter page: its title, its `div.toc` of the chapter's
+    // pages, then the introduction; the bars of Prev/Next go. A section
+    // page's `div.toc`, every link a place in the page, is navigation.
+    let page = |toc_href: &str| {
+        format!(
+            "<body><div class='navheader'><table><tr><td><a href='prev.html'>Prev</a></td>\
+             <td><a href='up.html'>Up</a></td><td><a href='next.html'>Next</a></td></tr></table></div>\
+             <div class='chapter' id='ARCHIVE-MODULES'><div class='titlepage'><div><div>\
+             <h2 class='title'>Chapter 51. Archive Modules</h2></div></div></div>\
+             <div class='toc'><p><strong>Table of Contents</strong></p><dl class='toc'>\
+             <dt><span class='sect1'><a href='{toc_href}'>51.1. Initialization Functions</a></span></dt>\
+             <dt><span class='sect1'><a href='{toc_href}x'>51.2. Archive Module Callbacks</a></span></dt>\
+             </dl></div><p>{PROSE}</p><p>{PROSE}</p></div>\
+             <div class='navfooter'><a href='next.html'>Next</a></div></body>"
+        )
+    };
+    let md = markdown(
+        &page("archive-module-init.html"),
+        "https://docs.example.org/archive-modules.html",
+    );
+    assert!(md.contains("51\\.1. Initialization Functions"), "{md}");
+    assert!(md.contains("51\\.2. Archive Module Callbacks"), "{md}");
+    assert!(md.contains("the words a reader came for"), "{md}");
+    assert!(!md.contains("Prev"), "{md}");
+    let md = markdown(
+        &page("archive-modules.html#INIT"),
+        "https://docs.example.org/archive-modules.html",
+    );
+    assert!(!md.contains("Initialization Functions"), "{md}");
+    assert!(md.contains("the words a reader came for"), "{md}");
+}
+
+#[test]
+fn a_share_bar_or_related_stories_in_a_div_stay_boxes() {
+    // A `div` around a list of links is only a table of contents when
+    // named so: a news page's share bar and its related stories are not.
+    let html = format!(
+        "<body><article><h1>The story</h1><p>{PROSE}</p><p>{PROSE}</p><p>{PROSE}</p>\
+         <div class='shariff'><ul><li><a href='https://t.example/s'>twittern</a></li>\
+         <li><a href='https://f.example/s'>teilen</a></li></ul></div>\
+         <div class='content-related-stories'><h3>Related stories</h3><ul>\
+         <li><a href='/a'>Hoarding sends mask prices soaring in the city</a></li>\
+         <li><a href='/b'>Wanted man arrested after buying face masks</a></li></ul></div>\
+         <div id='toc_container' class='toc_white'><p class='toc_title'>Contents</p><ul>\
+         <li><a href='#one'>Where it began</a></li><li><a href='#two'>Where it went</a></li></ul></div>\
+         <p>{PROSE} The end.</p></article></body>"
+    );
+    let md = markdown(&html, "https://news.example.org/story");
+    assert!(md.contains("The end."), "{md}");
+    for furniture in ["twittern", "Hoarding", "Where it began"] {
+        assert!(!md.contains(furniture), "{furniture}: {md}");
+    }
+}
+
+#[test]
+fn a_paragraph_ending_in_a_colon_keeps_the_list_it_leads_into() {
+    // DocBook's section: the best box is the introduction, and the list it
+    // leads into, of short items that score nothing, stood beside it.
+    let html = "<body><div class='sect1' id='DDL-OTHERS'><div class='titlepage'><div><div>\
+         <h2 class='title'>5.13. Other Database Objects</h2></div></div></div>\
+         <p>Tables are the central objects in a relational database structure, because they \
+         hold your data. But they are not the only objects that exist in a database, and we \
+         give you a list here so that you are aware of what is possible:</p>\
+         <div class='itemizedlist'><ul class='itemizedlist'><li><p>Views</p></li>\
+         <li><p>Functions, procedures, and operators</p></li><li><p>Triggers</p></li></ul></div>\
+         </div></body>";
+    let md = markdown(html, "https://docs.example.org/ddl-others.html");
+    assert!(md.contains("what is possible:"), "{md}");
+    for item in ["- Views", "- Functions, procedures", "- Triggers"] {
+        assert!(md.contains(item), "{item}: {md}");
+    }
+}
