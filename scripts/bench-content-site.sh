@@ -44,9 +44,9 @@ if [[ $smoke == 1 ]]; then
         n=$((n + 1)); [[ $n -ge 20 ]] && break
     done
     # Pages in Sphinx's and DocBook's markup (bench/content/docs-fixture), for the docs check below.
-    cp -r bench/content/docs-fixture/sphinx-doc bench/content/docs-fixture/postgresql-doc-15 "$docs/"
+    cp -r bench/content/docs-fixture/sphinx-doc bench/content/docs-fixture/postgresql-doc-15 bench/content/docs-fixture/rust-doc "$docs/"
     { echo "<html><body>"; for f in "$docs"/site/*.html; do echo "<a href=\"$(basename "$f")\">$(basename "$f")</a>"; done
-      echo '<a href="../sphinx-doc/html/basics.html">basics</a> <a href="../postgresql-doc-15/html/app-demo.html">demo</a> <a href="../postgresql-doc-15/html/demo-calls.html">calls</a> <a href="../postgresql-doc-15/html/demo-functions.html">functions</a> <a href="../postgresql-doc-15/html/demo-chapter.html">chapter</a> <a href="../sphinx-doc/html/objects.html">objects</a>'
+      echo '<a href="../sphinx-doc/html/basics.html">basics</a> <a href="../postgresql-doc-15/html/app-demo.html">demo</a> <a href="../postgresql-doc-15/html/demo-calls.html">calls</a> <a href="../postgresql-doc-15/html/demo-functions.html">functions</a> <a href="../postgresql-doc-15/html/demo-chapter.html">chapter</a> <a href="../sphinx-doc/html/objects.html">objects</a> <a href="../rust-doc/html/std/demo/fn.demo_min.html">demo_min</a>'
       echo "</body></html>"; } >"$docs/site/index.html"
     starts=(site/index.html)
 else

@@ -8,18 +8,23 @@ navigation").
 DOCS_ROOT is the folder the server served (URL path /X is DOCS_ROOT/X);
 MD_HOST_DIR is the tree's folder for that server (MD/127.0.0.1_PORT). Every
 `.md` file of a package known here (python3*, sphinx-doc, postgresql-doc-*,
-rust-doc's book) is paired with its HTML file (same path, `.html` for
+rust-doc's books and API crates) is paired with its HTML file (same path, `.html` for
 `.md`); other pages are not checked.
 
-Each generator's own markup says what is main content and what is
+A page that is a stub sending the browser on (`<meta http-equiv=refresh>`:
+rustdoc's moved items, mdBook's renamed chapters) is counted as such and not
+checked. Each generator's own markup says what is main content and what is
 navigation, so the check does not depend on skitter's idea of either:
 
 - Sphinx (Python, Sphinx): main `div[role=main]`; navigation
   `div.sphinxsidebar`, `div.related`, `div.footer`.
 - DocBook (PostgreSQL): main the body without `div.navheader` and
   `div.navfooter`, which are the navigation.
-- mdBook (the Rust book): main `main`; navigation `nav`, `.sidebar`,
-  `.menu-bar`.
+- mdBook (rust-doc's books: the Rust book, the reference, the nomicon,
+  Rust by Example…): main `main`; navigation `nav`, `.sidebar`, `.menu-bar`.
+- rustdoc (rust-doc's `std`, `core`, `alloc`, `proc_macro`, `test`): main
+  `section#main-content`; navigation every `nav` (the sidebar, the
+  top bar, the search bar).
 
 A code block is kept when each of its lines (whitespace collapsed) is in the
 Markdown: lines of 4 characters or fewer are too common to say anything and
@@ -58,13 +63,24 @@ def collapse(s):
     return WS.sub(" ", s).strip()
 
 
+# rust-doc's books (mdBook) and its API crates (rustdoc), by folder.
+MDBOOKS = ("book", "reference", "nomicon", "rust-by-example", "edition-guide", "rustc",
+           "rustdoc", "unstable-book", "embedded-book")
+RUSTDOC = ("std", "core", "alloc", "proc_macro", "test")
+
+
 def generator(path):
     """The generator of a page by its package's folder; None for a page of
     no package known here (it is not checked)."""
     if path.startswith("postgresql"):
         return "docbook"
-    if path.startswith("rust-doc/") and "/book/" in path:
-        return "mdbook"
+    if path.startswith("rust-doc/html/"):
+        top = path.split("/")[2]
+        if top in MDBOOKS:
+            return "mdbook"
+        if top in RUSTDOC:
+            return "rustdoc"
+        return None
     if path.startswith(("python3", "sphinx-doc/")):
         return "sphinx"
     return None
@@ -89,6 +105,10 @@ def parts(doc, kind):
         for n in nav:
             n.getparent().remove(n)
         return bodies, nav
+    if kind == "rustdoc":
+        main = doc.xpath('//section[@id="main-content"]')
+        nav = doc.xpath('//nav')
+        return main, nav
     main = doc.xpath("//main")
     nav = doc.xpath('//nav | //*[contains(concat(" ", @class, " "), " sidebar ")]'
                     ' | //*[contains(concat(" ", @class, " "), " menu-bar ")]')
@@ -157,6 +177,17 @@ def in_page(lst, page):
     return sum(len(collapse(a.text_content())) for a in links) >= 0.7 * text
 
 
+def pre_text(pre):
+    """A code block's text with its `<br>`s and blocks as the line breaks
+    they are (rustdoc breaks a long signature's parameters with `<br>`, puts
+    each attribute in a `div` and a struct's hidden fields in a `details`)."""
+    pre = copy.deepcopy(pre)
+    for e in pre.iter("br", "div", "summary", "details"):
+        if e is not pre:
+            e.tail = "\n" + (e.tail or "")
+    return pre.text_content()
+
+
 def table_rows(md):
     """The table rows of the Markdown, in quotes and list items too."""
     rows = []
@@ -174,6 +205,11 @@ def check(html_path, md_path, kind, totals, out):
         md = f.read()
     md_flat = collapse(md)
     md_plain = plain(md)
+    if doc.xpath('//meta[translate(@http-equiv, "REFSH", "refsh")="refresh"]'):
+        # A stub that sends the browser on (rustdoc's moved items): it has
+        # no content of its own to check.
+        totals["redirect stubs"] += 1
+        return
     main, nav = parts(doc, kind)
     if not main:
         totals["no main"] += 1
@@ -183,7 +219,7 @@ def check(html_path, md_path, kind, totals, out):
     for m in main:
         for pre in m.iter("pre"):
             totals["code blocks"] += 1
-            lines = [collapse(line) for line in pre.text_content().splitlines()]
+            lines = [collapse(line) for line in pre_text(pre).splitlines()]
             missing = [line for line in lines if len(line) > 4 and line not in md_flat]
             if missing:
                 totals["code blocks lost"] += 1
@@ -259,7 +295,7 @@ def main():
     args = [a for a in sys.argv[1:] if a != "--strict-lists"]
     strict_lists = len(args) < len(sys.argv) - 1
     docs, host_dir = args[0], args[1]
-    totals = {k: 0 for k in ("pages", "no main", "code blocks", "code blocks lost", "tables",
+    totals = {k: 0 for k in ("pages", "redirect stubs", "no main", "code blocks", "code blocks lost", "tables",
                              "tables lost", "lists", "lists lost", "navigation links", "pages with navigation")}
     out = []
     for dirpath, _, files in os.walk(host_dir):

@@ -148,8 +148,14 @@ impl Extractor {
             prune::furniture(&tree, &mut pruned, &stats, body);
             // Furniture rules that leave next to nothing misfired (a page
             // builder naming every wrapper alike): the scoring alone decides.
-            let left = Stats::new(&tree, &counts, &pruned).text[body] as f64;
-            if left >= prune::LEAST * stats.text[body] as f64 {
+            // Unless the page marks its main content and the rules left it
+            // whole: then the page is short (mdBook's chapter of a heading
+            // alone, beside the book's table of contents), not misread.
+            let after = Stats::new(&tree, &counts, &pruned);
+            let left = after.text[body] as f64;
+            if left >= prune::LEAST * stats.text[body] as f64
+                || prune::main_left_whole(&tree, &stats, &after)
+            {
                 keep = pruned;
             }
         }

@@ -31,7 +31,8 @@ pub(crate) fn invisible(tree: &Tree<'_>, exclude: &[Selector]) -> Vec<bool> {
 }
 
 /// The share of the page's text above which furniture is kept after all: a
-/// wrapper whose class merely mentions "sidebar" or "header".
+/// wrapper whose class merely mentions "sidebar" or "header". Not a `nav`
+/// beside the page's marked `main`: that is a long menu beside a short page.
 const MOST: f64 = 0.85;
 
 /// The share of the page's text the furniture rules must leave, or they are
@@ -52,6 +53,10 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
     // unless dropped whole).
     let mut content_end = 0;
     let mut code: Option<Vec<bool>> = None;
+    // A `nav` beside the page's marked main content (which holds text) is
+    // navigation however much of the page it holds: mdBook's table of
+    // contents of a book beside a chapter of one heading.
+    let main = marked_main(tree).filter(|&m| stats.text[m] > 0);
     let mut i = 0;
     while i < tree.len() {
         if marks_content(tree, i) {
@@ -63,7 +68,8 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
         if keep[i]
             && !own_aside
             && is_furniture(tree, i)
-            && (stats.text[i] as f64) < MOST * total as f64
+            && ((stats.text[i] as f64) < MOST * total as f64
+                || tree.tag(i) == Tag::Nav && main.is_some_and(|m| m < i || m >= tree.end(i)))
         {
             let end = tree.end(i);
             keep[i..end].fill(false);
@@ -220,6 +226,18 @@ fn inside_content(tree: &Tree<'_>, i: usize) -> bool {
         at = tree.parent(p);
     }
     false
+}
+
+/// Whether the page's first `main` (or `[role=main]`) holds text and the
+/// furniture rules left all of it (`after` against `before`): what they
+/// took was outside it.
+pub(crate) fn main_left_whole(tree: &Tree<'_>, before: &Stats, after: &Stats) -> bool {
+    marked_main(tree).is_some_and(|m| after.text[m] > 0 && after.text[m] == before.text[m])
+}
+
+/// The page's first `main` or `[role=main]`, if any.
+fn marked_main(tree: &Tree<'_>) -> Option<usize> {
+    (0..tree.len()).find(|&i| tree.tag(i) == Tag::Main || tree.attr(i, "role") == Some("main"))
 }
 
 /// Whether `i` is the page's marked-up content: `main`, `article` or

@@ -440,13 +440,45 @@ fn scored(
 }
 
 /// Whether `c`, a sibling of the best box, is a box of worked code: it
-/// holds a code block and is mostly not links. Documentation puts a
+/// holds a code block and is mostly not links, or is nearly all that code
+/// block however many links the code has. Documentation puts a
 /// procedure's steps or a function's synopsis beside the example that
 /// scores best (PostgreSQL's `div.procedure` of `CREATE FUNCTION` steps
 /// next to its `div.example`); their paragraphs score in list items, too
-/// deep to lift the box, but the code is what the reader came for.
+/// deep to lift the box, but the code is what the reader came for. rustdoc
+/// writes an item's declaration as a `pre` in a `div.item-decl`, each type
+/// in it a link: the signature is the page's first content.
 fn is_code_box(tree: &Tree<'_>, keep: &[bool], stats: &Stats, c: usize) -> bool {
-    stats.link_density(c) < 0.25 && (c..tree.end(c)).any(|i| keep[i] && tree.tag(i) == Tag::Pre)
+    let Some(pre) = (c..tree.end(c)).find(|&i| keep[i] && tree.tag(i) == Tag::Pre) else {
+        return false;
+    };
+    stats.link_density(c) < 0.25 || is_its_code(stats.text[pre], stats.text[c])
+}
+
+/// The share of a box's text its code block holds for the box to be that
+/// code, links or not.
+const CODE_BOX_SHARE: f64 = 0.9;
+
+/// Whether a box of `text` bytes is its code block, holding `code` of them.
+fn is_its_code(code: u32, text: u32) -> bool {
+    code > 0 && f64::from(code) >= CODE_BOX_SHARE * f64::from(text)
+}
+
+/// The kept text of each node's subtree that is inside code blocks, in one
+/// backward pass (a node's descendants come after it).
+fn code_texts(tree: &Tree<'_>, stats: &Stats) -> Vec<u32> {
+    let mut code = vec![0u32; tree.len()];
+    for i in (0..tree.len()).rev() {
+        if tree.tag(i) == Tag::Pre {
+            code[i] = stats.text[i];
+        }
+        if code[i] > 0
+            && let Some(p) = tree.parent(i)
+        {
+            code[p] = code[p].saturating_add(code[i]);
+        }
+    }
+    code
 }
 
 /// The most text (non-whitespace bytes) a box's title holds.
@@ -506,6 +538,7 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
     let mut cleaned = keep.to_vec();
     let mut dropped = 0u64;
     let mut code: Option<Vec<bool>> = None;
+    let mut code_text: Option<Vec<u32>> = None;
     for &root in roots {
         let mut i = root + 1;
         // What holds most of the content is the content, however many links
@@ -553,6 +586,10 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
                 && !own_section
                 && stats.text[i] <= most
                 && drops_in_content(tree, stats, i)
+                // A box that is nearly all its code block is that code,
+                // however many links the code has (rustdoc's declaration
+                // of an item, each type in it a link).
+                && !is_its_code(code_text.get_or_insert_with(|| code_texts(tree, stats))[i], stats.text[i])
             {
                 dropped += stats.text[i] as u64;
                 let end = tree.end(i);

@@ -777,3 +777,61 @@ fn a_paragraph_ending_in_a_colon_keeps_the_list_it_leads_into() {
         assert!(md.contains(item), "{item}: {md}");
     }
 }
+
+#[test]
+fn a_marked_main_left_whole_is_the_content_however_short() {
+    // mdBook's chapter of a heading alone (the Unstable Book's "Compiler
+    // flags"), beside the book's table of contents: the furniture rules
+    // leave under 5% of the page, which reads as a misfire, but they left
+    // the page's `main` whole. The menu is not the content.
+    let chapters: String = (1..=60)
+        .map(|n| {
+            format!("<li class='chapter-item'><a href='f{n}.html'>feature_number_{n}</a></li>")
+        })
+        .collect();
+    let html = format!(
+        "<body><nav id='sidebar' class='sidebar'><div class='sidebar-scrollbox'>\
+         <ol class='chapter'>{chapters}</ol></div></nav>\
+         <div id='page-wrapper' class='page-wrapper'><div class='page'>\
+         <div id='content' class='content'><main><h1 id='compiler-flags'>\
+         <a class='header' href='#compiler-flags'>Compiler flags</a></h1></main>\
+         <nav class='nav-wrapper'><a rel='next' href='f1.html'>Next</a></nav></div></div></div></body>"
+    );
+    let md = markdown(&html, "https://example.org/compiler-flags.html");
+    assert!(md.contains("Compiler flags"), "{md}");
+    assert!(!md.contains("feature_number"), "{md}");
+    // A page builder that names every wrapper "sidebar", its `main`
+    // holding them: the rules took from inside `main`, and do not apply.
+    let html = format!(
+        "<body><main><div class='sidebar-section'><p>{PROSE}</p></div>\
+         <div class='sidebar-section'><p>{PROSE}</p></div></main></body>"
+    );
+    let md = markdown(&html, "https://example.org/built");
+    assert!(md.contains("the words a reader came for"), "{md}");
+}
+
+#[test]
+fn a_signature_full_of_type_links_is_code_not_a_link_box() {
+    // rustdoc's function page: the declaration in `div.item-decl` > `pre`,
+    // each type a link (over half the text), beside the description.
+    let ty = "<a class='struct' href='../arm/struct.uint32x4_t.html'>uint32x4_t</a>";
+    let html = format!(
+        "<body><nav class='sidebar'><a href='index.html'>core::arch</a></nav><main>\
+         <section id='main-content' class='content'><div class='main-heading'><h1 class='fqn'>\
+         Function <a href='index.html'>aarch64</a>::<a class='fn' href='#'>vminq_u32</a></h1></div>\
+         <div class='docblock item-decl'><pre class='rust fn'><code>pub unsafe fn vminq_u32(a: {ty}, \
+         b: {ty}) -&gt; {ty}</code></pre></div>\
+         <details class='rustdoc-toggle top-doc' open><summary class='hideme'><span>Expand description</span>\
+         </summary><div class='docblock'><p>Minimum (vector), lane by lane, of the two vectors given.</p>\
+         </div></details></section></main></body>"
+    );
+    let md = markdown(
+        &html,
+        "https://example.org/core/arch/aarch64/fn.vminq_u32.html",
+    );
+    assert!(
+        md.contains("pub unsafe fn vminq_u32(a: uint32x4_t, b: uint32x4_t) -> uint32x4_t"),
+        "{md}"
+    );
+    assert!(md.contains("Minimum (vector)"), "{md}");
+}
