@@ -584,6 +584,7 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
                 && !own_list
                 && !own_aside
                 && !own_section
+                && !is_doc_box(tree, i)
                 && stats.text[i] <= most
                 && drops_in_content(tree, stats, i)
                 // A box that is nearly all its code block is that code,
@@ -775,19 +776,33 @@ fn is_related_list(tree: &Tree<'_>, stats: &Stats, l: usize, total: u32) -> bool
 }
 
 /// Whether `i` stands directly in the content under `root`: only the
-/// page's own content wrappers (`main`, `article`, `section`) between them.
+/// page's own content wrappers (`main`, `article`, `section`, an open
+/// `details`) and documentation's boxes ([`is_doc_box`]) between them.
 fn in_content(tree: &Tree<'_>, i: usize, root: usize) -> bool {
     let mut at = tree.parent(i);
     while let Some(a) = at {
         if a == root {
             return true;
         }
-        if !matches!(tree.tag(a), Tag::Main | Tag::Article | Tag::Section) {
+        if !matches!(
+            tree.tag(a),
+            Tag::Main | Tag::Article | Tag::Section | Tag::Details
+        ) && !is_doc_box(tree, a)
+        {
             return false;
         }
         at = tree.parent(a);
     }
     false
+}
+
+/// Whether `i` is a box in which documentation generators set the
+/// author's own text: rustdoc's `div.docblock` (an item's description,
+/// its lists of references), the `div.admonition` of Sphinx, MkDocs and
+/// Docusaurus (a note, a warning, a "See also" of related functions).
+/// Never a box of links to drop, however many links it holds.
+fn is_doc_box(tree: &Tree<'_>, i: usize) -> bool {
+    tree.tag(i) == Tag::Div && named(tree, i, &["docblock", "admonition"])
 }
 
 /// The most child nodes (whitespace between tags included) a wrapper of
@@ -894,8 +909,9 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
         // linked, beside what it does), or the first paragraph of a list's
         // item or a definition, which is the item's text ("Set `isolated`
         // to 1.", "See `tp_hash`."): whether a list is a box of links is
-        // weighed on the list. A product list's "Zum Produkt" button, the
-        // item's last paragraph, still goes.
+        // weighed on the list (a product list's "Zum Produkt" button, the
+        // item's last paragraph, still goes); and a paragraph standing in
+        // documentation's own box ("See `cpuid`." in rustdoc's description).
         Tag::P => {
             density > 0.5
                 && text < 200
@@ -904,7 +920,7 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
                 && !tree.parent(i).is_some_and(|c| match tree.tag(c) {
                     Tag::Td | Tag::Th => true,
                     Tag::Li | Tag::Dd | Tag::Dt => is_first_block(tree, c, i),
-                    _ => false,
+                    _ => is_doc_box(tree, c),
                 })
         }
         _ => false,

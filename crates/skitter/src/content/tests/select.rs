@@ -835,3 +835,30 @@ fn a_signature_full_of_type_links_is_code_not_a_link_box() {
     );
     assert!(md.contains("Minimum (vector)"), "{md}");
 }
+
+#[test]
+fn documentations_own_boxes_keep_their_links() {
+    // rustdoc's description of an item (`div.docblock`) of one linked
+    // sentence and a list of references, and Sphinx's "See also"
+    // admonition of related functions: the author's text, all links.
+    let html = format!(
+        "<body><main><section id='main-content' class='content'><h1>Function cpuid</h1>\
+         <p>{PROSE}</p><p>{PROSE}</p>\
+         <details class='rustdoc-toggle top-doc' open><summary>Expand description</summary>\
+         <div class='docblock'><p>See <a href='fn.cpuid.html'><code>cpuid</code></a>.</p>\
+         <ul><li><a href='https://example.org/sdm.pdf'>Intel 64 Software Developer's Manual</a></li>\
+         <li><a href='https://example.org/apm.pdf'>AMD64 Architecture Programmer's Manual</a></li></ul>\
+         </div></details>\
+         <div class='admonition seealso'><p class='admonition-title'>See also</p><dl class='simple'>\
+         <dt><a href='socket.html'>Class socket.socket</a></dt><dd><p>Documentation of the socket class</p></dd>\
+         </dl></div></section></main></body>"
+    );
+    let md = markdown(
+        &html,
+        "https://docs.example.org/core/arch/fn.cpuid_count.html",
+    );
+    assert!(md.contains("See [`cpuid`]"), "{md}");
+    assert!(md.contains("Intel 64 Software Developer's Manual"), "{md}");
+    assert!(md.contains("AMD64 Architecture"), "{md}");
+    assert!(md.contains("Class socket.socket"), "{md}");
+}
