@@ -10,8 +10,10 @@
 //! the level above; containers start from a weight for their tag and for the
 //! words of their class and id; a container's score is scaled by the share
 //! of its text outside links. The best container is kept with those of its
-//! siblings that score close to it or are prose paragraphs, and with the
-//! article's lead, the standfirst above its body ([`with_lead`]). A best
+//! siblings that score close to it or are prose paragraphs, with the list a
+//! picked paragraph ending in a colon leads into ([`with_led_lists`]), the
+//! tables of contents beside the pick ([`with_toc`]), and the article's
+//! lead, the standfirst above its body ([`with_lead`]). A best
 //! list item or table part stands for its list or table, and a section
 //! with sections of its kind beside it (a reference page's) for all of
 //! them. Then the boxes inside it that read as furniture are cleaned out
@@ -776,8 +778,9 @@ fn is_related_list(tree: &Tree<'_>, stats: &Stats, l: usize, total: u32) -> bool
 }
 
 /// Whether `i` stands directly in the content under `root`: only the
-/// page's own content wrappers (`main`, `article`, `section`, an open
-/// `details`) and documentation's boxes ([`is_doc_box`]) between them.
+/// page's own content wrappers (`main`, `article`, `section`, `details`:
+/// rustdoc's description sits in one) and documentation's boxes
+/// ([`is_doc_box`]) between them.
 fn in_content(tree: &Tree<'_>, i: usize, root: usize) -> bool {
     let mut at = tree.parent(i);
     while let Some(a) = at {
