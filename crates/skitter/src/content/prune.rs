@@ -56,7 +56,8 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
     // A `nav` beside the page's marked main content (which holds text) is
     // navigation however much of the page it holds: mdBook's table of
     // contents of a book beside a chapter of one heading.
-    let main = marked_main(tree).filter(|&m| stats.text[m] > 0);
+    // Looked for once, and only when such a `nav` is met.
+    let mut main: Option<Option<usize>> = None;
     let mut i = 0;
     while i < tree.len() {
         if marks_content(tree, i) {
@@ -69,7 +70,10 @@ pub(crate) fn furniture(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, body:
             && !own_aside
             && is_furniture(tree, i)
             && ((stats.text[i] as f64) < MOST * total as f64
-                || tree.tag(i) == Tag::Nav && main.is_some_and(|m| m < i || m >= tree.end(i)))
+                || tree.tag(i) == Tag::Nav
+                    && main
+                        .get_or_insert_with(|| marked_main(tree).filter(|&m| stats.text[m] > 0))
+                        .is_some_and(|m| m < i || m >= tree.end(i)))
         {
             let end = tree.end(i);
             keep[i..end].fill(false);

@@ -82,18 +82,11 @@ fn with_led_lists(tree: &Tree<'_>, keep: &[bool], stats: &Stats, roots: Vec<usiz
         if tree.tag(r) != Tag::P || !ends_with_colon(tree, keep, r) {
             continue;
         }
-        let Some(parent) = tree.parent(r) else {
+        let Some(n) = next_sibling(tree, keep, stats, r) else {
             continue;
         };
-        // The next kept element: in the flat tree, what follows a subtree
-        // is its next sibling while the parent goes on.
-        let mut n = tree.end(r);
-        while n < tree.end(parent) && (!keep[n] || tree.tag(n) == Tag::Text && stats.text[n] == 0) {
-            n = tree.end(n);
-        }
-        let list = n < tree.end(parent)
-            && (matches!(tree.tag(n), Tag::Ul | Tag::Ol | Tag::Dl)
-                || is_list_shaped(tree, stats, n));
+        let list =
+            matches!(tree.tag(n), Tag::Ul | Tag::Ol | Tag::Dl) || is_list_shaped(tree, stats, n);
         // Roots are in document order: a lookup is a binary search, so a
         // page of thousands of such paragraphs costs no square.
         if list && roots.binary_search(&n).is_err() {
@@ -117,7 +110,7 @@ fn ends_with_colon(tree: &Tree<'_>, keep: &[bool], p: usize) -> bool {
         .rev()
         .filter(|&j| keep[j])
         .find_map(|j| tree.text(j).map(str::trim_end).filter(|t| !t.is_empty()))
-        .is_some_and(|t| t.ends_with(':') || t.ends_with('：'))
+        .is_some_and(ends_in_colon)
 }
 
 /// `roots` with the tables of contents among their siblings
@@ -586,9 +579,9 @@ pub(crate) fn clean(tree: &Tree<'_>, keep: &mut [bool], stats: &Stats, roots: &[
                 && !own_list
                 && !own_aside
                 && !own_section
-                && !is_doc_box(tree, i)
                 && stats.text[i] <= most
                 && drops_in_content(tree, stats, i)
+                && !is_doc_box(tree, i)
                 // A box that is nearly all its code block is that code,
                 // however many links the code has (rustdoc's declaration
                 // of an item, each type in it a link).
@@ -672,9 +665,14 @@ fn is_lead_in(tree: &Tree<'_>, stats: &Stats, block: usize, last: &str) -> bool 
     stats.text[block] <= LEAD_IN_TEXT
         && match tree.tag(block) {
             Tag::H(_) => !last.ends_with('.'),
-            Tag::P | Tag::Div => last.ends_with(':') || last.ends_with('：'),
+            Tag::P | Tag::Div => ends_in_colon(last),
             _ => false,
         }
+}
+
+/// Whether `text` ends in a colon, Latin or full-width.
+fn ends_in_colon(text: &str) -> bool {
+    text.ends_with(':') || text.ends_with('：')
 }
 
 /// The least share of link text that makes a list, after a lead-in, a box
