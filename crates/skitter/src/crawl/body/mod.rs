@@ -123,32 +123,37 @@ fn html_pass(
     let anchors = lines.then(|| AnchorPass::new(DEFAULT_MAX_ANCHORS));
     let visible = text_too.then(TextPass::new);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
-    // With a streaming extraction, its `*` handler hands the link pass its
-    // elements: one handler per tag instead of two passes of selectors.
-    let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
-    let settings = Settings::new().with_strict(false);
-    let mut settings = if shared {
-        links.text_handlers(settings)
-    } else {
-        links.handlers(settings)
+    // The links alone (the common case) need no lol_html pass.
+    let alone = stream.is_none() && anchors.is_none() && visible.is_none();
+    let written = alone && links.scan(&text) || {
+        // With a streaming extraction, its `*` handler hands the link pass its
+        // elements: one handler per tag instead of two passes of selectors.
+        let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
+        let settings = Settings::new().with_strict(false);
+        let mut settings = if shared {
+            links.text_handlers(settings)
+        } else {
+            links.handlers(settings)
+        };
+        if let Some(Ok(pass)) = &stream {
+            settings = pass.handlers(settings, shared.then_some(&links));
+        }
+        if let Some(anchors) = &anchors {
+            settings = anchors.handlers(settings);
+        }
+        if let Some(visible) = &visible {
+            settings = visible.handlers(settings);
+        }
+        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+        let written = rewriter
+            .write(text.as_bytes())
+            .and_then(|()| rewriter.end());
+        if let Err(error) = &written {
+            // The links found up to here are still good (see extract_html).
+            tracing::debug!(%error, "HTML link extraction stopped early");
+        }
+        written.is_ok()
     };
-    if let Some(Ok(pass)) = &stream {
-        settings = pass.handlers(settings, shared.then_some(&links));
-    }
-    if let Some(anchors) = &anchors {
-        settings = anchors.handlers(settings);
-    }
-    if let Some(visible) = &visible {
-        settings = visible.handlers(settings);
-    }
-    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    let written = rewriter
-        .write(text.as_bytes())
-        .and_then(|()| rewriter.end());
-    if let Err(error) = &written {
-        // The links found up to here are still good (see extract_html).
-        tracing::debug!(%error, "HTML link extraction stopped early");
-    }
     let doc = links.finish(url, encoding.name(), had_errors);
     let fingerprint = match fingerprint {
         Fingerprint::Off => false,
@@ -166,7 +171,7 @@ fn html_pass(
     let css = match stream {
         None => Css::Dom,
         Some(Err(declined)) => Css::Given(Err(declined)),
-        Some(Ok(pass)) => Css::Given(pass.finish(written.is_ok())),
+        Some(Ok(pass)) => Css::Given(pass.finish(written)),
     };
     let items = items.and_then(|(rules, page)| {
         rules

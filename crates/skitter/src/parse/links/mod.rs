@@ -2,8 +2,10 @@
 //!
 //! This module owns everything between "here are the bytes of a response" and
 //! "here are the links it contains": charset detection and decoding
-//! ([`decode_html`]), one streaming pass over HTML with `lol_html` (no DOM, no
-//! regular expressions over markup: [`extract_html`]), CSS `url()`/`@import`
+//! ([`decode_html`]), one streaming pass over HTML by the HTML tokenizer's
+//! rules (no DOM, no regular expressions over markup: [`extract_html`]; a
+//! scanner of our own in the default pages mode, `lol_html` otherwise),
+//! CSS `url()`/`@import`
 //! scanning ([`extract_css`]), `srcset` candidates ([`parse_srcset`]) and the
 //! two link-carrying HTTP headers, `Refresh` ([`refresh_target`]) and `Link`
 //! ([`link_header_targets`]).

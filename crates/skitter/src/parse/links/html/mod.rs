@@ -1,24 +1,31 @@
-//! HTML link extraction: one streaming `lol_html` pass over the decoded text.
+//! HTML link extraction: one streaming pass over the decoded text.
 //!
 //! There is no DOM: `lol_html` tokenizes with just enough tree awareness to
 //! know raw-text elements (`<script>`, `<style>`, `<textarea>`…) and foreign
-//! content, which is all link discovery needs. Handlers only record raw
-//! values; resolution happens once at the end, because `<base href>` applies
-//! to links that appear before it. Attribute values from `lol_html` are as
-//! written, so they are entity-decoded with [`decode_attribute`].
+//! content, which is all link discovery needs. In the pages mode, the
+//! crawl's default, [`scan`] does the same for the few elements that mode
+//! reads, at a fraction of the cost, and hands the page to `lol_html` only
+//! where it does not model the markup. Handlers only record raw values;
+//! resolution happens once at the end, because `<base href>` applies to
+//! links that appear before it. Attribute values are as written, so they
+//! are entity-decoded with [`decode_attribute`].
 
+mod rewriter;
+mod scan;
+mod scanned;
+
+use std::borrow::Cow;
 use std::cell::RefCell;
 
-use lol_html::html_content::{Element, TextChunk};
-use std::sync::LazyLock;
-
-use lol_html::{HtmlRewriter, Selector, Settings};
+use lol_html::Settings;
+use lol_html::html_content::Element;
 use url::Url;
 
-use super::parsed::{on_element, on_text, parsed_selector};
+use self::rewriter::{add_handlers, add_text_handlers, run_rewriter};
+use self::scanned::ScanSink;
 use super::rel::{self, Rel};
 use super::{
-    ExtractMode, Link, LinkKind, css, decode_attribute, decode_html, parse_srcset, refresh_target,
+    ExtractMode, Link, LinkKind, decode_attribute, decode_html, parse_srcset, refresh_target,
     trim_html_whitespace,
 };
 
@@ -46,30 +53,6 @@ pub struct HtmlDocument {
 /// of 700,000 links, each resolved against a 2 KB page URL, would otherwise
 /// cost gigabytes before a single link is gated.
 pub const DEFAULT_MAX_LINKS: usize = 100_000;
-
-/// Subresource elements read in [`ExtractMode::Resources`] and the attributes
-/// that hold their URLs. `srcset` values hold several URLs.
-const RESOURCE_ATTRS: &[(&str, &[&str])] = &[
-    ("img", &["src", "srcset"]),
-    ("source", &["src", "srcset"]),
-    ("link", &["href"]),
-    ("script", &["src"]),
-    ("iframe", &["src"]),
-    ("frame", &["src"]),
-    ("video", &["src", "poster"]),
-    ("audio", &["src"]),
-    ("track", &["src"]),
-    ("embed", &["src"]),
-    ("object", &["data"]),
-];
-
-/// Element names a `style` attribute commonly sits on, so that links from it
-/// can name their element with a `&'static str`; others are reported as `"*"`.
-const STYLED_TAGS: &[&str] = &[
-    "a", "article", "aside", "body", "button", "div", "footer", "h1", "h2", "h3", "h4", "h5", "h6",
-    "header", "html", "i", "img", "input", "label", "li", "main", "nav", "ol", "p", "section",
-    "span", "table", "td", "th", "tr", "ul",
-];
 
 /// A link as found, before the base is known.
 struct Found {
@@ -127,12 +110,12 @@ impl State {
     /// Records the URL in `attr` of `el`, if present and not blank.
     fn push_attr(
         &mut self,
-        el: &Element,
+        el: &impl StartTag,
         kind: LinkKind,
         element: &'static str,
         attr: &'static str,
     ) {
-        let Some(value) = el.get_attribute(attr) else {
+        let Some(value) = el.attr(attr) else {
             return;
         };
         let decoded = decode_attribute(&value);
@@ -140,7 +123,7 @@ impl State {
         if raw.is_empty() {
             return;
         }
-        let at = el.source_location().bytes().start;
+        let at = el.start();
         if attr == "srcset" {
             for candidate in parse_srcset(raw) {
                 self.push(candidate, (kind, element, attr), at);
@@ -149,6 +132,15 @@ impl State {
             self.push(raw.to_owned(), (kind, element, attr), at);
         }
     }
+}
+
+/// A start tag's attributes as written, from `lol_html` or from [`scan`],
+/// so that both feed the same handlers.
+trait StartTag {
+    /// The first attribute called `name`, as written.
+    fn attr(&self, name: &str) -> Option<Cow<'_, str>>;
+    /// Where the tag starts in the text the pass reads.
+    fn start(&self) -> usize;
 }
 
 /// Extracts the links of an HTML document.
@@ -167,7 +159,9 @@ pub fn extract_html(
 ) -> HtmlDocument {
     let (text, encoding, had_decode_errors) = decode_html(body, content_type_charset);
     let pass = LinkPass::new(&text, mode, DEFAULT_MAX_LINKS);
-    run_rewriter(&text, &pass.state, mode);
+    if !pass.scan(&text) {
+        run_rewriter(&text, &pass.state, mode);
+    }
     pass.finish(page_url, encoding.name(), had_decode_errors)
 }
 
@@ -189,6 +183,35 @@ impl LinkPass {
                 ..State::default()
             }),
             mode,
+        }
+    }
+
+    /// Reads the links of `text` (the page this pass was made for) with
+    /// [`scan`], without `lol_html`: in the pages mode, and where the scan
+    /// models the markup. `false` leaves the pass as new, for the caller to
+    /// run `lol_html` with [`LinkPass::handlers`].
+    pub(crate) fn scan(&self, text: &str) -> bool {
+        self.scan_departing(text).is_some()
+    }
+
+    /// [`LinkPass::scan`], saying whether the scan departed from
+    /// `lol_html` where `lol_html` contradicts itself (see [`scan`]);
+    /// `None` when it gave the page back.
+    fn scan_departing(&self, text: &str) -> Option<bool> {
+        if self.mode != ExtractMode::Pages {
+            return None;
+        }
+        match scan::scan(text, &mut ScanSink { state: &self.state }) {
+            Ok(departed) => Some(departed),
+            Err(scan::Bail) => {
+                let mut state = self.state.borrow_mut();
+                *state = State {
+                    noscript_budget: text.len(),
+                    max: state.max,
+                    ..State::default()
+                };
+                None
+            }
         }
     }
 
@@ -273,218 +296,39 @@ fn document_base(page_url: &Url, base_href: Option<&str>) -> Url {
         .unwrap_or_else(|| page_url.clone())
 }
 
-/// Streams `text` through `lol_html` with the handlers for `mode`.
-fn run_rewriter(text: &str, state: &RefCell<State>, mode: ExtractMode) {
-    let settings = add_handlers(Settings::new().with_strict(false), state, mode);
-    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    // Handlers never fail and strict mode is off, so an error here is a
-    // lol_html limit; the links found up to that point are still good.
-    if let Err(error) = rewriter
-        .write(text.as_bytes())
-        .and_then(|()| rewriter.end())
-    {
-        tracing::debug!(%error, "HTML link extraction stopped early");
-    }
-}
-
-/// The link handlers for `mode`.
-fn add_handlers<'h>(
-    mut settings: Settings<'h, 'static>,
-    state: &'h RefCell<State>,
-    mode: ExtractMode,
-) -> Settings<'h, 'static> {
-    parsed_selector!(ANCHOR = "a[href]");
-    parsed_selector!(AREA = "area[href]");
-    parsed_selector!(BASE = "base[href]");
-    parsed_selector!(META = "meta[http-equiv][content]");
-    parsed_selector!(LINK = "link[href][rel]");
-    settings = settings
-        .append_element_content_handler(on_element!(ANCHOR.get(), |el| {
-            state
-                .borrow_mut()
-                .push_attr(el, LinkKind::Anchor, "a", "href");
-            Ok(())
-        }))
-        .append_element_content_handler(on_element!(AREA.get(), |el| {
-            state
-                .borrow_mut()
-                .push_attr(el, LinkKind::Anchor, "area", "href");
-            Ok(())
-        }))
-        .append_element_content_handler(on_element!(BASE.get(), |el| {
-            on_base(el, &mut state.borrow_mut());
-            Ok(())
-        }))
-        .append_element_content_handler(on_element!(META.get(), |el| {
-            on_meta(el, &mut state.borrow_mut());
-            Ok(())
-        }))
-        .append_element_content_handler(on_element!(LINK.get(), |el| {
-            // `<link rel=next>` and the other hyperlink types are links a
-            // reader follows, in every mode; the rest of `<link>` is a resource.
-            if link_rel(el) == Rel::Hyperlink {
-                state
-                    .borrow_mut()
-                    .push_attr(el, LinkKind::Anchor, "link", "href");
-            }
-            Ok(())
-        }));
-    settings = add_text_handlers(settings, state, mode);
-    if mode == ExtractMode::Resources {
-        settings = add_resource_handlers(settings, state);
-    }
-    settings
-}
-
-/// The `<noscript>` text handler, which every mode has.
-fn add_text_handlers<'h>(
-    settings: Settings<'h, 'static>,
-    state: &'h RefCell<State>,
-    mode: ExtractMode,
-) -> Settings<'h, 'static> {
-    parsed_selector!(NOSCRIPT = "noscript");
-    settings.append_element_content_handler(on_text!(NOSCRIPT.get(), move |chunk| {
-        on_noscript_text(chunk, state, mode);
-        Ok(())
-    }))
-}
-
 /// The first `<base href>` sets the document's base.
-fn on_base(el: &Element, state: &mut State) {
+fn on_base(el: &impl StartTag, state: &mut State) {
     if state.base_href.is_none()
-        && let Some(href) = el.get_attribute("href")
+        && let Some(href) = el.attr("href")
     {
         state.base_href = Some(trim_html_whitespace(&decode_attribute(&href)).to_owned());
     }
 }
 
-/// One selector per element of [`RESOURCE_ATTRS`], in its order.
-static RESOURCE_SELECTORS: LazyLock<Vec<Selector>> = LazyLock::new(|| {
-    RESOURCE_ATTRS
-        .iter()
-        .map(|(tag, _)| tag.parse().expect("lol_html rejects a tag name"))
-        .collect()
-});
-
-/// Adds the subresource, `style` attribute and `<style>` text handlers.
-fn add_resource_handlers<'h>(
-    mut settings: Settings<'h, 'static>,
-    state: &'h RefCell<State>,
-) -> Settings<'h, 'static> {
-    parsed_selector!(STYLED = "[style]");
-    parsed_selector!(STYLE = "style");
-    for (&(tag, attrs), selector) in RESOURCE_ATTRS.iter().zip(RESOURCE_SELECTORS.iter()) {
-        settings = settings.append_element_content_handler(on_element!(selector, move |el| {
-            if tag == "link" && link_rel(el) != Rel::Resource {
-                return Ok(());
-            }
-            let mut state = state.borrow_mut();
-            for &attr in attrs {
-                state.push_attr(el, LinkKind::Resource, tag, attr);
-            }
-            Ok(())
-        }));
-    }
-    settings
-        .append_element_content_handler(on_element!(STYLED.get(), |el| {
-            let tag = el.tag_name();
-            let tag = STYLED_TAGS
-                .iter()
-                .copied()
-                .find(|&t| t == tag)
-                .unwrap_or("*");
-            let value = el.get_attribute("style").unwrap_or_default();
-            let at = el.source_location().bytes().start;
-            let mut state = state.borrow_mut();
-            css::scan(&decode_attribute(&value), |raw, _, _| {
-                state.push(raw, (LinkKind::Resource, tag, "style"), at)
-            });
-            Ok(())
-        }))
-        .append_element_content_handler(on_text!(STYLE.get(), |chunk| {
-            on_style_text(chunk, &mut state.borrow_mut());
-            Ok(())
-        }))
-}
-
 /// `<meta http-equiv=refresh content="5; url=…">` is a navigation.
-fn on_meta(el: &Element, state: &mut State) {
+fn on_meta(el: &impl StartTag, state: &mut State) {
     let is_refresh = el
-        .get_attribute("http-equiv")
+        .attr("http-equiv")
         .is_some_and(|v| trim_html_whitespace(&v).eq_ignore_ascii_case("refresh"));
     if !is_refresh {
         return;
     }
-    let content = el.get_attribute("content").unwrap_or_default();
+    let content = el.attr("content").unwrap_or_default();
     if let Some(target) = refresh_target(&decode_attribute(&content)) {
-        let at = el.source_location().bytes().start;
+        let at = el.start();
         state.push(target, (LinkKind::Navigation, "meta", "content"), at);
     }
 }
 
 /// What a `<link>` element points at (see [`rel::classify`]).
-fn link_rel(el: &Element) -> Rel {
-    rel::classify(&el.get_attribute("rel").unwrap_or_default())
+fn link_rel(el: &impl StartTag) -> Rel {
+    rel::classify(&el.attr("rel").unwrap_or_default())
 }
 
 /// `<noscript>` passes nest at most this deep. Each pass runs inside its
 /// parent's handler, so without a cap a page of nested `<noscript>` would set
 /// the stack depth (a 2 MB page overflowed it). Real pages nest one level.
 const MAX_NOSCRIPT_DEPTH: u32 = 4;
-
-/// `lol_html` parses as a browser with scripting on, so `<noscript>` content
-/// arrives as raw text; a crawler runs no scripts and sees it as markup, so
-/// it gets its own pass once complete. The state is not borrowed during that
-/// pass: its handlers borrow it themselves. Content beyond the depth cap or
-/// the byte budget is not read for links.
-fn on_noscript_text(chunk: &TextChunk, state: &RefCell<State>, mode: ExtractMode) {
-    {
-        let mut s = state.borrow_mut();
-        if s.noscript_depth >= MAX_NOSCRIPT_DEPTH {
-            return;
-        }
-        let origin = s.origin;
-        s.noscript_start
-            .get_or_insert(origin + chunk.source_location().bytes().start);
-        s.noscript_text.push_str(chunk.as_str());
-        if !chunk.last_in_text_node() {
-            return;
-        }
-    }
-    let markup = std::mem::take(&mut state.borrow_mut().noscript_text);
-    let outer = {
-        let mut s = state.borrow_mut();
-        let start = s.noscript_start.take().unwrap_or(s.origin);
-        if markup.len() > s.noscript_budget {
-            return;
-        }
-        s.noscript_budget -= markup.len();
-        s.noscript_depth += 1;
-        std::mem::replace(&mut s.origin, start)
-    };
-    run_rewriter(&markup, state, mode);
-    let mut s = state.borrow_mut();
-    s.noscript_depth -= 1;
-    s.origin = outer;
-}
-
-/// Collects `<style>` text, which arrives in chunks, and scans it at its end.
-/// It is raw text: no entity decoding applies.
-fn on_style_text(chunk: &TextChunk, state: &mut State) {
-    state
-        .style_start
-        .get_or_insert(chunk.source_location().bytes().start);
-    state.style_text.push_str(chunk.as_str());
-    if chunk.last_in_text_node() {
-        let css_text = std::mem::take(&mut state.style_text);
-        let at = state.style_start.take().unwrap_or(0);
-        // Each link where its `url(` is, so a checker names its own line
-        // of a long `<style>`.
-        css::scan(&css_text, |raw, construct, pos| {
-            state.push(raw, (LinkKind::Resource, "style", construct), at + pos)
-        });
-    }
-}
 
 #[cfg(test)]
 mod tests;
