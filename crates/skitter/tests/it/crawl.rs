@@ -819,3 +819,33 @@ async fn loopback_dns(
     };
     (dns, fetch)
 }
+
+#[tokio::test]
+async fn a_link_repeated_on_a_page_is_followed_once_and_each_skip_counted() {
+    let other = TestSite::start(SiteConfig {
+        pages: 1,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let links = |n: usize, page: &str| {
+        let mut links = vec![other.url("/"); n];
+        links.extend(vec![format!("{{origin}}{page}"); n]);
+        links
+    };
+    let mut skipped = Vec::new();
+    for n in [1, 3] {
+        let site = TestSite::start(SiteConfig {
+            pages: 3,
+            extra_root_links: links(n, "/p/2"),
+            ..SiteConfig::default()
+        })
+        .unwrap();
+        let report = crawl(quick(&site)).await;
+        // Followed once, however often the page links to it.
+        assert_eq!(site.stats().requests("/p/2"), 1);
+        skipped.push(report.counters.links_skipped[&SkipReason::Scope]);
+    }
+    // Each occurrence of the off-site link is a skip of its own.
+    assert_eq!(skipped[1] - skipped[0], 2, "{skipped:?}");
+    assert_eq!(other.stats().total_requests, 0);
+}

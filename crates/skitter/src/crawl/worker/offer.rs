@@ -1,7 +1,7 @@
 //! The links a response leads to besides its body's: the page's links gated
 //! and offered to the frontier, and a redirect's target.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
@@ -26,18 +26,30 @@ pub(super) async fn offer_links(
     let mut chains = ctx.guards.traps.page(&req.url, fingerprint);
     let mut admitted: Vec<Url> = Vec::with_capacity(links.len());
     let mut distinct: HashSet<Url> = HashSet::with_capacity(links.len());
+    let firsts = first_occurrences(&links);
+    let mut followed = vec![false; links.len()];
     for (i, link) in links.into_iter().enumerate() {
         if i % YIELD_EVERY == YIELD_EVERY - 1 {
             // A page of a million links must not hold this thread's timers and
             // sockets for the whole pass.
             tokio::task::yield_now().await;
         }
+        // A repeat of a link already followed from this page would get the
+        // same answers (admission and the chain check are idempotent for
+        // one URL) and find its URL in `distinct`: nothing to do. Repeats of
+        // skipped links are judged again, so every occurrence is counted.
+        if followed[firsts[i]] {
+            continue;
+        }
         match ctx.guards.admit(link.url, depth) {
             Admission::Admit(url) => {
                 if chains.check(&url).is_err() {
                     ctx.guards.link_skips.count(SkipReason::Trap);
-                } else if distinct.insert(url.clone()) {
-                    admitted.push(url);
+                } else {
+                    followed[i] = true;
+                    if distinct.insert(url.clone()) {
+                        admitted.push(url);
+                    }
                 }
             }
             Admission::Skip(reason) => ctx.guards.link_skips.count(reason),
@@ -55,6 +67,20 @@ pub(super) async fn offer_links(
         })
         .collect();
     (found, ctx.offer(requests).await)
+}
+
+/// For each link, the index of the first link of the page that resolved to
+/// the same URL (its own index for a first, or an unresolvable link).
+fn first_occurrences(links: &[Link]) -> Vec<usize> {
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity(links.len());
+    links
+        .iter()
+        .enumerate()
+        .map(|(i, link)| match &link.url {
+            Ok(url) => *first.entry(url.as_str()).or_insert(i),
+            Err(_) => i,
+        })
+        .collect()
 }
 
 /// Records a redirect and offers its target (through the gate, with one hop

@@ -361,3 +361,18 @@ fn links_past_the_cap_are_counted_not_kept() {
     let default = extract_html(html.as_bytes(), None, &page, ExtractMode::Resources);
     assert_eq!(default.cut, 0);
 }
+
+#[test]
+fn repeated_values_resolve_as_each_would_alone() {
+    let html = r#"<base href="/base/"><a href=x>1</a><a href="http://[bad/">2</a>
+        <a href=x>3</a><a href="http://[bad/">4</a><a href=" x ">5</a><a href=../y>6</a>"#;
+    let page = Url::parse(PAGE).unwrap();
+    let doc = extract_html(html.as_bytes(), None, &page, ExtractMode::Pages);
+    assert_eq!(doc.links.len(), 6);
+    for link in &doc.links {
+        let alone = doc.base.join(&link.raw).map_err(|e| e.to_string());
+        assert_eq!(link.url, alone, "{}", link.raw);
+    }
+    assert_eq!(doc.links[0].url, doc.links[2].url);
+    assert!(doc.links[3].url.is_err());
+}
