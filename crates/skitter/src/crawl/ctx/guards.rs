@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use url::Url;
 
 use crate::base::trap::TrapGuard;
-use crate::crawl::admission::{Admission, Gate, LinkSkips};
+use crate::crawl::admission::{Admission, Gate, LinkSkips, Memo};
 use crate::crawl::config::Config;
 use crate::crawl::deadline::UrlDeadlines;
 use crate::crawl::stall::RobotsStall;
@@ -20,6 +20,8 @@ use crate::output::report::Counters;
 pub(crate) struct Guards {
     /// The rules every discovered URL passes.
     pub(crate) gate: Gate,
+    /// The gate's answers for links met on earlier pages.
+    memo: Memo,
     pub(crate) traps: TrapGuard,
     /// Links the gate or the sitemap limits turned away, by reason.
     pub(crate) link_skips: LinkSkips,
@@ -46,6 +48,7 @@ impl Guards {
                 include: config.include.clone(),
                 max_depth: config.limits.max_depth,
             },
+            memo: Memo::default(),
             traps: TrapGuard::new(config.trap_rules.clone()),
             link_skips: LinkSkips::default(),
             budget: PageBudget::new(config.limits.max_pages, fetched.pages),
@@ -62,6 +65,12 @@ impl Guards {
     /// Whether a discovered URL may be queued at `depth` (see [`Gate::admit`]).
     pub(crate) fn admit(&self, url: Result<Url, String>, depth: u32) -> Admission {
         self.gate.admit(&self.traps, url, depth)
+    }
+
+    /// [`Guards::admit`] for a link found on a page, with the gate's answers
+    /// for the links of earlier pages remembered (see [`Gate::admit_link`]).
+    pub(crate) fn admit_link(&self, url: Result<Url, String>, depth: u32) -> Admission {
+        self.gate.admit_link(&self.memo, &self.traps, url, depth)
     }
 
     /// Adds what the guards counted to the report's counters: links not

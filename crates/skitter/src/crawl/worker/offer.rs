@@ -41,7 +41,7 @@ pub(super) async fn offer_links(
         if followed[firsts[i]] {
             continue;
         }
-        match ctx.guards.admit(link.url, depth) {
+        match ctx.guards.admit_link(link.url, depth) {
             Admission::Admit(url) => {
                 if chains.check(&url).is_err() {
                     ctx.guards.link_skips.count(SkipReason::Trap);

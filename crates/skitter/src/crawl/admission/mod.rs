@@ -2,6 +2,8 @@
 //! parse, be http(s), be in scope, pass the include/exclude patterns, be within
 //! the depth limit and trip no crawler-trap rule. A URL that fails is counted by reason, never silently lost.
 
+mod memo;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,6 +14,8 @@ use crate::base::outcome::SkipReason;
 use crate::base::scope::Scope;
 use crate::base::trap::TrapGuard;
 use crate::base::urlnorm;
+
+pub(crate) use memo::{Memo, Remembered};
 
 /// What the gate decided for one URL.
 #[derive(Debug, PartialEq, Eq)]
@@ -61,6 +65,39 @@ impl Gate {
             return Admission::Skip(SkipReason::Trap);
         }
         Admission::Admit(url)
+    }
+
+    /// [`Gate::admit`] for a link found on a page, with the answers of
+    /// earlier pages remembered in `memo` (see [`Memo`]): an admitted URL
+    /// is checked again only against the depth limit.
+    pub(crate) fn admit_link(
+        &self,
+        memo: &Memo,
+        traps: &TrapGuard,
+        url: Result<Url, String>,
+        depth: u32,
+    ) -> Admission {
+        let Ok(url) = url else {
+            return Admission::Skip(SkipReason::Malformed);
+        };
+        match memo.get(url.as_str()) {
+            Some(Remembered::Skip(reason)) => return Admission::Skip(reason),
+            Some(Remembered::Admit(_)) if self.max_depth.is_some_and(|max| depth > max) => {
+                return Admission::Skip(SkipReason::Limit);
+            }
+            Some(Remembered::Admit(normal)) => return Admission::Admit(normal),
+            None => {}
+        }
+        let key = url.as_str().to_owned();
+        let answer = self.admit(traps, Ok(url), depth);
+        match &answer {
+            Admission::Admit(normal) => memo.put(&key, Remembered::Admit(normal.clone())),
+            Admission::Skip(reason) if Remembered::lasts(*reason) => {
+                memo.put(&key, Remembered::Skip(*reason));
+            }
+            Admission::Skip(_) => {}
+        }
+        answer
     }
 
     /// `--exclude` wins over `--include`; with no include pattern everything is included.
