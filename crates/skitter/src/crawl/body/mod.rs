@@ -123,14 +123,18 @@ fn html_pass(
     let anchors = lines.then(|| AnchorPass::new(DEFAULT_MAX_ANCHORS));
     let visible = text_too.then(TextPass::new);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
-    // The links alone (the common case) need no lol_html pass.
-    let alone = stream.is_none() && anchors.is_none() && visible.is_none();
-    let written = alone && links.scan(&text) || {
+    // The links alone (the common case) need no lol_html pass; beside the
+    // page's text (a WACZ's page list) they still come from the scan, and
+    // lol_html runs for the text only.
+    let scanned = stream.is_none() && anchors.is_none() && links.scan(&text);
+    let written = scanned && visible.is_none() || {
         // With a streaming extraction, its `*` handler hands the link pass its
         // elements: one handler per tag instead of two passes of selectors.
         let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
         let settings = Settings::new().with_strict(false);
-        let mut settings = if shared {
+        let mut settings = if scanned {
+            settings
+        } else if shared {
             links.text_handlers(settings)
         } else {
             links.handlers(settings)

@@ -177,6 +177,43 @@ fn the_crawls_pass_gives_a_checker_what_its_own_read_would() {
     }
 }
 
+/// Beside the page's text alone (a WACZ's page list), the links come from
+/// the scan and lol_html runs for the text only: the links are those the
+/// lol_html pass finds (asked for lines, which only it reads) and the text
+/// is the text read alone.
+#[test]
+fn links_beside_the_page_text_are_the_lol_html_pass_links() {
+    let url = Url::parse("http://example.test/dir/page").unwrap();
+    let config = Config {
+        cases: CASES / 2,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(0x5eed_0057),
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let pass = |html: &str, lines: bool, text: bool| {
+        html_pass(
+            html.as_bytes(),
+            None,
+            &url,
+            (ExtractMode::Pages, DEFAULT_MAX_LINKS, lines, text),
+            None,
+            (false, Fingerprint::Off, None),
+        )
+    };
+    let result = runner.run(&page(), |html| {
+        let (doc, extras) = pass(&html, false, true);
+        let (by_lol_html, _) = pass(&html, true, false);
+        prop_assert_eq!(&doc.links, &by_lol_html.links, "page {:?}", html);
+        prop_assert_eq!(&doc.base, &by_lol_html.base);
+        prop_assert_eq!(extras.text, Some(text_alone(&html)));
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
 /// The fingerprint is computed for a page with a link one number away from
 /// its own URL (or an escaped one, which normalising may make so), and not
 /// for a page whose links cannot step along a chain; `Always` and `Off` do
