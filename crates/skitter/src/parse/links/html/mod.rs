@@ -167,9 +167,11 @@ pub fn extract_html(
     pass.finish(page_url, encoding.name(), had_decode_errors)
 }
 
-/// Link extraction as handlers to add to a `lol_html` pass that the caller
-/// runs over already decoded text, so that other readers of the page (the
-/// streaming item fields) share the one tokenization.
+/// Link extraction over already decoded text: by the scanner
+/// ([`LinkPass::scan`]) in the pages mode, or as handlers to add to a
+/// `lol_html` pass the caller runs, so that other readers of the page (the
+/// streaming item fields, a checker's anchors, a WACZ's page text) share the
+/// one tokenization.
 pub(crate) struct LinkPass {
     state: RefCell<State>,
     mode: ExtractMode,
