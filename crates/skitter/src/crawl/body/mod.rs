@@ -31,6 +31,7 @@ use crate::base::trap;
 use crate::content::{Document, Extractor};
 use crate::fetch::decode::{self, DecodeError};
 use crate::parse::fingerprint::text_simhash;
+use crate::parse::items::stream::{self, StreamPass};
 use crate::parse::items::{Css, Items, PageInput, Rules};
 use crate::parse::links::{self, AnchorPass, DEFAULT_MAX_ANCHORS, ExtractMode, Link, LinkPass};
 use crate::parse::text::{PageText, TextPass};
@@ -103,11 +104,12 @@ pub(crate) struct Checked {
     pub(crate) anchors: Option<(Vec<String>, u64)>,
 }
 
-/// An HTML page's links, and its items when rules match it, from one
-/// `lol_html` pass over the decoded text: the streaming item fields (see
-/// `items::stream`) share the link extraction's tokenization, and the text
-/// is decoded once for both; so do the anchors a link checker reads
-/// (`lines`), and the page's visible text (`text`).
+/// An HTML page's links, and its items when rules match it, from one pass
+/// over the decoded text: the link scanner's when the links are read alone
+/// or beside the page's visible text (`text`, read by `lol_html`'s text
+/// handlers), else one `lol_html` pass that the streaming item fields (see
+/// `items::stream`) and the anchors a link checker reads (`lines`) share
+/// with the links. The text is decoded once for all.
 fn html_pass(
     body: &[u8],
     charset: Option<&str>,
@@ -127,37 +129,14 @@ fn html_pass(
     // page's text (a WACZ's page list) they still come from the scan, and
     // lol_html runs for the text only.
     let scanned = stream.is_none() && anchors.is_none() && links.scan(&text);
-    let written = scanned && visible.is_none() || {
-        // With a streaming extraction, its `*` handler hands the link pass its
-        // elements: one handler per tag instead of two passes of selectors.
-        let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
-        let settings = Settings::new().with_strict(false);
-        let mut settings = if scanned {
-            settings
-        } else if shared {
-            links.text_handlers(settings)
-        } else {
-            links.handlers(settings)
-        };
-        if let Some(Ok(pass)) = &stream {
-            settings = pass.handlers(settings, shared.then_some(&links));
-        }
-        if let Some(anchors) = &anchors {
-            settings = anchors.handlers(settings);
-        }
-        if let Some(visible) = &visible {
-            settings = visible.handlers(settings);
-        }
-        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-        let written = rewriter
-            .write(text.as_bytes())
-            .and_then(|()| rewriter.end());
-        if let Err(error) = &written {
-            // The links found up to here are still good (see extract_html).
-            tracing::debug!(%error, "HTML link extraction stopped early");
-        }
-        written.is_ok()
-    };
+    let written = scanned && visible.is_none()
+        || shared_pass(
+            &text,
+            &links,
+            scanned,
+            stream.as_ref(),
+            (&anchors, &visible),
+        );
     let doc = links.finish(url, encoding.name(), had_errors);
     let fingerprint = match fingerprint {
         Fingerprint::Off => false,
@@ -191,6 +170,47 @@ fn html_pass(
         text: visible.map(TextPass::finish),
     };
     (doc, extras)
+}
+
+/// The `lol_html` pass of [`html_pass`] over `text`: the link handlers
+/// unless the scan `scanned` the links already, and the other readers'
+/// handlers. Whether it read the whole page.
+fn shared_pass(
+    text: &str,
+    links: &LinkPass,
+    scanned: bool,
+    stream: Option<&Result<StreamPass<'_, '_>, stream::Declined>>,
+    (anchors, visible): (&Option<AnchorPass>, &Option<TextPass>),
+) -> bool {
+    // With a streaming extraction, its `*` handler hands the link pass its
+    // elements: one handler per tag instead of two passes of selectors.
+    let shared = matches!(stream, Some(Ok(_))) && links.takes_elements();
+    let settings = Settings::new().with_strict(false);
+    let mut settings = if scanned {
+        settings
+    } else if shared {
+        links.text_handlers(settings)
+    } else {
+        links.handlers(settings)
+    };
+    if let Some(Ok(pass)) = stream {
+        settings = pass.handlers(settings, shared.then_some(links));
+    }
+    if let Some(anchors) = anchors {
+        settings = anchors.handlers(settings);
+    }
+    if let Some(visible) = visible {
+        settings = visible.handlers(settings);
+    }
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    let written = rewriter
+        .write(text.as_bytes())
+        .and_then(|()| rewriter.end());
+    if let Err(error) = &written {
+        // The links found up to here are still good (see extract_html).
+        tracing::debug!(%error, "HTML link extraction stopped early");
+    }
+    written.is_ok()
 }
 
 /// What kind of document a body is, for extraction.
