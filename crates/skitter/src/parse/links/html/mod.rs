@@ -109,6 +109,25 @@ impl State {
         });
     }
 
+    /// Starts the pass over a `<noscript>`'s `len` bytes of text, which
+    /// start at `start` of the page's text: the origin to give back to
+    /// [`State::leave_noscript`], or `None` past the depth cap or the byte
+    /// budget (the text is then not read for links).
+    fn enter_noscript(&mut self, start: usize, len: usize) -> Option<usize> {
+        if self.noscript_depth >= MAX_NOSCRIPT_DEPTH || len > self.noscript_budget {
+            return None;
+        }
+        self.noscript_budget -= len;
+        self.noscript_depth += 1;
+        Some(std::mem::replace(&mut self.origin, start))
+    }
+
+    /// Ends the pass [`State::enter_noscript`] started.
+    fn leave_noscript(&mut self, outer: usize) {
+        self.noscript_depth -= 1;
+        self.origin = outer;
+    }
+
     /// Records the URL in `attr` of `el`, if present and not blank.
     fn push_attr(
         &mut self,

@@ -199,17 +199,13 @@ fn on_noscript_text(chunk: &TextChunk, state: &RefCell<State>, mode: ExtractMode
     let outer = {
         let mut s = state.borrow_mut();
         let start = s.noscript_start.take().unwrap_or(s.origin);
-        if markup.len() > s.noscript_budget {
+        let Some(outer) = s.enter_noscript(start, markup.len()) else {
             return;
-        }
-        s.noscript_budget -= markup.len();
-        s.noscript_depth += 1;
-        std::mem::replace(&mut s.origin, start)
+        };
+        outer
     };
     run_rewriter(&markup, state, mode);
-    let mut s = state.borrow_mut();
-    s.noscript_depth -= 1;
-    s.origin = outer;
+    state.borrow_mut().leave_noscript(outer);
 }
 
 /// Collects `<style>` text, which arrives in chunks, and scans it at its end.

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use super::super::LinkKind;
 use super::super::rel::Rel;
 use super::scan;
-use super::{MAX_NOSCRIPT_DEPTH, StartTag, State, link_rel, on_base, on_meta};
+use super::{StartTag, State, link_rel, on_base, on_meta};
 
 impl StartTag for scan::Tag<'_> {
     fn attr(&self, name: &str) -> Option<Cow<'_, str>> {
@@ -49,23 +49,20 @@ impl scan::Sink for ScanSink<'_> {
         }
     }
 
-    /// As [`on_noscript_text`]: the text read as markup in a pass of its
-    /// own, within the same depth cap and byte budget.
+    /// As the `lol_html` pass's `<noscript>` handler: the text read as
+    /// markup in a pass of its own, within the same depth cap and byte
+    /// budget ([`State::enter_noscript`]).
     fn noscript(&mut self, start: usize, text: &str) -> Result<bool, scan::Bail> {
         let outer = {
             let mut s = self.state.borrow_mut();
-            if s.noscript_depth >= MAX_NOSCRIPT_DEPTH || text.len() > s.noscript_budget {
+            let start = s.origin + start;
+            let Some(outer) = s.enter_noscript(start, text.len()) else {
                 return Ok(false);
-            }
-            s.noscript_budget -= text.len();
-            s.noscript_depth += 1;
-            let origin = s.origin + start;
-            std::mem::replace(&mut s.origin, origin)
+            };
+            outer
         };
         let read = scan::scan(text, self);
-        let mut s = self.state.borrow_mut();
-        s.noscript_depth -= 1;
-        s.origin = outer;
+        self.state.borrow_mut().leave_noscript(outer);
         read
     }
 }
