@@ -200,6 +200,8 @@ pub struct RobotsCache {
     token: String,
     policy: RobotsPolicy,
     origins: Mutex<HashMap<String, Slot>>,
+    /// Health probes in flight, by origin (see [`RobotsCache::recheck`]).
+    probes: Mutex<HashMap<String, Slot>>,
     /// What the cached files cost, oldest first, to keep within the budget.
     sizes: Mutex<Sizes>,
     outages: Mutex<HashMap<String, Outage>>,
@@ -226,6 +228,7 @@ impl RobotsCache {
             token,
             policy,
             origins: Mutex::new(HashMap::new()),
+            probes: Mutex::new(HashMap::new()),
             sizes: Mutex::new(Sizes::default()),
             outages: Mutex::new(HashMap::new()),
             store: None,
@@ -306,21 +309,57 @@ impl RobotsCache {
     /// probe after one of the origin's pages failed: a server that is down fails
     /// its robots.txt too, and its URLs then wait (see
     /// [`OriginRules::deferral`]); a server with a few broken URLs does not.
+    ///
+    /// The probe runs beside the rules in force: the origin's other URLs go on
+    /// with those until its answer replaces them, and the rechecks that overlap
+    /// share one probe. (When the probe took the rules' place, every URL of the
+    /// origin waited a round trip of the site for it, and on a slow site whose
+    /// URLs fail now and then, a recheck each second made every round last two.)
     pub async fn recheck(&self, url: &Url, max_age: Duration) -> Arc<OriginRules> {
         let origin = url.origin().ascii_serialization();
-        let slot = self.slot(&origin);
-        let stale = slot
+        let current = self.slot(&origin);
+        let stale = current
             .get()
             .is_some_and(|rules| rules.fetched.elapsed() >= max_age);
         if !stale {
             return self.rules_for(url).await;
         }
-        self.forget(&origin, &slot);
-        let fresh = self.slot(&origin);
-        fresh
+        let probe = self.probe_slot(&origin);
+        let rules = probe
             .get_or_init(|| self.fetch_from(origin.clone(), false))
             .await
-            .clone()
+            .clone();
+        self.install(&origin, &current, &probe, &rules);
+        rules
+    }
+
+    /// The origin's health probe in flight, or a new one.
+    fn probe_slot(&self, origin: &str) -> Slot {
+        let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
+        probes.entry(origin.to_string()).or_default().clone()
+    }
+
+    /// Puts a probe's answer in the place of the rules it was checking (unless
+    /// something newer took it meanwhile), then lets the next recheck probe
+    /// again: in this order, a recheck in between finds the fresh rules rather
+    /// than stale ones and no probe. Rules that could not be asked for are not
+    /// kept (see [`OriginRules::unreachable`]): the origin's next URL asks again.
+    fn install(&self, origin: &str, checked: &Slot, probe: &Slot, rules: &Arc<OriginRules>) {
+        {
+            let mut map = self.origins.lock().unwrap_or_else(|e| e.into_inner());
+            if map.get(origin).is_some_and(|s| Arc::ptr_eq(s, checked)) {
+                if rules.unreachable.is_some() {
+                    map.remove(origin);
+                } else {
+                    let fresh = Arc::new(OnceCell::new_with(Some(rules.clone())));
+                    map.insert(origin.to_owned(), fresh);
+                }
+            }
+        }
+        let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
+        if probes.get(origin).is_some_and(|p| Arc::ptr_eq(p, probe)) {
+            probes.remove(origin);
+        }
     }
 
     fn slot(&self, origin: &str) -> Slot {
