@@ -180,10 +180,14 @@ def in_page(lst, page):
 def pre_text(pre):
     """A code block's text with its `<br>`s and blocks as the line breaks
     they are (rustdoc breaks a long signature's parameters with `<br>`, puts
-    each attribute in a `div` and a struct's hidden fields in a `details`)."""
+    each attribute in a `div` and a struct's hidden fields in a `details`
+    whose `summary` reads "Show 18 fields"): a block starts a line and ends
+    one, as a browser shows it."""
     pre = copy.deepcopy(pre)
     for e in pre.iter("br", "div", "summary", "details"):
         if e is not pre:
+            if e.tag != "br":
+                e.text = "\n" + (e.text or "")
             e.tail = "\n" + (e.tail or "")
     return pre.text_content()
 

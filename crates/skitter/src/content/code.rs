@@ -6,18 +6,47 @@ use super::tree::{Tag, Tree};
 
 /// The text of the code block `i` as written: text nodes in order, `<br>`
 /// and block elements (one per line in some highlighters) as line breaks.
+/// A block ends its line as well as starting one, as a browser shows it
+/// (rustdoc puts an attribute in a `div` before the declaration it belongs
+/// to: `#[repr(C)]`, then `pub struct stat {`), unless the text after it
+/// starts with its own line break.
 pub(crate) fn block_text(tree: &Tree<'_>, keep: &[bool], i: usize) -> String {
     let mut out = String::new();
+    // Where the blocks open around `j` end; as deep as the tree, which the
+    // parser caps.
+    let mut open: Vec<usize> = Vec::new();
+    // A block ended since the last text: the next text starts a line.
+    let mut ended = false;
     let mut j = i + 1;
     while j < tree.end(i) {
+        while open.last().is_some_and(|&end| end <= j) {
+            open.pop();
+            ended = true;
+        }
         if !keep[j] {
             j = tree.end(j);
             continue;
         }
         match tree.tag(j) {
-            Tag::Text => out.push_str(tree.text(j).unwrap_or("")),
-            Tag::Br => out.push('\n'),
-            t if t.is_block() && !out.is_empty() && !out.ends_with('\n') => out.push('\n'),
+            Tag::Text => {
+                let text = tree.text(j).unwrap_or("");
+                if ended && !text.is_empty() {
+                    if !text.starts_with(['\n', '\r']) {
+                        break_line(&mut out);
+                    }
+                    ended = false;
+                }
+                out.push_str(text);
+            }
+            Tag::Br => {
+                out.push('\n');
+                ended = false;
+            }
+            t if t.is_block() => {
+                break_line(&mut out);
+                ended = false;
+                open.push(tree.end(j));
+            }
             _ => {}
         }
         j += 1;
@@ -26,6 +55,13 @@ pub(crate) fn block_text(tree: &Tree<'_>, keep: &[bool], i: usize) -> String {
     let trimmed = out.trim_end_matches([' ', '\n', '\t']);
     let start = trimmed.len() - trimmed.trim_start_matches('\n').len();
     trimmed[start..].to_string()
+}
+
+/// Ends the line unless it is empty or ended.
+fn break_line(out: &mut String) {
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
 }
 
 /// The text of the inline code element `i`, whitespace collapsed.

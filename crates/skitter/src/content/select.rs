@@ -68,6 +68,17 @@ pub(crate) fn main_roots(tree: &Tree<'_>, keep: &[bool], stats: &Stats, top: usi
     if marked.is_some() && (picked as f64) < MARKED_KEPT * f64::from(stats.text[top]) {
         return vec![top];
     }
+    // Nor does it narrow the article to its code example, which can hold
+    // most of a short page's text (rustdoc's page of one function: the
+    // declaration, a sentence, then an example of twenty lines): the
+    // example is the article's, not the article.
+    if marked.is_some() && picked < u64::from(stats.text[top]) {
+        let code = code_texts(tree, stats);
+        let in_code: u64 = roots.iter().map(|&r| u64::from(code[r])).sum();
+        if in_code > 0 && in_code as f64 >= CODE_BOX_SHARE * picked as f64 {
+            return vec![top];
+        }
+    }
     let roots = with_led_lists(tree, keep, stats, roots);
     with_lead(tree, keep, stats, with_toc(tree, keep, stats, roots))
 }
@@ -899,7 +910,10 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
             // A short list is content (a nested list of points, steps):
             // only a list that is mostly links reads as a box of them.
             weight < 0.0
-                || (!list && density > 0.5 && stats.paras[i] < 2)
+                || (!list
+                    && density > 0.5
+                    && stats.paras[i] < 2
+                    && !wraps_data_table(tree, stats, i))
                 || (list && density > 0.7)
                 || (!list && text < 25 && stats.media[i] == 0 && stats.paras[i] == 0)
         }
@@ -926,6 +940,37 @@ fn drops_in_content(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
         }
         _ => false,
     }
+}
+
+/// The most nodes of a table looked through for its header row: a
+/// `thead`, a `tr` and a few cells.
+const HEADER_LOOKAHEAD: usize = 32;
+
+/// Whether `i` is a `div` holding one table and nothing else (whitespace
+/// aside), whose columns are named by two header cells or more: a table of
+/// data ("Platform | System call", each call linked to its manual), not a
+/// box of links however many of its cells are links. A layout table of
+/// links names no columns.
+fn wraps_data_table(tree: &Tree<'_>, stats: &Stats, i: usize) -> bool {
+    if tree.tag(i) != Tag::Div {
+        return false;
+    }
+    let mut table = None;
+    for (n, c) in tree.children(i).enumerate() {
+        if n >= LIST_WRAPPER_NODES {
+            return false;
+        }
+        match tree.tag(c) {
+            Tag::Table if table.is_none() => table = Some(c),
+            Tag::Text if stats.text[c] == 0 => {}
+            _ => return false,
+        }
+    }
+    let Some(t) = table else {
+        return false;
+    };
+    let end = tree.end(t).min(t + HEADER_LOOKAHEAD);
+    (t..end).filter(|&j| tree.tag(j) == Tag::Th).count() >= 2
 }
 
 /// The most children of an item looked through for a block before one
@@ -997,6 +1042,18 @@ const NEGATIVE: &[&str] = &[
     "widget",
 ];
 
+/// Whether the only furniture word in `lower` is the "foot" of "footnote":
+/// a footnote the text cites is the article's (mdBook's and Sphinx's
+/// `footnote-definition`, Wikipedia's `footnotes`), where Readability's list
+/// reads it as a footer.
+fn only_footnotes(lower: &str) -> bool {
+    if !lower.contains("footnote") {
+        return false;
+    }
+    let rest = lower.replace("footnote", "");
+    !NEGATIVE.iter().any(|w| rest.contains(w))
+}
+
 /// +25 for each of class and id that reads like content, −25 for each that
 /// reads like furniture.
 pub(crate) fn class_weight(tree: &Tree<'_>, i: usize) -> f64 {
@@ -1019,7 +1076,7 @@ fn class_weights(tree: &Tree<'_>, i: usize) -> (f64, f64) {
             .get(..value.len().min(256))
             .unwrap_or("")
             .to_ascii_lowercase();
-        if NEGATIVE.iter().any(|w| lower.contains(w)) {
+        if NEGATIVE.iter().any(|w| lower.contains(w)) && !only_footnotes(&lower) {
             furniture -= 25.0;
         }
         if POSITIVE.iter().any(|w| lower.contains(w)) {

@@ -144,3 +144,22 @@ fn heading_permalinks_are_left_out() {
         "# Coroutines\n\n## new\n\nA and a [#tag](https://example.org/dir/page.html#y)."
     );
 }
+
+#[test]
+fn a_block_inside_a_code_block_ends_its_line() {
+    // rustdoc: an attribute in a `div` before the declaration, and a
+    // struct's fields in a `details` whose `summary` is a toggle's label.
+    assert_eq!(
+        md(
+            "<pre class='rust'><code><div class='code-attribute'>#[repr(C)]</div>pub struct stat {\
+            <details><summary><span>Show 2 fields</span></summary>\n    pub st_dev: u64,\n    \
+            pub st_ino: u64,\n</details>}</code></pre>"
+        ),
+        "```rust\n#[repr(C)]\npub struct stat {\nShow 2 fields\n    pub st_dev: u64,\n    pub st_ino: u64,\n}\n```"
+    );
+    // A highlighter's line per `div`, with or without the newline between.
+    assert_eq!(
+        md("<pre><div>a = 1</div>\n<div>b = 2</div><div>c = 3</div></pre>"),
+        "```\na = 1\nb = 2\nc = 3\n```"
+    );
+}

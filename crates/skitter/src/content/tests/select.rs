@@ -862,3 +862,98 @@ fn documentations_own_boxes_keep_their_links() {
     assert!(md.contains("AMD64 Architecture"), "{md}");
     assert!(md.contains("Class socket.socket"), "{md}");
 }
+
+#[test]
+fn a_code_example_is_not_the_whole_of_a_marked_article() {
+    // rustdoc's page of one intrinsic: the declaration, a short sentence,
+    // then an example of many lines (and commas) that holds most of the
+    // page's text and scores best of all.
+    let rows: String = (0..12)
+        .map(|r| {
+            format!(
+                "    {}, {}, {}, {}, {}, {}, {}, {},\n",
+                r,
+                r + 1,
+                r + 2,
+                r + 3,
+                r + 4,
+                r + 5,
+                r + 6,
+                r + 7
+            )
+        })
+        .collect();
+    let html = format!(
+        "<body><nav class='sidebar'><a href='index.html'>core::arch::x86</a></nav><main>\
+         <section id='main-content' class='content'><div class='main-heading'><h1 class='fqn'>\
+         Function <a href='index.html'>x86</a>::<a class='fn' href='#'>_mm256_unpackhi_epi8</a></h1></div>\
+         <div class='docblock item-decl'><pre class='rust fn'><code>pub unsafe fn \
+         _mm256_unpackhi_epi8(a: <a href='struct.__m256i.html'>__m256i</a>, b: \
+         <a href='struct.__m256i.html'>__m256i</a>) -&gt; <a href='struct.__m256i.html'>__m256i</a>\
+         </code></pre></div>\
+         <details class='rustdoc-toggle top-doc' open><summary class='hideme'><span>Expand description</span>\
+         </summary><div class='docblock'><p>Unpacks and interleaves 8-bit integers of two lanes.</p>\
+         <div class='example-wrap'><pre class='rust rust-example-rendered'><code>let a = _mm256_setr_epi8(\n{rows});\n\
+         let c = _mm256_unpackhi_epi8(a, b);\n</code></pre></div>\
+         <p><a href='https://example.org/intel'>Intel's documentation</a></p>\
+         </div></details></section></main></body>"
+    );
+    let md = markdown(
+        &html,
+        "https://example.org/core/arch/x86/fn._mm256_unpackhi_epi8.html",
+    );
+    assert!(
+        md.contains("pub unsafe fn _mm256_unpackhi_epi8(a: __m256i, b: __m256i) -> __m256i"),
+        "{md}"
+    );
+    assert!(md.contains("Unpacks and interleaves"), "{md}");
+    assert!(md.contains("let c = _mm256_unpackhi_epi8(a, b);"), "{md}");
+}
+
+#[test]
+fn a_footnote_the_text_cites_is_content() {
+    // mdBook's footnote: `div.footnote-definition`, which Readability's
+    // word list ("foot") reads as a footer.
+    let html = format!(
+        "<body><main><h1>Instrumentation-based Code Coverage</h1><p>{PROSE}</p>\
+         <p>{PROSE} The examples exclude doc tests.<sup class='footnote-reference'>\
+         <a href='#79417'>1</a></sup></p><p>{PROSE}</p>\
+         <div class='footnote-definition' id='79417'><sup class='footnote-definition-label'>1</sup>\
+         <p>There is ongoing work to resolve a known issue (#79417) that doc test coverage \
+         generates incorrect line numbers.</p></div>\
+         <p>{PROSE}</p><div class='site-footer'>Built with mdBook</div></main></body>"
+    );
+    let md = markdown(&html, "https://example.org/rustc/instrument-coverage.html");
+    assert!(md.contains("There is ongoing work"), "{md}");
+    assert!(
+        !md.contains("Built with mdBook"),
+        "the footer still goes: {md}"
+    );
+}
+
+#[test]
+fn a_table_of_data_whose_cells_are_links_stays() {
+    // rustdoc's "Underlying System calls" of `std::time::Instant`: each
+    // call a link to its manual, in a `div` of its own, so the box is
+    // mostly links; its named columns say it is data.
+    let call = |name: &str| {
+        format!("<a href='https://example.org/man/{name}'>{name} (Monotonic Clock)</a>")
+    };
+    let html = format!(
+        "<body><main><h1>Struct Instant</h1><p>{PROSE}</p><p>{PROSE}</p>\
+         <h2>Underlying System calls</h2>\
+         <p>The following system calls are currently being used by now():</p>\
+         <div><table><thead><tr><th>Platform</th><th>System call</th></tr></thead><tbody>\
+         <tr><td>UNIX</td><td>{}</td></tr><tr><td>Darwin</td><td>{}</td></tr>\
+         <tr><td>VXWorks</td><td>{}</td></tr><tr><td>WASI</td><td>{}</td></tr></tbody></table></div>\
+         <p>{PROSE}</p><div><a href='/a'>One link</a> <a href='/b'>Another link</a></div></main></body>",
+        call("clock_gettime"),
+        call("mach_absolute_time"),
+        call("clock_gettime"),
+        call("__wasi_clock_time_get")
+    );
+    let md = markdown(&html, "https://example.org/std/time/struct.Instant.html");
+    assert!(md.contains("| Platform | System call |"), "{md}");
+    assert!(md.contains("| Darwin |"), "{md}");
+    assert!(!md.contains("One link"), "a box of links still goes: {md}");
+}
