@@ -91,6 +91,19 @@ pub struct BenchArgs {
     /// figures then also give the hosts ready per second it allows.
     #[arg(long, value_parser = flags::duration, default_value = "0s", value_name = "DURATION")]
     pub delay: Duration,
+    /// Speak HTTP/2 to the site from the first byte (the crawl's
+    /// --http2-prior-knowledge; the test site speaks h2c, up to 200 streams
+    /// a connection), to hold more requests in flight than the open-file
+    /// limit allows connections: one connection per host, with --vhosts.
+    #[arg(long)]
+    pub h2c: bool,
+    /// Most connections open at once (the crawl's --max-connections).
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Most requests one h2c connection of the site may have open at once
+    /// (the site's --h2-max-streams; 0: no limit).
+    #[arg(long, value_name = "N")]
+    pub h2_max_streams: Option<u32>,
 }
 
 /// The five fields of `bench --fields`, as `--field` specs.
@@ -180,6 +193,8 @@ async fn crawl_once(
     crawl.report = ReportFormat::Text;
     crawl.ignore_robots = args.ignore_robots;
     crawl.delay = args.delay;
+    crawl.http2_prior_knowledge = args.h2c;
+    crawl.request.max_connections = args.max_connections;
     crawl.state = args.state.clone();
     crawl.extract.extract_file = args.extract.clone();
     if args.fields {
@@ -249,6 +264,7 @@ async fn crawl_once(
         "cpu_secs": cpu.as_secs_f64(),
         "peak_rss_mb": peak_rss_bytes().map(|b| b as f64 / 1e6),
         "max_tasks": args.max_tasks,
+        "h2c": args.h2c,
         "latency_ms": args.latency.as_millis() as u64,
         "ideal_secs": ideal.map(|d| d.as_secs_f64()),
         "ideal_retry_rounds": retry_rounds,
@@ -300,6 +316,7 @@ async fn start_site(
         .arg(format!("--latency={}ms", args.latency.as_millis()))
         .args(faults.map(|f| format!("--faults={}", fault_spec(f))))
         .args(args.vhosts.map(|n| format!("--vhosts={n}")))
+        .args(args.h2_max_streams.map(|n| format!("--h2-max-streams={n}")))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)

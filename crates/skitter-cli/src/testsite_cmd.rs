@@ -94,6 +94,10 @@ pub struct TestsiteArgs {
     /// `ignore` always sends the body, `absent` sends no validators.
     #[arg(long, default_value = "honour", value_parser = parse_validator_mode, requires = "change")]
     pub validators: skitter_testsite::ValidatorMode,
+    /// Most requests one h2c connection may have open at once (0: no limit,
+    /// so one connection holds them all).
+    #[arg(long, default_value_t = skitter_testsite::DEFAULT_H2_MAX_STREAMS, value_name = "N")]
+    pub h2_max_streams: u32,
 }
 
 /// How many test proxies of each kind `--proxies` starts.
@@ -188,6 +192,7 @@ impl TestsiteArgs {
             traps: self.traps,
             gzip: self.gzip,
             script_share: self.script_share,
+            h2_max_streams: (self.h2_max_streams > 0).then_some(self.h2_max_streams),
             faults: self.faults.clone().unwrap_or_default(),
             vhosts: self.vhosts.map(|hosts| skitter_testsite::VirtualHosts {
                 domain: self.vhost_domain.to_ascii_lowercase(),

@@ -10,6 +10,9 @@ use std::time::Duration;
 /// (`http://127.0.0.1:PORT`), because the port is only known once bound.
 pub const ORIGIN_PLACEHOLDER: &str = "{origin}";
 
+/// [`SiteConfig::h2_max_streams`] unless told otherwise.
+pub const DEFAULT_H2_MAX_STREAMS: u32 = 200;
+
 /// Configuration of one test-site instance.
 #[derive(Clone, Debug)]
 pub struct SiteConfig {
@@ -52,6 +55,11 @@ pub struct SiteConfig {
     /// in script, for `--render` (see `script.rs`); every other page then
     /// carries a small script too. 0 (the default) serves plain pages only.
     pub script_share: f64,
+    /// Most requests an HTTP/2 (h2c) connection may have open at once
+    /// (`SETTINGS_MAX_CONCURRENT_STREAMS`; default 200, hyper's, and about
+    /// what public servers allow: nginx 128). `None` sets no limit, so one
+    /// connection can hold all of a crawl's requests in flight.
+    pub h2_max_streams: Option<u32>,
 }
 
 /// Many sites behind one listener, told apart by the request's `Host`:
@@ -129,6 +137,7 @@ impl Default for SiteConfig {
             versions: None,
             bandwidth: None,
             script_share: 0.0,
+            h2_max_streams: Some(DEFAULT_H2_MAX_STREAMS),
         }
     }
 }

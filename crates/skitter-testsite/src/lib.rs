@@ -60,7 +60,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-pub use config::{ORIGIN_PLACEHOLDER, SiteConfig, VirtualHosts};
+pub use config::{DEFAULT_H2_MAX_STREAMS, ORIGIN_PLACEHOLDER, SiteConfig, VirtualHosts};
 pub use fault::Faults;
 pub use listing::LISTING_PAGES;
 pub use page::{SiteLink, page_links};

@@ -55,12 +55,20 @@ pub(crate) async fn handle(
 ) -> Result<Response<SiteBody>, Aborted> {
     let uri = req.uri();
     let vhost = site.config.vhosts.as_ref().and_then(|v| {
-        let host = req.headers().get(hyper::header::HOST)?.to_str().ok()?;
+        // HTTP/2 names the host in the request's authority (`:authority`),
+        // HTTP/1.1 in its `Host` header.
+        let host = match uri.authority() {
+            Some(authority) => authority.as_str(),
+            None => req.headers().get(hyper::header::HOST)?.to_str().ok()?,
+        };
         Some((v, v.index_of(host)?))
     });
     let path_and_query = uri.path_and_query().map_or("/", |pq| pq.as_str());
     let name = vhost.map(|(v, k)| v.host(k)).unwrap_or_default();
     let (count, in_flight) = site.counters.arrive(&format!("{name}{path_and_query}"));
+    if req.version() == hyper::Version::HTTP_2 {
+        site.counters.http2();
+    }
     if !site.config.latency.is_zero() {
         tokio::select! {
             () = tokio::time::sleep(site.config.latency) => {}

@@ -78,7 +78,10 @@ pub(crate) async fn run(
     shutdown: impl Future<Output = ()>,
 ) {
     let tracker = TaskTracker::new();
-    let builder = auto::Builder::new(TrackedExecutor(tracker.clone()));
+    let mut builder = auto::Builder::new(TrackedExecutor(tracker.clone()));
+    builder
+        .http2()
+        .max_concurrent_streams(site.config.h2_max_streams);
     tokio::pin!(shutdown);
     loop {
         let accepted = tokio::select! {

@@ -22,6 +22,7 @@ pub(crate) struct Counters {
     in_flight: AtomicU64,
     in_flight_peak: AtomicU64,
     not_modified: AtomicU64,
+    http2: AtomicU64,
     hasher: RandomState,
     shards: Box<[Mutex<HashMap<String, u64>>]>,
     starts: Option<Mutex<Vec<(String, Duration)>>>,
@@ -53,6 +54,7 @@ impl Counters {
             in_flight: AtomicU64::new(0),
             in_flight_peak: AtomicU64::new(0),
             not_modified: AtomicU64::new(0),
+            http2: AtomicU64::new(0),
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             starts: record_starts.then(Mutex::default),
@@ -88,6 +90,11 @@ impl Counters {
         (count, guard)
     }
 
+    /// Counts a request made over HTTP/2.
+    pub(crate) fn http2(&self) {
+        self.http2.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Counts a `304 Not Modified` answer (see `versions`).
     pub(crate) fn not_modified(&self) {
         self.not_modified.fetch_add(1, Ordering::Relaxed);
@@ -107,6 +114,7 @@ impl Counters {
             total_requests: self.total.load(Ordering::Relaxed),
             in_flight_peak: self.in_flight_peak.load(Ordering::Relaxed),
             not_modified: self.not_modified.load(Ordering::Relaxed),
+            http2_requests: self.http2.load(Ordering::Relaxed),
             paths,
             starts,
             page_paths: config.page_paths(),
@@ -125,6 +133,8 @@ pub struct Stats {
     /// `304 Not Modified` answers given (pages that change between passes,
     /// see [`crate::Versions`]).
     pub not_modified: u64,
+    /// Requests received over HTTP/2 (h2c), every path counted.
+    pub http2_requests: u64,
     paths: BTreeMap<String, u64>,
     starts: Vec<(String, Duration)>,
     /// The generated pages' paths (host-prefixed with virtual hosts).

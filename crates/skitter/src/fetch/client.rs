@@ -59,8 +59,11 @@ pub(super) fn build(
     if let Some(jar) = jar {
         builder = builder.cookie_provider(jar);
     }
-    if config.http1_only {
-        builder = builder.http1_only();
+    match (config.http1_only, config.http2_prior_knowledge) {
+        (true, true) => return Err(FetchSetupError::Versions),
+        (true, false) => builder = builder.http1_only(),
+        (false, true) => builder = builder.http2_prior_knowledge(),
+        (false, false) => {}
     }
     if let Some(tls) = tls {
         builder = builder.tls_backend_preconfigured(tls.0.clone());

@@ -35,6 +35,13 @@ pub struct FetchConfig {
     pub max_body_size: u64,
     /// Speak only HTTP/1.1 (default false: HTTP/2 when the server offers it by ALPN).
     pub http1_only: bool,
+    /// Speak HTTP/2 from the first byte, without asking (default false): over
+    /// plain `http://` that is h2c with prior knowledge (RFC 9113 §3.3), which
+    /// a server must have said it speaks, since one that does not fails every
+    /// request. Many requests then share each connection, so
+    /// [`FetchConfig::max_connections`] may be far below the requests in flight
+    /// (an internal API, a service mesh, a test site). Not with `http1_only`.
+    pub http2_prior_knowledge: bool,
     /// Accept invalid TLS certificates (default false).
     pub insecure: bool,
     /// A proxy for all requests (`http://`, `https://`, `socks5://`);
@@ -151,6 +158,7 @@ impl std::fmt::Debug for FetchConfig {
             .field("min_transfer_rate", &self.min_transfer_rate)
             .field("max_body_size", &self.max_body_size)
             .field("http1_only", &self.http1_only)
+            .field("http2_prior_knowledge", &self.http2_prior_knowledge)
             .field("insecure", &self.insecure)
             .field("proxy", &self.proxy.as_deref().map(head::redact_proxy))
             .field(
@@ -194,6 +202,7 @@ impl Default for FetchConfig {
             min_transfer_rate: DEFAULT_MIN_TRANSFER_RATE,
             max_body_size: 10 * 1024 * 1024,
             http1_only: false,
+            http2_prior_knowledge: false,
             insecure: false,
             proxy: None,
             proxy_list: Vec::new(),

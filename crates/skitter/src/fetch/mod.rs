@@ -76,6 +76,9 @@ pub enum FetchSetupError {
     /// The TLS settings could not be built (no usable root certificates).
     #[error("cannot set up TLS: {0}")]
     Tls(String),
+    /// Both `http1_only` and `http2_prior_knowledge` were asked for.
+    #[error("HTTP/1.1 only and HTTP/2 with prior knowledge both asked for: choose one")]
+    Versions,
     /// More connections were asked for (or more requests in flight, with no
     /// connection cap given) than the open-file limit leaves room for.
     #[error(transparent)]

@@ -649,6 +649,69 @@ async fn a_broad_crawl_of_virtual_hosts_fetches_every_page_once() {
     );
 }
 
+/// The same broad crawl over HTTP/2 with prior knowledge (h2c): each host's
+/// requests share its connection, so 30 hosts and every page of each come
+/// through a cap of 4 connections, and the site counts every request as
+/// HTTP/2 (it names its virtual host from the request's authority there, as
+/// HTTP/2 sends no `Host` header).
+#[tokio::test]
+async fn a_broad_crawl_over_h2c_fetches_every_page_once() {
+    use skitter::base::scope::ScopeMode;
+    use skitter_testsite::VirtualHosts;
+    let site = TestSite::start(SiteConfig {
+        pages: 4,
+        fanout: 2,
+        vhosts: Some(VirtualHosts {
+            domain: "sites.test".into(),
+            hosts: 30,
+            cross_links: 2,
+        }),
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let (_dns, fetch) = loopback_dns(skitter_testsite::Faults::default()).await;
+    let fetch = skitter::fetch::FetchConfig {
+        max_connections: Some(4),
+        http2_prior_knowledge: true,
+        ..fetch
+    };
+    let root = format!("http://h0.sites.test:{}/", site.addr().port());
+    let report = crawl(
+        Crawler::builder()
+            .root(root)
+            .max_tasks(20)
+            .scope_mode(ScopeMode::AnyHost)
+            .domains(["sites.test"])
+            .fetch_config(fetch),
+    )
+    .await;
+    assert!(report.completed());
+    let stats = site.stats();
+    assert!(
+        stats.missing_pages().is_empty(),
+        "{:?}",
+        stats.missing_pages()
+    );
+    for path in stats.page_paths() {
+        assert_eq!(stats.requests(&path), 1, "{path}");
+    }
+    assert_eq!(report.counters.html, 30 * 5);
+    assert_eq!(stats.http2_requests, stats.total_requests);
+}
+
+/// Asking for HTTP/1.1 only and for HTTP/2 with prior knowledge at once is a
+/// setup error that says so, not a crawl that picks one.
+#[test]
+fn http1_only_and_h2_prior_knowledge_conflict() {
+    let err = skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig {
+        http1_only: true,
+        http2_prior_knowledge: true,
+        ..skitter::fetch::FetchConfig::default()
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("choose one"), "{err}");
+}
+
 /// The same broad crawl on a faulty web, every host faulty on its own: a share
 /// of each host's pages answer 503 twice, every host's robots.txt answers 503
 /// once, and a share of the host names fail their first six lookups
