@@ -32,7 +32,8 @@
 # /usr/share/doc where the packages are installed, else `apt-get download`
 # of the missing ones into target/realsite (needs the Debian mirror), which
 # runs before the script leaves the machine's network.
-# SKITTER defaults to target/release/skitter. --smoke: one round against small
+# SKITTER defaults to target/release/skitter; WGET2_TMP=/dev/shm puts wget2's
+# files on tmpfs (docs/src/benchmarks/real-sites.md says why). --smoke: one round against small
 # generated sites, to check the script; the figures mean nothing.
 set -euo pipefail
 args=("$@")
@@ -92,10 +93,13 @@ fi
 # Inside: nothing but this loopback.
 ip link set lo up
 work=$(mktemp -d)
+# Where wget2 writes its trees: WGET2_TMP (a folder, say on tmpfs: wget2 at
+# its best, no file system in the way) or the scratch directory on disk.
+wget2_root=$(mktemp -d "${WGET2_TMP:-$work}/wget2.XXXXXX")
 pids=()
 cleanup() {
     [[ ${#pids[@]} -gt 0 ]] && kill "${pids[@]}" 2>/dev/null || true
-    rm -rf "$work"
+    rm -rf "$work" "$wget2_root"
 }
 trap cleanup EXIT
 # nginx's worker drops to an unprivileged user: it must read the smoke pages.
@@ -170,15 +174,21 @@ for u in r["pages"]:
 print(wall, user + sys_, ",".join(str(per[n]) for n in sys.argv[3:]))
 PY
 }
+# Each round's wget2 writes a tree of its own, all removed only when the
+# script ends: a tree removed just before the next round's was written made
+# that round's wget2 about twice as slow on this machine's ext4, whose inode
+# allocation passes over every inode freed in the last 5-35 s
+# (docs/src/benchmarks/content.md, "What binds: the kernel's inode
+# allocation"), so wget2 was measured at its worst.
 crawl_wget2() {
-    rm -rf "$work/wget2"
-    mkdir "$work/wget2"
-    (cd "$work/wget2" && /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c '
+    local dir="$wget2_root/$1"
+    mkdir "$dir"
+    (cd "$dir" && /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c '
         for r in "$@"; do wget2 -q -r -l inf --max-threads 16 --no-robots "$r" & done
         wait' wget2s "${roots[@]}" || true)
     local per=
     for n in "${names[@]}"; do
-        per+=${per:+,}$(find "$work/wget2/$n.docs.test:${ports[$n]}" "$work/wget2/$n.docs.test" -name '*.html' 2>/dev/null | wc -l)
+        per+=${per:+,}$(find "$dir/$n.docs.test:${ports[$n]}" "$dir/$n.docs.test" -name '*.html' 2>/dev/null | wc -l)
     done
     echo "$(tail -1 "$work/time" | awk '{print $1, $2 + $3}') $per"
 }
@@ -186,7 +196,7 @@ crawl_wget2() {
 s=() w=()
 for i in $(seq "$rounds"); do
     s+=("$(crawl_skitter)")
-    w+=("$(crawl_wget2)")
+    w+=("$(crawl_wget2 "$i")")
     echo "round $i (wall-s cpu-s HTML pages of ${names[*]}): skitter ${s[-1]}; wget2 ${w[-1]}"
 done
 python3 - "${s[@]}" -- "${w[@]}" <<'PY'

@@ -17,7 +17,8 @@
 # /usr/bin/time; the docs at $DOCS (a folder holding
 # rust-doc/html), else /usr/share/doc/rust-doc/html (apt-get install rust-doc),
 # else `apt-get download rust-doc` into target/realsite (needs the Debian
-# mirror). SKITTER defaults to target/release/skitter. --smoke: one round
+# mirror). SKITTER defaults to target/release/skitter; WGET2_TMP=/dev/shm puts
+# wget2's files on tmpfs (docs/src/benchmarks/real-sites.md says why). --smoke: one round
 # against a small generated tree, for CI; the figures mean nothing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,11 +32,14 @@ for tool in wget2 /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "$tool is needed (apt-get install wget2 time)" >&2; exit 2; }
 done
 work=$(mktemp -d)
+# Where wget2 writes its trees: WGET2_TMP (a folder, say on tmpfs: wget2 at
+# its best, no file system in the way) or the scratch directory on disk.
+wget2_root=$(mktemp -d "${WGET2_TMP:-$work}/wget2.XXXXXX")
 # shellcheck source=scripts/lib-docs-server.sh
 source "$root/scripts/lib-docs-server.sh"
 cleanup() {
     [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
-    rm -rf "$work"
+    rm -rf "$work" "$wget2_root"
 }
 trap cleanup EXIT
 
@@ -73,19 +77,25 @@ wall, user, sys_ = map(float, open(sys.argv[2]).read().split()[-3:])
 print(r["counters"]["html"], wall, user + sys_)
 PY
 }
+# Each round's wget2 writes a tree of its own, all removed only when the
+# script ends: a tree removed just before the next round's was written made
+# that round's wget2 about twice as slow on this machine's ext4, whose inode
+# allocation passes over every inode freed in the last 5-35 s
+# (docs/src/benchmarks/content.md, "What binds: the kernel's inode
+# allocation"), so wget2 was measured at its worst.
 crawl_wget2() {
-    rm -rf "$work/wget2"
-    mkdir "$work/wget2"
-    (cd "$work/wget2" && /usr/bin/time -f "%e %U %S" -o "$work/time" wget2 -q -r -l inf --no-parent --max-threads 16 --no-robots "$start" || true)
+    local dir="$wget2_root/$1"
+    mkdir "$dir"
+    (cd "$dir" && /usr/bin/time -f "%e %U %S" -o "$work/time" wget2 -q -r -l inf --no-parent --max-threads 16 --no-robots "$start" || true)
     local pages
-    pages=$(find "$work/wget2" -name '*.html' | wc -l)
+    pages=$(find "$dir" -name '*.html' | wc -l)
     echo "$pages $(tail -1 "$work/time" | awk '{print $1, $2 + $3}')"
 }
 
 s=() w=()
 for i in $(seq "$rounds"); do
     s+=("$(crawl_skitter)")
-    w+=("$(crawl_wget2)")
+    w+=("$(crawl_wget2 "$i")")
     echo "round $i: skitter ${s[-1]}  wget2 ${w[-1]}   (pages wall-s cpu-s)"
 done
 python3 - "${s[@]}" -- "${w[@]}" <<'PY'
