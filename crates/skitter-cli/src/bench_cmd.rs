@@ -193,7 +193,7 @@ async fn crawl_once(
     crawl.report = ReportFormat::Text;
     crawl.ignore_robots = args.ignore_robots;
     crawl.delay = args.delay;
-    crawl.http2_prior_knowledge = args.h2c;
+    crawl.request.http2_prior_knowledge = args.h2c;
     crawl.request.max_connections = args.max_connections;
     crawl.state = args.state.clone();
     crawl.extract.extract_file = args.extract.clone();

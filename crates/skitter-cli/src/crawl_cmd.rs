@@ -167,15 +167,6 @@ pub struct CrawlArgs {
     /// Keep a cookie jar for the crawl.
     #[arg(long)]
     pub cookies: bool,
-    /// Use HTTP/1.1 only (HTTP/2 is used when a server offers it by ALPN).
-    #[arg(long)]
-    pub http1_only: bool,
-    /// Speak HTTP/2 from the first byte (h2c with prior knowledge over
-    /// http://): only for servers known to, since any other fails every
-    /// request. Many requests then share a connection, so --max-connections
-    /// may be far below --max-tasks.
-    #[arg(long, conflicts_with = "http1_only")]
-    pub http2_prior_knowledge: bool,
     #[command(flatten)]
     pub request: RequestFlags,
     #[command(flatten)]
@@ -295,8 +286,6 @@ impl CrawlArgs {
         s.max_crawl_delay = self.max_crawl_delay;
         s.max_links_per_page = self.max_links_per_page;
         s.request.fetch = self.request.fetch_config(self.max_body_size)?;
-        s.request.fetch.http1_only = self.http1_only;
-        s.request.fetch.http2_prior_knowledge = self.http2_prior_knowledge;
         s.request.fetch.cookies = self.cookies;
         s.request.retry = self.request.retry_policy();
         s.request.retry.quarantine_after = self.quarantine_after;

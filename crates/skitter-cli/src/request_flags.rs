@@ -96,6 +96,15 @@ pub struct RequestFlags {
     /// Accept invalid TLS certificates.
     #[arg(long)]
     pub insecure: bool,
+    /// Use HTTP/1.1 only (HTTP/2 is used when a server offers it by ALPN).
+    #[arg(long)]
+    pub http1_only: bool,
+    /// Speak HTTP/2 from the first byte (h2c with prior knowledge over
+    /// http://): only for servers known to, since any other fails every
+    /// request. Many requests then share a connection, so --max-connections
+    /// may be far below --max-tasks (--concurrency).
+    #[arg(long, conflicts_with = "http1_only")]
+    pub http2_prior_knowledge: bool,
     /// Resolve HOST to ADDR without asking DNS (curl's --resolve; the port is
     /// accepted for curl's syntax, the address serves every port of HOST);
     /// repeatable. A host given here counts as named: it may be on loopback.
@@ -203,6 +212,8 @@ impl RequestFlags {
         }
         fetch.dns.max_lookups = self.max_dns_lookups;
         fetch.max_connections = self.max_connections;
+        fetch.http1_only = self.http1_only;
+        fetch.http2_prior_knowledge = self.http2_prior_knowledge;
         for rule in &self.resolve {
             fetch.dns.overrides.push(flags::resolve_rule(rule)?);
         }

@@ -342,3 +342,26 @@ async fn a_state_file_lets_a_second_run_skip_finished_chains() {
     let out = fetch(dir.path(), &["--state", "fetch.state", &chains], "").await;
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
 }
+
+#[tokio::test]
+async fn http2_prior_knowledge_fetches_over_h2c() {
+    // An API over h2c: every request goes out as HTTP/2 from the first byte,
+    // and the choice conflicts with --http1-only.
+    let site = specials();
+    let dir = tempfile::tempdir().unwrap();
+    let pages = site.url("/p/[1-3]");
+    let args = ["--http2-prior-knowledge", "-o", "out", &pages];
+    let out = fetch(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let stats = site.stats();
+    assert_eq!(stats.http2_requests, 3, "{stats:?}");
+    assert_eq!(stats.total_requests, 3);
+    let both = ["--http2-prior-knowledge", "--http1-only", &pages];
+    let out = fetch(dir.path(), &both, "").await;
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        show(&out)
+    );
+}
