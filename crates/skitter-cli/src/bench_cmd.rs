@@ -213,6 +213,7 @@ async fn crawl_once(
     }
     crawl.watch.metrics = args.metrics;
     let crawler = crawl.builder()?.build()?;
+    let progress = crawler.progress();
     let watch = crawl.watch.start(crawler.live(), &cancel).await?;
     let cpu_before = cpu_time();
     let started = Instant::now();
@@ -264,6 +265,7 @@ async fn crawl_once(
         "cpu_secs": cpu.as_secs_f64(),
         "peak_rss_mb": peak_rss_bytes().map(|b| b as f64 / 1e6),
         "max_tasks": args.max_tasks,
+        "in_flight_peak": progress.snapshot().in_flight_peak,
         "h2c": args.h2c,
         "latency_ms": args.latency.as_millis() as u64,
         "ideal_secs": ideal.map(|d| d.as_secs_f64()),
@@ -398,6 +400,10 @@ fn print_figures(args: &BenchArgs, f: &serde_json::Value) {
     if let Some(rss) = f["peak_rss_mb"].as_f64() {
         println!("  peak RSS     {rss:.1} MB (crawler process)");
     }
+    println!(
+        "  in flight    {} at most",
+        f["in_flight_peak"].as_u64().unwrap_or(0)
+    );
     if let (Some(ideal), Some(ratio)) = (f["ideal_secs"].as_f64(), f["wall_over_ideal"].as_f64()) {
         let retries = match f["ideal_retry_rounds"].as_u64() {
             Some(n) if n > 0 => format!(", plus {n} round trips of retries on the longest chain"),

@@ -242,6 +242,7 @@ mod tests {
             done: 12_345,
             queued: 3_456,
             in_flight: 100,
+            in_flight_peak: 120,
             bytes: 47_815_065,
             errors: 12,
             elapsed: Duration::from_secs(83),

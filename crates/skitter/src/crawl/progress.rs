@@ -19,6 +19,7 @@ struct Counters {
     discovered: AtomicU64,
     done: AtomicU64,
     in_flight: AtomicU64,
+    in_flight_peak: AtomicU64,
     bytes: AtomicU64,
     errors: AtomicU64,
 }
@@ -32,6 +33,10 @@ pub struct ProgressSnapshot {
     pub queued: u64,
     /// URLs being fetched.
     pub in_flight: u64,
+    /// The most URLs in flight at once so far (what a benchmark of many
+    /// requests in flight reports, exactly where a gauge read now and then
+    /// may miss the top).
+    pub in_flight_peak: u64,
     /// Body bytes received.
     pub bytes: u64,
     /// Failed fetches and error statuses.
@@ -55,6 +60,7 @@ impl Default for Progress {
                 discovered: AtomicU64::new(0),
                 done: AtomicU64::new(0),
                 in_flight: AtomicU64::new(0),
+                in_flight_peak: AtomicU64::new(0),
                 bytes: AtomicU64::new(0),
                 errors: AtomicU64::new(0),
             }),
@@ -73,6 +79,7 @@ impl Progress {
             done,
             queued: discovered.saturating_sub(done + in_flight),
             in_flight,
+            in_flight_peak: c.in_flight_peak.load(Ordering::Relaxed),
             bytes: c.bytes.load(Ordering::Relaxed),
             errors: c.errors.load(Ordering::Relaxed),
             elapsed: c.started.elapsed(),
@@ -89,7 +96,8 @@ impl Progress {
     }
 
     pub(crate) fn started(&self) {
-        self.inner.in_flight.fetch_add(1, Ordering::Relaxed);
+        let now = self.inner.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.inner.in_flight_peak.fetch_max(now, Ordering::Relaxed);
     }
 
     /// A request ended without finishing its URL (handed back for a retry).

@@ -187,13 +187,17 @@ async fn a_per_host_raised_live_is_reached_by_slow_start() {
     .unwrap();
     let crawler = one_at_a_time(&site, Duration::ZERO);
     let steer = crawler.steer();
+    let progress = crawler.progress();
     let task = tokio::spawn(crawler.run(CancellationToken::new()));
     tokio::time::sleep(Duration::from_secs(9)).await;
     assert_eq!(site.stats().in_flight_peak, 1);
+    // The crawl's own count of its peak agrees with the site's.
+    assert_eq!(progress.snapshot().in_flight_peak, 1);
     assert!(site.stats().total_requests >= 3, "the crawl is under way");
     steer.set_politeness(Some(4), None).unwrap();
     let report = task.await.unwrap().unwrap();
     assert!(report.completed());
     // The global cap is 4 too: the host got all of it.
     assert_eq!(site.stats().in_flight_peak, 4);
+    assert_eq!(progress.snapshot().in_flight_peak, 4);
 }
