@@ -93,9 +93,9 @@ fi
 # Inside: nothing but this loopback.
 ip link set lo up
 work=$(mktemp -d)
-# Where wget2 writes its trees: WGET2_TMP (a folder, say on tmpfs: wget2 at
-# its best, no file system in the way) or the scratch directory on disk.
-wget2_root=$(mktemp -d "${WGET2_TMP:-$work}/wget2.XXXXXX")
+# shellcheck source=scripts/lib-docs-server.sh
+source "$root/scripts/lib-docs-server.sh"
+wget2_root=$(wget2_trees "$work")
 pids=()
 cleanup() {
     [[ ${#pids[@]} -gt 0 ]] && kill "${pids[@]}" 2>/dev/null || true
@@ -123,8 +123,6 @@ else
 fi
 
 declare -A ports
-# shellcheck source=scripts/lib-docs-server.sh
-source "$root/scripts/lib-docs-server.sh"
 if command -v nginx >/dev/null; then
     port=$(free_port)
     servers=
@@ -174,12 +172,7 @@ for u in r["pages"]:
 print(wall, user + sys_, ",".join(str(per[n]) for n in sys.argv[3:]))
 PY
 }
-# Each round's wget2 writes a tree of its own, all removed only when the
-# script ends: a tree removed just before the next round's was written made
-# that round's wget2 about twice as slow on this machine's ext4, whose inode
-# allocation passes over every inode freed in the last 5-35 s
-# (docs/src/benchmarks/content.md, "What binds: the kernel's inode
-# allocation"), so wget2 was measured at its worst.
+# Round N's wget2 writes its own tree (see wget2_trees).
 crawl_wget2() {
     local dir="$wget2_root/$1"
     mkdir "$dir"

@@ -32,11 +32,9 @@ for tool in wget2 /usr/bin/time; do
     command -v "$tool" >/dev/null || { echo "$tool is needed (apt-get install wget2 time)" >&2; exit 2; }
 done
 work=$(mktemp -d)
-# Where wget2 writes its trees: WGET2_TMP (a folder, say on tmpfs: wget2 at
-# its best, no file system in the way) or the scratch directory on disk.
-wget2_root=$(mktemp -d "${WGET2_TMP:-$work}/wget2.XXXXXX")
 # shellcheck source=scripts/lib-docs-server.sh
 source "$root/scripts/lib-docs-server.sh"
+wget2_root=$(wget2_trees "$work")
 cleanup() {
     [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null || true
     rm -rf "$work" "$wget2_root"
@@ -77,12 +75,7 @@ wall, user, sys_ = map(float, open(sys.argv[2]).read().split()[-3:])
 print(r["counters"]["html"], wall, user + sys_)
 PY
 }
-# Each round's wget2 writes a tree of its own, all removed only when the
-# script ends: a tree removed just before the next round's was written made
-# that round's wget2 about twice as slow on this machine's ext4, whose inode
-# allocation passes over every inode freed in the last 5-35 s
-# (docs/src/benchmarks/content.md, "What binds: the kernel's inode
-# allocation"), so wget2 was measured at its worst.
+# Round N's wget2 writes its own tree (see wget2_trees).
 crawl_wget2() {
     local dir="$wget2_root/$1"
     mkdir "$dir"

@@ -10,6 +10,9 @@
 #                               answers. When nginx is missing, SMOKE=1 serves with
 #                               python3 -m http.server (a smoke run checks the
 #                               script, not a figure); otherwise it exits 2.
+#   wget2_trees WORK            prints a new folder for wget2's trees (one per
+#                               round, named by the caller): under $WGET2_TMP
+#                               if set (say /dev/shm), else under WORK
 
 server_pid=
 
@@ -56,4 +59,15 @@ serve_docs() {
     local served=0
     for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/$path" && { served=1; break; }; sleep 0.1; done
     [[ $served == 1 ]] || { echo "the server does not answer for $path (nginx log: $(tail -3 "$work/nginx-error.log" 2>/dev/null))" >&2; exit 1; }
+}
+
+# wget2_trees WORK: where the rounds' wget2 trees go. WGET2_TMP on tmpfs is
+# wget2 at its best, no file system in the way. Each round writes a tree of
+# its own, all removed only when the caller ends: a tree removed just before
+# the next round's was written made that round's wget2 about twice as slow
+# on this machine's ext4, whose inode allocation passes over every inode
+# freed in the last 5-35 s (docs/src/benchmarks/content.md, "What binds: the
+# kernel's inode allocation"), so wget2 was measured at its worst.
+wget2_trees() {
+    mktemp -d "${WGET2_TMP:-$1}/wget2.XXXXXX"
 }

@@ -324,19 +324,14 @@ impl RobotsCache {
         if !stale {
             return self.rules_for(url).await;
         }
-        let probe = self.probe_slot(&origin);
+        // The origin's health probe in flight, or a new one.
+        let probe = slot_in(&self.probes, &origin);
         let rules = probe
             .get_or_init(|| self.fetch_from(origin.clone(), false))
             .await
             .clone();
         self.install(&origin, &current, &probe, &rules);
         rules
-    }
-
-    /// The origin's health probe in flight, or a new one.
-    fn probe_slot(&self, origin: &str) -> Slot {
-        let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
-        probes.entry(origin.to_string()).or_default().clone()
     }
 
     /// Puts a probe's answer in the place of the rules it was checking (unless
@@ -363,8 +358,7 @@ impl RobotsCache {
     }
 
     fn slot(&self, origin: &str) -> Slot {
-        let mut map = self.origins.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(origin.to_string()).or_default().clone()
+        slot_in(&self.origins, origin)
     }
 
     /// Drops a stale slot, unless another task already replaced it.
@@ -586,6 +580,12 @@ impl RobotsCache {
         }
         missing("too many redirects".into())
     }
+}
+
+/// `origin`'s slot in `map`, a new one if it has none.
+fn slot_in(map: &Mutex<HashMap<String, Slot>>, origin: &str) -> Slot {
+    let mut map = map.lock().unwrap_or_else(|e| e.into_inner());
+    map.entry(origin.to_string()).or_default().clone()
 }
 
 fn unavailable(detail: String) -> Answer {

@@ -509,6 +509,16 @@ async fn retries_keep_the_crawl_delay() {
     }
 }
 
+/// A bare fetcher for the robots.txt cache's tests: the test sites are on
+/// loopback, which a fetcher refuses by default.
+fn loopback_fetcher() -> skitter::fetch::Fetcher {
+    skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig {
+        private_access: skitter::fetch::PrivateAccess::Allow,
+        ..skitter::fetch::FetchConfig::default()
+    })
+    .unwrap()
+}
+
 /// The robots.txt cache stays within its byte budget on a crawl of many
 /// origins: the ones fetched longest ago are forgotten, and fetched again when
 /// asked for.
@@ -517,12 +527,7 @@ async fn robots_cache_stays_within_its_budget() {
     use skitter::robots::{ENTRY_OVERHEAD, RobotsCache, RobotsPolicy};
     let body = format!("User-agent: *\nDisallow: /p/1\n# {}\n", "x".repeat(1000));
     let sites: Vec<RunningSite> = (0..6).map(|_| site_with_robots(200, &body, 2)).collect();
-    // The test sites are on loopback, which a bare fetcher refuses by default.
-    let fetcher = skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig {
-        private_access: skitter::fetch::PrivateAccess::Allow,
-        ..skitter::fetch::FetchConfig::default()
-    })
-    .unwrap();
+    let fetcher = loopback_fetcher();
     let budget = 3 * (body.len() + ENTRY_OVERHEAD);
     let cache = RobotsCache::new(
         fetcher,
@@ -603,12 +608,10 @@ async fn held_robots() -> (
 async fn a_health_probe_holds_up_no_other_url() {
     use skitter::robots::{RobotsCache, RobotsPolicy};
     let (origin, mut arrived, release) = held_robots().await;
-    let fetcher = skitter::fetch::Fetcher::new(skitter::fetch::FetchConfig {
-        private_access: skitter::fetch::PrivateAccess::Allow,
-        ..skitter::fetch::FetchConfig::default()
-    })
-    .unwrap();
-    let cache = std::sync::Arc::new(RobotsCache::new(fetcher, RobotsPolicy::default()));
+    let cache = std::sync::Arc::new(RobotsCache::new(
+        loopback_fetcher(),
+        RobotsPolicy::default(),
+    ));
     let a = url::Url::parse(&format!("{origin}/a")).unwrap();
     let b = url::Url::parse(&format!("{origin}/b")).unwrap();
     let rules = cache.rules_for(&a).await;
