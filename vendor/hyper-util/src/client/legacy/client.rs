@@ -8,6 +8,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::Arc; // skitter patch: the shared connector
 use std::task::{self, Poll};
 use std::time::Duration;
 
@@ -83,7 +84,13 @@ fn guarded(conn: BoxSendFuture, guard: Option<BoxSendFuture>) -> BoxSendFuture {
 #[cfg_attr(docsrs, doc(cfg(any(feature = "http1", feature = "http2"))))]
 pub struct Client<C, B> {
     config: Config,
-    connector: C,
+    // skitter patch: shared, not cloned with the client. `request` clones the
+    // client into the future that lives as long as the request, and a
+    // connector of tower layers (reqwest's with a connector layer) allocates
+    // a copy of every layer on each clone: about 1.2 KB per request in
+    // flight, for a connector only a new connection uses (`connect_to`
+    // clones it then).
+    connector: Arc<C>,
     exec: Exec,
     #[cfg(feature = "http1")]
     h1_builder: hyper::client::conn::http1::Builder,
@@ -545,7 +552,7 @@ where
         let h2_builder = self.h2_builder.clone();
         let ver = self.config.ver;
         let is_ver_h2 = ver == Ver::Http2;
-        let connector = self.connector.clone();
+        let connector = C::clone(&self.connector); // skitter patch: see `connector`
         hyper_lazy(move || {
             // Try to take a "connecting lock".
             //
@@ -1696,7 +1703,7 @@ impl Builder {
             h1_builder: self.h1_builder.clone(),
             #[cfg(feature = "http2")]
             h2_builder: self.h2_builder.clone(),
-            connector,
+            connector: Arc::new(connector), // skitter patch: see `connector`
             pool: pool::Pool::new(self.pool_config, exec, timer),
         }
     }
