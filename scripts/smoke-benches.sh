@@ -14,7 +14,7 @@
 # the run: add one when adding a benchmark.
 # bench-redis.sh and bench-cluster.sh need redis-server (and redis-cli), bench-fetch.sh needs /usr/bin/time, the
 # items_db bench PostgreSQL, bench-render.sh chromium, bench-wacz.sh /usr/bin/time, bench-content.sh python3 (and pip for trafilatura),
-# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2, bench-manyhosts.sh wget2, iproute2 and unshare -m -n,
+# bench-check.sh python3 (and lychee, optional: skipped loudly without it), bench-realsite.sh nginx and wget2, bench-wacz-realsite.sh nginx and /usr/bin/time, bench-manyhosts.sh wget2, iproute2 and unshare -m -n,
 # bench-render-bare.sh chromium, node and npm (it installs puppeteer-core into target/bare-npm; perf, if it works, for exact CPU).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,6 +55,7 @@ declare -A figures=(
     [bench-dependent.sh]='^chains [0-9]+ x [0-9]+ pages -c [0-9]+: elapsed [0-9.]+ s, ideal [0-9.]+ s, ratio [0-9.]+'
     [bench-stragglers.sh]='^same host +[0-9.]+ s +[0-9]+ URLs +ratio [0-9.]+'
     [bench-hostile.sh]='^robots-503 +after +wall +[0-9.]+ s +cpu +[0-9.]+ s +rss +[0-9.]+ MB'
+    [bench-wacz-realsite.sh]='^--wacz / plain wall: [0-9.]+x'
     [bench-wacz.sh]='^pack: [0-9]+ captures \([0-9]+ MiB WARC\) packed in [0-9.]+ s, peak RSS [0-9.]+ MB'
     [bench-render.sh]='^auto / never: pages/s ratio [0-9.]+, always / never: pages/s ratio [0-9.]+'
     # Skipped, loudly, without chromium, node or npm (a failure under CI=true).

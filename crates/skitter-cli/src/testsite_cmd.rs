@@ -98,6 +98,16 @@ pub struct TestsiteArgs {
     /// so one connection holds them all).
     #[arg(long, default_value_t = skitter_testsite::DEFAULT_H2_MAX_STREAMS, value_name = "N")]
     pub h2_max_streams: u32,
+    /// Serve no site of its own: relay every connection to ADDR (a loopback
+    /// host:port, e.g. nginx serving real pages), each direction's bytes held
+    /// for half of --rtt, as a network path of that round-trip time would.
+    /// For measuring a crawl of a real server that waits on the network; the
+    /// handshake itself is not delayed.
+    #[arg(long, value_name = "ADDR", requires = "rtt")]
+    pub relay: Option<std::net::SocketAddr>,
+    /// The round-trip time --relay adds, e.g. 20ms.
+    #[arg(long, value_parser = flags::duration, requires = "relay", value_name = "DURATION")]
+    pub rtt: Option<Duration>,
 }
 
 /// How many test proxies of each kind `--proxies` starts.
@@ -217,6 +227,26 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
     let addr = listener.local_addr()?;
     println!("http://{addr}/");
+    let stop = cancel.clone();
+    if !args.ignore_stdin {
+        tokio::spawn(async move {
+            let mut stdin = tokio::io::stdin();
+            let mut buf = [0u8; 256];
+            while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+            stop.cancel();
+        });
+    }
+    if let (Some(to), Some(rtt)) = (args.relay, args.rtt) {
+        // Like the test proxies: never a way off the machine.
+        anyhow::ensure!(
+            to.ip().is_loopback(),
+            "--relay {to}: not a loopback address"
+        );
+        skitter_testsite::delay::relay(listener, to, rtt / 2, cancel.cancelled_owned())
+            .await
+            .context("relay failed")?;
+        return Ok(0);
+    }
     let _dns = match args.vhosts {
         Some(_) => {
             use skitter_testsite::dns::{Record, Reply, Responder};
@@ -236,15 +266,6 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         (Some(fleet), Some(out)) => start_fleet(fleet, args.proxy_slow, out)?,
         _ => Vec::new(),
     };
-    let stop = cancel.clone();
-    if !args.ignore_stdin {
-        tokio::spawn(async move {
-            let mut stdin = tokio::io::stdin();
-            let mut buf = [0u8; 256];
-            while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
-            stop.cancel();
-        });
-    }
     skitter_testsite::serve(args.site_config(), listener, cancel.cancelled_owned())
         .await
         .context("test site failed")?;

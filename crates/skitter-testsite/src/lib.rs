@@ -26,6 +26,7 @@
 mod body;
 pub mod check;
 mod config;
+pub mod delay;
 pub mod dns;
 pub mod docs;
 mod fault;
