@@ -284,3 +284,53 @@ async fn fetch_wacz_packs_the_fetched_pages() {
     assert!(!dir.path().join("pages.wacz.warcs").exists());
     webrecorder_check("wacz_cli::fetch_wacz", &wacz);
 }
+
+/// With `--render`, a page's entry in the page list carries the text of the
+/// rendered DOM, what a reader of the replay sees: `/js/inline` builds its
+/// only link (whose text is its URL) in script, so its body has none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rendered_page_is_listed_with_the_text_of_its_dom() {
+    if skitter_testsite::skip::chromium("wacz_cli", "the rendered page's text").is_none() {
+        return;
+    }
+    let site = TestSite::start(SiteConfig {
+        pages: 0,
+        ..SiteConfig::default()
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let wacz = dir.path().join("js.wacz");
+    let page = site.url("/js/inline");
+    let (code, out) = run(&[
+        "-q",
+        "crawl",
+        &page,
+        "--max-depth",
+        "0",
+        "--render",
+        "always",
+        // Generous: with the suite beside it on two cores, a render can take
+        // many seconds.
+        "--render-timeout",
+        "90s",
+        "--wacz",
+        wacz.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    let mut zip = zip::ZipArchive::new(std::fs::File::open(&wacz).unwrap()).unwrap();
+    let mut list = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name("pages/pages.jsonl").unwrap(), &mut list)
+        .unwrap();
+    let entry: serde_json::Value = list
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|p| p["url"] == page.as_str())
+        .unwrap_or_else(|| panic!("no entry for {page}: {list}"));
+    let text = entry["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("/js/t/inline"),
+        "the entry has the script-built link's text: {entry}"
+    );
+    webrecorder_check("wacz_cli::rendered", &wacz);
+}

@@ -1,10 +1,11 @@
 //! A page's title and visible text, read by a `lol_html` pass: the text a
 //! WACZ's page list holds for full-text search.
 //!
-//! `TextPass` adds its handlers to the crawl's own link pass over a page
-//! (see `crawl::body`), so a page the crawl tokenizes anyway costs only the
-//! copying of its text; [`page_text`] runs it alone over a page read from a
-//! WARC file (`skitter wacz create`). Both give the same text for the same
+//! `TextPass` adds its handlers to the crawl's own `lol_html` pass over a
+//! page when it runs one (see `crawl::body`), so such a page costs only the
+//! copying of its text; [`page_text`] runs it alone: over a rendered DOM, or
+//! over a page's body as the WACZ writer archives it or reads it from a WARC
+//! file (`skitter wacz create`). Both give the same text for the same
 //! decoded page.
 //!
 //! What counts as visible is what the tokenizer can tell without a DOM:

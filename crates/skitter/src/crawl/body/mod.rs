@@ -93,7 +93,8 @@ struct HtmlExtras {
     content: Option<Document>,
     /// Each link's line and the page's anchors, when asked for.
     checked: Option<Checked>,
-    /// The page's title and visible text, when asked for.
+    /// The page's title and visible text, when asked for and a `lol_html`
+    /// pass ran anyway.
     text: Option<PageText>,
 }
 
@@ -123,13 +124,15 @@ fn html_pass(
     let render = if judge { auto::judge(&text) } else { None };
     let links = LinkPass::new(&text, mode, max_links);
     let anchors = lines.then(|| AnchorPass::new(DEFAULT_MAX_ANCHORS));
-    let visible = text_too.then(TextPass::new);
     let stream = items.and_then(|(rules, _)| rules.stream_pass(url, &text));
-    // The links alone (the common case) need no lol_html pass; beside the
-    // page's text (a WACZ's page list) they still come from the scan, and
-    // lol_html runs for the text only.
+    // The links alone (the common case) need no lol_html pass. The page's
+    // text (a WACZ's page list) is then left to the sink, which reads it from
+    // the body off the crawl's path (see `output::wacz::live`): a pass of its
+    // own here would hold the page's slot and a core while its links wait.
+    // When lol_html runs anyway, the text comes with it.
     let scanned = stream.is_none() && anchors.is_none() && links.scan(&text);
-    let written = scanned && visible.is_none()
+    let visible = (text_too && !scanned).then(TextPass::new);
+    let written = scanned
         || shared_pass(
             &text,
             &links,
@@ -291,7 +294,8 @@ pub(crate) struct BodyLinks {
     pub(crate) content: Option<Document>,
     /// Each link's line (and an HTML page's anchors), if asked for.
     pub(crate) checked: Option<Checked>,
-    /// An HTML page's title and visible text, if asked for.
+    /// An HTML page's title and visible text, if asked for and the links
+    /// were read by `lol_html` (else the sink reads the text from the body).
     pub(crate) text: Option<PageText>,
 }
 

@@ -617,8 +617,11 @@ async fn handle_response(
         ctx.config.extract_mode,
     );
     let headers = links.len();
+    // A page whose content is extracted gives its text from that.
+    let wants_text = ctx.pipeline.keep_text && ctx.pipeline.content.is_none();
     let mut handled = Handled::default();
     let mut fingerprint = None;
+
     record.kind = OutcomeKind::Other;
     record.truncated = resp.truncated;
     if let Some(raw) = resp.body.clone() {
@@ -659,8 +662,7 @@ async fn handle_response(
             },
             content: ctx.pipeline.content.clone().filter(|_| doc == Doc::Html),
             lines: ctx.pipeline.keep_links,
-            // A page whose content is extracted gives its text from that.
-            text: ctx.pipeline.keep_text && ctx.pipeline.content.is_none(),
+            text: wants_text,
         };
         match job.run(&ctx.pipeline.cpu).await {
             Err(e) => {
@@ -715,6 +717,17 @@ async fn handle_response(
                         None => None,
                     };
                     let dom = handled.rendered.as_ref().and_then(|r| r.html.clone());
+                    // The page list's text is what the reader sees too: a
+                    // page that builds its text in script has none in its body.
+                    if let Some(html) = dom.as_ref().filter(|_| wants_text) {
+                        let html = html.clone();
+                        let text = ctx
+                            .pipeline
+                            .cpu
+                            .run(move || crate::parse::text::page_text(&html))
+                            .await;
+                        handled.text = Some(Arc::new(text));
+                    }
                     handled.content = match (dom, &ctx.pipeline.content) {
                         // What the reader sees is the rendered DOM.
                         (Some(html), Some(extractor)) => {

@@ -8,10 +8,12 @@
 //! file. Packing at the end then only copies the files into the zip.
 //!
 //! This runs on the writer's blocking-pool thread, never on an async worker,
-//! one batch of pages at a time while the crawl fetches the next ones. Each
-//! page's title and text come with its record ([`Built::text`]), gathered by
-//! the crawl's own parse of the page on its CPU pool; only a page the crawl
-//! did not read as HTML has its text read here. Memory is what `pack` holds: the
+//! one batch of pages at a time while the crawl fetches the next ones. A
+//! page's title and text come with its record ([`Built::text`]) when the
+//! crawl had them: from a rendered DOM, or from a `lol_html` pass it ran
+//! over the page anyway. Otherwise (most pages: the crawl's link scanner
+//! needs no tokenizer) they are read here from the body, off the crawl's
+//! path: a page's slot and the crawl's cores do not wait for its text. Memory is what `pack` holds: the
 //! index lines through the external sort (at most [`RUN_BYTES`] of lines,
 //! then sorted runs on disk), the page entries in a temporary file, 8 bytes
 //! per listed page, and a hasher per WARC file.
