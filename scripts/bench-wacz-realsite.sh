@@ -42,26 +42,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ $smoke == 1 ]]; then
-    rounds=1
-    docs=$work/docs
-    mkdir -p "$docs/rust-doc/html/sub"
-    for i in $(seq 0 49); do
-        { echo "<html><title>page $i</title><body><h1>page $i</h1>"; for j in 1 2 3; do echo "<a href=\"p$(( (i * 7 + j) % 50 )).html\">next</a>"; done; echo "</body></html>"; } >"$docs/rust-doc/html/sub/p$i.html"
-    done
-    echo '<html><body><a href="sub/p0.html">start</a></body></html>' >"$docs/rust-doc/html/index.html"
-elif [[ -n ${DOCS:-} ]]; then
-    docs=$DOCS
-elif [[ -d /usr/share/doc/rust-doc/html ]]; then
-    docs=/usr/share/doc
-else
-    docs=${CARGO_TARGET_DIR:-target}/realsite/root/usr/share/doc
-    if [[ ! -d $docs/rust-doc/html ]]; then
-        mkdir -p target/realsite && (cd target/realsite && apt-get download rust-doc >/dev/null && dpkg-deb -x rust-doc_*.deb root)
-    fi
-fi
-docs=$(cd "$docs" && pwd)
-[[ -f $docs/rust-doc/html/index.html ]] || { echo "no rust-doc/html/index.html under $docs" >&2; exit 2; }
+[[ $smoke == 1 ]] && rounds=1
+rust_docs "$smoke"
 
 serve_docs "$docs" "rust-doc/html/index.html" "$smoke"
 # The delay line in front of nginx; it prints its URL first. A fifo keeps

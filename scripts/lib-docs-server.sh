@@ -13,6 +13,10 @@
 #   wget2_trees WORK            prints a new folder for wget2's trees (one per
 #                               round, named by the caller): under $WGET2_TMP
 #                               if set (say /dev/shm), else under WORK
+#   rust_docs SMOKE             sets $docs to a folder holding rust-doc/html:
+#                               with SMOKE=1 a small generated tree under $work;
+#                               else $DOCS, /usr/share/doc, or Debian's rust-doc
+#                               downloaded into target/realsite (needs the mirror)
 
 server_pid=
 
@@ -70,4 +74,26 @@ serve_docs() {
 # kernel's inode allocation"), so wget2 was measured at its worst.
 wget2_trees() {
     mktemp -d "${WGET2_TMP:-$1}/wget2.XXXXXX"
+}
+
+rust_docs() {
+    if [[ $1 == 1 ]]; then
+        docs=$work/docs
+        mkdir -p "$docs/rust-doc/html/sub"
+        for i in $(seq 0 49); do
+            { echo "<html><title>page $i</title><body><h1>page $i</h1>"; for j in 1 2 3; do echo "<a href=\"p$(( (i * 7 + j) % 50 )).html\">next</a>"; done; echo "</body></html>"; } >"$docs/rust-doc/html/sub/p$i.html"
+        done
+        echo '<html><body><a href="sub/p0.html">start</a></body></html>' >"$docs/rust-doc/html/index.html"
+    elif [[ -n ${DOCS:-} ]]; then
+        docs=$DOCS
+    elif [[ -d /usr/share/doc/rust-doc/html ]]; then
+        docs=/usr/share/doc
+    else
+        docs=${CARGO_TARGET_DIR:-target}/realsite/root/usr/share/doc
+        if [[ ! -d $docs/rust-doc/html ]]; then
+            mkdir -p target/realsite && (cd target/realsite && apt-get download rust-doc >/dev/null && dpkg-deb -x rust-doc_*.deb root)
+        fi
+    fi
+    docs=$(cd "$docs" && pwd)
+    [[ -f $docs/rust-doc/html/index.html ]] || { echo "no rust-doc/html/index.html under $docs" >&2; exit 2; }
 }

@@ -222,6 +222,13 @@ impl TestsiteArgs {
 
 /// Serves until stopped.
 pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Result<u8> {
+    if let Some(to) = args.relay {
+        // Like the test proxies: never a way off the machine.
+        anyhow::ensure!(
+            to.ip().is_loopback(),
+            "--relay {to}: not a loopback address"
+        );
+    }
     let listener = skitter_testsite::listen(args.port)
         .and_then(tokio::net::TcpListener::from_std)
         .with_context(|| format!("cannot listen on 127.0.0.1:{}", args.port))?;
@@ -237,11 +244,6 @@ pub async fn run(args: TestsiteArgs, cancel: CancellationToken) -> anyhow::Resul
         });
     }
     if let (Some(to), Some(rtt)) = (args.relay, args.rtt) {
-        // Like the test proxies: never a way off the machine.
-        anyhow::ensure!(
-            to.ip().is_loopback(),
-            "--relay {to}: not a loopback address"
-        );
         skitter_testsite::delay::relay(listener, to, rtt / 2, cancel.cancelled_owned())
             .await
             .context("relay failed")?;
