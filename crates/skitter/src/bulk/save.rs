@@ -38,10 +38,7 @@ pub fn save(root: &Path, path: &Path, body: &[u8]) -> Result<(), SaveError> {
     };
     let parent = path.parent().unwrap_or(Path::new("."));
     real_dirs(root, parent).map_err(|e| fail("cannot create its directory", e))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skitter-")
-        .suffix(".part")
-        .tempfile_in(parent)
+    let mut tmp = crate::output::temp_beside(parent, ".part")
         .map_err(|e| fail("cannot create a temporary file", e))?;
     tmp.write_all(body)
         .and_then(|()| tmp.flush())

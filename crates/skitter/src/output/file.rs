@@ -12,6 +12,23 @@ use std::path::Path;
 /// means someone keeps planting links there.
 const LINK_REMOVALS: usize = 3;
 
+/// A temporary file in `dir` (`.skitter-…SUFFIX`), to be written whole and
+/// then renamed onto an output, so that no reader sees half of it. It is
+/// created as the output itself would be, mode 0666 less the umask (0644
+/// usually): tempfile's own 0600 would go with it through the rename and
+/// leave a mirror, a download, a WACZ or a Markdown tree that a web server
+/// running as another user cannot read.
+pub(crate) fn temp_beside(dir: &Path, suffix: &str) -> io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".skitter-").suffix(suffix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder.tempfile_in(dir)
+}
+
 /// Creates (or truncates) the output file at `path`. A symbolic link there is
 /// replaced by the file, never written through, so a link planted at an output's
 /// name cannot send its bytes elsewhere.
@@ -80,6 +97,24 @@ fn is_link_refusal(e: &io::Error, path: &Path) -> bool {
 
 #[cfg(all(test, unix))]
 mod tests {
+    /// A file renamed from `temp_beside` has the mode of a file created
+    /// plainly in the same place (the umask's), not a temporary file's 0600.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_put_in_place_has_a_plain_files_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let placed = dir.path().join("placed");
+        super::temp_beside(dir.path(), ".tmp")
+            .unwrap()
+            .persist(&placed)
+            .unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&placed), mode(&plain));
+    }
+
     use super::*;
     use std::io::Write;
 

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::base::outcome::PageRecord;
 
 pub use channel::ChannelSink;
-pub(crate) use file::{create_output, open_output};
+pub(crate) use file::{create_output, open_output, temp_beside};
 pub(crate) use site::SiteContent;
 pub use sync::{Syncable, SyncedFile, SyncedFilesystem, SyncedPath};
 pub(crate) use sync::{parent, sync_dir};

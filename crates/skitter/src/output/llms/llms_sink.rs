@@ -205,10 +205,7 @@ fn publish(partial: &SyncedFile, full: &Path, path: &Path, text: &str) -> io::Re
     partial.file().sync_data()?;
     std::fs::rename(partial.path(), full)?;
     let dir = crate::output::parent(path);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".llms-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut tmp = crate::output::temp_beside(dir, ".llms.tmp")?;
     tmp.write_all(text.as_bytes())?;
     tmp.as_file().sync_data()?;
     tmp.persist(path).map_err(|e| e.error)?;

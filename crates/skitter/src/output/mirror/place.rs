@@ -157,10 +157,7 @@ fn save_with(root: &Path, wanted: &Path, data: &[u8], known: &mut KnownDirs) -> 
 /// Replaces the file at `path` with `data`, atomically.
 pub(in crate::output) fn write_whole(path: &Path, data: &[u8]) -> io::Result<()> {
     let parent = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skitter-")
-        .suffix(".tmp")
-        .tempfile_in(parent)?;
+    let mut tmp = crate::output::temp_beside(parent, ".tmp")?;
     tmp.write_all(data)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

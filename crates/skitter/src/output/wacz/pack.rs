@@ -159,11 +159,7 @@ pub(crate) fn write_archive(
     let blocks_len = blocks.stream_position().map_err(fail)?;
     blocks.rewind().map_err(fail)?;
 
-    let tmp = tempfile::Builder::new()
-        .prefix(".skitter-")
-        .suffix(".wacz.tmp")
-        .tempfile_in(dir)
-        .map_err(fail)?;
+    let tmp = crate::output::temp_beside(dir, ".wacz.tmp").map_err(fail)?;
     let mut zip = ZipWriter::new(BufWriter::with_capacity(COPY_BUFFER, tmp));
     let mut resources = Vec::new();
     let zip_fail = |e: zip::result::ZipError| fail(io::Error::other(e));

@@ -110,14 +110,11 @@ fn rewrite(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".skitter-")
-        .suffix(".cdxj.tmp")
-        .tempfile_in(dir)?;
+    let tmp = crate::output::temp_beside(dir, ".cdxj.tmp")?;
     let mut out = io::BufWriter::new(tmp);
     let bytes = fill(&mut out)?;
     let tmp = out.into_inner().map_err(|e| e.into_error())?;
-    // A temporary file is private (0600); the index keeps the mode it had.
+    // The index keeps the mode it had (a new one gets the umask's).
     if let Ok(meta) = fs::metadata(path) {
         tmp.as_file().set_permissions(meta.permissions())?;
     }
