@@ -621,7 +621,6 @@ async fn handle_response(
     let wants_text = ctx.pipeline.keep_text && ctx.pipeline.content.is_none();
     let mut handled = Handled::default();
     let mut fingerprint = None;
-
     record.kind = OutcomeKind::Other;
     record.truncated = resp.truncated;
     if let Some(raw) = resp.body.clone() {
