@@ -97,26 +97,25 @@ fn is_link_refusal(e: &io::Error, path: &Path) -> bool {
 
 #[cfg(all(test, unix))]
 mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+
     /// A file renamed from `temp_beside` has the mode of a file created
     /// plainly in the same place (the umask's), not a temporary file's 0600.
-    #[cfg(unix)]
     #[test]
     fn a_file_put_in_place_has_a_plain_files_mode() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let plain = dir.path().join("plain");
         std::fs::File::create(&plain).unwrap();
         let placed = dir.path().join("placed");
-        super::temp_beside(dir.path(), ".tmp")
+        temp_beside(dir.path(), ".tmp")
             .unwrap()
             .persist(&placed)
             .unwrap();
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&placed), mode(&plain));
     }
-
-    use super::*;
-    use std::io::Write;
 
     #[test]
     fn the_open_itself_refuses_a_link() {

@@ -715,11 +715,12 @@ async fn handle_response(
                         }
                         None => None,
                     };
-                    let dom = handled.rendered.as_ref().and_then(|r| r.html.clone());
+                    let mut dom = handled.rendered.as_ref().and_then(|r| r.html.clone());
                     // The page list's text is what the reader sees too: a
                     // page that builds its text in script has none in its body.
-                    if let Some(html) = dom.as_ref().filter(|_| wants_text) {
-                        let html = html.clone();
+                    // (Wanted only without content extraction, which would
+                    // read the DOM below.)
+                    if let Some(html) = dom.take_if(|_| wants_text) {
                         let text = ctx
                             .pipeline
                             .cpu

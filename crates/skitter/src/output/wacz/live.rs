@@ -13,10 +13,11 @@
 //! crawl had them: from a rendered DOM, or from a `lol_html` pass it ran
 //! over the page anyway. Otherwise (most pages: the crawl's link scanner
 //! needs no tokenizer) they are read here from the body, off the crawl's
-//! path: a page's slot and the crawl's cores do not wait for its text. Memory is what `pack` holds: the
-//! index lines through the external sort (at most [`RUN_BYTES`] of lines,
-//! then sorted runs on disk), the page entries in a temporary file, 8 bytes
-//! per listed page, and a hasher per WARC file.
+//! path: a page's slot and the crawl's cores do not wait for its text.
+//! Memory is what `pack` holds: the index lines through the external sort
+//! (at most [`RUN_BYTES`] of lines, then sorted runs on disk), the page
+//! entries in a temporary file, 8 bytes per listed page, and a hasher per
+//! WARC file.
 //!
 //! Files in the folder that this run did not write (those of the earlier
 //! runs of a resumed crawl) are not covered by the in-crawl index: they are
