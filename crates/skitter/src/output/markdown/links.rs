@@ -139,6 +139,8 @@ pub struct PageLinks<'a> {
     /// Links noted, each once.
     pub pending: Vec<Pending>,
     noted: HashSet<String>,
+    /// `file` under `dir`, once a link is noted.
+    from: Option<String>,
 }
 
 impl<'a> PageLinks<'a> {
@@ -150,6 +152,7 @@ impl<'a> PageLinks<'a> {
             written,
             pending: Vec::new(),
             noted: HashSet::new(),
+            from: None,
         }
     }
 
@@ -167,8 +170,9 @@ impl<'a> PageLinks<'a> {
         }
         let written = absolute(url);
         if may_be_page(url) && self.noted.insert(written.clone()) {
+            let from = self.from.get_or_insert_with(|| under(self.dir, self.file));
             self.pending.push(Pending {
-                from: under(self.dir, self.file),
+                from: from.clone(),
                 written: written.clone(),
                 target: under(self.dir, &target),
                 fragment,

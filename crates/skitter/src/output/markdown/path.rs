@@ -38,9 +38,18 @@ const SEGMENT: &AsciiSet = &CONTROLS
 
 /// The file of the page at `url` (fragment ignored) under `dir`.
 pub fn markdown_path(dir: &Path, url: &Url) -> PathBuf {
-    let mut url = url.clone();
-    url.set_fragment(None);
-    let mut path = mirror_path(dir, &url, Some("text/html"));
+    // Most links have no fragment: no copy of the URL for them (this runs
+    // for every link of every page written).
+    let unfragmented;
+    let url = if url.fragment().is_some() {
+        let mut copy = url.clone();
+        copy.set_fragment(None);
+        unfragmented = copy;
+        &unfragmented
+    } else {
+        url
+    };
+    let mut path = mirror_path(dir, url, Some("text/html"));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
