@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use url::Url;
 
-use super::path::{absolute, markdown_path, relative};
+use super::path::{Paths, absolute, markdown_path, relative};
 use crate::output::mirror::place;
 
 /// The log's file name in the tree.
@@ -141,6 +141,8 @@ pub struct PageLinks<'a> {
     noted: HashSet<String>,
     /// `file` under `dir`, once a link is noted.
     from: Option<String>,
+    /// The files of URLs met on earlier pages, when kept.
+    paths: Option<&'a mut Paths>,
 }
 
 impl<'a> PageLinks<'a> {
@@ -153,7 +155,14 @@ impl<'a> PageLinks<'a> {
             pending: Vec::new(),
             noted: HashSet::new(),
             from: None,
+            paths: None,
         }
+    }
+
+    /// Names link targets through `paths`, kept from page to page.
+    pub(super) fn with_paths(mut self, paths: &'a mut Paths) -> PageLinks<'a> {
+        self.paths = Some(paths);
+        self
     }
 
     /// What to write for a link to `url`: a relative path when its page is
@@ -164,7 +173,10 @@ impl<'a> PageLinks<'a> {
             return None;
         }
         let fragment = url.fragment().map_or(String::new(), |f| format!("#{f}"));
-        let target = markdown_path(self.dir, url);
+        let target = match self.paths.as_deref_mut() {
+            Some(paths) => paths.get(self.dir, url),
+            None => markdown_path(self.dir, url),
+        };
         if self.written.is_file(&target) {
             return Some(format!("{}{fragment}", relative(self.file, &target)));
         }

@@ -154,6 +154,8 @@ fn finished() -> SinkError {
 struct Tree {
     files: links::Written,
     dirs: place::KnownDirs,
+    /// The files of URLs met lately (pages and their links).
+    paths: path::Paths,
 }
 
 impl Tree {
@@ -162,6 +164,7 @@ impl Tree {
         Tree {
             files: links::Written::new(fresh),
             dirs: place::KnownDirs::new(fresh),
+            paths: path::Paths::default(),
         }
     }
 }
@@ -225,8 +228,9 @@ struct Job {
 impl Job {
     /// Writes the file; its size.
     fn run(self, log: &mut links::LinkLog, tree: &mut Tree) -> Result<u64, SinkError> {
-        let file = markdown_path(&self.dir, &self.url);
-        let mut links = links::PageLinks::new(&self.dir, &file, &tree.files);
+        let file = tree.paths.get(&self.dir, &self.url);
+        let mut links =
+            links::PageLinks::new(&self.dir, &file, &tree.files).with_paths(&mut tree.paths);
         let body = self.doc.markdown_with(|url| links.target(url));
         let front = match self.revise {
             true => match std::fs::read_to_string(&file) {

@@ -4,10 +4,11 @@
 //! `.md` for the HTML extension: `/` → `host/index.md`, `/a/b.html` →
 //! `host/a/b.md`, `/a` → `host/a.md`, `/p?x=1` → `host/p%3Fx=1.md`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use percent_encoding::{AsciiSet, CONTROLS};
-use url::Url;
+use url::{Position, Url};
 
 use crate::output::mirror::relative_link;
 use crate::output::mirror_path;
@@ -64,6 +65,35 @@ pub fn markdown_path(dir: &Path, url: &Url) -> PathBuf {
     path
 }
 
+/// URLs whose file [`Paths`] remembers at most: about 200 bytes each.
+pub(super) const MAX_PATHS: usize = 4096;
+
+/// The files of URLs met lately, so the same page linked from page after
+/// page (a site's navigation, a pager's neighbours) is named once rather
+/// than at every link: naming a file ([`markdown_path`]) costs a few
+/// thousand instructions, and a page has tens of links. Forgets everything
+/// when full ([`MAX_PATHS`]), so its memory stays bounded on any crawl.
+#[derive(Debug, Default)]
+pub(super) struct Paths {
+    known: HashMap<String, PathBuf>,
+}
+
+impl Paths {
+    /// [`markdown_path`] of `url` under `dir` (always the same `dir`).
+    pub(super) fn get(&mut self, dir: &Path, url: &Url) -> PathBuf {
+        let key = &url[..Position::AfterQuery];
+        if let Some(path) = self.known.get(key) {
+            return path.clone();
+        }
+        let path = markdown_path(dir, url);
+        if self.known.len() >= MAX_PATHS {
+            self.known.clear();
+        }
+        self.known.insert(key.to_string(), path.clone());
+        path
+    }
+}
+
 /// The link from the file `from` to the file `to` (both under one tree):
 /// a relative path, each name percent-encoded where a link needs it.
 pub fn relative(from: &Path, to: &Path) -> String {
@@ -97,6 +127,23 @@ mod tests {
             let url = Url::parse(url).unwrap();
             assert_eq!(markdown_path(dir, &url), PathBuf::from(want), "{url}");
         }
+    }
+
+    #[test]
+    fn remembered_paths_are_the_named_ones_and_bounded() {
+        let dir = Path::new("out");
+        let mut paths = Paths::default();
+        for round in 0..2 {
+            for i in 0..MAX_PATHS + 10 {
+                // The fragment is not part of the file; the query is.
+                let url = Url::parse(&format!("http://h.test/p/{i}?q={round}#f{i}")).unwrap();
+                assert_eq!(paths.get(dir, &url), markdown_path(dir, &url), "{url}");
+                assert!(paths.known.len() <= MAX_PATHS);
+            }
+        }
+        let a = Url::parse("http://h.test/a#x").unwrap();
+        let b = Url::parse("http://h.test/a#y").unwrap();
+        assert_eq!(paths.get(dir, &a), paths.get(dir, &b));
     }
 
     #[test]
