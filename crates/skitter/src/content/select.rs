@@ -1042,6 +1042,16 @@ const NEGATIVE: &[&str] = &[
     "widget",
 ];
 
+/// Bytes of a class or id read for its words.
+const CLASS_READ: usize = 256;
+
+/// Whether `lower` contains any of `words`.
+fn has_any(lower: &str, words: &[&str]) -> bool {
+    words
+        .iter()
+        .any(|w| w.len() <= lower.len() && lower.contains(w))
+}
+
 /// Whether the only furniture word in `lower` is the "foot" of "footnote":
 /// a footnote the text cites is the article's (mdBook's and Sphinx's
 /// `footnote-definition`, Wikipedia's `footnotes`), where Readability's list
@@ -1051,7 +1061,7 @@ fn only_footnotes(lower: &str) -> bool {
         return false;
     }
     let rest = lower.replace("footnote", "");
-    !NEGATIVE.iter().any(|w| rest.contains(w))
+    !has_any(&rest, NEGATIVE)
 }
 
 /// +25 for each of class and id that reads like content, −25 for each that
@@ -1072,14 +1082,20 @@ fn class_weights(tree: &Tree<'_>, i: usize) -> (f64, f64) {
         if name == "id" && super::prune::names_subject(tree, i, value) {
             continue;
         }
-        let lower = value
-            .get(..value.len().min(256))
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if NEGATIVE.iter().any(|w| lower.contains(w)) && !only_footnotes(&lower) {
+        // Lowered on the stack: this runs for most elements of a page, and
+        // most classes are short (a highlighter's `n`, `p`, `mi`), shorter
+        // than every word, which are then not searched for at all.
+        let cut = value.get(..value.len().min(CLASS_READ)).unwrap_or("");
+        let mut buf = [0u8; CLASS_READ];
+        let lowered = &mut buf[..cut.len()];
+        lowered.copy_from_slice(cut.as_bytes());
+        lowered.make_ascii_lowercase();
+        // Lowering ASCII letters keeps UTF-8 valid.
+        let lower = std::str::from_utf8(lowered).unwrap_or("");
+        if has_any(lower, NEGATIVE) && !only_footnotes(lower) {
             furniture -= 25.0;
         }
-        if POSITIVE.iter().any(|w| lower.contains(w)) {
+        if has_any(lower, POSITIVE) {
             content += 25.0;
         }
     }

@@ -321,7 +321,16 @@ impl<'a> Tree<'a> {
     /// Attribute `name` of node `i`, if it is an element that has it.
     pub(crate) fn attr(&self, i: usize, name: &str) -> Option<&'a str> {
         match self.items[i].node.value() {
-            Node::Element(e) => e.attr(name),
+            // Not `Element::attr`: it interns `name` as an atom (a perfect
+            // hash of it) and binary-searches by comparing atoms as strings,
+            // on every call, and the extraction asks each element for its
+            // class, id, role… several times; an element has a few
+            // attributes, and comparing their names is far cheaper.
+            Node::Element(e) => e
+                .attrs
+                .iter()
+                .find(|(qualified, _)| qualified.ns.is_empty() && &*qualified.local == name)
+                .map(|(_, value)| &**value),
             _ => None,
         }
     }
