@@ -378,3 +378,32 @@ fn kept(node: &NodeRef<'_, Node>) -> Option<Tag> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_are_found_by_name_in_no_namespace_only() {
+        let page = Html::parse_document(
+            r#"<svg><a xlink:href="/svg" class="s"></a></svg>
+            <a HREF="/html" class="c" data-x="1" id="i">x</a><p title="">y</p>"#,
+        );
+        let tree = Tree::new(&page);
+        let anchors: Vec<usize> = (0..tree.len()).filter(|&i| tree.tag(i) == Tag::A).collect();
+        assert_eq!(anchors.len(), 2, "{anchors:?}");
+        let (svg, html) = (anchors[0], anchors[1]);
+        // SVG's `xlink:href` is `href` in the XLink namespace: not the
+        // attribute an HTML reader means by `href`.
+        assert_eq!(tree.attr(svg, "href"), None);
+        assert_eq!(tree.attr(svg, "class"), Some("s"));
+        assert_eq!(tree.attr(html, "href"), Some("/html"));
+        assert_eq!(tree.attr(html, "id"), Some("i"));
+        assert_eq!(tree.attr(html, "data-x"), Some("1"));
+        assert_eq!(tree.attr(html, "title"), None);
+        let p = tree.find(Tag::P).expect("a paragraph");
+        assert_eq!(tree.attr(p, "title"), Some(""));
+        // A node that is not an element has no attributes.
+        assert_eq!(tree.attr(0, "href"), None);
+    }
+}
