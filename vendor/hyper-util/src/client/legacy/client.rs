@@ -8,7 +8,7 @@ use std::error::Error as StdError;
 use std::fmt;
 use std::future::poll_fn;
 use std::pin::Pin;
-use std::sync::Arc; // skitter patch: the shared connector
+use std::sync::Arc; // skitter patch: the shared connector and builders
 use std::task::{self, Poll};
 use std::time::Duration;
 
@@ -92,10 +92,14 @@ pub struct Client<C, B> {
     // clones it then).
     connector: Arc<C>,
     exec: Exec,
+    // skitter patch: the connection builders shared, not cloned with the
+    // client: `request` clones the client into every request's future, and
+    // the two builders were most of its size (a few hundred bytes per
+    // request in flight); only a new connection reads them.
     #[cfg(feature = "http1")]
-    h1_builder: hyper::client::conn::http1::Builder,
+    h1_builder: Arc<hyper::client::conn::http1::Builder>,
     #[cfg(feature = "http2")]
-    h2_builder: hyper::client::conn::http2::Builder<Exec>,
+    h2_builder: Arc<hyper::client::conn::http2::Builder<Exec>>,
     pool: pool::Pool<PoolClient<B>, PoolKey>,
 }
 
@@ -1700,9 +1704,9 @@ impl Builder {
             config: self.client_config,
             exec: exec.clone(),
             #[cfg(feature = "http1")]
-            h1_builder: self.h1_builder.clone(),
+            h1_builder: Arc::new(self.h1_builder.clone()), // skitter patch: see `h1_builder`
             #[cfg(feature = "http2")]
-            h2_builder: self.h2_builder.clone(),
+            h2_builder: Arc::new(self.h2_builder.clone()), // skitter patch: see `h1_builder`
             connector: Arc::new(connector), // skitter patch: see `connector`
             pool: pool::Pool::new(self.pool_config, exec, timer),
         }
