@@ -205,16 +205,22 @@ pub(crate) fn proxy_hosts<'a>(given: impl Iterator<Item = &'a str>) -> Vec<Strin
         .collect()
 }
 
-impl reqwest::dns::Resolve for GuardedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+impl GuardedResolver {
+    /// `host`'s addresses the policy allows (port 0), or why there are none.
+    /// reqwest's resolver and the direct path's ([`super::direct`]) both ask
+    /// this.
+    pub(crate) fn lookup(
+        &self,
+        host: &str,
+    ) -> impl std::future::Future<Output = Result<Vec<SocketAddr>, BoxError>> + Send + 'static {
         let allow_internal = self.allow_internal
             || self
                 .proxy_hosts
                 .iter()
-                .any(|p| p.eq_ignore_ascii_case(name.as_str()));
-        let host = name.as_str().to_owned();
+                .any(|p| p.eq_ignore_ascii_case(host));
+        let host = host.to_owned();
         let dns = self.dns.clone();
-        Box::pin(async move {
+        async move {
             let resolved = dns.lookup(&host).await?;
             let mut kept: Vec<SocketAddr> = Vec::new();
             let mut refused = None;
@@ -230,8 +236,20 @@ impl reqwest::dns::Resolve for GuardedResolver {
                     io::ErrorKind::NotFound,
                     format!("{host} has no address"),
                 )) as _),
-                (false, _) => Ok(Box::new(kept.into_iter()) as reqwest::dns::Addrs),
+                (false, _) => Ok(kept),
             }
+        }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let lookup = self.lookup(name.as_str());
+        Box::pin(async move {
+            let kept = lookup.await?;
+            Ok(Box::new(kept.into_iter()) as reqwest::dns::Addrs)
         })
     }
 }

@@ -3,9 +3,16 @@
 //! applies the address policy (see [`address`](super::address)), and every
 //! connection under the fetcher's cap (see `sockets`).
 
-use reqwest::header::{self, HeaderMap, HeaderValue};
+use super::{FetchConfig, FetchSetupError, address, head};
 
-use super::{FetchConfig, FetchSetupError, address, decode, head};
+/// The clients of one way out for one address policy: reqwest's, and the
+/// direct path's for plain-HTTP requests when it applies (no proxy, no
+/// cookie jar; see [`direct`](super::direct)).
+#[derive(Clone, Debug)]
+pub(super) struct Clients {
+    pub(super) reqwest: reqwest::Client,
+    pub(super) direct: Option<super::direct::Direct>,
+}
 
 /// One client of a [`Fetcher`](super::Fetcher): its resolver allows internal
 /// addresses or not; it sends through `proxy` (a pool member or the single
@@ -18,16 +25,8 @@ pub(super) fn build(
     tls: Option<&SharedTls>,
     dns: &std::sync::Arc<crate::fetch::dns::Dns>,
     sockets: &super::sockets::Sockets,
-) -> Result<reqwest::Client, FetchSetupError> {
-    let mut defaults = HeaderMap::new();
-    defaults.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static(decode::ACCEPT_ENCODING),
-    );
-    defaults.insert(
-        header::ACCEPT,
-        HeaderValue::from_static("text/html,application/xhtml+xml,*/*;q=0.8"),
-    );
+) -> Result<Clients, FetchSetupError> {
+    let defaults = super::direct::default_headers(&config.user_agent)?;
     // Every proxy the user gave, not only this client's: the resolver is
     // per client, the rule ("proxies are the user's choice") is not.
     let given = config
@@ -36,14 +35,12 @@ pub(super) fn build(
         .chain(&config.proxy_list)
         .map(String::as_str);
     let proxy_hosts = address::proxy_hosts(given);
+    let resolver = address::GuardedResolver::new(allow_internal, proxy_hosts, dns.clone());
+    let direct = (proxy.is_none() && jar.is_none() && super::direct::applies(config))
+        .then(|| super::direct::Direct::new(config, resolver.clone(), defaults.clone(), sockets));
     let mut builder = reqwest::Client::builder()
-        .user_agent(config.user_agent.clone())
         .default_headers(defaults)
-        .dns_resolver(address::GuardedResolver::new(
-            allow_internal,
-            proxy_hosts,
-            dns.clone(),
-        ))
+        .dns_resolver(resolver)
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(config.connect_timeout)
         .read_timeout(config.read_timeout)
@@ -75,9 +72,10 @@ pub(super) fn build(
         })?;
         builder = builder.proxy(p);
     }
-    builder
+    let reqwest = builder
         .build()
-        .map_err(|e| FetchSetupError::Client(Box::new(e)))
+        .map_err(|e| FetchSetupError::Client(Box::new(e)))?;
+    Ok(Clients { reqwest, direct })
 }
 
 /// The TLS settings the clients of a fetcher share, as reqwest would build

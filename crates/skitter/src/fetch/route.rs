@@ -30,8 +30,8 @@ pub(super) struct Route {
     proxy: Option<String>,
     /// The proxy as shown, credentials removed.
     pub(super) shown: Option<String>,
-    pub(super) named: reqwest::Client,
-    other: tokio::sync::OnceCell<reqwest::Client>,
+    pub(super) named: client::Clients,
+    other: tokio::sync::OnceCell<client::Clients>,
     tls: Option<SharedTls>,
     dns: Arc<crate::fetch::dns::Dns>,
     sockets: super::sockets::Sockets,
@@ -84,7 +84,7 @@ impl Route {
         config: &FetchConfig,
         jar: Option<Arc<super::cookie_jar::CookieJar>>,
         named: bool,
-    ) -> Result<&reqwest::Client, FetchFailure> {
+    ) -> Result<&client::Clients, FetchFailure> {
         if named {
             return Ok(&self.named);
         }

@@ -15,6 +15,7 @@ mod bulk_fetch;
 mod bulk_if_modified;
 mod bulk_recipe;
 mod cdx_pywb;
+mod client_paths;
 mod crawl;
 mod crawl_outputs;
 mod disk_frontier;

@@ -244,3 +244,88 @@ async fn a_conditional_fetch_sends_the_validators_and_takes_a_304() {
     assert_eq!(again.status, 304);
     assert_eq!(site.stats().not_modified, 2);
 }
+
+/// A plain-HTTP request with no proxy and no cookie jar goes on the direct
+/// path (hyper-util without reqwest, for memory); one with a jar goes through
+/// reqwest. Both must put the same head on the wire, headers in the same
+/// order (the user's, then `Accept`, `User-Agent`, `Accept-Encoding`, then
+/// `Host`), and read the same response: status, headers, body, the peer's
+/// address and the version for the archive.
+#[tokio::test]
+async fn the_direct_path_sends_and_reads_what_reqwest_does() {
+    use skitter::fetch::{Fetcher, Keep, Validators};
+    let (origin, heads) = recording_server().await;
+    let url = url::Url::parse(&format!("{origin}/next")).unwrap();
+    let validators = Validators {
+        etag: Some("\"v1\"".into()),
+        last_modified: None,
+    };
+    let mut got = Vec::new();
+    for cookies in [false, true] {
+        let fetcher = Fetcher::new(FetchConfig {
+            user_agent: "skitter-test/9".into(),
+            headers: vec![("X-Trace".into(), "42".into())],
+            cookies,
+            named_origins: vec![origin.clone()],
+            ..FetchConfig::default()
+        })
+        .unwrap();
+        let plain = fetcher.get(&url, Keep::Everything).await.unwrap();
+        let conditional = fetcher
+            .get_if(&url, Keep::Everything, &validators)
+            .await
+            .unwrap();
+        let head = fetcher.head(&url).await.unwrap();
+        got.push((plain, conditional, head));
+    }
+    let heads = heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 6, "{heads:?}");
+    let (direct, reqwest) = heads.split_at(3);
+    assert_eq!(direct, reqwest, "the two paths' request heads differ");
+    let names: Vec<&str> = direct[1]
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "x-trace",
+            "if-none-match",
+            "accept",
+            "user-agent",
+            "accept-encoding",
+            "host"
+        ],
+        "{}",
+        direct[1]
+    );
+    assert!(
+        direct[2].starts_with("HEAD /next HTTP/1.1\r\n"),
+        "{}",
+        direct[2]
+    );
+    let shown = |r: &skitter::fetch::Response| {
+        let exchange = r.exchange.as_ref().map(|e| {
+            (
+                e.remote_addr,
+                e.http_version,
+                e.request_head.clone(),
+                e.response_head.clone(),
+            )
+        });
+        (
+            r.status,
+            r.headers.clone(),
+            r.body.clone(),
+            r.size,
+            exchange,
+        )
+    };
+    let (a, b) = (&got[0], &got[1]);
+    assert_eq!(shown(&a.0), shown(&b.0));
+    assert_eq!(shown(&a.1), shown(&b.1));
+    assert_eq!(shown(&a.2), shown(&b.2));
+    assert_eq!(a.0.body.as_deref(), Some(&b"<html>next</html>"[..]));
+    assert!(a.0.exchange.as_ref().unwrap().remote_addr.is_some());
+}

@@ -18,15 +18,51 @@ const MAX_CHAIN: usize = 32;
 
 /// Classifies a reqwest error and keeps its whole cause chain as the message.
 pub(crate) fn classify(err: &reqwest::Error) -> FetchFailure {
+    let flags = Flags {
+        timeout: err.is_timeout(),
+        dns: err.is_dns(),
+        connect: err.is_connect(),
+        body: err.is_body() || err.is_decode(),
+    };
     FetchFailure {
-        kind: kind_of(err),
+        kind: kind_of(err, flags),
         message: chain(err),
     }
 }
 
-/// The kind of a reqwest error: its own flags first, then the first cause in
+/// Classifies an error of the direct path (`fetch::direct`): hyper-util's
+/// client error, or an I/O error of its own timeouts, read from the same
+/// causes as reqwest's, so both paths give one failure the same kind. A
+/// failure while reading the body (`in_body`) that no cause explains is a
+/// broken body, as reqwest's body errors are.
+pub(crate) fn classify_direct(err: &(dyn StdError + 'static), in_body: bool) -> FetchFailure {
+    let flags = Flags {
+        timeout: false,
+        dns: causes(err)
+            .take(MAX_CHAIN)
+            .any(|e| e.is::<super::direct::ResolveFailed>()),
+        connect: err
+            .downcast_ref::<hyper_util::client::legacy::Error>()
+            .is_some_and(hyper_util::client::legacy::Error::is_connect),
+        body: in_body,
+    };
+    FetchFailure {
+        kind: kind_of(err, flags),
+        message: chain(err),
+    }
+}
+
+/// What the client's own error says beside its causes.
+struct Flags {
+    timeout: bool,
+    dns: bool,
+    connect: bool,
+    body: bool,
+}
+
+/// The kind of a client error: its own flags first, then the first cause in
 /// the chain that tells.
-fn kind_of(err: &reqwest::Error) -> ErrorKind {
+fn kind_of(err: &(dyn StdError + 'static), flags: Flags) -> ErrorKind {
     // The resolver's refusal comes wrapped as a DNS error; it is not one.
     if causes(err).take(MAX_CHAIN).any(|e| e.is::<Blocked>()) {
         return ErrorKind::Blocked;
@@ -43,20 +79,21 @@ fn kind_of(err: &reqwest::Error) -> ErrorKind {
             _ => ErrorKind::Dns,
         };
     }
-    // Both walk the chain themselves, and cover reqwest's private cause types.
-    if err.is_timeout() {
+    // reqwest's flags walk the chain themselves, and cover its private cause
+    // types.
+    if flags.timeout {
         return ErrorKind::Timeout;
     }
-    if err.is_dns() {
+    if flags.dns {
         return ErrorKind::Dns;
     }
     match chain_kind(err) {
         // A connection that breaks before the response started is a failed
         // connection, not a broken body.
-        Some(ErrorKind::Body) if err.is_connect() => ErrorKind::Connect,
+        Some(ErrorKind::Body) if flags.connect => ErrorKind::Connect,
         Some(kind) => kind,
-        None if err.is_connect() => ErrorKind::Connect,
-        None if err.is_body() || err.is_decode() => ErrorKind::Body,
+        None if flags.connect => ErrorKind::Connect,
+        None if flags.body => ErrorKind::Body,
         None => ErrorKind::Other,
     }
 }
