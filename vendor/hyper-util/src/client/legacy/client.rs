@@ -293,12 +293,18 @@ where
             }
         };
 
-        ResponseFuture::new(self.clone().send_request(req, pool_key))
+        // skitter patch: the request boxed until it is handed to the
+        // connection. An `async fn` keeps each by-value argument twice in its
+        // future (as captured, and as the local it is moved into), and this
+        // future and `try_send_request`'s nested in it kept the request four
+        // times (224 bytes each, with an empty body) for as long as the
+        // response was awaited, long after the connection had taken it.
+        ResponseFuture::new(self.clone().send_request(Box::new(req), pool_key))
     }
 
     async fn send_request(
         self,
-        mut req: Request<B>,
+        mut req: Box<Request<B>>, // skitter patch: boxed, see `request`
         pool_key: PoolKey,
     ) -> Result<Response<hyper::body::Incoming>, Error> {
         let uri = req.uri().clone();
@@ -323,7 +329,7 @@ where
                         error
                     );
                     *req.uri_mut() = uri.clone();
-                    req
+                    Box::new(req) // skitter patch: boxed, see `request`
                 }
             }
         }
@@ -331,7 +337,7 @@ where
 
     async fn try_send_request(
         &self,
-        mut req: Request<B>,
+        mut req: Box<Request<B>>, // skitter patch: boxed, see `request`
         pool_key: PoolKey,
     ) -> Result<Response<hyper::body::Incoming>, TrySendError<B>> {
         // skitter patch: the checkout-or-connect step is boxed on its own. Its
@@ -383,7 +389,7 @@ where
             authority_form(req.uri_mut());
         }
 
-        let mut res = match pooled.try_send_request(req).await {
+        let mut res = match pooled.try_send_request(*req).await {
             Ok(res) => res,
             Err(mut err) => {
                 return if let Some(req) = err.take_message() {
