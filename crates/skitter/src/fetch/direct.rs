@@ -119,14 +119,48 @@ impl Direct {
     /// Sends a GET (or HEAD) for `url` with `headers` (the request's own; the
     /// defaults are added where missing) and returns the response, its body
     /// under the read and total timeouts.
-    pub(super) async fn send(
+    ///
+    /// The request is built and handed to the client before the returned
+    /// future is first polled, so that future keeps only the client's
+    /// response future and the deadlines while the answer is awaited (an
+    /// `async fn` would also keep room for the headers and the request).
+    pub(super) fn send(
+        &self,
+        url: &Url,
+        head: bool,
+        headers: HeaderMap,
+    ) -> impl Future<Output = Result<hyper::Response<DirectBody>, FetchFailure>> + Send + 'static
+    {
+        let started = Instant::now();
+        let total = started + self.total_timeout;
+        let head_by = total.min(started + self.read_timeout);
+        let read = self.read_timeout;
+        let sent = self
+            .request(url, head, headers)
+            .map(|request| self.client.request(request));
+        async move {
+            let response = match tokio::time::timeout_at(head_by, sent?).await {
+                Ok(Ok(response)) => response,
+                Ok(Err(e)) => return Err(classify_direct(&e, false)),
+                Err(_) => return Err(timed_out("no response head within the timeout")),
+            };
+            Ok(response.map(|body| DirectBody {
+                inner: body,
+                sleep: Box::pin(tokio::time::sleep_until(total.min(Instant::now() + read))),
+                total,
+                read,
+            }))
+        }
+    }
+
+    /// The request for `url` with `headers`, the defaults added where
+    /// missing.
+    fn request(
         &self,
         url: &Url,
         head: bool,
         mut headers: HeaderMap,
-    ) -> Result<hyper::Response<DirectBody>, FetchFailure> {
-        let started = Instant::now();
-        let total = started + self.total_timeout;
+    ) -> Result<hyper::Request<Empty<Bytes>>, FetchFailure> {
         for (name, value) in &self.defaults {
             if let header::Entry::Vacant(entry) = headers.entry(name) {
                 entry.insert(value.clone());
@@ -139,29 +173,15 @@ impl Direct {
                     kind: crate::base::outcome::ErrorKind::Other,
                     message: format!("invalid URL for HTTP: {e}"),
                 })?;
-        let method = if head {
+        let mut request = hyper::Request::new(Empty::new());
+        *request.method_mut() = if head {
             hyper::http::Method::HEAD
         } else {
             hyper::http::Method::GET
         };
-        let mut request = hyper::http::Request::new(Empty::new());
-        *request.method_mut() = method;
         *request.uri_mut() = uri;
         *request.headers_mut() = headers;
-        let head_by = total.min(started + self.read_timeout);
-        let response = match tokio::time::timeout_at(head_by, self.client.request(request)).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => return Err(classify_direct(&e, false)),
-            Err(_) => return Err(timed_out("no response head within the timeout")),
-        };
-        Ok(response.map(|body| DirectBody {
-            inner: body,
-            sleep: Box::pin(tokio::time::sleep_until(
-                total.min(Instant::now() + self.read_timeout),
-            )),
-            total,
-            read: self.read_timeout,
-        }))
+        Ok(request)
     }
 }
 

@@ -440,27 +440,21 @@ impl Fetcher {
         };
         let route = &self.routes[index];
         let clients = route.client(&self.config, self.jar.clone(), named).await?;
-        let mut extra = if with_headers && !self.headers.is_empty() {
-            HeaderMap::clone(&self.headers)
-        } else {
-            HeaderMap::new()
-        };
-        if let Some(auth) = own_auth.or_else(|| self.site_auth_for(url))
-            && !(with_headers && self.headers.contains_key(header::AUTHORIZATION))
-        {
-            extra.append(header::AUTHORIZATION, auth.clone());
-        }
         let conditional = validators.map_or_else(Vec::new, conditional_headers);
-        for (name, value) in &conditional {
-            extra.append(name, value.clone());
-        }
         // Until the body is read: this host's connections stay open meanwhile.
         let _busy = self.sockets.busy(url);
         let sent_at = tokio::time::Instant::now();
         let resp = match &clients.direct {
-            // Plain HTTP with no proxy and no jar: see `direct`.
+            // Plain HTTP with no proxy and no jar: see `direct`. The future
+            // is made in a statement of its own, so the task waiting on it
+            // keeps no room for the headers it was given.
             Some(direct) if url.scheme() == "http" => {
-                answer::Answer::Direct(direct.send(url, ask.head, extra).await?)
+                let sending = direct.send(
+                    url,
+                    ask.head,
+                    self.extra_headers(url, with_headers, own_auth, &conditional),
+                );
+                answer::Answer::Direct(sending.await?)
             }
             _ => {
                 let client = &clients.reqwest;
@@ -469,6 +463,7 @@ impl Fetcher {
                 } else {
                     client.get(url.as_str())
                 };
+                let extra = self.extra_headers(url, with_headers, own_auth, &conditional);
                 let sent = request.headers(extra).send().await;
                 answer::Answer::Reqwest(match &self.pool {
                     Some(pool) => route::judge(pool, route, index, sent, sent_at.elapsed())?,
@@ -486,6 +481,32 @@ impl Fetcher {
         let mut response = Box::pin(self.receive(url, keep, sent, resp)).await?;
         response.proxy = route.shown.clone();
         Ok(response)
+    }
+
+    /// A request's own headers, before the client's defaults: the user's
+    /// (when `with_headers`), `Authorization` (an input's own credentials or
+    /// the site's, unless the user's headers set one), then `conditional`.
+    fn extra_headers(
+        &self,
+        url: &Url,
+        with_headers: bool,
+        own_auth: Option<&HeaderValue>,
+        conditional: &[(header::HeaderName, HeaderValue)],
+    ) -> HeaderMap {
+        let mut extra = if with_headers && !self.headers.is_empty() {
+            HeaderMap::clone(&self.headers)
+        } else {
+            HeaderMap::new()
+        };
+        if let Some(auth) = own_auth.or_else(|| self.site_auth_for(url))
+            && !(with_headers && self.headers.contains_key(header::AUTHORIZATION))
+        {
+            extra.append(header::AUTHORIZATION, auth.clone());
+        }
+        for (name, value) in conditional {
+            extra.append(name, value.clone());
+        }
+        extra
     }
 
     /// The Basic credentials a root URL gave for `url`'s origin (an input's
