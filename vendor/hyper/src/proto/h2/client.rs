@@ -190,7 +190,7 @@ where
     };
 
     exec.execute_h2_future(H2ClientFuture::Task {
-        task: ConnTask::new(conn, conn_drop_rx, cancel_tx),
+        task: Box::pin(ConnTask::new(conn, conn_drop_rx, cancel_tx)), // skitter patch: boxed
     });
 
     Ok(ClientTask {
@@ -381,9 +381,11 @@ pin_project! {
             #[pin]
             send_when: SendWhen<B, E>,
         },
+        // skitter patch: the connection's task boxed. Every variant is as large
+        // as the largest, and each request in flight over HTTP/2 is spawned as
+        // a `Send` (128 bytes) that was sized as this one (1,456 bytes).
         Task {
-            #[pin]
-            task: ConnTask<T, B>,
+            task: Pin<Box<ConnTask<T, B>>>,
         },
     }
 }
@@ -403,7 +405,7 @@ where
         match this {
             H2ClientFutureProject::Pipe { pipe } => pipe.poll(cx),
             H2ClientFutureProject::Send { send_when } => send_when.poll(cx),
-            H2ClientFutureProject::Task { task } => task.poll(cx),
+            H2ClientFutureProject::Task { task } => task.as_mut().poll(cx), // skitter patch: boxed
         }
     }
 }
