@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use skitter::base::outcome::ErrorKind;
 use skitter::fetch::{FetchConfig, Fetcher, Keep};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 /// Answers each request by its path; see the module header.
@@ -26,15 +26,9 @@ async fn misbehaving_server() -> String {
 }
 
 async fn serve(mut sock: TcpStream) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        match sock.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&buf).into_owned();
+    let Some(head) = crate::support::read_request_head(&mut sock).await else {
+        return;
+    };
     let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
     let html_head = |len: usize| {
         format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len}\r\n\r\n")

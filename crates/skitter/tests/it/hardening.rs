@@ -10,7 +10,7 @@ use flate2::write::GzEncoder;
 use skitter::Crawler;
 use skitter::base::outcome::{ErrorKind, OutcomeKind};
 use skitter::fetch::decode::MAX_CODINGS;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -50,15 +50,9 @@ async fn hostile_server() -> String {
     tokio::spawn(async move {
         while let Ok((mut sock, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&buf);
+                let Some(head) = crate::support::read_request_head(&mut sock).await else {
+                    return;
+                };
                 let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
                 let html = "text/html";
                 let resp = match path.as_str() {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use skitter::render::{RenderMode, RenderSettings};
 use skitter::{Crawler, Report};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, UdpSocket};
 use tokio_util::sync::CancellationToken;
 
@@ -33,15 +33,9 @@ async fn serve(page: String) -> (String, Paths) {
         while let Ok((mut sock, _)) = listener.accept().await {
             let (seen, page) = (seen.clone(), page.clone());
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&buf).into_owned();
+                let Some(head) = crate::support::read_request_head(&mut sock).await else {
+                    return;
+                };
                 let path = head.split(' ').nth(1).unwrap_or("/").to_string();
                 seen.lock().unwrap().push(path.clone());
                 let (kind, body) = match path.as_str() {

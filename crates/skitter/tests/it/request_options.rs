@@ -9,7 +9,7 @@ use skitter::fetch::FetchConfig;
 use skitter::parse::links::ExtractMode;
 use skitter::{Crawler, CrawlerBuilder};
 use skitter_testsite::{SiteConfig, TestSite};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -23,15 +23,9 @@ async fn recording_server() -> (String, Arc<Mutex<Vec<String>>>) {
         while let Ok((mut sock, _)) = listener.accept().await {
             let seen = seen.clone();
             tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match sock.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&buf).into_owned();
+                let Some(head) = crate::support::read_request_head(&mut sock).await else {
+                    return;
+                };
                 let first = head.lines().next().unwrap_or("").to_string();
                 seen.lock().unwrap().push(head);
                 let (extra, body) = if first.contains("/next") {
