@@ -745,4 +745,41 @@ mod tests {
             Err(FetchSetupError::Header(_))
         ));
     }
+
+    /// The wiring of the direct path (`direct`): a fetcher's clients for
+    /// named and other hosts both carry it when nothing needs reqwest, and
+    /// neither does with a cookie jar or a proxy. Without this test the
+    /// other tests of both paths would pass if plain HTTP quietly went
+    /// through reqwest again, and only the memory benchmark would notice.
+    #[tokio::test]
+    async fn plain_http_goes_direct_unless_a_jar_or_a_proxy_needs_reqwest() {
+        let has_direct = |config: FetchConfig| async {
+            let fetcher = Fetcher::new(config).unwrap();
+            let route = &fetcher.routes[0];
+            let other = route.client(&fetcher.config, None, false).await.unwrap();
+            (route.named.direct.is_some(), other.direct.is_some())
+        };
+        // The default address policy tells named hosts from others, so the
+        // second client is built too.
+        let plain = FetchConfig::default();
+        if direct::applies(&plain) {
+            assert_eq!(has_direct(plain).await, (true, true));
+        } else {
+            eprintln!(
+                "NOTE: a proxy variable is set in this environment, so plain HTTP \
+                 goes through reqwest here; the direct path's wiring is checked \
+                 with a jar and a proxy only"
+            );
+        }
+        let jar = FetchConfig {
+            cookies: true,
+            ..FetchConfig::default()
+        };
+        assert_eq!(has_direct(jar).await, (false, false));
+        let proxy = FetchConfig {
+            proxy: Some("http://127.0.0.1:9".into()),
+            ..FetchConfig::default()
+        };
+        assert_eq!(has_direct(proxy).await, (false, false));
+    }
 }
