@@ -36,7 +36,9 @@ pub(super) fn build(
         .map(String::as_str);
     let proxy_hosts = address::proxy_hosts(given);
     let resolver = address::GuardedResolver::new(allow_internal, proxy_hosts, dns.clone());
-    let direct = (proxy.is_none() && jar.is_none() && super::direct::applies(config))
+    // `applies` also says no for a proxy (this client's comes from the
+    // config) or a jar (given when the config keeps cookies).
+    let direct = super::direct::applies(config)
         .then(|| super::direct::Direct::new(config, resolver.clone(), defaults.clone(), sockets));
     let mut builder = reqwest::Client::builder()
         .default_headers(defaults)

@@ -69,7 +69,7 @@ fn applies_with(config: &FetchConfig, env: impl Fn(&str) -> Option<std::ffi::OsS
 /// A client for plain-HTTP requests (see the module header).
 #[derive(Clone)]
 pub(super) struct Direct {
-    client: Client<Timed<Capped<Plain>>, Empty<Bytes>>,
+    client: Client<Timed<Capped<HttpConnector<Resolve>>>, Empty<Bytes>>,
     /// User agent, `Accept`, `Accept-Encoding`: added where a request has none.
     defaults: HeaderMap,
     read_timeout: Duration,
@@ -97,7 +97,7 @@ impl Direct {
         http.set_keepalive(Some(Duration::from_secs(15)));
         http.set_keepalive_interval(Some(Duration::from_secs(15)));
         http.set_keepalive_retries(Some(3));
-        let capped = tower_layer::Layer::layer(&CapLayer::new(sockets.clone()), Plain(http));
+        let capped = tower_layer::Layer::layer(&CapLayer::new(sockets.clone()), http);
         let connector = Timed {
             inner: capped,
             timeout: config.connect_timeout,
@@ -242,26 +242,6 @@ impl tower_service::Service<Name> for Resolve {
 #[derive(Debug, thiserror::Error)]
 #[error("dns error")]
 pub(super) struct ResolveFailed(#[source] BoxError);
-
-/// hyper-util's TCP connector with its errors boxed, as [`Capped`] takes a
-/// connector.
-#[derive(Clone)]
-struct Plain(HttpConnector<Resolve>);
-
-impl tower_service::Service<hyper::http::Uri> for Plain {
-    type Response = <HttpConnector<Resolve> as tower_service::Service<hyper::http::Uri>>::Response;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, uri: hyper::http::Uri) -> Self::Future {
-        let connect = self.0.call(uri);
-        Box::pin(async move { connect.await.map_err(Into::into) })
-    }
-}
 
 /// The connect timeout over the whole connector, the wait for a place under
 /// the cap included (as reqwest's).

@@ -348,7 +348,8 @@ pub(crate) struct Capped<S> {
 impl<S, R> tower_service::Service<R> for Capped<S>
 where
     R: std::fmt::Debug,
-    S: tower_service::Service<R, Error = BoxError>,
+    S: tower_service::Service<R>,
+    S::Error: Into<BoxError>,
     S::Future: Send + 'static,
     S::Response: Send + 'static,
 {
@@ -357,7 +358,7 @@ where
     type Future = Pin<Box<dyn Future<Output = Result<S::Response, BoxError>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
+        self.inner.poll_ready(cx).map_err(Into::into)
     }
 
     fn call(&mut self, request: R) -> Self::Future {
@@ -367,7 +368,7 @@ where
         let sockets = self.sockets.clone();
         Box::pin(async move {
             let permit = sockets.permit().await?;
-            let conn = connect.await?;
+            let conn = connect.await.map_err(Into::into)?;
             // Taken by the client in this same poll, as the connect completes.
             hyper_util::client::legacy::guard_next_connection(Box::pin(
                 sockets.register(key, permit),
